@@ -1,0 +1,23 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'data/**', 'test-results/**', 'bench/results/**', 'web/vendor/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      'no-console': ['error', { allow: [] }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    files: ['test/**', 'bench/**', 'src/**/*.test.ts', 'src/cli/**'],
+    rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['web/**/*.js'],
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', WebSocket: 'readonly', EventSource: 'readonly', location: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URL: 'readonly', console: 'readonly' } },
+  },
+);

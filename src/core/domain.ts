@@ -1,0 +1,146 @@
+/** The records the engine works with. Rows are mapped to these at the store's edge. */
+
+export const PARTICIPANT_STATUSES = ['active', 'paused', 'completed', 'withdrawn'] as const;
+export type ParticipantStatus = (typeof PARTICIPANT_STATUSES)[number];
+
+export interface Participant {
+  id: string;
+  /** E.164 with a leading `+`, unique. */
+  phoneNumber: string;
+  name: string | null;
+  gender: string | null;
+  ethnicity: string | null;
+  background: string | null;
+  /** A valid IANA zone, or null when enrollment gave none. */
+  timezone: string | null;
+  status: ParticipantStatus;
+  /** Per-participant debug mode: extra diagnostic messages to the participant. */
+  debug: boolean;
+  enrolledAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Conversation {
+  id: string;
+  /** Null for a web chat session not (yet) linked to a participant. */
+  participantId: string | null;
+  /** The channel replies leave through: `webhook`, `whatsapp`, `twilio`, `web`. */
+  channel: string;
+  /** Which flow owns the conversation: `habit-coach`, `service-desk`, `assistant`. */
+  flow: string;
+  /** Top-level state (`CONVERSATION_ACTIVE` for habit coaching). */
+  state: string;
+  /** The module the next turn routes to (`INTAKE`, `FEEDBACK`), or null for the flow's default. */
+  subState: string | null;
+  /** Optimistic-concurrency guard, incremented on every write of the row. */
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type MessageRole = 'user' | 'assistant' | 'system';
+export type MessageKind = 'text' | 'poll';
+/** Who produced a message: the participant, the model, a timer, an operator, or the system. */
+export type MessageSource = 'participant' | 'model' | 'timer' | 'operator' | 'system';
+
+export interface Poll {
+  question: string;
+  options: string[];
+}
+
+export interface Message {
+  id: string;
+  conversationId: string;
+  /** Position in the conversation's transcript, from 1, gapless. */
+  seq: number;
+  role: MessageRole;
+  kind: MessageKind;
+  text: string;
+  poll: Poll | null;
+  source: MessageSource;
+  turnId: string | null;
+  createdAt: Date;
+}
+
+export type NewMessage = Omit<Message, 'seq'>;
+
+export type InboxStatus = 'pending' | 'processed' | 'failed' | 'ignored';
+
+export interface InboxItem {
+  id: string;
+  channel: string;
+  /** The channel's own message id, used for deduplication; null when the channel gave none. */
+  channelMessageId: string | null;
+  sender: string;
+  text: string;
+  participantId: string | null;
+  conversationId: string | null;
+  status: InboxStatus;
+  error: string | null;
+  receivedAt: Date;
+  processedAt: Date | null;
+}
+
+export type OutboxStatus = 'pending' | 'sent' | 'failed';
+
+export interface OutboxItem {
+  id: string;
+  conversationId: string;
+  participantId: string | null;
+  channel: string;
+  /** The recipient's address on the channel (a phone number for SMS and WhatsApp). */
+  recipient: string;
+  kind: MessageKind;
+  text: string;
+  poll: Poll | null;
+  /** Sent with every delivery attempt so a channel can drop duplicates. */
+  idempotencyKey: string;
+  status: OutboxStatus;
+  attempts: number;
+  nextAttemptAt: Date;
+  lastError: string | null;
+  createdAt: Date;
+  sentAt: Date | null;
+}
+
+export type NewOutboxItem = Omit<OutboxItem, 'status' | 'attempts' | 'lastError' | 'sentAt'>;
+
+export type TurnStatus = 'completed' | 'failed';
+
+export interface TurnRecord {
+  id: string;
+  conversationId: string;
+  /** The inbox item the turn answered, or null for a greeting or timer-driven turn. */
+  inboxId: string | null;
+  /** What started the turn: `message`, `greeting`, `timer`. */
+  trigger: string;
+  /** The module that handled the turn (`INTAKE`, `FEEDBACK`, ...). */
+  module: string;
+  status: TurnStatus;
+  modelCalls: number;
+  toolRounds: number;
+  modelMs: number;
+  toolMs: number;
+  totalMs: number;
+  error: string | null;
+  startedAt: Date;
+  finishedAt: Date;
+}
+
+export type ToolCallStatus = 'ok' | 'error';
+
+export interface ToolCallRecord {
+  id: string;
+  turnId: string;
+  conversationId: string;
+  round: number;
+  name: string;
+  /** The arguments as the model sent them (JSON text, possibly malformed). */
+  arguments: string;
+  /** The text given back to the model. */
+  result: string;
+  status: ToolCallStatus;
+  durationMs: number;
+  createdAt: Date;
+}

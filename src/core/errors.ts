@@ -1,0 +1,69 @@
+/**
+ * Errors that cross a boundary carry a stable `code`, a fault class and whether a retry can help.
+ * One function in `http/` maps codes to HTTP statuses; nothing else branches on messages.
+ */
+export type Fault = 'user' | 'model' | 'channel' | 'system';
+
+export const ERROR_CODES = [
+  'invalid_json',
+  'invalid_request',
+  'payload_too_large',
+  'unsupported_media_type',
+  'unauthorized',
+  'not_found',
+  'method_not_allowed',
+  'conflict',
+  'rate_limited',
+  'invalid_phone_number',
+  'invalid_timezone',
+  'participant_not_found',
+  'participant_exists',
+  'participant_inactive',
+  'version_conflict',
+  'llm_unavailable',
+  'llm_rejected',
+  'llm_timeout',
+  'llm_bad_response',
+  'channel_failed',
+  'shutting_down',
+  'internal',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface AppErrorOptions {
+  fault?: Fault;
+  retryable?: boolean;
+  cause?: unknown;
+  /** The request field the error is about, as a dotted path (`body.phone_number`). */
+  field?: string;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly fault: Fault;
+  readonly retryable: boolean;
+  readonly field: string | undefined;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.fault = options.fault ?? 'user';
+    this.retryable = options.retryable ?? false;
+    this.field = options.field;
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}
+
+export function assertNever(value: never, what = 'value'): never {
+  throw new Error(`unexpected ${what}: ${JSON.stringify(value)}`);
+}
+
+/** A message for logs that never throws, whatever was thrown. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

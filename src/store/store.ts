@@ -1,0 +1,107 @@
+import type {
+  Conversation,
+  InboxItem,
+  InboxStatus,
+  Message,
+  NewMessage,
+  NewOutboxItem,
+  OutboxItem,
+  Participant,
+  ParticipantStatus,
+  ToolCallRecord,
+  TurnRecord,
+} from '../core/domain.ts';
+import type { Profile } from '../core/profile.ts';
+
+/**
+ * The durable store. Two adapters (SQLite through `node:sqlite`, PostgreSQL through `pg`) share
+ * one Kysely query layer and one contract test suite. Every method may be called on the store
+ * itself (its own short transaction) or on the `StoreTx` handed to `transaction()`.
+ */
+export interface StoreOperations {
+  // Participants
+  /** Throws `AppError('participant_exists')` when the phone number is taken. */
+  insertParticipant(participant: Participant): Promise<void>;
+  getParticipant(id: string): Promise<Participant | undefined>;
+  findParticipantByPhone(phoneNumber: string): Promise<Participant | undefined>;
+  /** Ordered by enrollment time, oldest first. */
+  listParticipants(filter?: { status?: ParticipantStatus; limit?: number; offset?: number }): Promise<Participant[]>;
+  /** Returns the updated participant, or undefined when there is none with this id. */
+  updateParticipant(
+    id: string,
+    patch: Partial<Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'debug'>>,
+    now: Date,
+  ): Promise<Participant | undefined>;
+  /** Removes the participant and everything that belongs to them. False when there was none. */
+  deleteParticipant(id: string): Promise<boolean>;
+
+  // Conversations
+  insertConversation(conversation: Conversation): Promise<void>;
+  getConversation(id: string): Promise<Conversation | undefined>;
+  findConversationByParticipant(participantId: string): Promise<Conversation | undefined>;
+  /**
+   * Writes `patch` and increments the version when the stored version is `expectedVersion`.
+   * Returns the new row, or undefined when the version did not match (someone else wrote first).
+   */
+  updateConversation(
+    id: string,
+    expectedVersion: number,
+    patch: Partial<Pick<Conversation, 'state' | 'subState' | 'participantId'>>,
+    now: Date,
+  ): Promise<Conversation | undefined>;
+
+  // Messages (append-only)
+  /** Appends in order, giving each the next `seq` of its conversation. Returns them with seqs. */
+  appendMessages(messages: NewMessage[]): Promise<Message[]>;
+  /** The last `limit` messages in transcript order (all of them when limit is undefined). */
+  listMessages(conversationId: string, options?: { limit?: number }): Promise<Message[]>;
+
+  // Profiles
+  getProfile(participantId: string): Promise<Profile | undefined>;
+  saveProfile(profile: Profile): Promise<void>;
+
+  // Inbox
+  /**
+   * Records an inbound message. When the same `(channel, channelMessageId)` was recorded before,
+   * nothing is written and the earlier item is returned with `duplicate: true`.
+   */
+  insertInbox(item: InboxItem): Promise<{ item: InboxItem; duplicate: boolean }>;
+  getInbox(id: string): Promise<InboxItem | undefined>;
+  /** Pending items in arrival order: what a restart must still process. */
+  listPendingInbox(limit?: number): Promise<InboxItem[]>;
+  setInboxStatus(id: string, status: InboxStatus, at: Date, error?: string | null): Promise<void>;
+
+  // Outbox
+  enqueueOutbox(items: NewOutboxItem[]): Promise<void>;
+  getOutbox(id: string): Promise<OutboxItem | undefined>;
+  /** Pending items due at `now`, oldest first. */
+  listDueOutbox(now: Date, limit: number): Promise<OutboxItem[]>;
+  markOutboxSent(id: string, at: Date, attempts: number): Promise<void>;
+  /** Records a failed attempt: either retry at `nextAttemptAt` or give up (`failed`). */
+  markOutboxAttemptFailed(
+    id: string,
+    outcome: { attempts: number; error: string; nextAttemptAt: Date | null },
+  ): Promise<void>;
+  listOutbox(conversationId: string): Promise<OutboxItem[]>;
+
+  // Turns and the tool-call audit log
+  insertTurn(turn: TurnRecord): Promise<void>;
+  listTurns(conversationId: string, options?: { limit?: number }): Promise<TurnRecord[]>;
+  insertToolCalls(calls: ToolCallRecord[]): Promise<void>;
+  /** In execution order. */
+  listToolCalls(conversationId: string, options?: { turnId?: string }): Promise<ToolCallRecord[]>;
+}
+
+export type StoreTx = StoreOperations;
+
+export interface Store extends StoreOperations {
+  readonly dialect: 'sqlite' | 'postgres';
+  /**
+   * Runs `work` in one transaction (SQLite: `BEGIN IMMEDIATE`), committing when it resolves and
+   * rolling back when it throws. Transactions on one store never interleave their writes.
+   */
+  transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** A cheap round trip, for `/health`. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
