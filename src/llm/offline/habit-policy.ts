@@ -1,0 +1,127 @@
+import type { LlmMessage, LlmRequest } from '../llm-provider.ts';
+import { findAnchor, findClockTime, findDomain, impliedClockTime, isAffirmative, isNegative } from './extractors.ts';
+
+/** What the offline model answers: text, tool calls, or both (like a real model). */
+export interface OfflineStep {
+  text: string;
+  toolCalls: Array<{ name: string; arguments: Record<string, unknown> }>;
+}
+
+const QUESTIONS: Record<string, (known: Record<string, string>) => string> = {
+  habit_domain: () => 'What small daily habit would you like to build? For example walking, stretching or drinking more water.',
+  motivational_frame: (known) => `Why does ${known.habit_domain ?? 'this habit'} matter to you?`,
+  preferred_time: () => 'What time of day suits you best? A time like 7am works, or something like "after dinner".',
+  prompt_anchor: () => 'What do you already do every day that this could follow? For example "after breakfast" or "when I get home".',
+};
+
+interface Context {
+  known: Record<string, string>;
+  missing: string[];
+  hasSchedule: boolean;
+  feedback: boolean;
+  name: string | null;
+}
+
+/** Reads the habit flow's context block (the system message the flow writes for every turn). */
+function readContext(messages: LlmMessage[]): Context {
+  const block = messages.filter((message) => message.role === 'system').map((message) => message.content).join('\n');
+  const known: Record<string, string> = {};
+  for (const match of block.matchAll(/^- ([a-z_]+): (.+)$/gm)) known[match[1]!] = match[2]!;
+  const missing = /Still missing: ([^.]+)\./.exec(block)?.[1]?.split(', ').map((field) => field.trim()) ?? [];
+  const domain = /Habit domain: ([^.]+)\./.exec(block)?.[1];
+  if (domain && domain !== 'unknown') known.habit_domain ??= domain;
+  return {
+    known,
+    missing,
+    hasSchedule: /Current schedules:/.test(block),
+    feedback: /Prompts sent: \d+/.test(block) && !/Known profile fields/.test(block),
+    name: /Name: (.+)/.exec(block)?.[1] ?? null,
+  };
+}
+
+const say = (text: string): OfflineStep => ({ text, toolCalls: [] });
+
+/** The rule-based habit coach: one deterministic step for a request. */
+export function offlineHabitStep(request: LlmRequest): OfflineStep {
+  const context = readContext(request.messages);
+  const last = request.messages.at(-1);
+  if (last?.role === 'tool') return afterTools(request.messages, context);
+  const text = last?.content ?? '';
+  if (text.startsWith('[')) return greet(context);
+  return context.feedback ? feedbackStep(text) : intakeStep(text, context);
+}
+
+function greet(context: Context): OfflineStep {
+  const hello = context.name ? `Hi ${context.name}!` : 'Hi!';
+  const first = context.missing[0] ?? 'habit_domain';
+  return say(`${hello} I'm your habit coach (the offline demo model: my replies follow simple rules). ${QUESTIONS[first]!(context.known)}`);
+}
+
+function intakeStep(text: string, context: Context): OfflineStep {
+  if (context.missing.length === 0) return context.hasSchedule ? say('You are all set. Tell me how your habit goes anytime!') : planStep();
+  const asking = context.missing[0]!;
+  const found: Record<string, string> = {};
+  const domain = findDomain(text);
+  const anchor = findAnchor(text);
+  const time = findClockTime(text);
+  if (domain && context.missing.includes('habit_domain')) found.habit_domain = domain;
+  if (anchor && context.missing.includes('prompt_anchor')) found.prompt_anchor = anchor;
+  if (time && context.missing.includes('preferred_time')) found.preferred_time = time;
+  if (!found[asking] && text.trim().length >= 2) found[asking] = asking === 'preferred_time' ? (impliedClockTime(text) ?? text.trim()) : text.trim();
+  return { text: '', toolCalls: [{ name: 'save_user_profile', arguments: found }] };
+}
+
+function planStep(): OfflineStep {
+  return { text: '', toolCalls: [{ name: 'generate_habit_prompt', arguments: { delivery_mode: 'immediate' } }] };
+}
+
+function feedbackStep(text: string): OfflineStep {
+  if (isAffirmative(text) && !isNegative(text)) {
+    return { text: 'Wonderful, well done! Small steps add up. See you at the next prompt.', toolCalls: [{ name: 'save_user_profile', arguments: { last_motivator: text.trim() } }] };
+  }
+  if (isNegative(text)) {
+    if (text.trim().split(/\s+/).length < 4) return say("That's okay, it happens. What got in the way?");
+    const tweak = 'try an even smaller version of the habit right after your anchor';
+    return {
+      text: `Thanks for telling me. Next time, ${tweak}. Does that sound doable?`,
+      toolCalls: [{ name: 'save_user_profile', arguments: { last_barrier: text.trim(), last_tweak: tweak } }],
+    };
+  }
+  return { text: 'Thanks for the update! Reply "done" when you have done your habit, or tell me what got in the way.', toolCalls: [] };
+}
+
+function afterTools(messages: LlmMessage[], context: Context): OfflineStep {
+  const results = messages.slice(messages.findLastIndex((message) => message.role === 'assistant') + 1).map((message) => message.content);
+  const joined = results.join('\n');
+  if (/cannot generate a prompt yet/.test(joined)) return say(QUESTIONS[context.missing[0] ?? 'prompt_anchor']!(context.known));
+  const generated = /Generated prompt[^"]*"([^"]+)"/.exec(joined)?.[1];
+  if (generated) return scheduleStep(generated, context);
+  if (/Created schedule|Moved from/.test(joined)) return say('All set! Reply anytime to tell me how it went.');
+  const stillMissing = /Still missing: ([^.]+)\./.exec(joined)?.[1]?.split(', ')[0];
+  if (stillMissing) return say(`Got it. ${QUESTIONS[stillMissing]?.(context.known) ?? 'Tell me more.'}`);
+  if (/intake profile is complete/.test(joined)) return context.hasSchedule ? say('Updated. Thanks!') : planStep();
+  return say('Thanks! Anything else you would like to change?');
+}
+
+function scheduleStep(prompt: string, context: Context): OfflineStep {
+  const time = impliedClockTime(context.known.preferred_time ?? '') ?? impliedClockTime(context.known.prompt_anchor ?? '') ?? '09:00';
+  return {
+    text: `Here is your first habit prompt: "${prompt}" I'll send you one every day at ${time}. Reply anytime to tell me how it went!`,
+    toolCalls: [
+      { name: 'scheduler', arguments: { action: 'create', type: 'fixed', fixed_time: time } },
+      { name: 'transition_state', arguments: { target_state: 'FEEDBACK' } },
+    ],
+  };
+}
+
+/** The prompt generator's call (no tools): "After <anchor>, <tiny action> for <why>." */
+export function offlineHabitPrompt(request: LlmRequest): string {
+  const ask = request.messages.at(-1)?.content ?? '';
+  const field = (label: string) => new RegExp(`^${label}: (.+)$`, 'm').exec(ask)?.[1];
+  const anchor = field('Anchor') ?? 'your morning routine';
+  const domain = field('Habit domain');
+  const why = field('Motivation');
+  const action = domain && domain !== '(unknown)' ? `spend two minutes on ${domain}` : 'take one tiny step toward your habit';
+  const reason = why && why !== '(unknown)' ? ` It is a step toward ${why.replace(/\.$/, '')}.` : '';
+  return `${anchor.charAt(0).toUpperCase()}${anchor.slice(1)}, ${action}.${reason}`;
+}
