@@ -1,0 +1,187 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CONFIG_VARIABLES, ConfigError, loadConfig, loadDotEnv, normaliseHistoryLimit, type AppConfig } from './config.ts';
+import { envSchema } from './schema.ts';
+
+function problemsOf(env: Record<string, string | undefined>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return [...(error as ConfigError).issues];
+  }
+  throw new Error(`expected ${JSON.stringify(env)} to be rejected`);
+}
+
+describe('loadConfig defaults', () => {
+  it('gives a complete config from an empty environment', () => {
+    expect(loadConfig({})).toEqual({
+      server: { host: '127.0.0.1', port: 8080, apiToken: undefined, maxBodyBytes: 65536, shutdownTimeoutMs: 10000 },
+      database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public' },
+      llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', timeoutMs: 60000, maxRetries: 2 },
+      conversation: { chatHistoryLimit: 30, autoEnrollNewUsers: false, debug: false },
+      habit: {
+        promptFiles: { intake: undefined, feedback: undefined, generator: undefined },
+        prepMinutes: 10,
+        delays: { reminderMs: 5 * 3_600_000, autoFeedbackMs: 5 * 60_000, feedbackInitialMs: 15 * 60_000, feedbackFollowupMs: 3 * 3_600_000 },
+      },
+      clock: { mode: 'system', start: undefined },
+      outbound: { webhookUrl: undefined, maxAttempts: 8 },
+      log: { level: 'info', redact: true },
+    } satisfies AppConfig);
+  });
+
+  it('treats empty and blank strings as unset', () => {
+    expect(loadConfig({ PORT: '', LOG_LEVEL: '  ', API_TOKEN: '' })).toEqual(loadConfig({}));
+  });
+
+  it('reads every kind of value', () => {
+    const config = loadConfig({
+      HOST: '0.0.0.0', PORT: '0', API_TOKEN: 'x'.repeat(16), DATABASE_URL: 'postgresql://u:p@db:5432/pp', DATABASE_SCHEMA: 'study_1',
+      AUTO_ENROLL_NEW_USERS: 'YES', PROMPTPIPE_DEBUG: '1', LOG_REDACT: 'no', LOG_LEVEL: 'silent', DAILY_PROMPT_REMINDER_DELAY: '0',
+      AUTO_FEEDBACK_AFTER_PROMPT_ENABLED: 'false', OUTBOUND_WEBHOOK_URL: 'https://example.org/hook', CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z',
+      INTAKE_BOT_PROMPT_FILE: './intake.txt', UNRELATED: 'ignored',
+    });
+    expect(config.server).toMatchObject({ host: '0.0.0.0', port: 0, apiToken: 'x'.repeat(16) });
+    expect(config.database).toEqual({ url: 'postgresql://u:p@db:5432/pp', schema: 'study_1' });
+    expect(config.conversation).toMatchObject({ autoEnrollNewUsers: true, debug: true });
+    expect(config.log).toEqual({ level: 'silent', redact: false });
+    expect(config.habit.delays).toMatchObject({ reminderMs: 0, autoFeedbackMs: 0 });
+    expect(config.habit.promptFiles.intake).toBe('./intake.txt');
+    expect(config.outbound.webhookUrl).toBe('https://example.org/hook');
+    expect(config.clock).toEqual({ mode: 'virtual', start: new Date('2026-06-01T12:00:00Z') });
+  });
+
+  it('accepts the database URL forms', () => {
+    for (const url of ['sqlite::memory:', 'sqlite:/tmp/x.sqlite', 'postgres://postgres@127.0.0.1:5432/test']) {
+      expect(loadConfig({ DATABASE_URL: url }).database.url).toBe(url);
+    }
+  });
+
+  it('returns a deeply frozen object', () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.server)).toBe(true);
+    expect(Object.isFrozen(config.habit.delays)).toBe(true);
+    expect(() => {
+      (config.server as { port: number }).port = 1;
+    }).toThrow(TypeError);
+  });
+});
+
+describe('loadConfig LLM provider', () => {
+  it('defaults to offline without LLM_BASE_URL and to openai with it', () => {
+    expect(loadConfig({}).llm).toMatchObject({ provider: 'offline', model: 'offline-demo' });
+    expect(loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:11434/v1', LLM_API_KEY: 'k' }).llm).toEqual({
+      provider: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'k', model: 'gpt-4o-mini', timeoutMs: 60000, maxRetries: 2,
+    });
+  });
+
+  it('lets LLM_PROVIDER and LLM_MODEL override the defaults', () => {
+    expect(loadConfig({ LLM_BASE_URL: 'https://api.example/v1', LLM_PROVIDER: 'offline' }).llm.provider).toBe('offline');
+    expect(loadConfig({ LLM_BASE_URL: 'https://api.example/v1', LLM_MODEL: 'llama3.1' }).llm.model).toBe('llama3.1');
+  });
+
+  it('rejects openai without LLM_BASE_URL, naming both variables', () => {
+    const [problem] = problemsOf({ LLM_PROVIDER: 'openai' });
+    expect(problem).toMatch(/^LLM_PROVIDER: .*LLM_BASE_URL/);
+  });
+});
+
+describe('loadConfig errors', () => {
+  const bad: Array<[string, string]> = [
+    ['HOST', 'my host'], ['PORT', 'abc'], ['PORT', '65536'], ['PORT', '-1'], ['PORT', '80.5'], ['API_TOKEN', 'short'],
+    ['MAX_BODY_BYTES', '0'], ['SHUTDOWN_TIMEOUT_MS', 'soon'], ['DATABASE_URL', 'mysql://x'], ['DATABASE_URL', 'sqlite:'],
+    ['DATABASE_SCHEMA', 'drop table;'], ['LLM_PROVIDER', 'anthropic'], ['LLM_BASE_URL', 'ftp://x'], ['LLM_BASE_URL', 'not a url'],
+    ['LLM_MODEL', 'a b'], ['LLM_TIMEOUT_MS', '0'], ['LLM_MAX_RETRIES', '11'], ['CHAT_HISTORY_LIMIT', '-2'],
+    ['AUTO_ENROLL_NEW_USERS', 'maybe'], ['PROMPTPIPE_DEBUG', 'on'], ['SCHEDULER_PREP_TIME_MINUTES', '1441'],
+    ['DAILY_PROMPT_REMINDER_DELAY', '5 hours'], ['AUTO_FEEDBACK_AFTER_PROMPT_ENABLED', 'y'], ['FEEDBACK_INITIAL_TIMEOUT', '15'],
+    ['FEEDBACK_FOLLOWUP_DELAY', '-3h'], ['CLOCK', 'fake'], ['OUTBOUND_WEBHOOK_URL', 'example.org'],
+    ['OUTBOUND_MAX_ATTEMPTS', '0'], ['LOG_LEVEL', 'verbose'], ['LOG_REDACT', 'nope'],
+  ];
+
+  it.each(bad)('%s=%j is rejected with a message naming the variable', (name, value) => {
+    const problems = problemsOf({ [name]: value });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(new RegExp(`^${name}: must be `));
+  });
+
+  it('rejects a CLOCK_START that is not a date-time, or without CLOCK=virtual', () => {
+    expect(problemsOf({ CLOCK: 'virtual', CLOCK_START: 'tomorrow' })).toEqual([expect.stringMatching(/^CLOCK_START: must be an ISO 8601/)]);
+    expect(problemsOf({ CLOCK_START: '2026-06-01T12:00:00Z' })).toEqual([expect.stringMatching(/^CLOCK_START: only applies with CLOCK=virtual/)]);
+  });
+
+  it('says what it expected and what it got', () => {
+    expect(problemsOf({ PORT: 'abc' })).toEqual(['PORT: must be an integer from 1 to 65535, or 0 for any free port (got "abc")']);
+    expect(problemsOf({ LOG_LEVEL: 'verbose' })).toEqual(['LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")']);
+  });
+
+  it('never echoes a secret or a database password', () => {
+    expect(problemsOf({ API_TOKEN: 'hunter2' })).toEqual(['API_TOKEN: must be at least 16 characters (got 7)']);
+    expect(problemsOf({ DATABASE_URL: 'mysql://u:s3cret@db/x' })).toEqual([
+      'DATABASE_URL: must be sqlite:<path>, sqlite::memory: or a postgres:// or postgresql:// URL (got "mysql://u:***@db/x")',
+    ]);
+  });
+
+  it('reports every problem at once, in the order of CONFIG_VARIABLES', () => {
+    const error = (() => {
+      try {
+        loadConfig({ LOG_LEVEL: 'loud', PORT: 'abc', LLM_PROVIDER: 'openai', CHAT_HISTORY_LIMIT: '-5' });
+      } catch (caught) {
+        return caught as ConfigError;
+      }
+      throw new Error('expected a ConfigError');
+    })();
+    expect(error.issues.map((issue) => issue.split(':')[0])).toEqual(['PORT', 'LLM_PROVIDER', 'CHAT_HISTORY_LIMIT', 'LOG_LEVEL']);
+    expect(error.message).toBe(error.issues.join('\n'));
+  });
+});
+
+describe('CHAT_HISTORY_LIMIT', () => {
+  it.each([['-1', 50], ['0', 0], ['7', 7], ['50', 50], ['500', 50]])('%s → %d messages', (raw, expected) => {
+    expect(loadConfig({ CHAT_HISTORY_LIMIT: raw }).conversation.chatHistoryLimit).toBe(expected);
+  });
+
+  it('normalises directly too', () => {
+    expect([-1, 0, 1, 49, 51].map(normaliseHistoryLimit)).toEqual([50, 0, 1, 49, 50]);
+  });
+});
+
+describe('loadDotEnv', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'promptpipe-config-'));
+  const file = join(dir, '.env');
+  writeFileSync(file, ['# a comment', 'PORT=9000', 'HOST="0.0.0.0"', "LOG_LEVEL='debug'", 'LLM_MODEL=from-file', 'EMPTY_IN_ENV=file', ''].join('\n'));
+
+  it('puts the real environment over the file, empty values counting as unset', () => {
+    const merged = loadDotEnv(file, { PORT: '7000', EMPTY_IN_ENV: '', OTHER: 'x' });
+    expect(merged).toMatchObject({ PORT: '7000', HOST: '0.0.0.0', LOG_LEVEL: 'debug', LLM_MODEL: 'from-file', EMPTY_IN_ENV: 'file', OTHER: 'x' });
+    expect(loadConfig(merged).server).toMatchObject({ host: '0.0.0.0', port: 7000 });
+  });
+
+  it('accepts a missing file and leaves its input alone', () => {
+    const env = { PORT: '1' };
+    const merged = loadDotEnv(join(dir, 'missing.env'), env);
+    expect(merged).toEqual(env);
+    expect(merged).not.toBe(env);
+  });
+});
+
+describe('CONFIG_VARIABLES', () => {
+  it('is exactly the set the schema validates', () => {
+    expect(CONFIG_VARIABLES.map((variable) => variable.name).sort()).toEqual(Object.keys(envSchema.shape).sort());
+  });
+
+  it('matches .env.example both ways, with the same defaults', () => {
+    const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
+    const documented = new Map([...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=(.*)$/gm)].map((match) => [match[1]!, match[2]!]));
+    expect([...documented.keys()].sort()).toEqual(CONFIG_VARIABLES.map((variable) => variable.name).sort());
+    for (const variable of CONFIG_VARIABLES) expect(documented.get(variable.name), variable.name).toBe(variable.default ?? '');
+  });
+
+  it('gives each default in a form loadConfig accepts', () => {
+    const defaults = Object.fromEntries(CONFIG_VARIABLES.filter((variable) => variable.default !== undefined).map((variable) => [variable.name, variable.default]));
+    expect(loadConfig(defaults)).toEqual(loadConfig({}));
+  });
+});

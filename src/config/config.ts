@@ -1,0 +1,136 @@
+import { ConfigError } from './config-error.ts';
+import { CONFIG_VARIABLES } from './variables.ts';
+import { crossFieldProblems, envSchema, type ParsedEnv, type RawEnv } from './schema.ts';
+import type { CLOCK_MODES, LLM_PROVIDERS, LOG_LEVELS } from './schema.ts';
+
+export { CONFIG_VARIABLES, configTableMarkdown, envExample, type ConfigVariable } from './variables.ts';
+export { loadDotEnv } from './dotenv.ts';
+export { ConfigError } from './config-error.ts';
+
+export type LlmProviderName = (typeof LLM_PROVIDERS)[number];
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type ClockMode = (typeof CLOCK_MODES)[number];
+
+/** The most past messages ever sent to the model with a turn. */
+export const MAX_CHAT_HISTORY = 50;
+/** How long after a daily prompt the participant is moved to feedback, when that is enabled. */
+export const DEFAULT_OPENAI_MODEL = 'gpt-4o-mini';
+export const OFFLINE_MODEL = 'offline-demo';
+
+/** The validated, deeply frozen configuration; nothing else reads the environment. */
+export interface AppConfig {
+  readonly server: {
+    readonly host: string;
+    /** 0 = any free port. */
+    readonly port: number;
+    readonly apiToken: string | undefined;
+    readonly maxBodyBytes: number;
+    readonly shutdownTimeoutMs: number;
+  };
+  readonly database: { readonly url: string; readonly schema: string };
+  readonly llm: {
+    readonly provider: LlmProviderName;
+    /** Set whenever `provider` is `openai`. */
+    readonly baseUrl: string | undefined;
+    readonly apiKey: string | undefined;
+    readonly model: string;
+    readonly timeoutMs: number;
+    readonly maxRetries: number;
+  };
+  readonly conversation: {
+    /** Past messages to send with a turn, already normalised to 0..50. */
+    readonly chatHistoryLimit: number;
+    readonly autoEnrollNewUsers: boolean;
+    /** Global debug mode (`PROMPTPIPE_DEBUG`). */
+    readonly debug: boolean;
+  };
+  readonly habit: {
+    /** Override files for the system prompts; undefined = the shipped prompt. */
+    readonly promptFiles: { readonly intake: string | undefined; readonly feedback: string | undefined; readonly generator: string | undefined };
+    readonly prepMinutes: number;
+    /** In ms; 0 disables that timer. */
+    readonly delays: { readonly reminderMs: number; readonly autoFeedbackMs: number; readonly feedbackInitialMs: number; readonly feedbackFollowupMs: number };
+  };
+  readonly clock: {
+    readonly mode: ClockMode;
+    /** Start of the virtual clock; undefined = the time the server starts. */
+    readonly start: Date | undefined;
+  };
+  readonly outbound: { readonly webhookUrl: string | undefined; readonly maxAttempts: number };
+  readonly log: { readonly level: LogLevel; readonly redact: boolean };
+}
+
+/** `CHAT_HISTORY_LIMIT` → how many past messages to send: -1 = all of the last 50, 0 = none, N = min(N, 50). */
+export function normaliseHistoryLimit(limit: number): number {
+  return limit < 0 ? MAX_CHAT_HISTORY : Math.min(limit, MAX_CHAT_HISTORY);
+}
+
+/** Known variables only, trimmed, empty = unset, then the defaults of `CONFIG_VARIABLES`. */
+function withDefaults(env: Record<string, string | undefined>): RawEnv {
+  const raw: Record<string, string> = {};
+  for (const variable of CONFIG_VARIABLES) {
+    const value = env[variable.name]?.trim() || variable.default;
+    if (value !== undefined) raw[variable.name] = value;
+  }
+  return raw as RawEnv;
+}
+
+const order = (line: string) => CONFIG_VARIABLES.findIndex((variable) => line.startsWith(`${variable.name}:`));
+
+/** Parses and validates the environment once; throws a `ConfigError` naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): AppConfig {
+  const raw = withDefaults(env);
+  const parsed = envSchema.safeParse(raw);
+  const issues = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  issues.push(...crossFieldProblems(raw).map((problem) => `${problem.variable}: ${problem.message}`));
+  if (issues.length > 0 || !parsed.success) throw new ConfigError(issues.sort((a, b) => order(a) - order(b)));
+  return deepFreeze(toAppConfig(parsed.data));
+}
+
+function toAppConfig(env: ParsedEnv): AppConfig {
+  const provider = env.LLM_PROVIDER ?? (env.LLM_BASE_URL ? 'openai' : 'offline');
+  return {
+    server: {
+      host: env.HOST,
+      port: env.PORT,
+      apiToken: env.API_TOKEN,
+      maxBodyBytes: env.MAX_BODY_BYTES,
+      shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    },
+    database: { url: env.DATABASE_URL, schema: env.DATABASE_SCHEMA },
+    llm: {
+      provider,
+      baseUrl: env.LLM_BASE_URL,
+      apiKey: env.LLM_API_KEY,
+      model: env.LLM_MODEL ?? (provider === 'openai' ? DEFAULT_OPENAI_MODEL : OFFLINE_MODEL),
+      timeoutMs: env.LLM_TIMEOUT_MS,
+      maxRetries: env.LLM_MAX_RETRIES,
+    },
+    conversation: {
+      chatHistoryLimit: normaliseHistoryLimit(env.CHAT_HISTORY_LIMIT),
+      autoEnrollNewUsers: env.AUTO_ENROLL_NEW_USERS,
+      debug: env.PROMPTPIPE_DEBUG,
+    },
+    habit: {
+      promptFiles: { intake: env.INTAKE_BOT_PROMPT_FILE, feedback: env.FEEDBACK_TRACKER_PROMPT_FILE, generator: env.PROMPT_GENERATOR_PROMPT_FILE },
+      prepMinutes: env.SCHEDULER_PREP_TIME_MINUTES,
+      delays: {
+        reminderMs: env.DAILY_PROMPT_REMINDER_DELAY,
+        autoFeedbackMs: env.AUTO_FEEDBACK_AFTER_PROMPT_ENABLED ? env.AUTO_FEEDBACK_DELAY : 0,
+        feedbackInitialMs: env.FEEDBACK_INITIAL_TIMEOUT,
+        feedbackFollowupMs: env.FEEDBACK_FOLLOWUP_DELAY,
+      },
+    },
+    clock: { mode: env.CLOCK, start: env.CLOCK_START },
+    outbound: { webhookUrl: env.OUTBOUND_WEBHOOK_URL, maxAttempts: env.OUTBOUND_MAX_ATTEMPTS },
+    log: { level: env.LOG_LEVEL, redact: env.LOG_REDACT },
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { parseDuration } from '../core/duration.ts';
+
+/**
+ * zod schemas for one variable's raw (trimmed, non-empty) string. Each fails with one message
+ * saying what is expected and, unless the value is secret, what it got.
+ */
+const got = (raw: string) => `(got ${JSON.stringify(raw)})`;
+
+function rule<T>(parse: (raw: string) => T | undefined, problem: (raw: string) => string) {
+  return z.string().transform((raw, ctx): T => {
+    const value = parse(raw);
+    if (value !== undefined) return value;
+    ctx.addIssue({ code: 'custom', message: problem(raw) });
+    return z.NEVER;
+  });
+}
+
+export function integer(min: number, max: number, expected = `an integer from ${min} to ${max}`) {
+  return rule(
+    (raw) => {
+      if (!/^[+-]?\d+$/.test(raw)) return undefined;
+      const value = Number(raw);
+      return value >= min && value <= max ? value : undefined;
+    },
+    (raw) => `must be ${expected} ${got(raw)}`,
+  );
+}
+
+const BOOLEANS: Record<string, boolean> = { true: true, false: false, 1: true, 0: false, yes: true, no: false };
+
+export function boolean() {
+  return rule(
+    (raw) => BOOLEANS[raw.toLowerCase()],
+    (raw) => `must be one of true, false, 1, 0, yes, no ${got(raw)}`,
+  );
+}
+
+export function oneOf<const T extends string>(values: readonly T[]) {
+  return rule(
+    (raw) => values.find((value) => value === raw),
+    (raw) => `must be one of ${values.join(', ')} ${got(raw)}`,
+  );
+}
+
+export function httpUrl() {
+  return rule(
+    (raw) => (/^https?:$/.test(URL.parse(raw)?.protocol ?? '') ? raw : undefined),
+    (raw) => `must be an http:// or https:// URL ${got(raw)}`,
+  );
+}
+
+/** A duration like `15m`, `3h`, `1h30m` or `0`, in ms. */
+export function duration() {
+  return rule(
+    (raw) => parseDuration(raw) ?? undefined,
+    (raw) => `must be a duration like 15m, 3h, 1h30m, 500ms or 0 ${got(raw)}`,
+  );
+}
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+export function isoDateTime() {
+  return rule(
+    (raw) => {
+      const at = new Date(raw);
+      return ISO_DATE_TIME.test(raw) && !Number.isNaN(at.getTime()) ? at : undefined;
+    },
+    (raw) => `must be an ISO 8601 date-time with a zone, like 2026-06-01T12:00:00Z ${got(raw)}`,
+  );
+}
+
+/** Any non-empty text without whitespace (host names, model names). */
+export function token(what: string) {
+  return rule(
+    (raw) => (/\s/.test(raw) ? undefined : raw),
+    (raw) => `must be ${what} without spaces ${got(raw)}`,
+  );
+}
+
+export function identifier() {
+  return rule(
+    (raw) => (/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(raw) ? raw : undefined),
+    (raw) => `must be a schema name of letters, digits and underscores, not starting with a digit, at most 63 characters ${got(raw)}`,
+  );
+}
+
+/** A secret: never echoed, only its length. */
+export function secret(minLength: number) {
+  return rule(
+    (raw) => (raw.length >= minLength ? raw : undefined),
+    (raw) => `must be at least ${minLength} characters (got ${raw.length})`,
+  );
+}
+
+/** The URL with any password replaced, for error messages. */
+export function withoutPassword(raw: string): string {
+  const url = URL.parse(raw);
+  if (!url?.password) return raw;
+  url.password = '***';
+  return url.href;
+}
+
+function isDatabaseUrl(raw: string): boolean {
+  if (raw === 'sqlite::memory:') return true;
+  if (raw.startsWith('sqlite:')) return raw.length > 'sqlite:'.length && !raw.startsWith('sqlite::');
+  const url = URL.parse(raw);
+  return (url?.protocol === 'postgres:' || url?.protocol === 'postgresql:') && raw.includes('://');
+}
+
+export function databaseUrl() {
+  return rule(
+    (raw) => (isDatabaseUrl(raw) ? raw : undefined),
+    (raw) => `must be sqlite:<path>, sqlite::memory: or a postgres:// or postgresql:// URL ${got(withoutPassword(raw))}`,
+  );
+}

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { boolean, databaseUrl, duration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, token } from './rules.ts';
+
+export const LLM_PROVIDERS = ['openai', 'offline'] as const;
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const CLOCK_MODES = ['system', 'virtual'] as const;
+
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * One schema per variable, over the raw strings after empty values are dropped and the defaults
+ * of `CONFIG_VARIABLES` filled in: a variable with a default is always present here.
+ */
+export const envSchema = z.object({
+  HOST: token('a host name or address'),
+  PORT: integer(0, 65_535, 'an integer from 1 to 65535, or 0 for any free port'),
+  API_TOKEN: secret(16).optional(),
+  MAX_BODY_BYTES: integer(1, 104_857_600),
+  SHUTDOWN_TIMEOUT_MS: integer(0, 3_600_000),
+
+  DATABASE_URL: databaseUrl(),
+  DATABASE_SCHEMA: identifier(),
+
+  LLM_PROVIDER: oneOf(LLM_PROVIDERS).optional(),
+  LLM_BASE_URL: httpUrl().optional(),
+  LLM_API_KEY: z.string().optional(),
+  LLM_MODEL: token('a model name').optional(),
+  LLM_TIMEOUT_MS: integer(1, MAX_TIMER_MS, 'an integer greater than 0'),
+  LLM_MAX_RETRIES: integer(0, 10),
+
+  CHAT_HISTORY_LIMIT: integer(-1, Number.MAX_SAFE_INTEGER, 'an integer of at least -1 (-1 = the last 50, 0 = none)'),
+  AUTO_ENROLL_NEW_USERS: boolean(),
+  PROMPTPIPE_DEBUG: boolean(),
+
+  INTAKE_BOT_PROMPT_FILE: z.string().optional(),
+  FEEDBACK_TRACKER_PROMPT_FILE: z.string().optional(),
+  PROMPT_GENERATOR_PROMPT_FILE: z.string().optional(),
+  SCHEDULER_PREP_TIME_MINUTES: integer(0, 1440),
+  DAILY_PROMPT_REMINDER_DELAY: duration(),
+  AUTO_FEEDBACK_AFTER_PROMPT_ENABLED: boolean(),
+  AUTO_FEEDBACK_DELAY: duration(),
+  FEEDBACK_INITIAL_TIMEOUT: duration(),
+  FEEDBACK_FOLLOWUP_DELAY: duration(),
+
+  CLOCK: oneOf(CLOCK_MODES),
+  CLOCK_START: isoDateTime().optional(),
+
+  OUTBOUND_WEBHOOK_URL: httpUrl().optional(),
+  OUTBOUND_MAX_ATTEMPTS: integer(1, 100),
+
+  LOG_LEVEL: oneOf(LOG_LEVELS),
+  LOG_REDACT: boolean(),
+});
+
+export type ParsedEnv = z.output<typeof envSchema>;
+export type RawEnv = Partial<Record<keyof ParsedEnv, string>>;
+
+/** Rules that involve more than one variable, checked on the raw values; one message each. */
+export function crossFieldProblems(raw: RawEnv): Array<{ variable: string; message: string }> {
+  const problems: Array<{ variable: string; message: string }> = [];
+  if (raw.LLM_PROVIDER === 'openai' && raw.LLM_BASE_URL === undefined) {
+    problems.push({
+      variable: 'LLM_PROVIDER',
+      message: 'is "openai" but LLM_BASE_URL is not set: set LLM_BASE_URL to an OpenAI-compatible endpoint, or use LLM_PROVIDER=offline',
+    });
+  }
+  if (raw.CLOCK_START !== undefined && raw.CLOCK !== 'virtual') {
+    problems.push({ variable: 'CLOCK_START', message: `only applies with CLOCK=virtual (CLOCK is ${JSON.stringify(raw.CLOCK)})` });
+  }
+  return problems;
+}

@@ -1,0 +1,95 @@
+/**
+ * Every environment variable PromptPipe reads: the one list that `loadConfig`, `.env.example`
+ * and the README's configuration table are checked against, so they cannot drift.
+ */
+export interface ConfigVariable {
+  readonly name: string;
+  /** The raw value used when the variable is unset or empty; undefined when there is none. */
+  readonly default: string | undefined;
+  /** How the default is chosen when it depends on other variables (shown instead of `default`). */
+  readonly defaultNote?: string;
+  readonly description: string;
+  /** Never echoed in error messages or logs. */
+  readonly secret?: boolean;
+  readonly section: string;
+}
+
+const v = (
+  section: string,
+  name: string,
+  defaultValue: string | undefined,
+  description: string,
+  extra: { defaultNote?: string; secret?: boolean } = {},
+): ConfigVariable => ({ section, name, default: defaultValue, description, ...extra });
+
+export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
+  v('Server', 'HOST', '127.0.0.1', 'Address to listen on; loopback unless you mean to expose the API.'),
+  v('Server', 'PORT', '8080', 'TCP port, 1-65535 (0 = any free port, for tests).'),
+  v('Server', 'API_TOKEN', undefined, 'Bearer token every route but /health and /openapi.json requires; at least 16 characters. Unset = no auth (a warning is logged).', { secret: true }),
+  v('Server', 'MAX_BODY_BYTES', '65536', 'Largest accepted request body, in bytes.'),
+  v('Server', 'SHUTDOWN_TIMEOUT_MS', '10000', 'How long shutdown waits for running turns and deliveries, in ms.'),
+
+  v('Database', 'DATABASE_URL', 'sqlite:./data/promptpipe.sqlite', 'sqlite:<path>, sqlite::memory: or a postgres:// (postgresql://) URL.'),
+  v('Database', 'DATABASE_SCHEMA', 'public', 'PostgreSQL schema to use (letters, digits, underscores).'),
+
+  v('Model', 'LLM_PROVIDER', undefined, 'openai (any OpenAI-compatible endpoint) or offline (the deterministic offline demo model).', { defaultNote: 'openai when LLM_BASE_URL is set, else offline' }),
+  v('Model', 'LLM_BASE_URL', undefined, 'Base URL of the OpenAI-compatible API, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1.'),
+  v('Model', 'LLM_API_KEY', undefined, 'API key sent as a bearer token to LLM_BASE_URL (optional for local servers).', { secret: true }),
+  v('Model', 'LLM_MODEL', undefined, 'Model name passed to the provider.', { defaultNote: 'gpt-4o-mini for openai, offline-demo for offline' }),
+  v('Model', 'LLM_TIMEOUT_MS', '60000', 'Timeout of one model call, in ms.'),
+  v('Model', 'LLM_MAX_RETRIES', '2', 'Retries of a failed model call (0-10).'),
+
+  v('Conversation', 'CHAT_HISTORY_LIMIT', '30', 'Past messages sent to the model: N (at most 50), 0 = none, -1 = all of the last 50.'),
+  v('Conversation', 'AUTO_ENROLL_NEW_USERS', 'false', 'Enrol an unknown sender on their first message (true/false).'),
+  v('Conversation', 'PROMPTPIPE_DEBUG', 'false', 'Global debug mode: participants get extra debug messages (true/false).'),
+
+  v('Habit coach', 'INTAKE_BOT_PROMPT_FILE', undefined, 'File overriding the intake system prompt (unset = the shipped prompt).'),
+  v('Habit coach', 'FEEDBACK_TRACKER_PROMPT_FILE', undefined, 'File overriding the feedback system prompt (unset = the shipped prompt).'),
+  v('Habit coach', 'PROMPT_GENERATOR_PROMPT_FILE', undefined, 'File overriding the habit-prompt generator system prompt (unset = the shipped prompt).'),
+  v('Habit coach', 'SCHEDULER_PREP_TIME_MINUTES', '10', 'Daily prompts go out this many minutes before the target time (0-1440).'),
+  v('Habit coach', 'DAILY_PROMPT_REMINDER_DELAY', '5h', 'Reminder after a daily prompt with no reply (duration like 5h, 90m; 0 = off).'),
+  v('Habit coach', 'AUTO_FEEDBACK_AFTER_PROMPT_ENABLED', 'true', 'Switch to feedback after a daily prompt with no reply (true/false).'),
+  v('Habit coach', 'AUTO_FEEDBACK_DELAY', '5m', 'How long after a daily prompt the auto-feedback switch happens (duration; 0 = off).'),
+  v('Habit coach', 'FEEDBACK_INITIAL_TIMEOUT', '15m', 'First feedback nudge after a daily prompt (duration; 0 = off).'),
+  v('Habit coach', 'FEEDBACK_FOLLOWUP_DELAY', '3h', 'Follow-up nudge after the first one (duration; 0 = off).'),
+
+  v('Clock', 'CLOCK', 'system', 'system, or virtual: time stands still until POST /admin/clock moves it (demos, tests).'),
+  v('Clock', 'CLOCK_START', undefined, 'Start of the virtual clock, an ISO 8601 date-time with offset (only with CLOCK=virtual).', { defaultNote: 'the current time' }),
+
+  v('Delivery', 'OUTBOUND_WEBHOOK_URL', undefined, 'http(s) URL each reply is POSTed to; unset = replies are only logged and kept in the history.'),
+  v('Delivery', 'OUTBOUND_MAX_ATTEMPTS', '8', 'Delivery attempts per message before it is marked failed (1-100).'),
+
+  v('Logging', 'LOG_LEVEL', 'info', 'fatal, error, warn, info, debug, trace or silent.'),
+  v('Logging', 'LOG_REDACT', 'true', 'Redact phone numbers and message text in logs (secrets are always redacted).'),
+]);
+
+export const CONFIG_VARIABLE_NAMES: ReadonlySet<string> = new Set(CONFIG_VARIABLES.map((variable) => variable.name));
+
+/** The default as a person reads it: the raw default, the note, or "unset". */
+export function describeDefault(variable: ConfigVariable): string {
+  return variable.defaultNote ?? variable.default ?? 'unset';
+}
+
+/** A Markdown table of every variable, for the README. */
+export function configTableMarkdown(): string {
+  const rows = CONFIG_VARIABLES.map((variable) => {
+    const shown = variable.defaultNote ?? (variable.default === undefined ? '—' : `\`${variable.default}\``);
+    return `| \`${variable.name}\` | ${shown} | ${variable.description.replaceAll('|', '\\|')} |`;
+  });
+  return ['| Variable | Default | Meaning |', '| --- | --- | --- |', ...rows].join('\n');
+}
+
+/** The `.env.example` text: every variable commented out at its default, under a one-line comment. */
+export function envExample(): string {
+  const lines = ['# PromptPipe configuration. Copy to .env and uncomment what you change;', '# real environment variables take precedence over .env. Empty values count as unset.'];
+  let section = '';
+  for (const variable of CONFIG_VARIABLES) {
+    if (variable.section !== section) {
+      section = variable.section;
+      lines.push('', `# --- ${section} ---`);
+    }
+    const note = variable.defaultNote ? ` Default: ${variable.defaultNote}.` : '';
+    lines.push(`# ${variable.description}${note}`, `# ${variable.name}=${variable.default ?? ''}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
