@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   'llm_bad_response',
   'channel_failed',
   'shutting_down',
+  'clock_not_virtual',
   'internal',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

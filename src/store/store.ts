@@ -12,6 +12,8 @@ import type {
   TurnRecord,
 } from '../core/domain.ts';
 import type { Profile } from '../core/profile.ts';
+import type { Schedule } from '../core/schedule.ts';
+import type { NewTimer, Timer } from '../core/timer.ts';
 
 /**
  * The durable store. Two adapters (SQLite through `node:sqlite`, PostgreSQL through `pg`) share
@@ -59,6 +61,40 @@ export interface StoreOperations {
   // Profiles
   getProfile(participantId: string): Promise<Profile | undefined>;
   saveProfile(profile: Profile): Promise<void>;
+
+  // Schedules (habit prompts)
+  /** Active schedules of a participant, oldest first. */
+  listSchedules(participantId: string): Promise<Schedule[]>;
+  insertSchedule(schedule: Schedule): Promise<void>;
+  /** False when there was no such schedule. */
+  deleteSchedule(id: string): Promise<boolean>;
+
+  // Timers
+  /**
+   * Writes a pending timer. A pending timer with the same `dedupKey` is replaced (cancelled);
+   * running, done and failed ones never block the key.
+   */
+  scheduleTimer(timer: NewTimer): Promise<void>;
+  /** Cancels the pending timer with this key, if any. True when one was cancelled. */
+  cancelTimer(dedupKey: string, at: Date): Promise<boolean>;
+  /** Pending timers of a participant, by due time. */
+  listPendingTimers(participantId: string): Promise<Timer[]>;
+  getTimer(id: string): Promise<Timer | undefined>;
+  /**
+   * Claims up to `limit` timers that are due at `now`, oldest due first: pending ones, and
+   * running ones whose lease expired (their process died). Claimed rows become `running` with
+   * `leaseUntil` and `attempts + 1`. Concurrent claimers never get the same row
+   * (PostgreSQL: `FOR UPDATE SKIP LOCKED`).
+   */
+  claimDueTimers(now: Date, limit: number, leaseUntil: Date): Promise<Timer[]>;
+  /** The earliest due time of a pending timer, or of a running one's lease expiry; null when none. */
+  nextTimerDue(): Promise<Date | null>;
+  /** Marks a claimed timer done. */
+  completeTimer(id: string, at: Date): Promise<void>;
+  /** Records a failed attempt: back to pending at `retryAt`, or `failed` for good when null. */
+  failTimer(id: string, error: string, retryAt: Date | null): Promise<void>;
+  /** Cancels every pending timer of a participant (pause, withdraw, delete). Returns how many. */
+  cancelTimersOf(participantId: string, at: Date): Promise<number>;
 
   // Inbox
   /**

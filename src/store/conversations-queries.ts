@@ -1,0 +1,82 @@
+import type { Selectable } from 'kysely';
+import type { Conversation } from '../core/domain.ts';
+import type { StoreOperations } from './store.ts';
+import type { QueryContext } from './query-context.ts';
+import type { ConversationsTable } from './schema.ts';
+import { fromMs, toMs } from './codec.ts';
+
+type ConversationOperations = Pick<
+  StoreOperations,
+  'insertConversation' | 'getConversation' | 'findConversationByParticipant' | 'updateConversation'
+>;
+
+export function conversationQueries({ db }: QueryContext): ConversationOperations {
+  return {
+    async insertConversation(c) {
+      await db
+        .insertInto('conversations')
+        .values({
+          id: c.id,
+          participant_id: c.participantId,
+          channel: c.channel,
+          flow: c.flow,
+          state: c.state,
+          sub_state: c.subState,
+          version: c.version,
+          created_at: toMs(c.createdAt),
+          updated_at: toMs(c.updatedAt),
+        })
+        .execute();
+    },
+
+    async getConversation(id) {
+      const row = await db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toConversation(row);
+    },
+
+    async findConversationByParticipant(participantId) {
+      // One conversation per participant in practice; the oldest one wins if there are more.
+      const row = await db
+        .selectFrom('conversations')
+        .selectAll()
+        .where('participant_id', '=', participantId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(1)
+        .executeTakeFirst();
+      return row && toConversation(row);
+    },
+
+    async updateConversation(id, expectedVersion, patch, now) {
+      // Compare-and-set in one statement: the version check and the write cannot be split.
+      const row = await db
+        .updateTable('conversations')
+        .set((eb) => ({
+          state: patch.state,
+          sub_state: patch.subState,
+          participant_id: patch.participantId,
+          version: eb('version', '+', 1),
+          updated_at: toMs(now),
+        }))
+        .where('id', '=', id)
+        .where('version', '=', expectedVersion)
+        .returningAll()
+        .executeTakeFirst();
+      return row && toConversation(row);
+    },
+  };
+}
+
+export function toConversation(row: Selectable<ConversationsTable>): Conversation {
+  return {
+    id: row.id,
+    participantId: row.participant_id,
+    channel: row.channel,
+    flow: row.flow,
+    state: row.state,
+    subState: row.sub_state,
+    version: Number(row.version),
+    createdAt: fromMs(row.created_at),
+    updatedAt: fromMs(row.updated_at),
+  };
+}

@@ -1,0 +1,26 @@
+/** Recognising constraint violations of both drivers, so they can be mapped to `AppError`s. */
+
+interface DriverError {
+  code?: unknown;
+  errcode?: unknown;
+  constraint?: unknown;
+  message?: unknown;
+}
+
+const SQLITE_CONSTRAINT_UNIQUE = 2067;
+const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
+const PG_UNIQUE_VIOLATION = '23505';
+
+/**
+ * True when `error` is a unique violation of the named constraint: PostgreSQL reports the
+ * constraint's name, SQLite only `table.column` in its message.
+ */
+export function isUniqueViolation(error: unknown, target: { constraint: string; sqliteColumns: string }): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as DriverError;
+  if (e.code === PG_UNIQUE_VIOLATION) return e.constraint === target.constraint;
+  if (e.errcode === SQLITE_CONSTRAINT_UNIQUE || e.errcode === SQLITE_CONSTRAINT_PRIMARYKEY) {
+    return typeof e.message === 'string' && e.message.includes(target.sqliteColumns);
+  }
+  return false;
+}

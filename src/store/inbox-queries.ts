@@ -1,0 +1,80 @@
+import type { Selectable } from 'kysely';
+import type { InboxItem, InboxStatus } from '../core/domain.ts';
+import type { StoreOperations } from './store.ts';
+import type { QueryContext } from './query-context.ts';
+import type { InboxTable } from './schema.ts';
+import { fromMs, fromMsOrNull, oneOf, toMs, toMsOrNull } from './codec.ts';
+
+type InboxOperations = Pick<StoreOperations, 'insertInbox' | 'getInbox' | 'listPendingInbox' | 'setInboxStatus'>;
+
+const STATUSES = ['pending', 'processed', 'failed', 'ignored'] as const satisfies readonly InboxStatus[];
+
+export function inboxQueries({ db }: QueryContext): InboxOperations {
+  return {
+    async insertInbox(item) {
+      // ON CONFLICT DO NOTHING is race-safe on both dialects: a concurrent duplicate waits for the
+      // first writer and then writes nothing. NULL channel message ids never conflict.
+      const inserted = await db
+        .insertInto('inbox')
+        .values({
+          id: item.id,
+          channel: item.channel,
+          channel_message_id: item.channelMessageId,
+          sender: item.sender,
+          text: item.text,
+          participant_id: item.participantId,
+          conversation_id: item.conversationId,
+          status: item.status,
+          error: item.error,
+          received_at: toMs(item.receivedAt),
+          processed_at: toMsOrNull(item.processedAt),
+        })
+        .onConflict((oc) => oc.columns(['channel', 'channel_message_id']).doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      if (inserted) return { item: { ...item }, duplicate: false };
+      const earlier = await db
+        .selectFrom('inbox')
+        .selectAll()
+        .where('channel', '=', item.channel)
+        .where('channel_message_id', '=', item.channelMessageId)
+        .executeTakeFirstOrThrow();
+      return { item: toInboxItem(earlier), duplicate: true };
+    },
+
+    async getInbox(id) {
+      const row = await db.selectFrom('inbox').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toInboxItem(row);
+    },
+
+    async listPendingInbox(limit) {
+      let query = db.selectFrom('inbox').selectAll().where('status', '=', 'pending').orderBy('received_at').orderBy('ordinal');
+      if (limit !== undefined) query = query.limit(Math.max(0, limit));
+      return (await query.execute()).map(toInboxItem);
+    },
+
+    async setInboxStatus(id, status, at, error = null) {
+      await db
+        .updateTable('inbox')
+        .set({ status, processed_at: status === 'pending' ? null : toMs(at), error })
+        .where('id', '=', id)
+        .execute();
+    },
+  };
+}
+
+function toInboxItem(row: Selectable<InboxTable>): InboxItem {
+  return {
+    id: row.id,
+    channel: row.channel,
+    channelMessageId: row.channel_message_id,
+    sender: row.sender,
+    text: row.text,
+    participantId: row.participant_id,
+    conversationId: row.conversation_id,
+    status: oneOf(STATUSES, row.status, 'inbox status'),
+    error: row.error,
+    receivedAt: fromMs(row.received_at),
+    processedAt: fromMsOrNull(row.processed_at),
+  };
+}

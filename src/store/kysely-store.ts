@@ -1,0 +1,94 @@
+import { sql, type Kysely } from 'kysely';
+import type { Store, StoreOperations, StoreTx } from './store.ts';
+import type { QueryContext, SqlDialect } from './query-context.ts';
+import type { Database } from './schema.ts';
+import { participantQueries } from './participants-queries.ts';
+import { conversationQueries } from './conversations-queries.ts';
+import { messageQueries } from './messages-queries.ts';
+import { profileQueries } from './profiles-queries.ts';
+import { scheduleQueries } from './schedules-queries.ts';
+import { timerQueries } from './timers-queries.ts';
+import { inboxQueries } from './inbox-queries.ts';
+import { outboxQueries } from './outbox-queries.ts';
+import { turnQueries } from './turns-queries.ts';
+
+/** Every operation of the port, bound to one query context (the store's pool, or a transaction). */
+export function storeOperations(ctx: QueryContext): StoreOperations {
+  return {
+    ...participantQueries(ctx),
+    ...conversationQueries(ctx),
+    ...messageQueries(ctx),
+    ...profileQueries(ctx),
+    ...scheduleQueries(ctx),
+    ...timerQueries(ctx),
+    ...inboxQueries(ctx),
+    ...outboxQueries(ctx),
+    ...turnQueries(ctx),
+  };
+}
+
+type TransactionRunner = <T>(work: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
+
+/**
+ * SQLite: `BEGIN IMMEDIATE` on the single connection, held for the whole transaction. Kysely's
+ * own `transaction()` would issue a deferred BEGIN, which can fail with SQLITE_BUSY when it first
+ * writes. While the connection is held, plain calls on the store wait for it (the driver's
+ * mutex) instead of running inside the transaction. So the work must not itself await a plain
+ * call on the store: it would wait for ever.
+ */
+function sqliteTransactions(db: Kysely<Database>): TransactionRunner {
+  return (work) =>
+    db.connection().execute(async (connection) => {
+      await sql`begin immediate`.execute(connection);
+      let result;
+      try {
+        result = await work(connection);
+      } catch (error) {
+        await sql`rollback`.execute(connection).catch(() => undefined);
+        throw error;
+      }
+      try {
+        await sql`commit`.execute(connection);
+      } catch (error) {
+        await sql`rollback`.execute(connection).catch(() => undefined);
+        throw error;
+      }
+      return result;
+    });
+}
+
+function postgresTransactions(db: Kysely<Database>): TransactionRunner {
+  return (work) => db.transaction().execute(work);
+}
+
+/** The `Store` over a Kysely instance of either dialect. `destroy` releases the driver. */
+export function createKyselyStore(db: Kysely<Database>, dialect: SqlDialect, destroy: () => Promise<void>): Store {
+  const runTransaction = dialect === 'sqlite' ? sqliteTransactions(db) : postgresTransactions(db);
+
+  const transactionContext = (trx: Kysely<Database>): QueryContext => {
+    const ctx: QueryContext = { db: trx, dialect, inTransaction: true, atomic: (work) => work(ctx) };
+    return ctx;
+  };
+  const rootContext: QueryContext = {
+    db,
+    dialect,
+    inTransaction: false,
+    atomic: (work) => runTransaction((trx) => work(transactionContext(trx))),
+  };
+
+  let closing: Promise<void> | undefined;
+  return {
+    ...storeOperations(rootContext),
+    dialect,
+    transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
+      return runTransaction((trx) => work(storeOperations(transactionContext(trx))));
+    },
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    close() {
+      closing ??= destroy();
+      return closing;
+    },
+  };
+}

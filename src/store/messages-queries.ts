@@ -1,0 +1,83 @@
+import type { Selectable } from 'kysely';
+import type { Message, MessageKind, MessageRole, MessageSource } from '../core/domain.ts';
+import type { StoreOperations } from './store.ts';
+import type { QueryContext } from './query-context.ts';
+import type { MessagesTable } from './schema.ts';
+import { fromMs, oneOf, pollFromText, pollToText, toMs } from './codec.ts';
+
+type MessageOperations = Pick<StoreOperations, 'appendMessages' | 'listMessages'>;
+
+const ROLES = ['user', 'assistant', 'system'] as const satisfies readonly MessageRole[];
+const KINDS = ['text', 'poll'] as const satisfies readonly MessageKind[];
+const SOURCES = ['participant', 'model', 'timer', 'operator', 'system'] as const satisfies readonly MessageSource[];
+
+export function messageQueries(ctx: QueryContext): MessageOperations {
+  return {
+    async appendMessages(messages) {
+      if (messages.length === 0) return [];
+      return ctx.atomic(async ({ db, dialect }) => {
+        // Conversations in a fixed order, so two appends touching the same ones cannot deadlock.
+        const conversationIds = [...new Set(messages.map((m) => m.conversationId))].sort();
+        const next = new Map<string, number>();
+        for (const conversationId of conversationIds) {
+          if (dialect === 'postgres') {
+            // Row lock: a concurrent append to this conversation waits here until we commit.
+            await db.selectFrom('conversations').select('id').where('id', '=', conversationId).forUpdate().execute();
+          }
+          // SQLite needs no lock: the transaction is BEGIN IMMEDIATE on the store's only connection.
+          const { last } = await db
+            .selectFrom('messages')
+            .select((eb) => eb.fn.max('seq').as('last'))
+            .where('conversation_id', '=', conversationId)
+            .executeTakeFirstOrThrow();
+          next.set(conversationId, Number(last ?? 0) + 1);
+        }
+        const stored: Message[] = messages.map((m) => {
+          const seq = next.get(m.conversationId)!;
+          next.set(m.conversationId, seq + 1);
+          return { ...m, seq };
+        });
+        await db
+          .insertInto('messages')
+          .values(
+            stored.map((m) => ({
+              conversation_id: m.conversationId,
+              seq: m.seq,
+              id: m.id,
+              role: m.role,
+              kind: m.kind,
+              text: m.text,
+              poll: pollToText(m.poll),
+              source: m.source,
+              turn_id: m.turnId,
+              created_at: toMs(m.createdAt),
+            })),
+          )
+          .execute();
+        return stored;
+      });
+    },
+
+    async listMessages(conversationId, options = {}) {
+      let query = ctx.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).orderBy('seq', 'desc');
+      if (options.limit !== undefined) query = query.limit(Math.max(0, options.limit));
+      const rows = await query.execute();
+      return rows.reverse().map(toMessage);
+    },
+  };
+}
+
+function toMessage(row: Selectable<MessagesTable>): Message {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    seq: Number(row.seq),
+    role: oneOf(ROLES, row.role, 'message role'),
+    kind: oneOf(KINDS, row.kind, 'message kind'),
+    text: row.text,
+    poll: pollFromText(row.poll),
+    source: oneOf(SOURCES, row.source, 'message source'),
+    turnId: row.turn_id,
+    createdAt: fromMs(row.created_at),
+  };
+}

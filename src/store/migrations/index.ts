@@ -1,0 +1,13 @@
+import type { Migration } from 'kysely';
+import type { SqlDialect } from '../query-context.ts';
+import { initialMigration } from './001-initial.ts';
+
+/**
+ * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
+ * next number. Names sort lexically, so keep the zero padding.
+ */
+export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
+  return {
+    '001_initial': initialMigration(dialect),
+  };
+}

@@ -1,0 +1,101 @@
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Store } from './store.ts';
+import type { Database } from './schema.ts';
+import { createKyselyStore } from './kysely-store.ts';
+import { migrateToLatest, type MigrationLogger } from './migrate.ts';
+import { openNodeSqlite } from './sqlite-database.ts';
+
+export interface OpenStoreOptions {
+  /** PostgreSQL schema to use, created when missing (default `public`). Ignored for SQLite. */
+  schema?: string;
+  logger?: MigrationLogger;
+}
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const PG_INT8 = 20;
+
+/**
+ * Opens the store a URL names and applies pending migrations:
+ * - `sqlite:<path>` (parent directories are created) or `sqlite::memory:`, through `node:sqlite`;
+ * - `postgres://…` / `postgresql://…`, through a `pg` pool whose connections all use `schema`.
+ */
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
+  if (url.startsWith('sqlite:')) return openSqliteStore(url.slice('sqlite:'.length), options);
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgresStore(url, options);
+  throw new Error(`unsupported database URL ${JSON.stringify(redact(url))}: expected sqlite:<path>, sqlite::memory: or a postgres:// (postgresql://) URL`);
+}
+
+async function openSqliteStore(path: string, options: OpenStoreOptions): Promise<Store> {
+  if (path === '' || (path.startsWith(':') && path !== ':memory:')) {
+    throw new Error(`invalid SQLite URL "sqlite:${path}": expected sqlite:<path> or sqlite::memory:`);
+  }
+  const database = openNodeSqlite(path);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const destroy = async () => {
+    await db.destroy();
+    database.close();
+  };
+  try {
+    await migrateToLatest(db, 'sqlite', { logger: options.logger });
+  } catch (error) {
+    await destroy();
+    throw error;
+  }
+  return createKyselyStore(db, 'sqlite', destroy);
+}
+
+async function openPostgresStore(url: string, options: OpenStoreOptions): Promise<Store> {
+  const schema = options.schema ?? 'public';
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid PostgreSQL schema name ${JSON.stringify(schema)}: use letters, digits and underscores`);
+  await ensureSchema(url, schema);
+  const pool = new pg.Pool({
+    connectionString: url,
+    // Every pooled connection resolves unqualified names in the store's schema.
+    options: `-c search_path="${schema}"`,
+    // int8 (counts, epoch-ms timestamps) as JS numbers, for this pool only.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === PG_INT8 && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  pool.on('error', (error) => options.logger?.info({ err: error.message }, 'idle PostgreSQL connection failed'));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const destroy = () => db.destroy();
+  try {
+    await migrateToLatest(db, 'postgres', { schema, logger: options.logger });
+  } catch (error) {
+    await destroy();
+    throw error;
+  }
+  return createKyselyStore(db, 'postgres', destroy);
+}
+
+function parseInt8(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new Error(`int8 value ${text} does not fit a JS number`);
+  return value;
+}
+
+/** `CREATE SCHEMA IF NOT EXISTS`, over a short-lived client (concurrent creators may still race). */
+async function ensureSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const exists = await client.query('select 1 from pg_namespace where nspname = $1', [schema]);
+    if (exists.rowCount) return;
+    try {
+      await client.query(`create schema if not exists "${schema}"`);
+    } catch (error) {
+      // Two creators at once: the loser gets a unique violation even with IF NOT EXISTS.
+      const again = await client.query('select 1 from pg_namespace where nspname = $1', [schema]);
+      if (!again.rowCount) throw error;
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+}

@@ -1,0 +1,116 @@
+import type { Selectable } from 'kysely';
+import { PARTICIPANT_STATUSES, type Participant } from '../core/domain.ts';
+import { AppError } from '../core/errors.ts';
+import type { StoreOperations } from './store.ts';
+import type { QueryContext } from './query-context.ts';
+import type { ParticipantsTable } from './schema.ts';
+import { isUniqueViolation } from './db-errors.ts';
+import { fromBool, fromMs, oneOf, toBool, toMs } from './codec.ts';
+
+type ParticipantOperations = Pick<
+  StoreOperations,
+  'insertParticipant' | 'getParticipant' | 'findParticipantByPhone' | 'listParticipants' | 'updateParticipant' | 'deleteParticipant'
+>;
+
+const PHONE_UNIQUE = { constraint: 'participants_phone_number_unique', sqliteColumns: 'participants.phone_number' };
+
+export function participantQueries(ctx: QueryContext): ParticipantOperations {
+  const { db } = ctx;
+  return {
+    async insertParticipant(p) {
+      try {
+        await db
+          .insertInto('participants')
+          .values({
+            id: p.id,
+            phone_number: p.phoneNumber,
+            name: p.name,
+            gender: p.gender,
+            ethnicity: p.ethnicity,
+            background: p.background,
+            timezone: p.timezone,
+            status: p.status,
+            debug: toBool(p.debug),
+            enrolled_at: toMs(p.enrolledAt),
+            created_at: toMs(p.createdAt),
+            updated_at: toMs(p.updatedAt),
+          })
+          .execute();
+      } catch (error) {
+        if (isUniqueViolation(error, PHONE_UNIQUE)) {
+          throw new AppError('participant_exists', `a participant with phone number ${p.phoneNumber} already exists`, {
+            fault: 'user',
+            field: 'body.phone_number',
+            cause: error,
+          });
+        }
+        throw error;
+      }
+    },
+
+    async getParticipant(id) {
+      const row = await db.selectFrom('participants').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toParticipant(row);
+    },
+
+    async findParticipantByPhone(phoneNumber) {
+      const row = await db.selectFrom('participants').selectAll().where('phone_number', '=', phoneNumber).executeTakeFirst();
+      return row && toParticipant(row);
+    },
+
+    async listParticipants(filter = {}) {
+      let query = db.selectFrom('participants').selectAll().orderBy('enrolled_at').orderBy('ordinal');
+      if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+      if (filter.limit !== undefined) query = query.limit(filter.limit);
+      if (filter.offset !== undefined) {
+        // SQLite accepts OFFSET only after a LIMIT; -1 means none.
+        if (filter.limit === undefined && ctx.dialect === 'sqlite') query = query.limit(-1);
+        query = query.offset(filter.offset);
+      }
+      return (await query.execute()).map(toParticipant);
+    },
+
+    async updateParticipant(id, patch, now) {
+      const row = await db
+        .updateTable('participants')
+        .set({
+          name: patch.name,
+          gender: patch.gender,
+          ethnicity: patch.ethnicity,
+          background: patch.background,
+          timezone: patch.timezone,
+          status: patch.status,
+          debug: patch.debug === undefined ? undefined : toBool(patch.debug),
+          updated_at: toMs(now),
+        })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      return row && toParticipant(row);
+    },
+
+    async deleteParticipant(id) {
+      // Foreign keys cascade to conversations (and their messages, turns, tool calls, timers,
+      // outbox, inbox and events), the profile, schedules, and inbox rows of the participant.
+      const result = await db.deleteFrom('participants').where('id', '=', id).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+  };
+}
+
+function toParticipant(row: Selectable<ParticipantsTable>): Participant {
+  return {
+    id: row.id,
+    phoneNumber: row.phone_number,
+    name: row.name,
+    gender: row.gender,
+    ethnicity: row.ethnicity,
+    background: row.background,
+    timezone: row.timezone,
+    status: oneOf(PARTICIPANT_STATUSES, row.status, 'participant status'),
+    debug: fromBool(row.debug),
+    enrolledAt: fromMs(row.enrolled_at),
+    createdAt: fromMs(row.created_at),
+    updatedAt: fromMs(row.updated_at),
+  };
+}

@@ -1,0 +1,187 @@
+import type { Generated } from 'kysely';
+
+/**
+ * The tables as Kysely sees them. Timestamps are epoch milliseconds (`bigint` columns, parsed to
+ * numbers on both dialects), booleans are 0/1, structured values are JSON text. Rows are mapped
+ * to domain records in the `*-queries.ts` files; nothing outside `src/store` sees these types.
+ */
+export interface Database {
+  participants: ParticipantsTable;
+  conversations: ConversationsTable;
+  messages: MessagesTable;
+  profiles: ProfilesTable;
+  schedules: SchedulesTable;
+  timers: TimersTable;
+  inbox: InboxTable;
+  outbox: OutboxTable;
+  turns: TurnsTable;
+  tool_calls: ToolCallsTable;
+  events: EventsTable;
+}
+
+/** Insertion order: an identity column (PostgreSQL) or the autoincrement rowid (SQLite). */
+type Ordinal = Generated<number>;
+
+export interface ParticipantsTable {
+  id: string;
+  ordinal: Ordinal;
+  phone_number: string;
+  name: string | null;
+  gender: string | null;
+  ethnicity: string | null;
+  background: string | null;
+  timezone: string | null;
+  status: string;
+  debug: number;
+  enrolled_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ConversationsTable {
+  id: string;
+  participant_id: string | null;
+  channel: string;
+  flow: string;
+  state: string;
+  sub_state: string | null;
+  version: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MessagesTable {
+  conversation_id: string;
+  seq: number;
+  id: string;
+  role: string;
+  kind: string;
+  text: string;
+  /** JSON of a `Poll`, or null. */
+  poll: string | null;
+  source: string;
+  turn_id: string | null;
+  created_at: number;
+}
+
+export interface ProfilesTable {
+  participant_id: string;
+  /** JSON: text field name → value. */
+  fields: string;
+  intensity: string;
+  success_count: number;
+  total_prompts: number;
+  /** JSON: `{ scores, active, lastUpdatedAt }` with the date as epoch ms. */
+  tone: string;
+  /** JSON: field name → epoch ms. */
+  field_updated_at: string;
+  last_habit_prompt: string | null;
+  last_prompt_sent_at: number | null;
+  updated_at: number;
+}
+
+export interface SchedulesTable {
+  id: string;
+  ordinal: Ordinal;
+  participant_id: string;
+  kind: string;
+  fixed_time: string | null;
+  window_start: string | null;
+  window_end: string | null;
+  timezone: string;
+  prep_minutes: number;
+  created_at: number;
+}
+
+export interface TimersTable {
+  id: string;
+  ordinal: Ordinal;
+  kind: string;
+  conversation_id: string;
+  participant_id: string | null;
+  dedup_key: string;
+  due_at: number;
+  /** JSON of the kind-specific payload. */
+  payload: string;
+  status: string;
+  attempts: number;
+  lease_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface InboxTable {
+  id: string;
+  ordinal: Ordinal;
+  channel: string;
+  channel_message_id: string | null;
+  sender: string;
+  text: string;
+  participant_id: string | null;
+  conversation_id: string | null;
+  status: string;
+  error: string | null;
+  received_at: number;
+  processed_at: number | null;
+}
+
+export interface OutboxTable {
+  id: string;
+  ordinal: Ordinal;
+  conversation_id: string;
+  participant_id: string | null;
+  channel: string;
+  recipient: string;
+  kind: string;
+  text: string;
+  poll: string | null;
+  idempotency_key: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  created_at: number;
+  sent_at: number | null;
+}
+
+export interface TurnsTable {
+  id: string;
+  ordinal: Ordinal;
+  conversation_id: string;
+  inbox_id: string | null;
+  trigger: string;
+  module: string;
+  status: string;
+  model_calls: number;
+  tool_rounds: number;
+  model_ms: number;
+  tool_ms: number;
+  total_ms: number;
+  error: string | null;
+  started_at: number;
+  finished_at: number;
+}
+
+export interface ToolCallsTable {
+  id: string;
+  ordinal: Ordinal;
+  turn_id: string;
+  conversation_id: string;
+  round: number;
+  name: string;
+  arguments: string;
+  result: string;
+  status: string;
+  duration_ms: number;
+  created_at: number;
+}
+
+export interface EventsTable {
+  conversation_id: string;
+  seq: number;
+  turn_id: string | null;
+  type: string;
+  data: string;
+  at: number;
+}

@@ -1,0 +1,86 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import type { SqliteDatabase, SqliteStatement } from 'kysely';
+
+/** How many prepared statements are kept for reuse (Kysely prepares every query it runs). */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Node's built-in `node:sqlite` presented as the small database object Kysely's `SqliteDialect`
+ * expects (the better-sqlite3 shape): `prepare()` returning statements with `reader`, `all`,
+ * `run` and `iterate`. No native addon.
+ */
+export class NodeSqliteDatabase implements SqliteDatabase {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, SqliteStatement>();
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  prepare(sqlText: string): SqliteStatement {
+    const cached = this.#statements.get(sqlText);
+    if (cached) {
+      // Refresh its place in the least-recently-used order.
+      this.#statements.delete(sqlText);
+      this.#statements.set(sqlText, cached);
+      return cached;
+    }
+    const statement = wrapStatement(this.#db.prepare(sqlText));
+    this.#statements.set(sqlText, statement);
+    if (this.#statements.size > STATEMENT_CACHE_SIZE) {
+      const oldest = this.#statements.keys().next().value;
+      if (oldest !== undefined) this.#statements.delete(oldest);
+    }
+    return statement;
+  }
+
+  close(): void {
+    this.#statements.clear();
+    if (this.#db.isOpen) this.#db.close();
+  }
+}
+
+function wrapStatement(statement: StatementSync): SqliteStatement {
+  const reader = statement.columns().length > 0;
+  const values = (parameters: ReadonlyArray<unknown>) => parameters.map(toSqliteValue);
+  return {
+    reader,
+    all: (parameters) => statement.all(...values(parameters)),
+    run: (parameters) => {
+      const { changes, lastInsertRowid } = statement.run(...values(parameters));
+      return { changes, lastInsertRowid };
+    },
+    iterate: (parameters) => statement.iterate(...values(parameters)),
+  };
+}
+
+/** `node:sqlite` binds only null, numbers, bigints, strings and bytes. */
+function toSqliteValue(value: unknown): SQLInputValue {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value instanceof Date) return value.getTime();
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'string' || value instanceof Uint8Array) return value;
+  throw new TypeError(`cannot bind a ${typeof value} to a SQLite parameter`);
+}
+
+/**
+ * Opens (creating the parent directory of) a database file, or `:memory:`, with the pragmas the
+ * store relies on: WAL, NORMAL sync, enforced foreign keys, and a 5 s busy wait.
+ */
+export function openNodeSqlite(path: string): NodeSqliteDatabase {
+  const memory = path === ':memory:';
+  if (!memory) mkdirSync(dirname(resolve(path)), { recursive: true });
+  const db = new DatabaseSync(memory ? ':memory:' : resolve(path));
+  try {
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = NORMAL');
+    db.exec('PRAGMA foreign_keys = ON');
+    db.exec('PRAGMA busy_timeout = 5000');
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return new NodeSqliteDatabase(db);
+}

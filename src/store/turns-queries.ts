@@ -1,0 +1,112 @@
+import type { Selectable } from 'kysely';
+import type { ToolCallRecord, ToolCallStatus, TurnRecord, TurnStatus } from '../core/domain.ts';
+import type { StoreOperations } from './store.ts';
+import type { QueryContext } from './query-context.ts';
+import type { ToolCallsTable, TurnsTable } from './schema.ts';
+import { fromMs, oneOf, toMs } from './codec.ts';
+
+type TurnOperations = Pick<StoreOperations, 'insertTurn' | 'listTurns' | 'insertToolCalls' | 'listToolCalls'>;
+
+const TURN_STATUSES = ['completed', 'failed'] as const satisfies readonly TurnStatus[];
+const CALL_STATUSES = ['ok', 'error'] as const satisfies readonly ToolCallStatus[];
+
+/** Durations may be fractional (performance.now()); they are stored as whole milliseconds. */
+export function turnQueries({ db }: QueryContext): TurnOperations {
+  return {
+    async insertTurn(turn) {
+      await db
+        .insertInto('turns')
+        .values({
+          id: turn.id,
+          conversation_id: turn.conversationId,
+          inbox_id: turn.inboxId,
+          trigger: turn.trigger,
+          module: turn.module,
+          status: turn.status,
+          model_calls: turn.modelCalls,
+          tool_rounds: turn.toolRounds,
+          model_ms: Math.round(turn.modelMs),
+          tool_ms: Math.round(turn.toolMs),
+          total_ms: Math.round(turn.totalMs),
+          error: turn.error,
+          started_at: toMs(turn.startedAt),
+          finished_at: toMs(turn.finishedAt),
+        })
+        .execute();
+    },
+
+    /** The last `limit` turns, oldest first (all of them without a limit). */
+    async listTurns(conversationId, options = {}) {
+      let query = db
+        .selectFrom('turns')
+        .selectAll()
+        .where('conversation_id', '=', conversationId)
+        .orderBy('started_at', 'desc')
+        .orderBy('ordinal', 'desc');
+      if (options.limit !== undefined) query = query.limit(Math.max(0, options.limit));
+      return (await query.execute()).reverse().map(toTurn);
+    },
+
+    async insertToolCalls(calls) {
+      if (calls.length === 0) return;
+      await db
+        .insertInto('tool_calls')
+        .values(
+          calls.map((call) => ({
+            id: call.id,
+            turn_id: call.turnId,
+            conversation_id: call.conversationId,
+            round: call.round,
+            name: call.name,
+            arguments: call.arguments,
+            result: call.result,
+            status: call.status,
+            duration_ms: Math.round(call.durationMs),
+            created_at: toMs(call.createdAt),
+          })),
+        )
+        .execute();
+    },
+
+    async listToolCalls(conversationId, options = {}) {
+      let query = db.selectFrom('tool_calls').selectAll().where('conversation_id', '=', conversationId);
+      if (options.turnId !== undefined) query = query.where('turn_id', '=', options.turnId);
+      const rows = await query.orderBy('created_at').orderBy('round').orderBy('ordinal').execute();
+      return rows.map(toToolCall);
+    },
+  };
+}
+
+function toTurn(row: Selectable<TurnsTable>): TurnRecord {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    inboxId: row.inbox_id,
+    trigger: row.trigger,
+    module: row.module,
+    status: oneOf(TURN_STATUSES, row.status, 'turn status'),
+    modelCalls: Number(row.model_calls),
+    toolRounds: Number(row.tool_rounds),
+    modelMs: Number(row.model_ms),
+    toolMs: Number(row.tool_ms),
+    totalMs: Number(row.total_ms),
+    error: row.error,
+    startedAt: fromMs(row.started_at),
+    finishedAt: fromMs(row.finished_at),
+  };
+}
+
+function toToolCall(row: Selectable<ToolCallsTable>): ToolCallRecord {
+  return {
+    id: row.id,
+    turnId: row.turn_id,
+    conversationId: row.conversation_id,
+    round: Number(row.round),
+    name: row.name,
+    arguments: row.arguments,
+    result: row.result,
+    status: oneOf(CALL_STATUSES, row.status, 'tool call status'),
+    durationMs: Number(row.duration_ms),
+    createdAt: fromMs(row.created_at),
+  };
+}

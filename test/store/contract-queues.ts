@@ -1,0 +1,234 @@
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/store.ts';
+import { at, conversation, inboxItem, outboxItem, participant, T0, timer, toolCall, turn } from './store-fixtures.ts';
+
+/** Timers, inbox, outbox, turns and tool calls: the queue-like parts of the store. */
+export function queuesContract(store: () => Store): void {
+  const setup = async () => {
+    const p = participant();
+    const c = conversation(p.id);
+    await store().insertParticipant(p);
+    await store().insertConversation(c);
+    return { p, c };
+  };
+
+  describe('timers', () => {
+    it('schedules, replaces a pending timer with the same key, and cancels', async () => {
+      const { p, c } = await setup();
+      const first = timer(c.id, p.id, { dedupKey: 'reminder:1', dueAt: at(5000) });
+      await store().scheduleTimer(first);
+      expect(await store().getTimer(first.id)).toEqual({ ...first, status: 'pending', attempts: 0, leaseUntil: null, lastError: null });
+      const second = timer(c.id, p.id, { dedupKey: 'reminder:1', dueAt: at(9000), payload: null });
+      await store().scheduleTimer(second);
+      expect((await store().getTimer(first.id))!.status).toBe('cancelled');
+      expect(await store().listPendingTimers(p.id)).toEqual([{ ...second, status: 'pending', attempts: 0, leaseUntil: null, lastError: null }]);
+
+      expect(await store().cancelTimer('reminder:1', at(1))).toBe(true);
+      expect(await store().cancelTimer('reminder:1', at(2))).toBe(false);
+      expect((await store().getTimer(second.id))!.status).toBe('cancelled');
+      expect(await store().listPendingTimers(p.id)).toEqual([]);
+      expect(await store().getTimer('nothing')).toBeUndefined();
+    });
+
+    it('keeps one pending timer per key under concurrent replacement', async () => {
+      const { p, c } = await setup();
+      await Promise.all(Array.from({ length: 10 }, (_, i) => store().scheduleTimer(timer(c.id, p.id, { dedupKey: 'k', dueAt: at(i) }))));
+      expect(await store().listPendingTimers(p.id)).toHaveLength(1);
+    });
+
+    it('claims due timers oldest first, leases them, and re-claims expired leases', async () => {
+      const { p, c } = await setup();
+      const late = timer(c.id, p.id, { dueAt: at(3000) });
+      const early = timer(c.id, p.id, { dueAt: at(1000) });
+      const future = timer(c.id, p.id, { dueAt: at(60_000) });
+      for (const t of [late, early, future]) await store().scheduleTimer(t);
+      expect(await store().listPendingTimers(p.id)).toEqual([early, late, future].map((t) => expect.objectContaining({ id: t.id })));
+      expect(await store().nextTimerDue()).toEqual(at(1000));
+
+      const claimed = await store().claimDueTimers(at(5000), 10, at(35_000));
+      expect(claimed.map((t) => t.id)).toEqual([early.id, late.id]);
+      for (const t of claimed) expect(t).toMatchObject({ status: 'running', attempts: 1, leaseUntil: at(35_000) });
+      expect(await store().claimDueTimers(at(5000), 10, at(35_000))).toEqual([]);
+      // The earliest of a pending due time and a lease expiry.
+      expect(await store().nextTimerDue()).toEqual(at(35_000));
+
+      await store().completeTimer(early.id, at(6000));
+      expect(await store().getTimer(early.id)).toMatchObject({ status: 'done', leaseUntil: null });
+      // The lease of `late` expires: another worker may run it again.
+      const again = await store().claimDueTimers(at(40_000), 10, at(70_000));
+      expect(again.map((t) => [t.id, t.attempts])).toEqual([[late.id, 2]]);
+      expect(await store().claimDueTimers(at(40_000), 0, at(70_000))).toEqual([]);
+      expect((await store().claimDueTimers(at(60_000), 1, at(90_000))).map((t) => t.id)).toEqual([future.id]);
+    });
+
+    it('never gives one timer to two concurrent claimers', async () => {
+      const { p, c } = await setup();
+      for (let i = 0; i < 30; i++) await store().scheduleTimer(timer(c.id, p.id, { dueAt: at(i) }));
+      const batches = await Promise.all(Array.from({ length: 6 }, () => store().claimDueTimers(at(100), 10, at(60_000))));
+      const ids = batches.flat().map((t) => t.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.length).toBeLessThanOrEqual(30);
+      const rest = await store().claimDueTimers(at(100), 100, at(60_000));
+      expect(ids.length + rest.length).toBe(30);
+    });
+
+    it('retries or fails a timer, and a running one never blocks its key', async () => {
+      const { p, c } = await setup();
+      const t = timer(c.id, p.id, { dedupKey: 'daily:1', dueAt: at(0) });
+      await store().scheduleTimer(t);
+      await store().claimDueTimers(at(0), 5, at(60_000));
+      await store().failTimer(t.id, 'model down', at(10_000));
+      expect(await store().getTimer(t.id)).toMatchObject({ status: 'pending', dueAt: at(10_000), lastError: 'model down', leaseUntil: null, attempts: 1 });
+      expect(await store().nextTimerDue()).toEqual(at(10_000));
+
+      await store().claimDueTimers(at(10_000), 5, at(70_000));
+      // While it runs, the next one with the same key can be armed.
+      const next = timer(c.id, p.id, { dedupKey: 'daily:1', dueAt: at(86_400_000) });
+      await store().scheduleTimer(next);
+      expect((await store().getTimer(t.id))!.status).toBe('running');
+      // A retry would make two pending timers with one key: the newer one wins.
+      await store().failTimer(t.id, 'again', at(20_000));
+      expect(await store().getTimer(t.id)).toMatchObject({ status: 'cancelled', lastError: 'again', attempts: 2 });
+      expect((await store().listPendingTimers(p.id)).map((x) => x.id)).toEqual([next.id]);
+
+      const last = timer(c.id, p.id, { dueAt: at(0) });
+      await store().scheduleTimer(last);
+      await store().claimDueTimers(at(0), 5, at(60_000));
+      await store().failTimer(last.id, 'gave up', null);
+      expect(await store().getTimer(last.id)).toMatchObject({ status: 'failed', lastError: 'gave up', leaseUntil: null });
+    });
+
+    it('cancels every pending timer of a participant', async () => {
+      const { p, c } = await setup();
+      const other = await setup();
+      await store().scheduleTimer(timer(c.id, p.id));
+      await store().scheduleTimer(timer(c.id, p.id));
+      const running = timer(c.id, p.id, { dueAt: at(0) });
+      await store().scheduleTimer(running);
+      await store().claimDueTimers(at(0), 1, at(60_000));
+      await store().scheduleTimer(timer(other.c.id, other.p.id));
+      expect(await store().cancelTimersOf(p.id, at(1))).toBe(2);
+      expect(await store().cancelTimersOf(p.id, at(2))).toBe(0);
+      expect(await store().listPendingTimers(p.id)).toEqual([]);
+      expect(await store().listPendingTimers(other.p.id)).toHaveLength(1);
+      expect((await store().getTimer(running.id))!.status).toBe('running');
+      expect(await store().nextTimerDue()).toEqual(at(60_000));
+    });
+
+    it('has no next due time when nothing is pending or running', async () => {
+      expect(await store().nextTimerDue()).toBeNull();
+    });
+  });
+
+  describe('inbox', () => {
+    it('records once per channel message id and returns the earlier item for duplicates', async () => {
+      const { p, c } = await setup();
+      const item = inboxItem({ channelMessageId: 'wamid.1', participantId: p.id, conversationId: c.id });
+      expect(await store().insertInbox(item)).toEqual({ item, duplicate: false });
+      expect(await store().getInbox(item.id)).toEqual(item);
+      const again = inboxItem({ channelMessageId: 'wamid.1', text: 'resent' });
+      expect(await store().insertInbox(again)).toEqual({ item, duplicate: true });
+      expect(await store().getInbox(again.id)).toBeUndefined();
+      // Another channel, or no channel id at all, never collides.
+      expect((await store().insertInbox(inboxItem({ channel: 'twilio', channelMessageId: 'wamid.1' }))).duplicate).toBe(false);
+      expect((await store().insertInbox(inboxItem({ channelMessageId: null }))).duplicate).toBe(false);
+      expect((await store().insertInbox(inboxItem({ channelMessageId: null }))).duplicate).toBe(false);
+      expect(await store().listPendingInbox()).toHaveLength(4);
+    });
+
+    it('dedupes concurrent duplicates: exactly one is new', async () => {
+      const items = Array.from({ length: 10 }, () => inboxItem({ channelMessageId: 'same' }));
+      const results = await Promise.all(items.map((item) => store().insertInbox(item)));
+      expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
+      const winner = results.find((r) => !r.duplicate)!.item.id;
+      for (const r of results) expect(r.item.id).toBe(winner);
+      expect(await store().listPendingInbox()).toHaveLength(1);
+    });
+
+    it('lists pending items in arrival order and records status changes', async () => {
+      const second = inboxItem({ receivedAt: at(2000) });
+      const firstA = inboxItem({ receivedAt: at(1000) });
+      const firstB = inboxItem({ receivedAt: at(1000) });
+      for (const item of [second, firstA, firstB]) await store().insertInbox(item);
+      const ids = async (limit?: number) => (await store().listPendingInbox(limit)).map((i) => i.id);
+      expect(await ids()).toEqual([firstA.id, firstB.id, second.id]);
+      expect(await ids(2)).toEqual([firstA.id, firstB.id]);
+
+      await store().setInboxStatus(firstA.id, 'processed', at(3000));
+      await store().setInboxStatus(firstB.id, 'failed', at(3100), 'model down');
+      expect(await ids()).toEqual([second.id]);
+      expect(await store().getInbox(firstA.id)).toMatchObject({ status: 'processed', processedAt: at(3000), error: null });
+      expect(await store().getInbox(firstB.id)).toMatchObject({ status: 'failed', processedAt: at(3100), error: 'model down' });
+    });
+  });
+
+  describe('outbox', () => {
+    it('delivers due items oldest first, then retries and gives up', async () => {
+      const { p, c } = await setup();
+      const poll = { question: 'How hard?', options: ['low', 'normal', 'high'] };
+      const later = outboxItem(c.id, { nextAttemptAt: at(2000), createdAt: at(2000) });
+      const earlier = outboxItem(c.id, { participantId: p.id, kind: 'poll', poll, nextAttemptAt: at(1000), createdAt: at(1000) });
+      const future = outboxItem(c.id, { nextAttemptAt: at(90_000) });
+      await store().enqueueOutbox([later, earlier, future]);
+      await store().enqueueOutbox([]);
+      expect(await store().getOutbox(earlier.id)).toEqual({ ...earlier, status: 'pending', attempts: 0, lastError: null, sentAt: null });
+      const due = async (now: Date, limit = 10) => (await store().listDueOutbox(now, limit)).map((o) => o.id);
+      expect(await due(at(5000))).toEqual([earlier.id, later.id]);
+      expect(await due(at(5000), 1)).toEqual([earlier.id]);
+
+      await store().markOutboxAttemptFailed(earlier.id, { attempts: 1, error: 'timeout', nextAttemptAt: at(10_000) });
+      expect(await store().getOutbox(earlier.id)).toMatchObject({ status: 'pending', attempts: 1, lastError: 'timeout', nextAttemptAt: at(10_000) });
+      expect(await due(at(5000))).toEqual([later.id]);
+      expect(await due(at(10_000))).toEqual([later.id, earlier.id]);
+
+      await store().markOutboxAttemptFailed(earlier.id, { attempts: 2, error: 'rejected', nextAttemptAt: null });
+      expect(await store().getOutbox(earlier.id)).toMatchObject({ status: 'failed', attempts: 2, lastError: 'rejected' });
+      await store().markOutboxSent(later.id, at(11_000), 1);
+      expect(await store().getOutbox(later.id)).toMatchObject({ status: 'sent', attempts: 1, sentAt: at(11_000) });
+      expect(await due(at(100_000))).toEqual([future.id]);
+      expect((await store().listOutbox(c.id)).map((o) => o.id)).toEqual([later.id, earlier.id, future.id]);
+      expect(await store().listOutbox('nobody')).toEqual([]);
+    });
+
+    it('rejects a reused idempotency key', async () => {
+      const { c } = await setup();
+      const item = outboxItem(c.id);
+      await store().enqueueOutbox([item]);
+      await expect(store().enqueueOutbox([outboxItem(c.id, { idempotencyKey: item.idempotencyKey })])).rejects.toThrow();
+      expect(await store().listOutbox(c.id)).toHaveLength(1);
+    });
+  });
+
+  describe('turns and tool calls', () => {
+    it('lists the last turns oldest first', async () => {
+      const { c } = await setup();
+      const turns = [turn(c.id, { startedAt: at(3000), status: 'failed', error: 'boom', inboxId: 'in_1' }), turn(c.id, { startedAt: at(1000) }), turn(c.id, { startedAt: at(2000), modelMs: 12.6 })];
+      for (const t of turns) await store().insertTurn(t);
+      const listed = await store().listTurns(c.id);
+      expect(listed.map((t) => t.id)).toEqual([turns[1]!.id, turns[2]!.id, turns[0]!.id]);
+      expect(listed[2]).toEqual(turns[0]);
+      expect(listed[1]!.modelMs).toBe(13);
+      expect((await store().listTurns(c.id, { limit: 2 })).map((t) => t.id)).toEqual([turns[2]!.id, turns[0]!.id]);
+    });
+
+    it('lists tool calls in execution order, optionally of one turn', async () => {
+      const { c } = await setup();
+      const [t1, t2] = [turn(c.id), turn(c.id, { startedAt: at(5000) })];
+      // Ids chosen so that sorting by id would give a different order.
+      const calls = [
+        toolCall(c.id, t1.id, { id: 'zz', round: 1 }),
+        toolCall(c.id, t1.id, { id: 'aa', round: 1, status: 'error', result: 'bad arguments' }),
+        toolCall(c.id, t1.id, { id: 'mm', round: 2, createdAt: T0 }),
+      ];
+      await store().insertToolCalls(calls);
+      await store().insertToolCalls([]);
+      const other = toolCall(c.id, t2.id, { id: 'bb', createdAt: at(5000) });
+      await store().insertToolCalls([other]);
+      await store().insertTurn(t1);
+      await store().insertTurn(t2);
+      expect(await store().listToolCalls(c.id)).toEqual([...calls, other]);
+      expect((await store().listToolCalls(c.id, { turnId: t2.id })).map((x) => x.id)).toEqual(['bb']);
+      expect(await store().listToolCalls('nobody')).toEqual([]);
+    });
+  });
+}

@@ -1,0 +1,248 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../src/core/errors.ts';
+import { emptyProfile, type Profile } from '../../src/core/profile.ts';
+import type { Store } from '../../src/store/store.ts';
+import { at, conversation, inboxItem, message, outboxItem, participant, phone, schedule, T0, timer, toolCall, turn } from './store-fixtures.ts';
+
+/** Participants, conversations, messages, profiles, schedules, and deleting a participant. */
+export function recordsContract(store: () => Store): void {
+  describe('participants', () => {
+    it('round-trips every field', async () => {
+      const p = participant({ debug: true, ethnicity: 'x', enrolledAt: at(1), createdAt: at(2), updatedAt: at(3) });
+      await store().insertParticipant(p);
+      expect(await store().getParticipant(p.id)).toEqual(p);
+      expect(await store().findParticipantByPhone(p.phoneNumber)).toEqual(p);
+      expect(await store().getParticipant('nobody')).toBeUndefined();
+      expect(await store().findParticipantByPhone('+19999999999')).toBeUndefined();
+    });
+
+    it('rejects a taken phone number with participant_exists', async () => {
+      const first = participant();
+      await store().insertParticipant(first);
+      const error = await store().insertParticipant(participant({ phoneNumber: first.phoneNumber })).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AppError);
+      expect(error).toMatchObject({ code: 'participant_exists', fault: 'user' });
+      expect(await store().listParticipants()).toEqual([first]);
+    });
+
+    it('lets exactly one of 10 concurrent inserts of one phone number succeed', async () => {
+      const number = phone();
+      const results = await Promise.allSettled(Array.from({ length: 10 }, () => store().insertParticipant(participant({ phoneNumber: number }))));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results.filter((r) => r.status === 'rejected')) expect(r.reason).toMatchObject({ code: 'participant_exists' });
+      expect(await store().listParticipants()).toHaveLength(1);
+    });
+
+    it('lists by enrollment time with status filter, limit and offset', async () => {
+      const late = participant({ enrolledAt: at(3000) });
+      const early = participant({ enrolledAt: at(1000), status: 'paused' });
+      const middle = participant({ enrolledAt: at(2000) });
+      for (const p of [late, early, middle]) await store().insertParticipant(p);
+      const ids = (list: { id: string }[]) => list.map((p) => p.id);
+      expect(ids(await store().listParticipants())).toEqual([early.id, middle.id, late.id]);
+      expect(ids(await store().listParticipants({ status: 'active' }))).toEqual([middle.id, late.id]);
+      expect(ids(await store().listParticipants({ status: 'withdrawn' }))).toEqual([]);
+      expect(ids(await store().listParticipants({ limit: 2 }))).toEqual([early.id, middle.id]);
+      expect(ids(await store().listParticipants({ limit: 1, offset: 1 }))).toEqual([middle.id]);
+      expect(ids(await store().listParticipants({ offset: 2 }))).toEqual([late.id]);
+    });
+
+    it('updates a patch and the update time, leaving other fields alone', async () => {
+      const p = participant();
+      await store().insertParticipant(p);
+      const updated = await store().updateParticipant(p.id, { name: 'Grace', timezone: null, status: 'paused', debug: true }, at(5000));
+      const expected = { ...p, name: 'Grace', timezone: null, status: 'paused', debug: true, updatedAt: at(5000) };
+      expect(updated).toEqual(expected);
+      expect(await store().getParticipant(p.id)).toEqual(expected);
+      expect(await store().updateParticipant('nobody', { name: 'x' }, at(1))).toBeUndefined();
+    });
+  });
+
+  describe('conversations', () => {
+    it('round-trips, finds by participant, and compare-and-sets on version', async () => {
+      const p = participant();
+      await store().insertParticipant(p);
+      const c = conversation(p.id, { subState: 'INTAKE' });
+      await store().insertConversation(c);
+      expect(await store().getConversation(c.id)).toEqual(c);
+      expect(await store().findConversationByParticipant(p.id)).toEqual(c);
+      expect(await store().findConversationByParticipant('nobody')).toBeUndefined();
+
+      const updated = await store().updateConversation(c.id, 1, { subState: 'FEEDBACK' }, at(10));
+      expect(updated).toEqual({ ...c, subState: 'FEEDBACK', version: 2, updatedAt: at(10) });
+      // A writer still holding version 1 lost the race.
+      expect(await store().updateConversation(c.id, 1, { state: 'OTHER' }, at(20))).toBeUndefined();
+      expect(await store().getConversation(c.id)).toEqual(updated);
+      expect(await store().updateConversation('nobody', 1, {}, at(20))).toBeUndefined();
+      const cleared = await store().updateConversation(c.id, 2, { subState: null, state: 'DONE' }, at(30));
+      expect(cleared).toMatchObject({ subState: null, state: 'DONE', version: 3 });
+    });
+
+    it('lets one of two concurrent writers with the same version win', async () => {
+      const c = conversation(null, { channel: 'web', flow: 'assistant' });
+      await store().insertConversation(c);
+      const results = await Promise.all([1, 2].map((i) => store().updateConversation(c.id, 1, { state: `S${i}` }, at(i))));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect((await store().getConversation(c.id))!.version).toBe(2);
+    });
+  });
+
+  describe('messages', () => {
+    it('appends with gapless seqs and lists the last N in order', async () => {
+      const c = conversation(null);
+      await store().insertConversation(c);
+      const poll = { question: 'Did you do it?', options: ['Done', 'Next time'] };
+      const first = await store().appendMessages([
+        message(c.id, { text: 'one' }),
+        message(c.id, { text: 'two', role: 'assistant', source: 'model', kind: 'poll', poll, turnId: 'turn_1', createdAt: at(7) }),
+      ]);
+      expect(first.map((m) => m.seq)).toEqual([1, 2]);
+      const second = await store().appendMessages([message(c.id, { text: 'three' })]);
+      expect(second[0]!.seq).toBe(3);
+      expect(await store().appendMessages([])).toEqual([]);
+
+      const all = await store().listMessages(c.id);
+      expect(all).toEqual([...first, ...second]);
+      expect(all[1]!.poll).toEqual(poll);
+      expect(all[1]!.createdAt).toEqual(at(7));
+      expect((await store().listMessages(c.id, { limit: 2 })).map((m) => m.text)).toEqual(['two', 'three']);
+      expect(await store().listMessages(c.id, { limit: 0 })).toEqual([]);
+      expect(await store().listMessages('nobody')).toEqual([]);
+    });
+
+    it('numbers each conversation separately, also within one batch', async () => {
+      const [a, b] = [conversation(null), conversation(null)];
+      await store().insertConversation(a);
+      await store().insertConversation(b);
+      await store().appendMessages([message(a.id)]);
+      const batch = await store().appendMessages([message(b.id), message(a.id), message(b.id)]);
+      expect(batch.map((m) => [m.conversationId, m.seq])).toEqual([[b.id, 1], [a.id, 2], [b.id, 2]]);
+    });
+
+    it('gives 20 concurrent appends to one conversation the seqs 1..20', async () => {
+      const c = conversation(null);
+      await store().insertConversation(c);
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store().appendMessages([message(c.id, { text: `m${i}` })])));
+      expect(results.map((r) => r[0]!.seq).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      const listed = await store().listMessages(c.id);
+      expect(listed.map((m) => m.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      // Each message got the seq the append reported.
+      for (const [r] of results) expect(listed[r!.seq - 1]!.id).toBe(r!.id);
+    });
+
+    it('appends inside the caller transaction, undone by its rollback', async () => {
+      const c = conversation(null);
+      await store().insertConversation(c);
+      await expect(
+        store().transaction(async (tx) => {
+          expect((await tx.appendMessages([message(c.id)]))[0]!.seq).toBe(1);
+          expect((await tx.appendMessages([message(c.id)]))[0]!.seq).toBe(2);
+          throw new Error('undo');
+        }),
+      ).rejects.toThrow('undo');
+      expect(await store().listMessages(c.id)).toEqual([]);
+      expect((await store().appendMessages([message(c.id)]))[0]!.seq).toBe(1);
+    });
+  });
+
+  describe('profiles', () => {
+    it('round-trips the whole profile and overwrites it on save', async () => {
+      const p = participant();
+      await store().insertParticipant(p);
+      expect(await store().getProfile(p.id)).toBeUndefined();
+      const profile: Profile = {
+        participantId: p.id,
+        fields: { habit_domain: 'walking', preferred_time: '08:00', additional_info: 'quote "this" \\ and ünïcode' },
+        intensity: 'high',
+        successCount: 3,
+        totalPrompts: 7,
+        tone: { scores: { warm: 0.75, brief: 0.1234 }, active: ['warm'], lastUpdatedAt: at(99) },
+        fieldUpdatedAt: { habit_domain: at(1), intensity: at(2), tone: at(99) },
+        lastHabitPrompt: 'Walk after lunch',
+        lastPromptSentAt: at(500),
+        updatedAt: at(600),
+      };
+      await store().saveProfile(profile);
+      expect(await store().getProfile(p.id)).toEqual(profile);
+
+      const next: Profile = { ...profile, fields: {}, intensity: 'low', tone: { scores: {}, active: [], lastUpdatedAt: null }, fieldUpdatedAt: {}, lastHabitPrompt: null, lastPromptSentAt: null, updatedAt: at(700) };
+      await store().saveProfile(next);
+      expect(await store().getProfile(p.id)).toEqual(next);
+    });
+  });
+
+  describe('schedules', () => {
+    it('lists oldest first, per participant, and deletes', async () => {
+      const [p, other] = [participant(), participant()];
+      await store().insertParticipant(p);
+      await store().insertParticipant(other);
+      const later = schedule(p.id, { createdAt: at(2000) });
+      const random = schedule(p.id, { kind: 'random', fixedTime: null, windowStart: '09:00', windowEnd: '11:30', createdAt: at(1000) });
+      await store().insertSchedule(later);
+      await store().insertSchedule(random);
+      await store().insertSchedule(schedule(other.id));
+      expect(await store().listSchedules(p.id)).toEqual([random, later]);
+      expect(await store().deleteSchedule(random.id)).toBe(true);
+      expect(await store().deleteSchedule(random.id)).toBe(false);
+      expect(await store().listSchedules(p.id)).toEqual([later]);
+    });
+  });
+
+  describe('deleteParticipant', () => {
+    it('removes the participant and everything of theirs, and nothing else', async () => {
+      const seed = async () => {
+        const p = participant();
+        const c = conversation(p.id);
+        await store().insertParticipant(p);
+        await store().insertConversation(c);
+        await store().appendMessages([message(c.id), message(c.id)]);
+        await store().saveProfile(emptyProfile(p.id, T0));
+        const s = schedule(p.id);
+        await store().insertSchedule(s);
+        const t = timer(c.id, p.id);
+        await store().scheduleTimer(t);
+        const byParticipant = inboxItem({ participantId: p.id, conversationId: c.id });
+        const byConversation = inboxItem({ participantId: null, conversationId: c.id });
+        await store().insertInbox(byParticipant);
+        await store().insertInbox(byConversation);
+        const out = outboxItem(c.id, { participantId: p.id });
+        await store().enqueueOutbox([out]);
+        const tr = turn(c.id);
+        await store().insertTurn(tr);
+        await store().insertToolCalls([toolCall(c.id, tr.id)]);
+        return { p, c, s, t, inbox: [byParticipant, byConversation], out };
+      };
+      const doomed = await seed();
+      const kept = await seed();
+
+      expect(await store().deleteParticipant(doomed.p.id)).toBe(true);
+      expect(await store().deleteParticipant(doomed.p.id)).toBe(false);
+
+      const gone = doomed;
+      expect(await store().getParticipant(gone.p.id)).toBeUndefined();
+      expect(await store().findParticipantByPhone(gone.p.phoneNumber)).toBeUndefined();
+      expect(await store().getConversation(gone.c.id)).toBeUndefined();
+      expect(await store().findConversationByParticipant(gone.p.id)).toBeUndefined();
+      expect(await store().listMessages(gone.c.id)).toEqual([]);
+      expect(await store().getProfile(gone.p.id)).toBeUndefined();
+      expect(await store().listSchedules(gone.p.id)).toEqual([]);
+      expect(await store().getTimer(gone.t.id)).toBeUndefined();
+      for (const item of gone.inbox) expect(await store().getInbox(item.id)).toBeUndefined();
+      expect(await store().getOutbox(gone.out.id)).toBeUndefined();
+      expect(await store().listTurns(gone.c.id)).toEqual([]);
+      expect(await store().listToolCalls(gone.c.id)).toEqual([]);
+      expect(await store().listPendingInbox()).toHaveLength(2);
+
+      expect(await store().getParticipant(kept.p.id)).toEqual(kept.p);
+      expect(await store().listMessages(kept.c.id)).toHaveLength(2);
+      expect(await store().getProfile(kept.p.id)).toBeDefined();
+      expect(await store().listSchedules(kept.p.id)).toHaveLength(1);
+      expect(await store().getTimer(kept.t.id)).toBeDefined();
+      expect(await store().getOutbox(kept.out.id)).toBeDefined();
+      expect(await store().listTurns(kept.c.id)).toHaveLength(1);
+      expect(await store().listToolCalls(kept.c.id)).toHaveLength(1);
+      // The phone number can be enrolled again.
+      await store().insertParticipant(participant({ phoneNumber: gone.p.phoneNumber }));
+    });
+  });
+}

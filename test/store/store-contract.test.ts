@@ -1,0 +1,119 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open-store.ts';
+import { describeStoreContract } from './store-contract.ts';
+import { conversation, participant } from './store-fixtures.ts';
+
+const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PG_SCHEMA = `store_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+const TABLES = ['participants', 'conversations', 'messages', 'profiles', 'schedules', 'timers', 'inbox', 'outbox', 'turns', 'tool_calls', 'events'];
+
+const tempDir = mkdtempSync(join(tmpdir(), 'promptpipe-store-'));
+let files = 0;
+const tempFile = () => join(tempDir, `nested-${++files}`, 'store.sqlite');
+
+let admin: pg.Client;
+
+beforeAll(async () => {
+  admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+});
+
+afterAll(async () => {
+  await admin.query(`drop schema if exists "${PG_SCHEMA}" cascade`);
+  await admin.end();
+  rmSync(tempDir, { recursive: true, force: true });
+});
+
+describeStoreContract('sqlite::memory:', { dialect: 'sqlite', open: () => openStore('sqlite::memory:') });
+
+describeStoreContract('SQLite file', { dialect: 'sqlite', open: () => openStore(`sqlite:${tempFile()}`) });
+
+describeStoreContract('PostgreSQL', {
+  dialect: 'postgres',
+  open: async () => {
+    const store = await openStore(PG_URL, { schema: PG_SCHEMA });
+    // Every test starts empty: the schema is migrated once, then emptied.
+    await admin.query(`truncate ${TABLES.map((t) => `"${PG_SCHEMA}".${t}`).join(', ')} restart identity cascade`);
+    return store;
+  },
+});
+
+describe('openStore', () => {
+  it('keeps the data of a file database across reopening, migrating only once', async () => {
+    const path = tempFile();
+    const logged: object[] = [];
+    const first = await openStore(`sqlite:${path}`, { logger: { info: (obj) => logged.push(obj) } });
+    const p = participant();
+    await first.insertParticipant(p);
+    await first.close();
+    await first.close();
+    expect(logged).toEqual([{ migration: '001_initial' }]);
+
+    const second = await openStore(`sqlite:${path}`, { logger: { info: (obj) => logged.push(obj) } });
+    expect(await second.getParticipant(p.id)).toEqual(p);
+    await second.close();
+    expect(logged).toHaveLength(1);
+
+    const raw = new DatabaseSync(path);
+    try {
+      expect(raw.prepare('select name from migrations').all().map((row) => row.name)).toEqual(['001_initial']);
+      expect(raw.prepare('pragma journal_mode').get()).toEqual({ journal_mode: 'wal' });
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('creates a missing PostgreSQL schema and migrates it once', async () => {
+    const schema = `${PG_SCHEMA}_b`;
+    try {
+      const first = await openStore(PG_URL, { schema });
+      const p = participant();
+      await first.insertParticipant(p);
+      await first.close();
+      const second = await openStore(PG_URL, { schema });
+      expect(await second.getParticipant(p.id)).toEqual(p);
+      await second.close();
+      const { rows } = await admin.query(`select name from "${schema}".migrations`);
+      expect(rows.map((row) => row.name)).toEqual(['001_initial']);
+      // Nothing leaked into other schemas.
+      const elsewhere = await admin.query(`select count(*)::int as n from pg_tables where tablename = 'participants' and schemaname = $1`, [schema]);
+      expect(elsewhere.rows[0].n).toBe(1);
+    } finally {
+      await admin.query(`drop schema if exists "${schema}" cascade`);
+    }
+  });
+
+  it('parses int8 as numbers for its own pool only, and cascades a deletion to events', async () => {
+    const store = await openStore(PG_URL, { schema: PG_SCHEMA });
+    try {
+      expect(pg.types.getTypeParser(20)('5')).toBe('5');
+      const p = participant();
+      const c = conversation(p.id);
+      await store.insertParticipant(p);
+      await store.insertConversation(c);
+      await admin.query(`insert into "${PG_SCHEMA}".events (conversation_id, seq, turn_id, type, data, at) values ($1, 1, null, 'test', '{}', 0)`, [c.id]);
+      expect(await store.deleteParticipant(p.id)).toBe(true);
+      const { rows } = await admin.query(`select count(*)::int as n from "${PG_SCHEMA}".events where conversation_id = $1`, [c.id]);
+      expect(rows[0].n).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('rejects URLs it cannot open', async () => {
+    await expect(openStore('mysql://localhost/db')).rejects.toThrow(/unsupported database URL/);
+    await expect(openStore('sqlite:')).rejects.toThrow(/invalid SQLite URL/);
+    await expect(openStore(PG_URL, { schema: 'bad-name; drop' })).rejects.toThrow(/invalid PostgreSQL schema/);
+  });
+
+  it('fails calls after close', async () => {
+    const store = await openStore('sqlite::memory:');
+    await store.close();
+    await expect(store.ping()).rejects.toThrow();
+  });
+});
