@@ -1,0 +1,41 @@
+import type { z } from 'zod';
+import type { Timer } from '../core/timer.ts';
+
+/** What a timer handler may use; the handler re-checks state at fire time. */
+export interface TimerContext {
+  /** When the timer fires (the clock's now when it was claimed). */
+  now: Date;
+  signal: AbortSignal;
+}
+
+/** A timer kind: its payload schema and its handler. Kinds are looked up by name, never by method. */
+export interface TimerKind<Payload = unknown> {
+  kind: string;
+  payload: z.ZodType<Payload>;
+  handle(timer: Timer, payload: Payload, context: TimerContext): Promise<void>;
+}
+
+export function defineTimerKind<Schema extends z.ZodType>(kind: {
+  kind: string;
+  payload: Schema;
+  handle: TimerKind<z.output<Schema>>['handle'];
+}): TimerKind<z.output<Schema>> {
+  // zod cannot prove a generic Schema is a ZodType of its own output; it always is.
+  return kind as unknown as TimerKind<z.output<Schema>>;
+}
+
+export class TimerKindRegistry {
+  readonly #kinds = new Map<string, TimerKind>();
+
+  register(...kinds: Array<TimerKind<never>>): this {
+    for (const kind of kinds) {
+      if (this.#kinds.has(kind.kind)) throw new Error(`timer kind "${kind.kind}" is registered twice`);
+      this.#kinds.set(kind.kind, kind as TimerKind);
+    }
+    return this;
+  }
+
+  get(kind: string): TimerKind | undefined {
+    return this.#kinds.get(kind);
+  }
+}

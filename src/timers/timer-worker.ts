@@ -1,0 +1,120 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.ts';
+import type { Timer } from '../core/timer.ts';
+import { describeError } from '../core/errors.ts';
+import type { Store } from '../store/store.ts';
+import type { TimerKindRegistry } from './timer-kinds.ts';
+
+export interface TimerWorkerOptions {
+  store: Store;
+  kinds: TimerKindRegistry;
+  clock: Clock;
+  logger: Logger;
+  /** How long a claim is held before another worker may re-run it (ms). */
+  leaseMs?: number;
+  maxAttempts?: number;
+  batchSize?: number;
+  /** The longest real pause between looks at the table (ms), so timers written by another process are seen. */
+  pollIntervalMs?: number;
+}
+
+/** Delay before retrying a failed timer: 5 s, 10 s, 20 s … capped at 10 minutes. */
+export function timerRetryDelayMs(attempts: number): number {
+  return Math.min(5000 * 2 ** Math.max(0, attempts - 1), 600_000);
+}
+
+/**
+ * Fires due timers: claims them (expired leases included, so a crashed process's claims are
+ * re-run), runs the handler of their kind, records the outcome. Never early: a timer is claimed
+ * only when the clock has reached its due time.
+ */
+export class TimerWorker {
+  readonly #options: TimerWorkerOptions;
+  readonly #abort = new AbortController();
+  #wake: (() => void) | null = null;
+  #loop: Promise<void> | null = null;
+
+  constructor(options: TimerWorkerOptions) {
+    this.#options = options;
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** A timer was written: look again now. */
+  kick(): void {
+    this.#wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    this.#wake?.();
+    await this.#loop;
+  }
+
+  /** Claims and runs every timer due at the clock's now, until none is left. Returns how many ran. */
+  async fireDue(): Promise<number> {
+    let fired = 0;
+    for (;;) {
+      const { store, clock } = this.#options;
+      const now = clock.now();
+      const claimed = await store.claimDueTimers(now, this.#options.batchSize ?? 50, new Date(now.getTime() + (this.#options.leaseMs ?? 60_000)));
+      if (claimed.length === 0) return fired;
+      for (const timer of claimed) {
+        if (this.#abort.signal.aborted) return fired;
+        await this.#fire(timer, now);
+        fired += 1;
+      }
+    }
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#abort.signal.aborted) {
+      try {
+        await this.fireDue();
+        await this.#sleepUntilNext();
+      } catch (error) {
+        this.#options.logger.error({ err: describeError(error) }, 'timer worker pass failed');
+        await this.#pause(1000);
+      }
+    }
+  }
+
+  async #sleepUntilNext(): Promise<void> {
+    const next = await this.#options.store.nextTimerDue();
+    const poll = this.#options.pollIntervalMs ?? 1000;
+    const wait = next ? Math.max(0, Math.min(poll, next.getTime() - this.#options.clock.now().getTime())) : poll;
+    await this.#pause(wait);
+  }
+
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = () => {
+        this.#wake = null;
+        done();
+      };
+    });
+  }
+
+  async #fire(timer: Timer, now: Date): Promise<void> {
+    const { store, kinds, logger, clock } = this.#options;
+    const kind = kinds.get(timer.kind);
+    try {
+      if (!kind) throw new Error(`no handler for timer kind "${timer.kind}"`);
+      const payload = kind.payload.parse(timer.payload);
+      await kind.handle(timer, payload, { now, signal: this.#abort.signal });
+      await store.completeTimer(timer.id, clock.now());
+    } catch (error) {
+      const final = !kind || timer.attempts >= (this.#options.maxAttempts ?? 5);
+      const retryAt = final ? null : new Date(clock.now().getTime() + timerRetryDelayMs(timer.attempts));
+      await store.failTimer(timer.id, describeError(error), retryAt);
+      logger.warn({ timerId: timer.id, kind: timer.kind, attempts: timer.attempts, final, err: describeError(error) }, 'timer failed');
+    }
+  }
+}
