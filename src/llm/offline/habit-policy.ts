@@ -93,6 +93,7 @@ function feedbackStep(text: string): OfflineStep {
 function afterTools(messages: LlmMessage[], context: Context): OfflineStep {
   const results = messages.slice(messages.findLastIndex((message) => message.role === 'assistant') + 1).map((message) => message.content);
   const joined = results.join('\n');
+  for (const saved of joined.matchAll(/([a-z_]+) = "([^"]*)"/g)) context.known[saved[1]!] = saved[2]!;
   if (/cannot generate a prompt yet/.test(joined)) return say(QUESTIONS[context.missing[0] ?? 'prompt_anchor']!(context.known));
   const generated = /Generated prompt[^"]*"([^"]+)"/.exec(joined)?.[1];
   if (generated) return scheduleStep(generated, context);

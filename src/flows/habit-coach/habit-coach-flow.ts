@@ -1,0 +1,169 @@
+import type { Clock, IdGenerator } from '../../core/clock.ts';
+import { emptyProfile } from '../../core/profile.ts';
+import type { Flow, PreparedTurn, TurnRequest } from '../../engine/flow.ts';
+import type { LlmMessage, LlmProvider } from '../../llm/llm-provider.ts';
+import type { StoreTx } from '../../store/store.ts';
+import { buildToneGuide } from '../../tone/tone.ts';
+import { describeSchedule } from '../../timers/schedule-math.ts';
+import { debugMessages } from './debug-messages.ts';
+import { describeProfile, type HabitTurnState, type SubState } from './habit-turn-state.ts';
+import { participantBackground } from './participant-background.ts';
+import { applyPollAnswer } from './polls.ts';
+import type { HabitPrompts } from './prompt-files.ts';
+import { generateHabitPromptTool } from './tools/generate-habit-prompt.ts';
+import { saveUserProfileTool } from './tools/save-user-profile.ts';
+import { schedulerTool } from './tools/scheduler.ts';
+import { transitionStateTool } from './tools/transition-state.ts';
+import { dailyPromptTimer } from './timers/daily-prompt-timer.ts';
+import { timerKeys } from './timers/habit-timer-deps.ts';
+
+export const HABIT_COACH_FLOW = 'habit-coach';
+export const CONVERSATION_ACTIVE = 'CONVERSATION_ACTIVE';
+export const STATE_TRANSITION_TIMER = 'state-transition';
+
+export const FALLBACK_REPLY = "I'm here with you. Could you tell me a bit more?";
+
+export interface HabitCoachOptions {
+  prompts: HabitPrompts;
+  provider: LlmProvider;
+  ids: IdGenerator;
+  clock: Clock;
+  random: () => number;
+  prepMinutes: number;
+  /** Global debug mode (`PROMPTPIPE_DEBUG`); participants may also have it on their own. */
+  debug: boolean;
+}
+
+/** Routes a turn by sub-state: an unknown or missing one goes to intake and is persisted as INTAKE. */
+export function routeSubState(subState: string | null): { module: SubState; normalized: boolean } {
+  if (subState === 'INTAKE' || subState === 'FEEDBACK') return { module: subState, normalized: false };
+  return { module: 'INTAKE', normalized: true };
+}
+
+/** The PromptPipe habit-coaching flow: an intake module and a feedback module sharing four tools. */
+export function createHabitCoachFlow(options: HabitCoachOptions): Flow {
+  return {
+    id: HABIT_COACH_FLOW,
+    initialState: () => ({ state: CONVERSATION_ACTIVE, subState: 'INTAKE' }),
+    subStates: ['INTAKE', 'FEEDBACK'],
+    onSubStateForced: async (tx, conversation, now) => {
+      if (conversation.participantId) await tx.cancelTimer(timerKeys.stateTransition(conversation.participantId), now);
+    },
+    onParticipantResumed: async (tx, conversation, now) => {
+      if (!conversation.participantId) return;
+      for (const schedule of await tx.listSchedules(conversation.participantId)) {
+        await tx.scheduleTimer(dailyPromptTimer(schedule, conversation.id, now, options));
+      }
+    },
+    greetingHint: (participant) =>
+      `[The participant ${participant.name ? `(${participant.name}) ` : ''}has just joined the program and is expecting a greeting. ` +
+      'Greet them warmly, say in a sentence what this is about, and ask your first question.]',
+    prepareTurn: async (request) => prepareTurn(request, options),
+  };
+}
+
+async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Promise<PreparedTurn> {
+  const participant = request.participant;
+  if (!participant) throw new Error('the habit-coach flow needs a participant');
+  const route = routeSubState(request.conversation.subState);
+  const state: HabitTurnState = {
+    participant,
+    startedAt: request.now,
+    profile: (await request.store.getProfile(participant.id)) ?? emptyProfile(participant.id, request.now),
+    profileChanged: false,
+    subState: route.module,
+    subStateChanged: route.normalized,
+    schedules: await request.store.listSchedules(participant.id),
+    createdSchedules: [],
+    deletedScheduleIds: [],
+    delayedTransition: undefined,
+    notes: [],
+  };
+  if (request.input.kind === 'message') applyPollAnswer(state, request.history, request.input.text);
+  const module = state.subState;
+  const tools = [
+    saveUserProfileTool(state),
+    schedulerTool(state, options),
+    generateHabitPromptTool(state, { provider: options.provider, systemPrompt: options.prompts.generator }),
+    transitionStateTool(state),
+  ];
+  return {
+    module,
+    systemMessages: systemMessages(state, module, options),
+    tools,
+    fallbackText: FALLBACK_REPLY,
+    finish: () => ({
+      ...(state.subStateChanged ? { conversationPatch: { subState: state.subState } } : {}),
+      extraMessages: participant.debug || options.debug ? debugMessages(state, module) : [],
+    }),
+    commit: (tx) => commitState(tx, state, request, options),
+  };
+}
+
+function systemMessages(state: HabitTurnState, module: SubState, options: HabitCoachOptions): LlmMessage[] {
+  const messages: LlmMessage[] = [{ role: 'system', content: module === 'INTAKE' ? options.prompts.intake : options.prompts.feedback }];
+  messages.push({ role: 'system', content: module === 'INTAKE' ? intakeContext(state) : feedbackContext(state) });
+  const tone = buildToneGuide(state.profile.tone);
+  if (tone) messages.push({ role: 'system', content: tone });
+  return messages;
+}
+
+function intakeContext(state: HabitTurnState): string {
+  const background = participantBackground(state.participant);
+  const schedules = state.schedules.map((schedule) => `- ${schedule.id}: ${describeSchedule(schedule)}`);
+  return [
+    'Context for this turn (from the system, not the participant):',
+    describeProfile(state.profile),
+    background ?? 'No enrollment background was given.',
+    `Participant time zone: ${state.participant.timezone ?? 'unknown (ask if it matters)'}.`,
+    schedules.length > 0 ? `Current schedules:\n${schedules.join('\n')}` : 'No schedules yet.',
+  ].join('\n\n');
+}
+
+function feedbackContext(state: HabitTurnState): string {
+  const { profile } = state;
+  const field = (name: keyof typeof profile.fields) => profile.fields[name] ?? 'unknown';
+  return [
+    'Context for this turn (from the system, not the participant):',
+    `Habit domain: ${field('habit_domain')}. Motivation: ${field('motivational_frame')}.`,
+    profile.lastHabitPrompt
+      ? `Last prompt sent${profile.lastPromptSentAt ? ` at ${profile.lastPromptSentAt.toISOString()}` : ''}: "${profile.lastHabitPrompt}"`
+      : 'No habit prompt has been sent yet.',
+    `Prompts sent: ${profile.totalPrompts}. Times done: ${profile.successCount}. Intensity: ${profile.intensity}.`,
+    `Last barrier: ${field('last_barrier')}. Last tweak: ${field('last_tweak')}.`,
+  ].join('\n');
+}
+
+async function commitState(tx: StoreTx, state: HabitTurnState, request: TurnRequest, options: HabitCoachOptions): Promise<void> {
+  const participantId = state.participant.id;
+  const conversationId = request.conversation.id;
+  const now = options.clock.now();
+  if (state.profileChanged) await tx.saveProfile(state.profile);
+  for (const schedule of state.createdSchedules) {
+    await tx.insertSchedule(schedule);
+    await tx.scheduleTimer(dailyPromptTimer(schedule, conversationId, now, options));
+  }
+  for (const id of state.deletedScheduleIds) {
+    await tx.deleteSchedule(id);
+    await tx.cancelTimer(timerKeys.dailyPrompt(id), now);
+  }
+  // A reply cancels the pending reminder and feedback nudges of the last prompt.
+  if (request.input.kind === 'message') {
+    await tx.cancelTimer(timerKeys.reminder(participantId), now);
+    await tx.cancelTimer(timerKeys.feedbackNudge(participantId), now);
+  }
+  if (state.subStateChanged) await tx.cancelTimer(timerKeys.autoFeedback(participantId), now);
+  if (state.delayedTransition === null) await tx.cancelTimer(timerKeys.stateTransition(participantId), now);
+  if (state.delayedTransition) {
+    await tx.scheduleTimer({
+      id: options.ids.next('tmr'),
+      kind: STATE_TRANSITION_TIMER,
+      conversationId,
+      participantId,
+      dedupKey: timerKeys.stateTransition(participantId),
+      dueAt: state.delayedTransition.dueAt,
+      payload: { target: state.delayedTransition.target },
+      createdAt: now,
+    });
+  }
+}

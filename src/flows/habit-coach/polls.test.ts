@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import type { Message } from '../../core/domain.ts';
+import { applyPollAnswer, donePoll, intensityPoll, parsePollAnswer } from './polls.ts';
+import { testHabitState } from './test-state.ts';
+
+const pollMessage = (poll = donePoll(), createdAt = new Date('2026-06-01T11:00:00Z')): Message => ({
+  id: 'm1', conversationId: 'c', seq: 1, role: 'assistant', kind: 'poll', text: poll.question, poll, source: 'timer', turnId: null, createdAt,
+});
+
+describe('polls', () => {
+  it('offers only the possible intensity moves', () => {
+    expect(intensityPoll('low').options).toEqual(['Keep', 'Increase']);
+    expect(intensityPoll('normal').options).toEqual(['Decrease', 'Keep', 'Increase']);
+    expect(intensityPoll('high').options).toEqual(['Decrease', 'Keep']);
+  });
+
+  it.each([['1', 'Done'], ['done', 'Done'], ['DONE!', 'Done'], ['2', 'Not yet'], ['yes', 'Done'], ['3', null], ['maybe later', null]])(
+    'reads %j as %j',
+    (reply, expected) => expect(parsePollAnswer(donePoll(), reply)).toBe(expected),
+  );
+
+  it('counts Done once per poll', () => {
+    const state = testHabitState();
+    applyPollAnswer(state, [pollMessage()], 'Done');
+    expect(state.profile.successCount).toBe(1);
+    applyPollAnswer(state, [pollMessage()], '1');
+    expect(state.profile.successCount).toBe(1);
+    const later = testHabitState({ profile: state.profile, startedAt: new Date('2026-06-02T12:00:00Z') });
+    applyPollAnswer(later, [pollMessage(donePoll(), new Date('2026-06-02T11:00:00Z'))], 'done');
+    expect(later.profile.successCount).toBe(2);
+  });
+
+  it('ignores a poll the participant already answered', () => {
+    const state = testHabitState();
+    const reply: Message = { ...pollMessage(), id: 'm2', seq: 2, role: 'user', kind: 'text', poll: null, text: 'hi' };
+    applyPollAnswer(state, [pollMessage(), reply], 'Done');
+    expect(state.profile.successCount).toBe(0);
+  });
+
+  it('reads an answer against the open polls, oldest first', () => {
+    const state = testHabitState();
+    const intensity = { ...pollMessage(intensityPoll('normal')), id: 'm2', seq: 2 };
+    applyPollAnswer(state, [pollMessage(), intensity], 'done');
+    expect(state.profile).toMatchObject({ successCount: 1, intensity: 'normal' });
+    applyPollAnswer(state, [pollMessage(), intensity], 'increase');
+    expect(state.profile.intensity).toBe('high');
+  });
+
+  it('moves intensity one step, clamped', () => {
+    const state = testHabitState();
+    applyPollAnswer(state, [pollMessage(intensityPoll('normal'))], 'Increase');
+    expect(state.profile.intensity).toBe('high');
+    applyPollAnswer(state, [pollMessage(intensityPoll('high'))], 'more');
+    expect(state.profile.intensity).toBe('high');
+    applyPollAnswer(state, [pollMessage(intensityPoll('high'))], '1');
+    expect(state.profile.intensity).toBe('normal');
+  });
+});

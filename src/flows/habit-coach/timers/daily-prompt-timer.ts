@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import type { Participant } from '../../../core/domain.ts';
+import { emptyProfile, type Profile } from '../../../core/profile.ts';
+import type { Schedule } from '../../../core/schedule.ts';
+import type { NewTimer } from '../../../core/timer.ts';
+import { describeError } from '../../../core/errors.ts';
+import { appendOutgoing, type OutgoingDraft } from '../../../engine/outgoing.ts';
+import type { StoreTx } from '../../../store/store.ts';
+import { localDate, nextFireTime } from '../../../timers/schedule-math.ts';
+import { defineTimerKind } from '../../../timers/timer-kinds.ts';
+import { donePoll, intensityPoll } from '../polls.ts';
+import { promptGeneratorMessages } from '../tools/generate-habit-prompt.ts';
+import { later, timerKeys, whileActive, type HabitTimerDeps } from './habit-timer-deps.ts';
+
+export const DAILY_PROMPT_TIMER = 'daily-prompt';
+export const FALLBACK_PROMPT = "It's time for your daily habit. A small step today counts!";
+
+/** The timer row that fires a schedule's next prompt. */
+export function dailyPromptTimer(
+  schedule: Schedule,
+  conversationId: string,
+  after: Date,
+  deps: Pick<HabitTimerDeps, 'ids' | 'random'>,
+  notOnDayOf?: Date,
+): NewTimer {
+  return {
+    id: deps.ids.next('tmr'),
+    kind: DAILY_PROMPT_TIMER,
+    conversationId,
+    participantId: schedule.participantId,
+    dedupKey: timerKeys.dailyPrompt(schedule.id),
+    dueAt: nextFireTime(schedule, after, deps.random, notOnDayOf),
+    payload: { scheduleId: schedule.id },
+    createdAt: after,
+  };
+}
+
+/**
+ * A scheduled prompt: generate it (a fallback text if that fails), send it with a "did you do
+ * it?" poll (and the intensity poll once per local day), arm the reminder, auto-feedback and
+ * feedback nudge, and re-arm the schedule, all in one transaction.
+ */
+export function dailyPromptTimerKind(deps: HabitTimerDeps) {
+  return defineTimerKind({
+    kind: DAILY_PROMPT_TIMER,
+    payload: z.object({ scheduleId: z.string() }),
+    handle: async (timer, { scheduleId }, context) => {
+      await whileActive(deps, timer, async (conversation, participant) => {
+        const schedule = (await deps.store.listSchedules(participant.id)).find((candidate) => candidate.id === scheduleId);
+        if (!schedule) return;
+        const profile = (await deps.store.getProfile(participant.id)) ?? emptyProfile(participant.id, context.now);
+        const prompt = await generatePrompt(deps, participant, profile, context.signal);
+        await deps.store.transaction(async (tx) => {
+          const now = deps.clock.now();
+          const zone = schedule.timezone;
+          const pollToday = !profile.fieldUpdatedAt.intensity_poll || localDate(profile.fieldUpdatedAt.intensity_poll, zone) !== localDate(now, zone);
+          const drafts: OutgoingDraft[] = [
+            { text: prompt.text, source: 'timer' },
+            { text: donePoll().question, kind: 'poll', poll: donePoll(), source: 'timer' },
+          ];
+          if (pollToday) drafts.push({ text: intensityPoll(profile.intensity).question, kind: 'poll', poll: intensityPoll(profile.intensity), source: 'timer' });
+          await appendOutgoing(tx, { conversation, participant }, drafts, { ids: deps.ids, now, turnId: null });
+          await tx.saveProfile(afterPrompt(profile, prompt, now, pollToday));
+          await armFollowUps(tx, deps, participant, conversation.id, now);
+          await tx.scheduleTimer(dailyPromptTimer(schedule, conversation.id, now, deps, timer.dueAt));
+        });
+      });
+    },
+  });
+}
+
+async function generatePrompt(deps: HabitTimerDeps, participant: Participant, profile: Profile, signal: AbortSignal): Promise<{ text: string; generated: boolean }> {
+  if (!profile.fields.prompt_anchor || !profile.fields.preferred_time) return { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
+  try {
+    const response = await deps.provider.complete({ messages: promptGeneratorMessages(participant, profile, deps.generatorPrompt) }, { signal });
+    const text = response.text.trim();
+    return text ? { text, generated: true } : { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
+  } catch (error) {
+    deps.logger.warn({ participantId: participant.id, err: describeError(error) }, 'prompt generation failed; sending the fallback prompt');
+    return { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
+  }
+}
+
+function afterPrompt(profile: Profile, prompt: { text: string; generated: boolean }, now: Date, pollToday: boolean): Profile {
+  const fieldUpdatedAt: Record<string, Date> = { ...profile.fieldUpdatedAt, total_prompts: now };
+  if (pollToday) fieldUpdatedAt.intensity_poll = now;
+  return {
+    ...profile,
+    totalPrompts: profile.totalPrompts + 1,
+    lastPromptSentAt: now,
+    lastHabitPrompt: prompt.generated ? prompt.text : profile.lastHabitPrompt,
+    fieldUpdatedAt,
+    updatedAt: now,
+  };
+}
+
+/** Reminder, auto-feedback and feedback nudge after a prompt; each replaces the pending one. */
+async function armFollowUps(tx: StoreTx, deps: HabitTimerDeps, participant: Participant, conversationId: string, now: Date): Promise<void> {
+  const payload = { promptSentAt: now.toISOString() };
+  const arm = (kind: string, key: string, delayMs: number, extra: object = {}) =>
+    delayMs > 0
+      ? tx.scheduleTimer({ id: deps.ids.next('tmr'), kind, conversationId, participantId: participant.id, dedupKey: key, dueAt: later(now, delayMs), payload: { ...payload, ...extra }, createdAt: now })
+      : Promise.resolve();
+  await arm('reminder', timerKeys.reminder(participant.id), deps.delays.reminderMs);
+  await arm('auto-feedback', timerKeys.autoFeedback(participant.id), deps.delays.autoFeedbackMs);
+  await arm('feedback-nudge', timerKeys.feedbackNudge(participant.id), deps.delays.feedbackInitialMs, { stage: 'initial' });
+}

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { emptyProfile } from '../../../core/profile.ts';
+import { appendOutgoing } from '../../../engine/outgoing.ts';
+import { defineTimerKind } from '../../../timers/timer-kinds.ts';
+import { later, repliedSince, timerKeys, whileActive, type HabitTimerDeps } from './habit-timer-deps.ts';
+
+export const REMINDER_TEXT = "Friendly check-in: how did today's habit go? Reply whenever you're ready.";
+export const FEEDBACK_NUDGE_TEXT = 'How did it go with your habit today? A one-word answer is plenty.';
+export const FEEDBACK_FOLLOWUP_TEXT = "Just checking in once more about today's habit. Whatever happened, I'd love to hear.";
+/** A prompt sent this recently means a newer auto-feedback timer will handle it. */
+const RECENT_PROMPT_MS = 4.5 * 60_000;
+
+const afterPrompt = z.object({ promptSentAt: z.iso.datetime().transform((value) => new Date(value)) });
+
+/** The daily reminder: sent once, only if the participant has not replied since the prompt. */
+export function reminderTimerKind(deps: HabitTimerDeps) {
+  return defineTimerKind({
+    kind: 'reminder',
+    payload: afterPrompt,
+    handle: async (timer, { promptSentAt }) => {
+      await whileActive(deps, timer, async (conversation, participant) => {
+        if (await repliedSince(deps.store, conversation.id, promptSentAt)) return;
+        await deps.store.transaction((tx) =>
+          appendOutgoing(tx, { conversation, participant }, [{ text: REMINDER_TEXT, source: 'timer' }], { ids: deps.ids, now: deps.clock.now(), turnId: null }),
+        );
+      });
+    },
+  });
+}
+
+/** Moves to FEEDBACK after a prompt, unless already there or a newer prompt was just sent. Sends nothing. */
+export function autoFeedbackTimerKind(deps: HabitTimerDeps) {
+  return defineTimerKind({
+    kind: 'auto-feedback',
+    payload: afterPrompt,
+    handle: async (timer, { promptSentAt }) => {
+      await whileActive(deps, timer, async (conversation, participant) => {
+        if (conversation.subState === 'FEEDBACK') return;
+        const profile = (await deps.store.getProfile(participant.id)) ?? emptyProfile(participant.id, promptSentAt);
+        const last = profile.lastPromptSentAt;
+        if (last && last.getTime() > promptSentAt.getTime() && deps.clock.now().getTime() - last.getTime() < RECENT_PROMPT_MS) return;
+        await deps.store.updateConversation(conversation.id, conversation.version, { subState: 'FEEDBACK' }, deps.clock.now());
+      });
+    },
+  });
+}
+
+/** Asks how it went (initial nudge, then one follow-up), skipped once the participant replied. */
+export function feedbackNudgeTimerKind(deps: HabitTimerDeps) {
+  return defineTimerKind({
+    kind: 'feedback-nudge',
+    payload: afterPrompt.extend({ stage: z.enum(['initial', 'followup']) }),
+    handle: async (timer, { promptSentAt, stage }) => {
+      await whileActive(deps, timer, async (conversation, participant) => {
+        if (await repliedSince(deps.store, conversation.id, promptSentAt)) return;
+        await deps.store.transaction(async (tx) => {
+          const now = deps.clock.now();
+          const text = stage === 'initial' ? FEEDBACK_NUDGE_TEXT : FEEDBACK_FOLLOWUP_TEXT;
+          await appendOutgoing(tx, { conversation, participant }, [{ text, source: 'timer' }], { ids: deps.ids, now, turnId: null });
+          if (stage === 'initial' && deps.delays.feedbackFollowupMs > 0) {
+            await tx.scheduleTimer({
+              id: deps.ids.next('tmr'), kind: 'feedback-nudge', conversationId: conversation.id, participantId: participant.id,
+              dedupKey: timerKeys.feedbackNudge(participant.id), dueAt: later(now, deps.delays.feedbackFollowupMs),
+              payload: { promptSentAt: promptSentAt.toISOString(), stage: 'followup' }, createdAt: now,
+            });
+          }
+        });
+      });
+    },
+  });
+}
+
+/** A delayed `transition_state`: moves the sub-state when it fires. */
+export function stateTransitionTimerKind(deps: HabitTimerDeps) {
+  return defineTimerKind({
+    kind: 'state-transition',
+    payload: z.object({ target: z.enum(['INTAKE', 'FEEDBACK']) }),
+    handle: async (timer, { target }) => {
+      await whileActive(deps, timer, async (conversation, participant) => {
+        await deps.store.transaction(async (tx) => {
+          const now = deps.clock.now();
+          await tx.updateConversation(conversation.id, conversation.version, { subState: target }, now);
+          await tx.cancelTimer(timerKeys.autoFeedback(participant.id), now);
+        });
+      });
+    },
+  });
+}

@@ -1,0 +1,64 @@
+import type { Logger } from 'pino';
+import type { Clock, IdGenerator } from '../../../core/clock.ts';
+import type { Conversation, Participant } from '../../../core/domain.ts';
+import type { Timer } from '../../../core/timer.ts';
+import type { Engine } from '../../../engine/engine.ts';
+import type { LlmProvider } from '../../../llm/llm-provider.ts';
+import type { Store } from '../../../store/store.ts';
+
+/** Delays of the habit flow's timers, in ms; 0 disables that timer. */
+export interface HabitDelays {
+  reminderMs: number;
+  autoFeedbackMs: number;
+  feedbackInitialMs: number;
+  feedbackFollowupMs: number;
+}
+
+export interface HabitTimerDeps {
+  store: Store;
+  engine: Engine;
+  ids: IdGenerator;
+  clock: Clock;
+  logger: Logger;
+  provider: LlmProvider;
+  generatorPrompt: string;
+  random: () => number;
+  delays: HabitDelays;
+}
+
+/** Dedup keys: one pending timer of each kind per participant (per schedule for daily prompts). */
+export const timerKeys = {
+  dailyPrompt: (scheduleId: string) => `daily-prompt:${scheduleId}`,
+  reminder: (participantId: string) => `reminder:${participantId}`,
+  autoFeedback: (participantId: string) => `auto-feedback:${participantId}`,
+  feedbackNudge: (participantId: string) => `feedback-nudge:${participantId}`,
+  stateTransition: (participantId: string) => `state-transition:${participantId}`,
+};
+
+/**
+ * Runs a timer's work in its conversation's queue, after re-checking at fire time that the
+ * conversation exists and its participant is still active. Returns false when it skipped.
+ */
+export async function whileActive(
+  deps: HabitTimerDeps,
+  timer: Timer,
+  work: (conversation: Conversation, participant: Participant) => Promise<void>,
+): Promise<boolean> {
+  return deps.engine.exclusive(timer.conversationId, async () => {
+    const conversation = await deps.store.getConversation(timer.conversationId);
+    const participant = conversation?.participantId ? await deps.store.getParticipant(conversation.participantId) : undefined;
+    if (!conversation || !participant || participant.status !== 'active') return false;
+    await work(conversation, participant);
+    return true;
+  });
+}
+
+/** True when the participant wrote anything after `since`. */
+export async function repliedSince(store: Store, conversationId: string, since: Date): Promise<boolean> {
+  const recent = await store.listMessages(conversationId, { limit: 50 });
+  return recent.some((message) => message.role === 'user' && message.createdAt.getTime() > since.getTime());
+}
+
+export function later(now: Date, ms: number): Date {
+  return new Date(now.getTime() + ms);
+}

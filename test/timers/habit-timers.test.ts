@@ -1,0 +1,159 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { LlmRequest } from '../../src/llm/llm-provider.ts';
+import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
+import { startTestServer, type TestServer } from '../kit/test-server.ts';
+import { waitFor } from '../kit/wait-for.ts';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const PHONE = '+14165550150';
+const isGenerator = (request: LlmRequest) => request.messages[0]?.content.startsWith('You write one short daily habit prompt');
+
+/** A model that saves a complete profile and creates the schedule the test asks for, then chats. */
+function model(schedule: object) {
+  return createScriptedProvider((request) => {
+    if (isGenerator(request)) return { text: 'After coffee, walk around the block.' };
+    const last = request.messages.at(-1)!;
+    if (last.role === 'tool') return { text: 'Done!' };
+    if (last.content === 'set me up') {
+      return {
+        toolCalls: [
+          { name: 'save_user_profile', arguments: { habit_domain: 'walking', motivational_frame: 'energy', prompt_anchor: 'after coffee', preferred_time: '08:00' } },
+          { name: 'scheduler', arguments: { action: 'create', ...schedule } },
+        ],
+      };
+    }
+    if (last.content === 'feedback in 30 seconds') return { text: 'OK', toolCalls: [{ name: 'transition_state', arguments: { target_state: 'FEEDBACK', delay_minutes: 0.5 } }] };
+    return { text: 'Thanks for letting me know.' };
+  });
+}
+
+async function start(schedule: object, clockStart: string, env: Record<string, string> = {}) {
+  server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: clockStart, ...env }, { provider: model(schedule) });
+  const created = await server.request('POST', '/conversation/participants', { phone_number: PHONE, timezone: 'America/Toronto' });
+  await waitFor(() => server!.sink.to(PHONE).length === 1, { what: 'greeting' });
+  return created.body.result.id as string;
+}
+
+async function say(text: string) {
+  await server!.request('POST', '/conversation/inbound', { from: PHONE, text });
+  await server!.engine.idle();
+}
+
+async function advance(body: object) {
+  const response = await server!.request('POST', '/admin/clock', body);
+  expect(response.status).toBe(200);
+  return response.body.result as { now: string; fired: number };
+}
+
+const texts = () => server!.sink.to(PHONE).map((message) => message.text);
+const localTime = (at: Date) => at.toLocaleString('en-CA', { timeZone: 'America/Toronto', hour12: false, hour: '2-digit', minute: '2-digit' });
+
+describe('habit timers on the virtual clock', () => {
+  it('sends the daily prompt at 07:50 local with the polls, then exactly one reminder when there is no reply', async () => {
+    const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
+    await say('set me up');
+    const timers = (await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result;
+    expect(timers).toEqual([expect.objectContaining({ kind: 'daily-prompt', due_at: '2026-06-02T11:50:00.000Z' })]);
+
+    await advance({ to: '2026-06-02T11:50:00Z' });
+    const prompt = server!.sink.to(PHONE).find((message) => message.text === 'After coffee, walk around the block.');
+    expect(prompt && localTime(prompt.createdAt)).toBe('07:50');
+    expect(server!.sink.to(PHONE).filter((message) => message.kind === 'poll').map((message) => message.poll?.question)).toEqual([
+      'Did you do it?', 'How should your next prompts feel?',
+    ]);
+    const state = (await server!.request('GET', `/conversation/participants/${id}/state`)).body.result;
+    expect(state.profile.total_prompts).toBe(1);
+
+    await advance({ advance: '6h' });
+    expect(texts().filter((text) => /Friendly check-in/.test(text))).toHaveLength(1);
+    await advance({ advance: '6h' });
+    expect(texts().filter((text) => /Friendly check-in/.test(text))).toHaveLength(1);
+  });
+
+  it('a reply at +1h means no reminder at +5h, and Done counts a success once', async () => {
+    const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
+    await say('set me up');
+    await advance({ to: '2026-06-02T11:50:00Z' });
+    await advance({ advance: '1h' });
+    await say('Done');
+    await say('done');
+    await advance({ advance: '5h' });
+    expect(texts().some((text) => /Friendly check-in/.test(text))).toBe(false);
+    expect(texts().some((text) => /How did it go with your habit/.test(text))).toBe(true); // the 15-minute nudge came before the reply
+    const state = (await server!.request('GET', `/conversation/participants/${id}/state`)).body.result;
+    expect(state.profile.success_count).toBe(1);
+    expect(state.sub_state).toBe('FEEDBACK'); // auto-feedback after 5 minutes
+  });
+
+  it('sends the intensity poll once per local day and keeps firing daily', async () => {
+    await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
+    await say('set me up');
+    const result = await advance({ advance: '3d' });
+    const prompts = server!.sink.to(PHONE).filter((message) => message.text === 'After coffee, walk around the block.');
+    expect(prompts.map((message) => message.createdAt.toISOString())).toEqual([
+      '2026-06-02T11:50:00.000Z', '2026-06-03T11:50:00.000Z', '2026-06-04T11:50:00.000Z',
+    ]);
+    expect(texts().filter((text) => text === 'How should your next prompts feel?')).toHaveLength(3);
+    expect(result.fired).toBeGreaterThanOrEqual(3);
+  });
+
+  it('fires at 07:50 local on the days around a DST change', async () => {
+    await start({ type: 'fixed', fixed_time: '08:00' }, '2026-03-06T20:00:00Z');
+    await say('set me up');
+    await advance({ advance: '4d' });
+    const prompts = server!.sink.to(PHONE).filter((message) => message.text === 'After coffee, walk around the block.');
+    expect(prompts.map((message) => localTime(message.createdAt))).toEqual(['07:50', '07:50', '07:50', '07:50']);
+    expect(prompts.map((message) => message.createdAt.toISOString().slice(11, 16))).toEqual(['12:50', '11:50', '11:50', '11:50']); // US clocks spring forward on Sunday 8 March 2026
+  });
+
+  it('fires a random-window schedule inside its window (minus prep) every day', async () => {
+    await start({ type: 'random', random_start_time: '09:00', random_end_time: '11:00', timezone: 'UTC' }, '2026-06-01T12:00:00Z');
+    await say('set me up');
+    await advance({ advance: '5d' });
+    const prompts = server!.sink.to(PHONE).filter((message) => message.text === 'After coffee, walk around the block.');
+    expect(prompts).toHaveLength(5);
+    for (const message of prompts) {
+      const minutes = message.createdAt.getUTCHours() * 60 + message.createdAt.getUTCMinutes();
+      expect(minutes).toBeGreaterThanOrEqual(8 * 60 + 50);
+      expect(minutes).toBeLessThanOrEqual(10 * 60 + 50);
+    }
+  });
+
+  it('deleting the schedule or pausing the participant stops prompts; resuming re-arms them', async () => {
+    const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
+    await say('set me up');
+    await server!.request('PUT', `/conversation/participants/${id}`, { status: 'paused' });
+    expect((await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result).toEqual([]);
+    await advance({ advance: '2d' });
+    expect(texts()).not.toContain('After coffee, walk around the block.');
+    await server!.request('PUT', `/conversation/participants/${id}`, { status: 'active' });
+    expect((await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result).toHaveLength(1);
+    await advance({ advance: '1d' });
+    expect(texts()).toContain('After coffee, walk around the block.');
+  });
+
+  it('fires a 0.5-minute delayed transition at 30 s, not before', async () => {
+    const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
+    await say('feedback in 30 seconds');
+    await advance({ advance: '29s' });
+    expect((await server!.request('GET', `/conversation/participants/${id}/state`)).body.result.sub_state).toBe('INTAKE');
+    await advance({ advance: '1s' });
+    expect((await server!.request('GET', `/conversation/participants/${id}/state`)).body.result.sub_state).toBe('FEEDBACK');
+  });
+
+  it('refuses to move the system clock and validates clock requests', async () => {
+    server = await startTestServer({}, { provider: model({}) });
+    expect(await server.request('POST', '/admin/clock', { advance: '1h' })).toMatchObject({ status: 409, body: { code: 'clock_not_virtual' } });
+    expect((await server.request('GET', '/admin/clock')).body.result.mode).toBe('system');
+    await server.close();
+    server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z' }, { provider: model({}) });
+    expect(await server.request('POST', '/admin/clock', { advance: 'soon' })).toMatchObject({ status: 400, body: { field: 'advance' } });
+    expect(await server.request('POST', '/admin/clock', { to: '2020-01-01T00:00:00Z' })).toMatchObject({ status: 400, body: { field: 'to' } });
+    expect((await server.request('POST', '/admin/clock', { advance: '90m' })).body.result).toEqual({ now: '2026-06-01T13:30:00.000Z', fired: 0 });
+  });
+});
