@@ -30,7 +30,7 @@ export type FakeFault =
 export type FakeAnswer = FakeReply | FakeFault;
 
 /** The parsed request body, loosely typed: tests assert on it. */
-export type ChatRequestBody = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type ChatRequestBody = Record<string, any>;  
 
 export type FakeScript = readonly FakeAnswer[] | ((body: ChatRequestBody, callIndex: number) => FakeAnswer | Promise<FakeAnswer>);
 

@@ -13,7 +13,7 @@ afterEach(async () => {
 const post = (path: string, body: unknown) =>
   fetch(`${server.baseUrl.replace(/\/v1$/, '')}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-function dataEvents(sse: string): Array<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+function dataEvents(sse: string): Array<Record<string, any>> {  
   return sse
     .split('\n\n')
     .filter((event) => event.startsWith('data: ') && event !== 'data: [DONE]')

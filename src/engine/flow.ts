@@ -1,0 +1,74 @@
+import type { Conversation, Message, Participant, Poll } from '../core/domain.ts';
+import type { LlmMessage } from '../llm/llm-provider.ts';
+import type { StoreOperations, StoreTx } from '../store/store.ts';
+import type { AnyTool } from '../tools/define-tool.ts';
+import type { ToolLoopResult } from './tool-loop.ts';
+
+/** What starts a turn: a participant's message, or an event the flow reacts to (a greeting, a timer). */
+export type TurnInput =
+  | { kind: 'message'; text: string; inboxId: string }
+  | {
+      kind: 'event';
+      /** `greeting`, `timer`, ... recorded on the turn. */
+      trigger: string;
+      /** Given to the model as the user's turn, never stored as something the participant said. */
+      hint: string;
+    };
+
+export interface TurnRequest {
+  conversation: Conversation;
+  participant: Participant | null;
+  /** The stored transcript's last 50 messages, before this turn. */
+  history: Message[];
+  input: TurnInput;
+  now: Date;
+  /** For reads only: writes belong in `PreparedTurn.commit`. */
+  store: StoreOperations;
+}
+
+/** A message the flow wants sent after the reply (a poll, a debug note). */
+export interface ExtraMessage {
+  kind: 'text' | 'poll';
+  text: string;
+  poll?: Poll;
+  /** False for operator-facing notes (debug): stored and sent, but never shown to the model. */
+  visibleToModel: boolean;
+}
+
+export interface TurnOutcome {
+  /** The conversation's new top-level state or sub-state, when the turn changed them. */
+  conversationPatch?: { state?: string; subState?: string | null };
+  /** Sent after the reply, in order. */
+  extraMessages?: ExtraMessage[];
+}
+
+/**
+ * One turn as a flow prepared it: the module that handles it, what the model reads, the tools it
+ * may call (closures over the flow's working state), and how to finish and persist the turn.
+ */
+export interface PreparedTurn {
+  module: string;
+  systemMessages: LlmMessage[];
+  tools: ReadonlyArray<AnyTool>;
+  fallbackText: string;
+  /** Called once the loop ended (or the model failed, with `result` undefined). */
+  finish(result: ToolLoopResult | undefined): TurnOutcome;
+  /** Writes the flow's working state in the turn's transaction. */
+  commit(tx: StoreTx): Promise<void>;
+}
+
+/** A conversation flow: habit coaching, a service desk, an assistant. The engine knows no more. */
+export interface Flow {
+  readonly id: string;
+  /** State and sub-state of a new conversation. */
+  initialState(): { state: string; subState: string | null };
+  /** The sub-states an operator may force (`INTAKE`, `FEEDBACK`). */
+  readonly subStates: readonly string[];
+  /** Runs in the transaction of an operator's forced sub-state change (cancel what it obsoletes). */
+  onSubStateForced?(tx: StoreTx, conversation: Conversation, now: Date): Promise<void>;
+  /** Runs in the transaction that sets a paused (or otherwise inactive) participant active again. */
+  onParticipantResumed?(tx: StoreTx, conversation: Conversation, now: Date): Promise<void>;
+  /** The hint for the first turn after enrollment. */
+  greetingHint(participant: Participant): string;
+  prepareTurn(request: TurnRequest): Promise<PreparedTurn>;
+}

@@ -1,0 +1,107 @@
+import type { Logger } from 'pino';
+import type { Channel } from '../channels/channel.ts';
+import { ChannelError } from '../channels/channel.ts';
+import type { Clock } from '../core/clock.ts';
+import type { OutboxItem } from '../core/domain.ts';
+import { describeError } from '../core/errors.ts';
+import type { Store } from '../store/store.ts';
+
+export interface OutboxDispatcherOptions {
+  store: Store;
+  channels: ReadonlyMap<string, Channel>;
+  clock: Clock;
+  logger: Logger;
+  /** Attempts before a message is marked failed. */
+  maxAttempts: number;
+  /** How often due retries are looked for when nothing kicks the dispatcher (real ms). */
+  pollIntervalMs?: number;
+  batchSize?: number;
+}
+
+/** Delay before attempt `attempts + 1`: 1 s, 2 s, 4 s … capped at 5 minutes. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(1000 * 2 ** Math.max(0, attempts - 1), 300_000);
+}
+
+/**
+ * Delivers the outbox: after every commit (`kick`) and on a slow poll for retries. One pass at a
+ * time; items of one conversation go out in the order they were queued.
+ */
+export class OutboxDispatcher {
+  readonly #options: OutboxDispatcherOptions;
+  #running: Promise<void> | null = null;
+  #again = false;
+  #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
+
+  constructor(options: OutboxDispatcherOptions) {
+    this.#options = options;
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.#timer = setInterval(() => this.kick(), this.#options.pollIntervalMs ?? 1000);
+    this.#timer.unref();
+    this.kick();
+  }
+
+  /** Asks for a delivery pass; cheap to call often. Resolves when a pass after the call ends. */
+  kick(): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = this.#loop().finally(() => (this.#running = null));
+    return this.#running;
+  }
+
+  /** Stops polling and waits for the pass in progress. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#running;
+  }
+
+  async #loop(): Promise<void> {
+    do {
+      this.#again = false;
+      try {
+        await this.#pass();
+      } catch (error) {
+        this.#options.logger.error({ err: describeError(error) }, 'outbox pass failed');
+      }
+    } while (this.#again && !this.#stopped);
+  }
+
+  async #pass(): Promise<void> {
+    const { store, clock } = this.#options;
+    const due = await store.listDueOutbox(clock.now(), this.#options.batchSize ?? 100);
+    const blocked = new Set<string>();
+    for (const item of due) {
+      if (blocked.has(item.conversationId)) continue;
+      const delivered = await this.#deliver(item);
+      if (!delivered) blocked.add(item.conversationId);
+    }
+    if (due.length === (this.#options.batchSize ?? 100)) this.#again = true;
+  }
+
+  async #deliver(item: OutboxItem): Promise<boolean> {
+    const { store, clock, logger, channels, maxAttempts } = this.#options;
+    const attempts = item.attempts + 1;
+    const channel = channels.get(item.channel);
+    try {
+      if (!channel) throw new ChannelError(`no channel named "${item.channel}" is configured`, { retryable: false });
+      await channel.send({ ...item, participantId: item.participantId });
+      await store.markOutboxSent(item.id, clock.now(), attempts);
+      return true;
+    } catch (error) {
+      const retryable = !(error instanceof ChannelError) || error.retryable;
+      const giveUp = !retryable || attempts >= maxAttempts;
+      const nextAttemptAt = giveUp ? null : new Date(clock.now().getTime() + retryDelayMs(attempts));
+      await store.markOutboxAttemptFailed(item.id, { attempts, error: describeError(error), nextAttemptAt });
+      logger.warn({ outboxId: item.id, channel: item.channel, attempts, giveUp, err: describeError(error) }, 'outbound delivery failed');
+      return false;
+    }
+  }
+}

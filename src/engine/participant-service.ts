@@ -1,0 +1,183 @@
+import type { Logger } from 'pino';
+import type { Channel } from '../channels/channel.ts';
+import type { Clock, IdGenerator } from '../core/clock.ts';
+import type { Conversation, Participant, ParticipantStatus } from '../core/domain.ts';
+import { AppError, describeError } from '../core/errors.ts';
+import type { Store } from '../store/store.ts';
+import type { Engine } from './engine.ts';
+import type { Flow } from './flow.ts';
+
+export const GOODBYE_TEXT = 'You have been unenrolled from this program. Thank you for taking part. Take care!';
+
+export interface EnrollmentInput {
+  phoneNumber: string;
+  name?: string | null;
+  gender?: string | null;
+  ethnicity?: string | null;
+  background?: string | null;
+  timezone?: string | null;
+}
+
+export type ParticipantPatch = Partial<Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'debug'>>;
+
+export interface ParticipantServiceDeps {
+  store: Store;
+  engine: Engine;
+  flow: Flow;
+  /** The channel new participants are reached on. */
+  channel: Channel;
+  clock: Clock;
+  ids: IdGenerator;
+  logger: Logger;
+}
+
+/** Enrollment, updates and removal of participants, each with its effect on the conversation. */
+export class ParticipantService {
+  readonly #deps: ParticipantServiceDeps;
+
+  constructor(deps: ParticipantServiceDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Creates the participant and their conversation in one transaction, then queues the greeting
+   * turn (not awaited: enrollment answers at once). The phone number must already be canonical.
+   */
+  async enroll(
+    input: EnrollmentInput,
+    options: { greet?: boolean } = {},
+  ): Promise<{ participant: Participant; conversation: Conversation; greeting: Promise<unknown> }> {
+    const { store, clock, ids, flow } = this.#deps;
+    const now = clock.now();
+    const participant: Participant = {
+      id: ids.next('part'),
+      phoneNumber: input.phoneNumber,
+      name: input.name ?? null,
+      gender: input.gender ?? null,
+      ethnicity: input.ethnicity ?? null,
+      background: input.background ?? null,
+      timezone: input.timezone ?? null,
+      status: 'active',
+      debug: false,
+      enrolledAt: now,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const conversation: Conversation = {
+      id: ids.next('conv'),
+      participantId: participant.id,
+      channel: this.#deps.channel.name,
+      flow: flow.id,
+      ...flow.initialState(),
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await store.transaction(async (tx) => {
+      await tx.insertParticipant(participant);
+      await tx.insertConversation(conversation);
+    });
+    if (options.greet === false) return { participant, conversation, greeting: Promise.resolve() };
+    const greeting = this.#deps.engine
+      .trigger(conversation.id, { kind: 'event', trigger: 'greeting', hint: flow.greetingHint(participant) })
+      .catch((error) => this.#deps.logger.error({ participantId: participant.id, err: describeError(error) }, 'greeting turn failed'));
+    return { participant, conversation, greeting };
+  }
+
+  /**
+   * A partial update. Leaving `active` cancels every pending timer of the participant; coming
+   * back to `active` lets the flow re-arm what it needs (daily schedules).
+   */
+  async update(id: string, patch: ParticipantPatch): Promise<Participant> {
+    const { store, clock, flow } = this.#deps;
+    return store.transaction(async (tx) => {
+      const before = await tx.getParticipant(id);
+      if (!before) throw notFound(id);
+      const now = clock.now();
+      const updated = (await tx.updateParticipant(id, patch, now))!;
+      if (before.status === updated.status) return updated;
+      if (updated.status !== 'active') await tx.cancelTimersOf(id, now);
+      const conversation = await tx.findConversationByParticipant(id);
+      if (updated.status === 'active' && conversation) await flow.onParticipantResumed?.(tx, conversation, now);
+      return updated;
+    });
+  }
+
+  async get(id: string): Promise<Participant> {
+    const participant = await this.#deps.store.getParticipant(id);
+    if (!participant) throw notFound(id);
+    return participant;
+  }
+
+  async list(filter: { status?: ParticipantStatus; limit?: number; offset?: number }): Promise<Participant[]> {
+    return this.#deps.store.listParticipants(filter);
+  }
+
+  async conversationOf(participantId: string): Promise<Conversation> {
+    const conversation = await this.#deps.store.findConversationByParticipant(participantId);
+    if (!conversation) throw notFound(participantId);
+    return conversation;
+  }
+
+  /**
+   * An operator's override of the sub-state, in the conversation's queue (never mid-turn). The
+   * change is recorded in the transcript as an operator note, which the model does not read.
+   */
+  async forceSubState(participantId: string, subState: string, reason: string | undefined): Promise<Conversation> {
+    const { flow, store, clock, ids } = this.#deps;
+    if (!flow.subStates.includes(subState)) {
+      throw new AppError('invalid_request', `sub_state: must be one of ${flow.subStates.join(', ')}`, { field: 'sub_state' });
+    }
+    const current = await this.conversationOf(participantId);
+    return this.#deps.engine.exclusive(current.id, () =>
+      store.transaction(async (tx) => {
+        const now = clock.now();
+        const conversation = (await tx.getConversation(current.id)) ?? current;
+        const updated = await tx.updateConversation(conversation.id, conversation.version, { subState }, now);
+        if (!updated) throw new AppError('version_conflict', 'the conversation changed meanwhile; try again', { retryable: true });
+        await flow.onSubStateForced?.(tx, updated, now);
+        const note = `Operator set the sub-state from ${conversation.subState ?? 'none'} to ${subState}${reason ? `: ${reason}` : ''}.`;
+        await tx.appendMessages([{ id: ids.next('msg'), conversationId: conversation.id, role: 'system', kind: 'text', text: note, poll: null, source: 'operator', turnId: null, createdAt: now }]);
+        this.#deps.logger.info({ participantId, from: conversation.subState, to: subState }, 'operator forced sub-state');
+        return updated;
+      }),
+    );
+  }
+
+  /**
+   * Sends a goodbye (best effort), then removes the participant and all their data. Runs in the
+   * conversation's queue, so it never cuts a turn in half.
+   */
+  async remove(id: string): Promise<void> {
+    const participant = await this.get(id);
+    const conversation = await this.#deps.store.findConversationByParticipant(id);
+    const work = async () => {
+      await this.#sendGoodbye(participant, conversation);
+      await this.#deps.store.deleteParticipant(id);
+    };
+    await (conversation ? this.#deps.engine.exclusive(conversation.id, work) : work());
+  }
+
+  async #sendGoodbye(participant: Participant, conversation: Conversation | undefined): Promise<void> {
+    const id = this.#deps.ids.next('out');
+    try {
+      await this.#deps.channel.send({
+        id,
+        participantId: participant.id,
+        conversationId: conversation?.id ?? participant.id,
+        recipient: participant.phoneNumber,
+        kind: 'text',
+        text: GOODBYE_TEXT,
+        poll: null,
+        createdAt: this.#deps.clock.now(),
+        idempotencyKey: `goodbye:${participant.id}`,
+      });
+    } catch (error) {
+      this.#deps.logger.warn({ participantId: participant.id, err: describeError(error) }, 'goodbye not delivered');
+    }
+  }
+}
+
+export function notFound(id: string): AppError {
+  return new AppError('participant_not_found', `participant ${id} does not exist`, { field: 'id' });
+}

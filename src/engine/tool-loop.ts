@@ -1,0 +1,91 @@
+import type { LlmMessage, LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
+import type { AnyTool, ToolOutcome } from '../tools/define-tool.ts';
+import { toolSpec } from '../tools/define-tool.ts';
+import { executeToolCall } from '../tools/execute-tool-call.ts';
+import { decideNextStep } from './decide-next-step.ts';
+
+export const MAX_TOOL_ROUNDS = 10;
+
+export interface ExecutedToolCall {
+  round: number;
+  call: LlmToolCall;
+  outcome: ToolOutcome;
+  startedAt: number;
+  durationMs: number;
+}
+
+export interface ToolLoopInput {
+  provider: LlmProvider;
+  /** System messages, history and the current message, in the order the model reads them. */
+  messages: LlmMessage[];
+  tools: ReadonlyArray<AnyTool>;
+  fallbackText: string;
+  signal: AbortSignal;
+  maxRounds?: number;
+  /** Monotonic milliseconds, for durations. */
+  elapsed: () => number;
+  onTextDelta?: (delta: string) => void;
+  /** Called as each tool call finishes, before the next one runs. */
+  onToolCall?: (executed: ExecutedToolCall) => void;
+}
+
+export interface ToolLoopResult {
+  text: string;
+  endedBy: 'reply' | 'empty-response' | 'round-limit';
+  toolCalls: ExecutedToolCall[];
+  modelCalls: number;
+  toolRounds: number;
+  modelMs: number;
+  toolMs: number;
+  /** Which model answered last, as the provider reported it. */
+  model: string;
+}
+
+/** The agentic loop: a short `while` over model call → decide → run tools. */
+export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult> {
+  const maxRounds = input.maxRounds ?? MAX_TOOL_ROUNDS;
+  const toolsByName = new Map(input.tools.map((tool) => [tool.name, tool]));
+  const specs = input.tools.map(toolSpec);
+  const messages = [...input.messages];
+  const result: ToolLoopResult = {
+    text: '', endedBy: 'reply', toolCalls: [], modelCalls: 0, toolRounds: 0, modelMs: 0, toolMs: 0, model: input.provider.model,
+  };
+
+  for (;;) {
+    const modelStart = input.elapsed();
+    const response = await input.provider.complete(
+      { messages, tools: specs.length > 0 ? specs : undefined },
+      { signal: input.signal, onTextDelta: input.onTextDelta },
+    );
+    result.modelMs += input.elapsed() - modelStart;
+    result.modelCalls += 1;
+    result.model = response.model;
+
+    const step = decideNextStep(response, result.toolRounds, maxRounds);
+    if (step.kind === 'fallback') return { ...result, text: input.fallbackText, endedBy: step.reason };
+    if (step.kind === 'reply') return { ...result, text: step.text };
+
+    result.toolRounds += 1;
+    messages.push({ role: 'assistant', content: response.text, toolCalls: step.calls });
+    for (const call of step.calls) {
+      const executed = await runOne(toolsByName, call, result.toolRounds, input);
+      result.toolCalls.push(executed);
+      result.toolMs += executed.durationMs;
+      messages.push({ role: 'tool', toolCallId: call.id, content: executed.outcome.result });
+    }
+    if (step.thenReply !== null) return { ...result, text: step.thenReply };
+  }
+}
+
+async function runOne(
+  tools: ReadonlyMap<string, AnyTool>,
+  call: LlmToolCall,
+  round: number,
+  input: ToolLoopInput,
+): Promise<ExecutedToolCall> {
+  const startedAt = input.elapsed();
+  const outcome = await executeToolCall(tools, call, input.signal);
+  const executed = { round, call, outcome, startedAt, durationMs: input.elapsed() - startedAt };
+  input.onToolCall?.(executed);
+  return executed;
+}

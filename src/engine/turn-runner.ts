@@ -1,0 +1,178 @@
+import type { Logger } from 'pino';
+import type { Clock, IdGenerator } from '../core/clock.ts';
+import type { Conversation, Message, NewMessage, Participant, ToolCallRecord, TurnRecord } from '../core/domain.ts';
+import { AppError, describeError } from '../core/errors.ts';
+import type { LlmProvider } from '../llm/llm-provider.ts';
+import type { Store, StoreTx } from '../store/store.ts';
+import type { ExtraMessage, Flow, PreparedTurn, TurnInput, TurnOutcome } from './flow.ts';
+import { buildModelMessages, HISTORY_WINDOW } from './model-context.ts';
+import { appendOutgoing, type OutgoingDraft } from './outgoing.ts';
+import { runToolLoop, type ExecutedToolCall, type ToolLoopResult } from './tool-loop.ts';
+
+export const MODEL_FAILURE_REPLY =
+  "Sorry, I can't answer right now. Your message is saved, and I'll pick up from here as soon as I can.";
+
+export interface TurnRunnerDeps {
+  store: Store;
+  provider: LlmProvider;
+  flows: ReadonlyMap<string, Flow>;
+  clock: Clock;
+  ids: IdGenerator;
+  logger: Logger;
+  /** How many transcript messages the model reads (0..50). */
+  historyLimit: number;
+  /** Monotonic milliseconds for durations. */
+  elapsed?: () => number;
+}
+
+export interface TurnSummary {
+  turnId: string;
+  status: 'completed' | 'failed' | 'skipped';
+  reply: string | null;
+}
+
+/** Runs one turn of one conversation. The caller guarantees no other turn of it runs meanwhile. */
+export class TurnRunner {
+  readonly #deps: TurnRunnerDeps;
+  readonly #elapsed: () => number;
+
+  constructor(deps: TurnRunnerDeps) {
+    this.#deps = deps;
+    this.#elapsed = deps.elapsed ?? (() => performance.now());
+  }
+
+  async run(conversationId: string, input: TurnInput, signal: AbortSignal): Promise<TurnSummary> {
+    const { store, clock, ids } = this.#deps;
+    const conversation = await store.getConversation(conversationId);
+    if (!conversation) throw new AppError('not_found', `conversation ${conversationId} does not exist`);
+    const participant = conversation.participantId ? ((await store.getParticipant(conversation.participantId)) ?? null) : null;
+    const turnId = ids.next('turn');
+    if (participant && participant.status !== 'active') return this.#recordOnly(conversation, input, turnId);
+
+    const startedAt = clock.now();
+    const started = this.#elapsed();
+    const history = await store.listMessages(conversation.id, { limit: HISTORY_WINDOW });
+    const flow = this.#flow(conversation);
+    const prepared = await flow.prepareTurn({ conversation, participant, history, input, now: startedAt, store });
+    const { result, error, executed } = await this.#loop(prepared, history, input, signal);
+    const outcome = prepared.finish(result);
+    const reply = result?.text ?? MODEL_FAILURE_REPLY;
+
+    await store.transaction(async (tx) => {
+      const now = clock.now();
+      await this.#appendTranscript(tx, { conversation, participant }, input, turnId, reply, outcome.extraMessages ?? [], now);
+      await prepared.commit(tx);
+      await this.#patchConversation(tx, conversation, outcome, now);
+      await tx.insertToolCalls(this.#toolCallRecords(executed, conversation.id, turnId, startedAt));
+      await tx.insertTurn(this.#turnRecord({ turnId, conversation, input, prepared, result, error, startedAt, finishedAt: now, started }));
+      if (input.kind === 'message') await tx.setInboxStatus(input.inboxId, 'processed', now);
+    });
+    if (error) this.#deps.logger.warn({ conversationId, turnId, err: describeError(error) }, 'model failed; apology sent');
+    return { turnId, status: error ? 'failed' : 'completed', reply };
+  }
+
+  #flow(conversation: Conversation): Flow {
+    const flow = this.#deps.flows.get(conversation.flow);
+    if (!flow) throw new AppError('internal', `no flow named "${conversation.flow}" is configured`, { fault: 'system' });
+    return flow;
+  }
+
+  async #loop(prepared: PreparedTurn, history: Message[], input: TurnInput, signal: AbortSignal) {
+    const messages = buildModelMessages(prepared.systemMessages, history, input, this.#deps.historyLimit);
+    // Collected as they run, so the audit keeps the calls of a turn whose model later failed.
+    const executed: ExecutedToolCall[] = [];
+    try {
+      const result = await runToolLoop({
+        provider: this.#deps.provider,
+        messages,
+        tools: prepared.tools,
+        fallbackText: prepared.fallbackText,
+        signal,
+        elapsed: this.#elapsed,
+        onToolCall: (call) => executed.push(call),
+      });
+      return { result, error: undefined, executed };
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return { result: undefined, error, executed };
+    }
+  }
+
+  /** An inactive participant's message is kept in the transcript; no model turn runs. */
+  async #recordOnly(conversation: Conversation, input: TurnInput, turnId: string): Promise<TurnSummary> {
+    if (input.kind === 'message') {
+      await this.#deps.store.transaction(async (tx) => {
+        const now = this.#deps.clock.now();
+        await tx.appendMessages([this.#userMessage(conversation.id, input.text, null, now)]);
+        await tx.setInboxStatus(input.inboxId, 'ignored', now);
+      });
+    }
+    return { turnId, status: 'skipped', reply: null };
+  }
+
+  async #appendTranscript(
+    tx: StoreTx,
+    target: { conversation: Conversation; participant: Participant | null },
+    input: TurnInput,
+    turnId: string,
+    reply: string,
+    extras: ExtraMessage[],
+    now: Date,
+  ): Promise<void> {
+    if (input.kind === 'message') await tx.appendMessages([this.#userMessage(target.conversation.id, input.text, turnId, now)]);
+    const drafts: OutgoingDraft[] = [
+      { text: reply, source: 'model' },
+      ...extras.map((extra): OutgoingDraft => ({ ...extra, role: extra.visibleToModel ? 'assistant' : 'system', source: 'system' })),
+    ];
+    await appendOutgoing(tx, target, drafts, { ids: this.#deps.ids, now, turnId });
+  }
+
+  #userMessage(conversationId: string, text: string, turnId: string | null, now: Date): NewMessage {
+    return { id: this.#deps.ids.next('msg'), conversationId, role: 'user', kind: 'text', text, poll: null, source: 'participant', turnId, createdAt: now };
+  }
+
+  async #patchConversation(tx: StoreTx, conversation: Conversation, outcome: TurnOutcome, now: Date): Promise<void> {
+    const patch = outcome.conversationPatch;
+    if (!patch || (patch.state === undefined && patch.subState === undefined)) return;
+    const updated = await tx.updateConversation(conversation.id, conversation.version, patch, now);
+    if (!updated) throw new AppError('version_conflict', `conversation ${conversation.id} changed during the turn`, { fault: 'system', retryable: true });
+  }
+
+  #toolCallRecords(calls: ExecutedToolCall[], conversationId: string, turnId: string, startedAt: Date): ToolCallRecord[] {
+    return calls.map((executed) => ({
+      id: this.#deps.ids.next('tool'),
+      turnId,
+      conversationId,
+      round: executed.round,
+      name: executed.call.name,
+      arguments: executed.call.arguments,
+      result: executed.outcome.result,
+      status: executed.outcome.status,
+      durationMs: Math.round(executed.durationMs),
+      createdAt: startedAt,
+    }));
+  }
+
+  #turnRecord(args: {
+    turnId: string; conversation: Conversation; input: TurnInput; prepared: PreparedTurn; result: ToolLoopResult | undefined;
+    error: unknown; startedAt: Date; finishedAt: Date; started: number;
+  }): TurnRecord {
+    const { result } = args;
+    return {
+      id: args.turnId,
+      conversationId: args.conversation.id,
+      inboxId: args.input.kind === 'message' ? args.input.inboxId : null,
+      trigger: args.input.kind === 'message' ? 'message' : args.input.trigger,
+      module: args.prepared.module,
+      status: args.error ? 'failed' : 'completed',
+      modelCalls: result?.modelCalls ?? 0,
+      toolRounds: result?.toolRounds ?? 0,
+      modelMs: Math.round(result?.modelMs ?? 0),
+      toolMs: Math.round(result?.toolMs ?? 0),
+      totalMs: Math.round(this.#elapsed() - args.started),
+      error: args.error ? describeError(args.error) : null,
+      startedAt: args.startedAt,
+      finishedAt: args.finishedAt,
+    };
+  }
+}

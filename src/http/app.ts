@@ -1,0 +1,77 @@
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { AppError } from '../core/errors.ts';
+import type { Engine } from '../engine/engine.ts';
+import type { InboundService } from '../engine/inbound-service.ts';
+import type { ParticipantService } from '../engine/participant-service.ts';
+import type { Store } from '../store/store.ts';
+import type { Clock } from '../core/clock.ts';
+import type { ClockControlDeps } from '../timers/clock-control.ts';
+import { registerBearerAuth } from './auth.ts';
+import { errorBody, handleError } from './http-errors.ts';
+import { adminRoutes } from './admin-routes.ts';
+import { inboundRoutes } from './inbound-routes.ts';
+import { participantRoutes } from './participant-routes.ts';
+import { resource } from './resource.ts';
+
+export interface AppDeps {
+  store: Store;
+  engine: Engine;
+  participants: ParticipantService;
+  inbound: InboundService;
+  logger: Logger;
+  clock: Clock;
+  clockControl: ClockControlDeps | undefined;
+  apiToken: string | undefined;
+  maxBodyBytes: number;
+  /** Shown on /health: which model answers (`offline-demo` is never passed off as an LLM). */
+  model: { provider: string; model: string };
+  version: string;
+}
+
+/** The HTTP surface. Validation is ours (zod, at the edge); Fastify's schemas only feed OpenAPI. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: deps.maxBodyBytes,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    disableRequestLogging: true,
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(() => (value) => ({ value }));
+  // The API speaks JSON only: any other body is a 415, not a string for the schema to puzzle over.
+  app.removeContentTypeParser('text/plain');
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send(errorBody(new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`, { field: 'url' })));
+  });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'PromptPipe', version: deps.version, description: 'Persistent, tool-using LLM conversations over the channels people already use.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: deps.apiToken ? [{ bearer: [] }] : [],
+    },
+  });
+  if (deps.apiToken) registerBearerAuth(app, deps.apiToken);
+
+  resource(app, '/health', {
+    GET: {
+      schema: { tags: ['server'], summary: 'Liveness and store reachability' },
+      handler: async (_request, reply) => {
+        const storeOk = await deps.store.ping().then(() => true, () => false);
+        const body = { status: storeOk ? 'ok' : 'error', store: deps.store.dialect, store_ok: storeOk, model: deps.model, backlog: deps.engine.backlog };
+        return reply.status(storeOk ? 200 : 503).send(body);
+      },
+    },
+  });
+  resource(app, '/openapi.json', {
+    GET: { schema: { hide: true }, handler: async () => app.swagger() },
+  });
+  participantRoutes(app, deps);
+  inboundRoutes(app, deps);
+  adminRoutes(app, deps);
+  return app;
+}

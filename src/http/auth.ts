@@ -1,0 +1,28 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../core/errors.ts';
+
+const PUBLIC_PATHS = new Set(['/health', '/openapi.json', '/docs']);
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** Constant-time check of a bearer token (hashing first makes the lengths equal). */
+export function tokenMatches(presented: string, expected: string): boolean {
+  return timingSafeEqual(digest(presented), digest(expected));
+}
+
+/** Requires `Authorization: Bearer <API_TOKEN>` on every route but the public ones. */
+export function registerBearerAuth(app: FastifyInstance, token: string): void {
+  const expected = token;
+  app.addHook('onRequest', async (request) => {
+    const path = request.url.split('?')[0] ?? '';
+    if (PUBLIC_PATHS.has(path)) return;
+    const header = request.headers.authorization ?? '';
+    const match = /^Bearer\s+(.+)$/i.exec(header);
+    if (!match?.[1] || !tokenMatches(match[1].trim(), expected)) {
+      throw new AppError('unauthorized', 'a valid bearer token is required (Authorization: Bearer <API_TOKEN>)', { field: 'authorization' });
+    }
+  });
+}

@@ -1,0 +1,103 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { AppError, type ErrorCode, isAppError } from '../core/errors.ts';
+
+/** The one place that maps error codes to HTTP statuses. */
+export function httpStatusOf(code: ErrorCode): number {
+  switch (code) {
+    case 'invalid_json':
+    case 'invalid_request':
+    case 'invalid_phone_number':
+    case 'invalid_timezone':
+      return 400;
+    case 'unauthorized':
+      return 401;
+    case 'not_found':
+    case 'participant_not_found':
+      return 404;
+    case 'method_not_allowed':
+      return 405;
+    case 'conflict':
+    case 'participant_exists':
+    case 'participant_inactive':
+    case 'version_conflict':
+    case 'clock_not_virtual':
+      return 409;
+    case 'payload_too_large':
+      return 413;
+    case 'unsupported_media_type':
+      return 415;
+    case 'rate_limited':
+      return 429;
+    case 'shutting_down':
+    case 'llm_unavailable':
+    case 'llm_timeout':
+      return 503;
+    case 'llm_rejected':
+    case 'llm_bad_response':
+    case 'channel_failed':
+      return 502;
+    case 'internal':
+      return 500;
+  }
+}
+
+/** Turns a zod failure on a request part into an AppError naming the first bad field. */
+export function requestError(part: 'body' | 'query' | 'params', error: z.ZodError): AppError {
+  const issue = error.issues[0];
+  const path = issue && issue.path.length > 0 ? issue.path.join('.') : undefined;
+  const where = path ?? part;
+  const detail = issue ? describeIssue(issue) : 'is invalid';
+  return new AppError('invalid_request', `${where}: ${detail}`, { field: path ?? part });
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `unknown field(s) ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+  if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
+  return issue.message;
+}
+
+/** Parses one request part with a schema, throwing a 400 that names the field. */
+export function parseRequest<Schema extends z.ZodType>(schema: Schema, value: unknown, part: 'body' | 'query' | 'params'): z.output<Schema> {
+  const result = schema.safeParse(value ?? (part === 'body' ? undefined : {}));
+  if (!result.success) throw requestError(part, result.error);
+  return result.data;
+}
+
+export function errorBody(error: AppError) {
+  return { status: 'error' as const, code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) };
+}
+
+/** Every error leaves as the error envelope with a stable code; internals are never exposed. */
+export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
+  const appError = toAppError(error);
+  const status = httpStatusOf(appError.code);
+  if (status >= 500) request.log.error({ err: error }, 'request failed');
+  void reply.status(status).send(errorBody(appError));
+}
+
+function toAppError(error: FastifyError | Error): AppError {
+  if (isAppError(error)) return error;
+  const fastifyError = error as FastifyError;
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'the request body is larger than the server accepts', { field: 'body' });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('unsupported_media_type', 'send the body as application/json', { field: 'content-type' });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('invalid_json', 'the body is empty; send a JSON object', { field: 'body' });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('invalid_json', `the body is not valid JSON: ${fastifyError.message}`, { field: 'body' });
+  }
+  if (fastifyError.statusCode === 400 && /prototype/i.test(fastifyError.message)) {
+    return new AppError('invalid_json', 'the body contains a forbidden key (__proto__ or constructor.prototype)', { field: 'body' });
+  }
+  if (fastifyError.statusCode === 400 && error instanceof SyntaxError) {
+    return new AppError('invalid_json', `the body is not valid JSON: ${error.message}`, { field: 'body' });
+  }
+  if (fastifyError.statusCode === 429) return new AppError('rate_limited', 'too many requests; slow down and retry later');
+  if (fastifyError.statusCode && fastifyError.statusCode < 500) {
+    return new AppError('invalid_request', fastifyError.message);
+  }
+  return new AppError('internal', 'internal error', { fault: 'system', cause: error });
+}

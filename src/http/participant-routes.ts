@@ -1,0 +1,175 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../core/errors.ts';
+import { canonicalPhone, isValidTimeZone } from '../core/phone.ts';
+import type { ParticipantService } from '../engine/participant-service.ts';
+import type { Store } from '../store/store.ts';
+import { parseRequest } from './http-errors.ts';
+import {
+  enrollmentBody,
+  forceStateBody,
+  historyQuery,
+  jsonSchema,
+  listQuery,
+  messageJson,
+  participantJson,
+  participantParams,
+  participantUpdateBody,
+  profileJson,
+  scheduleJson,
+  timerJson,
+  turnJson,
+  turnsQuery,
+} from './participant-schemas.ts';
+import { resource } from './resource.ts';
+
+export interface ParticipantRouteDeps {
+  participants: ParticipantService;
+  store: Store;
+}
+
+const tags = ['participants'];
+
+export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDeps): void {
+  const { participants, store } = deps;
+
+  resource(app, '/conversation/participants', {
+    POST: {
+      schema: { tags, summary: 'Enrol a participant; the greeting turn runs right after', body: jsonSchema(enrollmentBody) },
+      handler: async (request, reply) => {
+        const body = parseRequest(enrollmentBody, request.body, 'body');
+        const { participant } = await participants.enroll({
+          ...body,
+          phoneNumber: requirePhone(body.phone_number),
+          timezone: checkTimeZone(body.timezone),
+        });
+        return reply.status(201).send(ok('Conversation participant enrolled successfully', participantJson(participant)));
+      },
+    },
+    GET: {
+      schema: { tags, summary: 'List participants', querystring: jsonSchema(listQuery) },
+      handler: async (request) => {
+        const query = parseRequest(listQuery, request.query, 'query');
+        const list = await participants.list(query);
+        return ok(undefined, list.map(participantJson));
+      },
+    },
+  });
+
+  resource(app, '/conversation/participants/:id', {
+    GET: {
+      schema: { tags, summary: 'Get a participant', params: jsonSchema(participantParams) },
+      handler: async (request) => ok(undefined, participantJson(await participants.get(idOf(request.params)))),
+    },
+    PUT: {
+      schema: { tags, summary: 'Update a participant (partial)', params: jsonSchema(participantParams), body: jsonSchema(participantUpdateBody) },
+      handler: async (request) => {
+        const id = idOf(request.params);
+        const body = parseRequest(participantUpdateBody, request.body, 'body');
+        const patch = { ...body, ...(body.timezone !== undefined ? { timezone: checkTimeZone(body.timezone) } : {}) };
+        return ok('Participant updated', participantJson(await participants.update(id, patch)));
+      },
+    },
+    DELETE: {
+      schema: { tags, summary: 'Unenrol: send a goodbye, stop everything, remove the data', params: jsonSchema(participantParams) },
+      handler: async (request) => {
+        await participants.remove(idOf(request.params));
+        return ok('Participant removed');
+      },
+    },
+  });
+
+  resource(app, '/conversation/participants/:id/history', {
+    GET: {
+      schema: { tags, summary: 'The last 50 messages, or the whole transcript with ?all=true', params: jsonSchema(participantParams), querystring: jsonSchema(historyQuery) },
+      handler: async (request) => {
+        const id = idOf(request.params);
+        const { all } = parseRequest(historyQuery, request.query, 'query');
+        const conversation = await participants.conversationOf(id);
+        const messages = await store.listMessages(conversation.id, all ? {} : { limit: 50 });
+        return ok(undefined, { participant_id: id, conversation_id: conversation.id, messages: messages.map(messageJson) });
+      },
+    },
+  });
+
+  resource(app, '/conversation/participants/:id/turns', {
+    GET: {
+      schema: { tags, summary: 'Recent turns with their tool calls (arguments, results, durations)', params: jsonSchema(participantParams), querystring: jsonSchema(turnsQuery) },
+      handler: async (request) => {
+        const { limit } = parseRequest(turnsQuery, request.query, 'query');
+        const conversation = await participants.conversationOf(idOf(request.params));
+        const [turns, calls] = await Promise.all([store.listTurns(conversation.id, { limit }), store.listToolCalls(conversation.id)]);
+        return ok(undefined, turns.map((turn) => turnJson(turn, calls.filter((call) => call.turnId === turn.id))));
+      },
+    },
+  });
+
+  resource(app, '/conversation/participants/:id/timers', {
+    GET: {
+      schema: { tags, summary: 'Pending timers (kind, due time, key)', params: jsonSchema(participantParams) },
+      handler: async (request) => {
+        const participant = await participants.get(idOf(request.params));
+        return ok(undefined, (await store.listPendingTimers(participant.id)).map(timerJson));
+      },
+    },
+  });
+
+  resource(app, '/conversation/participants/:id/state', {
+    POST: {
+      schema: { tags, summary: 'Force the sub-state (operator override, audited)', params: jsonSchema(participantParams), body: jsonSchema(forceStateBody) },
+      handler: async (request) => {
+        const id = idOf(request.params);
+        const body = parseRequest(forceStateBody, request.body, 'body');
+        const conversation = await participants.forceSubState(id, body.sub_state, body.reason);
+        return ok('Sub-state changed', { participant_id: id, state: conversation.state, sub_state: conversation.subState, version: conversation.version });
+      },
+    },
+    GET: {
+      schema: { tags, summary: 'Top-level state, sub-state, profile and pending timers', params: jsonSchema(participantParams) },
+      handler: async (request) => {
+        const id = idOf(request.params);
+        const participant = await participants.get(id);
+        const conversation = await participants.conversationOf(id);
+        const [profile, schedules, timers] = await Promise.all([store.getProfile(id), store.listSchedules(id), store.listPendingTimers(id)]);
+        return ok(undefined, {
+          participant_id: participant.id,
+          conversation_id: conversation.id,
+          status: participant.status,
+          state: conversation.state,
+          sub_state: conversation.subState,
+          version: conversation.version,
+          profile: profile ? profileJson(profile) : null,
+          schedules: schedules.map(scheduleJson),
+          pending_timers: timers.map(timerJson),
+        });
+      },
+    },
+  });
+}
+
+function ok(message: string | undefined, result?: unknown) {
+  return { status: 'ok' as const, ...(message ? { message } : {}), ...(result !== undefined ? { result } : {}) };
+}
+
+function idOf(params: unknown): string {
+  return parseRequest(participantParams, params, 'params').id;
+}
+
+export function requirePhone(raw: string): string {
+  const phone = canonicalPhone(raw);
+  if (!phone) {
+    throw new AppError('invalid_phone_number', `phone_number: "${raw}" is not a valid phone number in international format (E.164, e.g. +14165550123)`, {
+      field: 'phone_number',
+    });
+  }
+  return phone;
+}
+
+function checkTimeZone(zone: string | null | undefined): string | null {
+  if (zone === undefined || zone === null || zone.trim() === '') return null;
+  if (!isValidTimeZone(zone.trim())) {
+    throw new AppError('invalid_timezone', `timezone: "${zone}" is not an IANA time zone (e.g. America/Toronto)`, { field: 'timezone' });
+  }
+  return zone.trim();
+}
+
+export { ok };

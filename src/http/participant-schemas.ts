@@ -1,0 +1,151 @@
+import { z } from 'zod';
+import { PARTICIPANT_STATUSES, type Message, type Participant, type ToolCallRecord, type TurnRecord } from '../core/domain.ts';
+import type { Profile } from '../core/profile.ts';
+import type { Schedule } from '../core/schedule.ts';
+import type { Timer } from '../core/timer.ts';
+
+const optionalText = (max: number) => z.string().trim().max(max).nullable().optional();
+
+export const enrollmentBody = z.strictObject({
+  phone_number: z.string().min(1).max(40),
+  name: optionalText(200),
+  gender: optionalText(100),
+  ethnicity: optionalText(100),
+  background: optionalText(2000),
+  timezone: z.string().max(64).nullable().optional(),
+});
+
+export const participantUpdateBody = z
+  .strictObject({
+    name: optionalText(200),
+    gender: optionalText(100),
+    ethnicity: optionalText(100),
+    background: optionalText(2000),
+    timezone: z.string().max(64).nullable().optional(),
+    status: z.enum(PARTICIPANT_STATUSES).optional(),
+    debug: z.boolean().optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, { message: 'give at least one field to change' });
+
+export const participantParams = z.strictObject({ id: z.string().min(1).max(100) });
+
+export const listQuery = z.strictObject({
+  status: z.enum(PARTICIPANT_STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const historyQuery = z.strictObject({
+  all: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+});
+
+export const forceStateBody = z.strictObject({
+  sub_state: z.string().min(1).max(50),
+  reason: z.string().max(500).optional(),
+});
+
+export const turnsQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+
+export const inboundBody = z.object({
+  from: z.string().min(1).max(40),
+  text: z.string().min(1).max(4096),
+  message_id: z.string().min(1).max(200).optional(),
+});
+
+export function participantJson(participant: Participant) {
+  return {
+    id: participant.id,
+    phone_number: participant.phoneNumber,
+    name: participant.name,
+    gender: participant.gender,
+    ethnicity: participant.ethnicity,
+    background: participant.background,
+    timezone: participant.timezone,
+    status: participant.status,
+    debug: participant.debug,
+    enrolled_at: participant.enrolledAt.toISOString(),
+    created_at: participant.createdAt.toISOString(),
+    updated_at: participant.updatedAt.toISOString(),
+  };
+}
+
+export function messageJson(message: Message) {
+  return {
+    id: message.id,
+    seq: message.seq,
+    role: message.role,
+    kind: message.kind,
+    text: message.text,
+    ...(message.poll ? { poll: message.poll } : {}),
+    source: message.source,
+    turn_id: message.turnId,
+    created_at: message.createdAt.toISOString(),
+  };
+}
+
+export function profileJson(profile: Profile) {
+  return {
+    ...profile.fields,
+    intensity: profile.intensity,
+    success_count: profile.successCount,
+    total_prompts: profile.totalPrompts,
+    tone: {
+      scores: profile.tone.scores,
+      active: profile.tone.active,
+      last_updated_at: profile.tone.lastUpdatedAt?.toISOString() ?? null,
+    },
+    last_habit_prompt: profile.lastHabitPrompt,
+    last_prompt_sent_at: profile.lastPromptSentAt?.toISOString() ?? null,
+    field_updated_at: Object.fromEntries(Object.entries(profile.fieldUpdatedAt).map(([key, at]) => [key, at.toISOString()])),
+    updated_at: profile.updatedAt.toISOString(),
+  };
+}
+
+/** JSON Schema for the OpenAPI document, from the same schemas that validate. */
+export function jsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const result = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete result.$schema;
+  return result;
+}
+
+export function scheduleJson(schedule: Schedule) {
+  return {
+    id: schedule.id,
+    type: schedule.kind,
+    fixed_time: schedule.fixedTime,
+    random_start_time: schedule.windowStart,
+    random_end_time: schedule.windowEnd,
+    timezone: schedule.timezone,
+    prep_minutes: schedule.prepMinutes,
+    created_at: schedule.createdAt.toISOString(),
+  };
+}
+
+export function timerJson(timer: Timer) {
+  return { id: timer.id, kind: timer.kind, due_at: timer.dueAt.toISOString(), key: timer.dedupKey, attempts: timer.attempts };
+}
+
+export function turnJson(turn: TurnRecord, calls: ToolCallRecord[]) {
+  return {
+    id: turn.id,
+    trigger: turn.trigger,
+    module: turn.module,
+    status: turn.status,
+    model_calls: turn.modelCalls,
+    tool_rounds: turn.toolRounds,
+    model_ms: turn.modelMs,
+    tool_ms: turn.toolMs,
+    total_ms: turn.totalMs,
+    error: turn.error,
+    started_at: turn.startedAt.toISOString(),
+    finished_at: turn.finishedAt.toISOString(),
+    tool_calls: calls.map((call) => ({
+      name: call.name,
+      round: call.round,
+      arguments: call.arguments,
+      result: call.result,
+      status: call.status,
+      duration_ms: call.durationMs,
+    })),
+  };
+}

@@ -1,0 +1,33 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods } from 'fastify';
+import { AppError } from '../core/errors.ts';
+
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+const METHODS: Method[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
+
+export interface ResourceHandler {
+  schema?: FastifySchema;
+  handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+}
+
+/**
+ * Registers the handlers of one URL, and answers every other method with 405 and an `Allow`
+ * header listing the ones that exist.
+ */
+export function resource(app: FastifyInstance, url: string, handlers: Partial<Record<Method, ResourceHandler>>): void {
+  const allowed = METHODS.filter((method) => handlers[method]);
+  for (const method of allowed) {
+    const { schema, handler } = handlers[method]!;
+    app.route({ method, url, schema, handler });
+  }
+  const others = METHODS.filter((method) => !handlers[method]) as HTTPMethods[];
+  if (others.length === 0) return;
+  app.route({
+    method: others,
+    url,
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      void reply.header('allow', allowed.join(', '));
+      throw new AppError('method_not_allowed', `${request.method} is not allowed on ${url}; use ${allowed.join(', ')}`, { field: 'method' });
+    },
+  });
+}

@@ -1,0 +1,36 @@
+import { loadConfig, loadDotEnv, ConfigError } from './config/config.ts';
+import { createLogger } from './core/logger.ts';
+import { startServer } from './server.ts';
+
+/** Start-up: environment (and an optional .env) → config → server; SIGTERM/SIGINT drain and exit. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(loadDotEnv('.env', process.env));
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`PromptPipe cannot start: invalid configuration\n${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+  const logger = createLogger({ level: config.log.level, redact: config.log.redact });
+  const server = await startServer(config, logger);
+  const stop = (signal: string) => {
+    logger.info({ signal }, 'shutting down: draining turns and deliveries');
+    server.close().then(
+      () => process.exit(0),
+      (error) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((error) => {
+  process.stderr.write(`PromptPipe failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,112 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Channel } from './channels/channel.ts';
+import { createWebhookChannel } from './channels/webhook-channel.ts';
+import type { AppConfig } from './config/config.ts';
+import { randomIds, systemClock, type Clock, type IdGenerator } from './core/clock.ts';
+import { Engine } from './engine/engine.ts';
+import { InboundService } from './engine/inbound-service.ts';
+import { OutboxDispatcher } from './engine/outbox-dispatcher.ts';
+import { ParticipantService } from './engine/participant-service.ts';
+import { TurnRunner } from './engine/turn-runner.ts';
+import { createHabitCoachFlow } from './flows/habit-coach/habit-coach-flow.ts';
+import { habitTimerKinds } from './flows/habit-coach/timers/habit-timer-kinds.ts';
+import { loadHabitPrompts } from './flows/habit-coach/prompt-files.ts';
+import { buildApp } from './http/app.ts';
+import type { LlmProvider } from './llm/llm-provider.ts';
+import { createOfflineDemoProvider } from './llm/offline/offline-demo-provider.ts';
+import { createOpenAiCompatibleProvider } from './llm/openai-compatible-provider.ts';
+import { openStore } from './store/open-store.ts';
+import type { Store } from './store/store.ts';
+import type { ClockControlDeps } from './timers/clock-control.ts';
+import { TimerKindRegistry } from './timers/timer-kinds.ts';
+import { TimerWorker } from './timers/timer-worker.ts';
+import { VirtualClock } from './timers/virtual-clock.ts';
+
+export const VERSION = '0.1.0';
+
+/** Test seams: everything else comes from the config. */
+export interface ServerOverrides {
+  provider?: LlmProvider;
+  channel?: Channel;
+  ids?: IdGenerator;
+  random?: () => number;
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  store: Store;
+  engine: Engine;
+  clock: Clock;
+  url: string;
+  /** Stops accepting, drains turns, timers and deliveries, closes the store. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+export function createProvider(config: AppConfig): LlmProvider {
+  if (config.llm.provider === 'offline') return createOfflineDemoProvider();
+  return createOpenAiCompatibleProvider({
+    baseUrl: config.llm.baseUrl!,
+    apiKey: config.llm.apiKey,
+    model: config.llm.model,
+    timeoutMs: config.llm.timeoutMs,
+    maxRetries: config.llm.maxRetries,
+  });
+}
+
+/** The composition root: the only place adapters are chosen and wired. */
+export async function startServer(config: AppConfig, logger: Logger, overrides: ServerOverrides = {}): Promise<RunningServer> {
+  const virtualClock = config.clock.mode === 'virtual' ? new VirtualClock(config.clock.start ?? new Date()) : undefined;
+  const clock: Clock = virtualClock ?? systemClock;
+  const ids = overrides.ids ?? randomIds;
+  const random = overrides.random ?? Math.random;
+  const store = await openStore(config.database.url, { schema: config.database.schema, logger });
+  const provider = overrides.provider ?? createProvider(config);
+  const channel = overrides.channel ?? createWebhookChannel({ url: config.outbound.webhookUrl, logger });
+  const prompts = loadHabitPrompts(config.habit.promptFiles, logger);
+  const flow = createHabitCoachFlow({ prompts, provider, ids, clock, random, prepMinutes: config.habit.prepMinutes, debug: config.conversation.debug });
+
+  const dispatcher = new OutboxDispatcher({ store, channels: new Map([[channel.name, channel]]), clock, logger, maxAttempts: config.outbound.maxAttempts });
+  const runner = new TurnRunner({ store, provider, flows: new Map([[flow.id, flow]]), clock, ids, logger, historyLimit: config.conversation.chatHistoryLimit });
+  const engine = new Engine({ store, runner, dispatcher, clock, logger });
+  const participants = new ParticipantService({ store, engine, flow, channel, clock, ids, logger });
+  const inbound = new InboundService({ store, engine, participants, replyChannel: channel, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
+  const timerDeps = { store, engine, ids, clock, logger, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays };
+  const worker = new TimerWorker({ store, kinds: new TimerKindRegistry().register(...habitTimerKinds(timerDeps)), clock, logger });
+  const clockControl: ClockControlDeps | undefined = virtualClock && {
+    clock: virtualClock,
+    store,
+    worker,
+    settle: async () => {
+      await engine.idle();
+      await dispatcher.kick();
+    },
+  };
+  const app = await buildApp({
+    store, engine, participants, inbound, logger, clock, clockControl,
+    apiToken: config.server.apiToken,
+    maxBodyBytes: config.server.maxBodyBytes,
+    model: { provider: provider.name, model: provider.model },
+    version: VERSION,
+  });
+
+  const address = await app.listen({ host: config.server.host, port: config.server.port });
+  dispatcher.start();
+  // With a virtual clock, timers fire only when the clock is moved (POST /admin/clock).
+  if (!virtualClock) worker.start();
+  await engine.recover();
+  if (!config.server.apiToken) logger.warn({ host: config.server.host }, 'API_TOKEN is not set: anyone who can reach this address can use the API');
+  logger.info({ url: address, store: store.dialect, provider: provider.name, model: provider.model, clock: config.clock.mode }, 'PromptPipe is listening');
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      await app.close();
+      await worker.stop();
+      await engine.shutdown(config.server.shutdownTimeoutMs);
+      await store.close();
+    })();
+    return closing;
+  };
+  return { app, store, engine, clock, url: address, close };
+}

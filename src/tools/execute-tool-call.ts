@@ -1,0 +1,39 @@
+import { describeError } from '../core/errors.ts';
+import type { LlmToolCall } from '../llm/llm-provider.ts';
+import { describeIssues, toolError, type AnyTool, type ToolDefinition, type ToolOutcome } from './define-tool.ts';
+
+/**
+ * Runs one tool call the model proposed: unknown names, malformed JSON, invalid arguments and
+ * thrown errors all become error outcomes the model can read; nothing here throws.
+ */
+export async function executeToolCall(
+  tools: ReadonlyMap<string, AnyTool>,
+  call: LlmToolCall,
+  signal: AbortSignal,
+): Promise<ToolOutcome> {
+  const tool = tools.get(call.name) as ToolDefinition<unknown> | undefined;
+  if (!tool) {
+    const known = [...tools.keys()].join(', ') || 'none';
+    return toolError(`unknown tool "${call.name}". Available tools: ${known}.`);
+  }
+  const parsed = parseArguments(call.arguments);
+  if (!parsed.ok) return toolError(`the arguments are not valid JSON (${parsed.reason}). Send a JSON object.`);
+  const validated = tool.input.safeParse(parsed.value);
+  if (!validated.success) return toolError(`invalid arguments for ${tool.name}: ${describeIssues(validated.error)}.`);
+  try {
+    const outcome = await tool.execute(validated.data, { signal });
+    return typeof outcome === 'string' ? { status: 'ok', result: outcome } : outcome;
+  } catch (error) {
+    if (signal.aborted) throw error;
+    return toolError(`${tool.name} failed: ${describeError(error)}`);
+  }
+}
+
+function parseArguments(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+  if (text.trim() === '') return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, reason: describeError(error) };
+  }
+}

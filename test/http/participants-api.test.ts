@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
+import { startTestServer, type TestServer } from '../kit/test-server.ts';
+import { waitFor } from '../kit/wait-for.ts';
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({}, { provider: createScriptedProvider(() => ({ text: 'Hi, welcome!' })) });
+});
+afterAll(() => server.close());
+
+const enrol = (body: unknown) => server.request('POST', '/conversation/participants', body);
+
+describe('enrollment', () => {
+  it('canonicalises the phone number, stores the time zone, answers 201 and greets', async () => {
+    const response = await enrol({ phone_number: '+1 (416) 555-0123', name: 'Alice', timezone: 'America/Toronto', background: 'Student' });
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({
+      status: 'ok',
+      message: expect.any(String),
+      result: { phone_number: '+14165550123', name: 'Alice', timezone: 'America/Toronto', status: 'active' },
+    });
+    await server.sink.waitFor(1);
+    expect(server.sink.to('+14165550123').map((message) => message.text)).toEqual(['Hi, welcome!']);
+
+    const history = await server.request('GET', `/conversation/participants/${response.body.result.id}/history`);
+    expect(history.body.result.messages).toEqual([expect.objectContaining({ role: 'assistant', text: 'Hi, welcome!', seq: 1 })]);
+  });
+
+  it('refuses a duplicate phone number with 409, whatever its format', async () => {
+    await enrol({ phone_number: '+14165550124' });
+    const duplicate = await enrol({ phone_number: '+1 416 555 0124' });
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.body).toMatchObject({ status: 'error', code: 'participant_exists' });
+  });
+
+  it('creates exactly one participant under concurrent duplicate enrollments', async () => {
+    const responses = await Promise.all(Array.from({ length: 10 }, () => enrol({ phone_number: '+14165550199' })));
+    expect(responses.map((response) => response.status).sort()).toEqual([201, ...Array(9).fill(409)]);
+    const list = await server.request('GET', '/conversation/participants');
+    expect(list.body.result.filter((participant: { phone_number: string }) => participant.phone_number === '+14165550199')).toHaveLength(1);
+  });
+
+  it.each([
+    [{ phone_number: '12345' }, 'invalid_phone_number', 'phone_number'],
+    [{ phone_number: '+1 555' }, 'invalid_phone_number', 'phone_number'],
+    [{ phone_number: '+14165550125', timezone: 'Mars/Olympus' }, 'invalid_timezone', 'timezone'],
+    [{}, 'invalid_request', 'phone_number'],
+    [{ phone_number: 14165550125 }, 'invalid_request', 'phone_number'],
+    [{ phone_number: '+14165550125', name: ['x'] }, 'invalid_request', 'name'],
+    [{ phone_number: '+14165550125', timeZone: 'UTC' }, 'invalid_request', 'body'],
+    [[], 'invalid_request', 'body'],
+  ])('rejects %j with %s naming %s', async (body, code, field) => {
+    const response = await enrol(body);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ status: 'error', code, field });
+    expect(response.body.message).toContain(field === 'body' ? '' : field);
+  });
+
+  it('rejects malformed JSON, prototype pollution, the wrong media type and oversized bodies', async () => {
+    const malformed = await server.request('POST', '/conversation/participants', '{"phone_number": ');
+    expect(malformed).toMatchObject({ status: 400, body: { code: 'invalid_json' } });
+
+    const polluted = await server.request('POST', '/conversation/participants', '{"phone_number":"+14165550126","__proto__":{"admin":true}}');
+    expect(polluted).toMatchObject({ status: 400, body: { code: 'invalid_json' } });
+    const constructor = await server.request('POST', '/conversation/participants', '{"phone_number":"+14165550126","constructor":{"prototype":{"admin":true}}}');
+    expect(constructor).toMatchObject({ status: 400, body: { code: 'invalid_json' } });
+
+    const text = await server.request('POST', '/conversation/participants', 'phone_number=+14165550126', { 'content-type': 'text/plain' });
+    expect(text).toMatchObject({ status: 415, body: { code: 'unsupported_media_type' } });
+
+    const huge = await enrol({ phone_number: '+14165550126', background: 'x'.repeat(70_000) });
+    expect(huge).toMatchObject({ status: 413, body: { code: 'payload_too_large' } });
+
+    const list = await server.request('GET', '/conversation/participants');
+    expect(list.body.result.some((participant: { phone_number: string }) => participant.phone_number === '+14165550126')).toBe(false);
+  });
+});
+
+describe('participant resource', () => {
+  it('gets, updates, validates updates and deletes with a goodbye', async () => {
+    const created = await enrol({ phone_number: '+14165550130', timezone: 'UTC' });
+    const id = created.body.result.id;
+    await waitFor(() => server.sink.to('+14165550130').length === 1, { what: 'greeting' });
+
+    expect((await server.request('GET', `/conversation/participants/${id}`)).body.result).toMatchObject({ id, timezone: 'UTC' });
+
+    const updated = await server.request('PUT', `/conversation/participants/${id}`, { status: 'paused', timezone: 'Europe/Paris', name: 'Bo' });
+    expect(updated).toMatchObject({ status: 200, body: { result: { status: 'paused', timezone: 'Europe/Paris', name: 'Bo' } } });
+
+    expect(await server.request('PUT', `/conversation/participants/${id}`, { status: 'sleeping' })).toMatchObject({ status: 400, body: { field: 'status' } });
+    expect(await server.request('PUT', `/conversation/participants/${id}`, { timezone: 'Nowhere/City' })).toMatchObject({ status: 400, body: { code: 'invalid_timezone' } });
+    expect(await server.request('PUT', `/conversation/participants/${id}`, {})).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+
+    const state = await server.request('GET', `/conversation/participants/${id}/state`);
+    expect(state.body.result).toMatchObject({ state: 'CONVERSATION_ACTIVE', sub_state: 'INTAKE', status: 'paused' });
+
+    expect((await server.request('DELETE', `/conversation/participants/${id}`)).status).toBe(200);
+    expect(server.sink.to('+14165550130').at(-1)?.text).toMatch(/unenrolled/i);
+    expect(await server.request('GET', `/conversation/participants/${id}`)).toMatchObject({ status: 404, body: { code: 'participant_not_found' } });
+    expect(await server.request('GET', `/conversation/participants/${id}/history`)).toMatchObject({ status: 404 });
+    expect(await server.request('DELETE', `/conversation/participants/${id}`)).toMatchObject({ status: 404 });
+  });
+
+  it('answers 404 for unknown participants and 405 with Allow for wrong methods', async () => {
+    expect(await server.request('GET', '/conversation/participants/part_nope')).toMatchObject({ status: 404, body: { code: 'participant_not_found' } });
+    expect(await server.request('PUT', '/conversation/participants/part_nope', { name: 'x' })).toMatchObject({ status: 404 });
+    const wrong = await server.request('PATCH', '/conversation/participants');
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET, POST');
+    expect(wrong.body.code).toBe('method_not_allowed');
+    expect((await server.request('GET', '/nowhere')).body.code).toBe('not_found');
+  });
+
+  it('validates list queries', async () => {
+    expect(await server.request('GET', '/conversation/participants?status=bogus')).toMatchObject({ status: 400, body: { field: 'status' } });
+    expect(await server.request('GET', '/conversation/participants?limit=0')).toMatchObject({ status: 400, body: { field: 'limit' } });
+    const active = await server.request('GET', '/conversation/participants?status=active&limit=2');
+    expect(active.status).toBe(200);
+    expect(active.body.result.length).toBeLessThanOrEqual(2);
+  });
+
+  it('serves health and an OpenAPI document built from the validating schemas', async () => {
+    const health = await server.request('GET', '/health');
+    expect(health).toMatchObject({ status: 200, body: { status: 'ok', store: 'sqlite', store_ok: true, model: { provider: 'scripted' } } });
+    const openapi = await server.request('GET', '/openapi.json');
+    expect(openapi.body.openapi).toMatch(/^3\./);
+    const enrolSchema = openapi.body.paths['/conversation/participants'].post.requestBody.content['application/json'].schema;
+    expect(enrolSchema.required).toEqual(['phone_number']);
+    expect(Object.keys(openapi.body.paths)).toEqual(expect.arrayContaining(['/conversation/inbound', '/conversation/participants/{id}/history']));
+  });
+});
