@@ -1,5 +1,5 @@
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.ts';
 import type { Engine } from '../engine/engine.ts';
@@ -37,7 +37,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: deps.maxBodyBytes,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
   });
   app.setValidatorCompiler(() => (value) => ({ value }));
