@@ -4,6 +4,7 @@ import type { Channel } from './channels/channel.ts';
 import { createWebhookChannel } from './channels/webhook-channel.ts';
 import type { AppConfig } from './config/config.ts';
 import { randomIds, systemClock, type Clock, type IdGenerator } from './core/clock.ts';
+import { ChangeFeed } from './engine/change-feed.ts';
 import { Engine } from './engine/engine.ts';
 import { InboundService } from './engine/inbound-service.ts';
 import { OutboxDispatcher } from './engine/outbox-dispatcher.ts';
@@ -68,7 +69,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
 
   const dispatcher = new OutboxDispatcher({ store, channels: new Map([[channel.name, channel]]), clock, logger, maxAttempts: config.outbound.maxAttempts });
   const runner = new TurnRunner({ store, provider, flows: new Map([[flow.id, flow]]), clock, ids, logger, historyLimit: config.conversation.chatHistoryLimit });
-  const engine = new Engine({ store, runner, dispatcher, clock, logger });
+  const changes = new ChangeFeed();
+  const engine = new Engine({ store, runner, dispatcher, clock, logger, changes });
   const participants = new ParticipantService({ store, engine, flow, channel, clock, ids, logger });
   const inbound = new InboundService({ store, engine, participants, replyChannel: channel, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
   const timerDeps = { store, engine, ids, clock, logger, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays };
@@ -83,7 +85,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     },
   };
   const app = await buildApp({
-    store, engine, participants, inbound, logger, clock, clockControl,
+    store, engine, changes, participants, inbound, logger, clock, clockControl,
     apiToken: config.server.apiToken,
     maxBodyBytes: config.server.maxBodyBytes,
     model: { provider: provider.name, model: provider.model },

@@ -4,6 +4,7 @@ import { AppError, describeError } from '../core/errors.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Store } from '../store/store.ts';
 import type { TurnInput } from './flow.ts';
+import type { ChangeFeed } from './change-feed.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import type { TurnRunner, TurnSummary } from './turn-runner.ts';
@@ -14,6 +15,8 @@ export interface EngineDeps {
   dispatcher: OutboxDispatcher;
   clock: Clock;
   logger: Logger;
+  /** Told after each piece of work on a conversation settles. */
+  changes?: ChangeFeed;
   /** Attempts of a turn that throws (store outage, version conflict) before its inbox item is marked failed. */
   turnAttempts?: number;
 }
@@ -49,9 +52,12 @@ export class Engine {
    * then kicks the outbox for whatever it queued.
    */
   async exclusive<T>(conversationId: string, work: () => Promise<T>): Promise<T> {
-    const result = await this.#queue.run(conversationId, work);
-    void this.#deps.dispatcher.kick();
-    return result;
+    try {
+      return await this.#queue.run(conversationId, work);
+    } finally {
+      void this.#deps.dispatcher.kick();
+      this.#deps.changes?.publish(conversationId);
+    }
   }
 
   /** Re-queues every pending inbox item (after a restart or crash), in arrival order. */
@@ -97,6 +103,7 @@ export class Engine {
       if (this.#shutdown.signal.aborted) return undefined;
       const summary = await this.#runWithRetries(conversationId, input, inboxId);
       void this.#deps.dispatcher.kick();
+      this.#deps.changes?.publish(conversationId);
       return summary;
     });
   }

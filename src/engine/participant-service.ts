@@ -113,6 +113,11 @@ export class ParticipantService {
     return this.#deps.store.listParticipants(filter);
   }
 
+  /** The sub-states an operator may force. */
+  get subStates(): readonly string[] {
+    return this.#deps.flow.subStates;
+  }
+
   async conversationOf(participantId: string): Promise<Conversation> {
     const conversation = await this.#deps.store.findConversationByParticipant(participantId);
     if (!conversation) throw notFound(participantId);

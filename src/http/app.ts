@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.ts';
+import type { ChangeFeed } from '../engine/change-feed.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { InboundService } from '../engine/inbound-service.ts';
 import type { ParticipantService } from '../engine/participant-service.ts';
@@ -11,6 +12,7 @@ import type { ClockControlDeps } from '../timers/clock-control.ts';
 import { registerBearerAuth } from './auth.ts';
 import { errorBody, handleError } from './http-errors.ts';
 import { adminRoutes } from './admin-routes.ts';
+import { consoleRoutes } from './console-routes.ts';
 import { inboundRoutes } from './inbound-routes.ts';
 import { participantRoutes } from './participant-routes.ts';
 import { resource } from './resource.ts';
@@ -18,6 +20,7 @@ import { resource } from './resource.ts';
 export interface AppDeps {
   store: Store;
   engine: Engine;
+  changes: ChangeFeed;
   participants: ParticipantService;
   inbound: InboundService;
   logger: Logger;
@@ -73,5 +76,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   participantRoutes(app, deps);
   inboundRoutes(app, deps);
   adminRoutes(app, deps);
+  consoleRoutes(app, deps.changes);
   return app;
 }

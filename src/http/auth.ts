@@ -1,8 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../core/errors.ts';
+import { CONSOLE_PUBLIC_PATHS } from './console-routes.ts';
 
-const PUBLIC_PATHS = new Set(['/health', '/openapi.json', '/docs']);
+/** The console's static files are public (they hold no data); everything they fetch is not. */
+const PUBLIC_PATHS = new Set(['/health', '/openapi.json', ...CONSOLE_PUBLIC_PATHS]);
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();

@@ -50,7 +50,11 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
       handler: async (request) => {
         const query = parseRequest(listQuery, request.query, 'query');
         const list = await participants.list(query);
-        return ok(undefined, list.map(participantJson));
+        const conversations = await Promise.all(list.map((participant) => store.findConversationByParticipant(participant.id)));
+        return ok(
+          undefined,
+          list.map((participant, index) => ({ ...participantJson(participant), conversation_id: conversations[index]?.id ?? null, sub_state: conversations[index]?.subState ?? null })),
+        );
       },
     },
   });
@@ -136,6 +140,7 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
           status: participant.status,
           state: conversation.state,
           sub_state: conversation.subState,
+          sub_states: participants.subStates,
           version: conversation.version,
           profile: profile ? profileJson(profile) : null,
           schedules: schedules.map(scheduleJson),

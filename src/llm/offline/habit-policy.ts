@@ -77,7 +77,10 @@ function planStep(): OfflineStep {
 
 function feedbackStep(text: string): OfflineStep {
   if (isAffirmative(text) && !isNegative(text)) {
-    return { text: 'Wonderful, well done! Small steps add up. See you at the next prompt.', toolCalls: [{ name: 'save_user_profile', arguments: { last_motivator: text.trim() } }] };
+    const praise = 'Wonderful, well done! Small steps add up. See you at the next prompt.';
+    // "Done" (a poll answer) says nothing about what helped; a sentence might.
+    const saysWhy = text.trim().split(/\s+/).length >= 4;
+    return { text: praise, toolCalls: saysWhy ? [{ name: 'save_user_profile', arguments: { last_motivator: text.trim() } }] : [] };
   }
   if (isNegative(text)) {
     if (text.trim().split(/\s+/).length < 4) return say("That's okay, it happens. What got in the way?");
@@ -123,6 +126,6 @@ export function offlineHabitPrompt(request: LlmRequest): string {
   const domain = field('Habit domain');
   const why = field('Motivation');
   const action = domain && domain !== '(unknown)' ? `spend two minutes on ${domain}` : 'take one tiny step toward your habit';
-  const reason = why && why !== '(unknown)' ? ` It is a step toward ${why.replace(/\.$/, '')}.` : '';
+  const reason = why && why !== '(unknown)' ? ` Remember why: ${why.replace(/\.$/, '')}.` : '';
   return `${anchor.charAt(0).toUpperCase()}${anchor.slice(1)}, ${action}.${reason}`;
 }

@@ -1,0 +1,113 @@
+import { mkdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../kit/browser.ts';
+import { startTestServer, type TestServer } from '../kit/test-server.ts';
+
+let server: TestServer;
+let browser: Browser;
+let page: Page;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  // The offline demo model and the virtual clock, as in the README's start command.
+  server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z' });
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  page.setDefaultTimeout(8_000);
+  page.on('pageerror', (error) => pageErrors.push(String(error)));
+  page.on('console', (message) => {
+    // 4xx responses are the validation test doing its job; anything else is a console bug.
+    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) pageErrors.push(message.text());
+  });
+  await page.goto(`${server.url}/`);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const messages = (p: Page) => p.locator('#messages li .text');
+
+async function chat(text: string, reply: RegExp): Promise<void> {
+  const before = await messages(page).count();
+  await page.fill('#chat-text', text);
+  await page.press('#chat-text', 'Enter');
+  await page.locator('#messages li.assistant .text', { hasText: reply }).last().waitFor();
+  expect(await messages(page).count()).toBeGreaterThan(before);
+}
+
+describe('operator console in headless Chromium', () => {
+  it('names the offline demo model and shows the virtual clock controls', async () => {
+    await expect.poll(() => page.textContent('#model-badge')).toContain('offline demo model — configure LLM_BASE_URL');
+    await expect.poll(() => page.textContent('#clock-now')).toContain('2026-06-01 12:00:00Z');
+    expect(await page.getByRole('button', { name: 'fast-forward +1 day' }).isVisible()).toBe(true);
+  });
+
+  it('shows a validation error next to the field', async () => {
+    await page.fill('#f-phone', '12345');
+    await page.click('#enrol-form button[type=submit]');
+    await expect.poll(() => page.textContent('[data-error-for="phone_number"]')).toMatch(/not a valid phone number/);
+    await expect.poll(() => page.textContent('#status')).toMatch(/invalid_phone_number/);
+  });
+
+  it('enrols, completes intake by chat, fast-forwards a day, answers Done and counts the success', async () => {
+    await page.fill('#f-phone', '+1 416 555 0170');
+    await page.fill('#f-name', 'Robin');
+    await page.fill('#f-timezone', 'America/Toronto');
+    await page.click('#enrol-form button[type=submit]');
+    await page.locator('#messages li.assistant .text', { hasText: /Hi Robin!/ }).waitFor();
+    expect(await page.textContent('#participant-list')).toContain('+14165550170');
+
+    await chat('I want to walk more', /Why does walking matter to you/);
+    await chat('I want more energy', /What time of day/);
+    await chat('7am', /What do you already do every day/);
+    await chat('right after breakfast', /Here is your first habit prompt/);
+    await expect.poll(() => page.textContent('#sub-state')).toBe('FEEDBACK');
+    await expect.poll(() => page.textContent('#side')).toContain('daily 07:00');
+
+    await page.getByRole('button', { name: 'fast-forward +1 day' }).click();
+    await expect.poll(() => page.textContent('#status')).toMatch(/timer\(s\) fired/);
+    const poll = page.locator('#messages li[data-kind="poll"]', { hasText: 'Did you do it?' });
+    await poll.waitFor();
+    expect(await page.locator('#messages li[data-source="timer"]').count()).toBeGreaterThanOrEqual(2);
+
+    await poll.getByRole('button', { name: 'Done' }).click();
+    await page.locator('#messages li.assistant .text', { hasText: /well done/i }).waitFor();
+    await expect.poll(() => page.textContent('dd[data-field="success_count"]')).toBe('1');
+    await expect.poll(() => page.textContent('dd[data-field="total_prompts"]')).toBe('1');
+    expect(await page.textContent('#side')).toContain('tool call');
+
+    mkdirSync('test-results', { recursive: true });
+    await page.screenshot({ path: 'test-results/console-participant.png', fullPage: true });
+  }, 60_000);
+
+  it('renders model and participant text as text, never as HTML', async () => {
+    await page.fill('#chat-text', '<img src=x onerror="window.pwned=1"><b>bold</b>');
+    await page.press('#chat-text', 'Enter');
+    const echoed = page.locator('#messages li.user .text', { hasText: '<b>bold</b>' });
+    await echoed.waitFor();
+    expect(await echoed.locator('b, img').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+  });
+
+  it('pauses and resumes, and shows changes made elsewhere live', async () => {
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await expect.poll(() => page.textContent('#participant-header')).toContain('paused');
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await expect.poll(() => page.textContent('#participant-header')).toContain('active');
+
+    // A message arriving through the API (another channel) appears without a reload.
+    await server.request('POST', '/conversation/inbound', { from: '+14165550170', text: 'sent from my phone' });
+    await page.locator('#messages li.user .text', { hasText: 'sent from my phone' }).waitFor();
+  });
+
+  it('renders the API reference from /openapi.json', async () => {
+    const docs = await browser.newPage();
+    await docs.goto(`${server.url}/docs`);
+    await docs.locator('.operation', { hasText: '/conversation/participants/{id}/timers' }).first().waitFor();
+    expect(await docs.textContent('#docs')).toContain('Enrol a participant');
+    await docs.close();
+    expect(pageErrors).toEqual([]);
+  });
+});

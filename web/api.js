@@ -1,0 +1,82 @@
+// The console's only door to the server: the public JSON API, with the bearer token if one is set.
+
+const TOKEN_KEY = 'promptpipe.apiToken';
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body?.message ?? `HTTP ${status}`);
+    this.status = status;
+    this.code = body?.code ?? 'http_error';
+    this.field = body?.field;
+  }
+}
+
+export const token = {
+  get: () => sessionStorage.getItem(TOKEN_KEY) ?? '',
+  set: (value) => (value ? sessionStorage.setItem(TOKEN_KEY, value) : sessionStorage.removeItem(TOKEN_KEY)),
+};
+
+function headers(extra = {}) {
+  const value = token.get();
+  return value ? { ...extra, authorization: `Bearer ${value}` } : extra;
+}
+
+/** fetch + the envelope: resolves with `result`, rejects with an ApiError naming code and field. */
+export async function api(method, path, body) {
+  const init = { method, headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }) };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let parsed;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = { message: text };
+  }
+  if (!response.ok || parsed?.status === 'error') throw new ApiError(response.status, parsed);
+  return parsed?.result ?? parsed;
+}
+
+/**
+ * Follows /console/changes (server-sent events, read with fetch so the token can be sent),
+ * calling `onChange(conversationId)`; reconnects with a growing pause when the stream drops.
+ */
+export function followChanges(onChange, onStatus) {
+  let stopped = false;
+  let pause = 500;
+  const run = async () => {
+    while (!stopped) {
+      try {
+        const response = await fetch('/console/changes', { headers: headers({ accept: 'text/event-stream' }) });
+        if (!response.ok || !response.body) throw new ApiError(response.status, undefined);
+        onStatus(true);
+        pause = 500;
+        await readEvents(response.body, onChange);
+      } catch {
+        // Fall through to the reconnect pause.
+      }
+      onStatus(false);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(pause * 2, 10_000);
+    }
+  };
+  void run();
+  return () => (stopped = true);
+}
+
+async function readEvents(body, onChange) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = block.split('\n').find((line) => line.startsWith('data: '));
+      if (data) onChange(JSON.parse(data.slice(6)).conversation_id);
+    }
+  }
+}

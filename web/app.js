@@ -1,0 +1,321 @@
+// The operator console: participants, their live conversation, profile, timers and turns.
+import { api, ApiError, followChanges, token } from './api.js';
+import { el, fmtRelative, fmtTime, json, section, table } from './render.js';
+
+const $ = (selector) => document.querySelector(selector);
+const state = { participants: [], selectedId: null, clock: null, refreshing: new Set() };
+
+function announce(text, kind = 'info') {
+  const status = $('#status');
+  status.textContent = text;
+  status.className = `status ${kind}`;
+}
+
+function reportError(error) {
+  if (error instanceof ApiError && error.status === 401) {
+    $('#token-form').hidden = false;
+    announce('This server needs its API token.', 'error');
+    return;
+  }
+  announce(error instanceof ApiError ? `${error.code}: ${error.message}` : String(error), 'error');
+}
+
+// ---- header: model and clock -------------------------------------------------------------
+
+async function loadHeader() {
+  const health = await fetch('/health').then((response) => response.json());
+  const badge = $('#model-badge');
+  if (health.model?.provider === 'offline-demo') {
+    badge.textContent = 'offline demo model — configure LLM_BASE_URL for a real model';
+    badge.className = 'badge warn';
+  } else {
+    badge.textContent = `model: ${health.model?.provider} / ${health.model?.model}`;
+    badge.className = 'badge';
+  }
+  await loadClock();
+}
+
+async function loadClock() {
+  state.clock = await api('GET', '/admin/clock');
+  const box = $('#clock');
+  box.replaceChildren(el('span', { id: 'clock-now', title: 'server clock' }, `${state.clock.mode === 'virtual' ? 'virtual clock' : 'clock'}: ${fmtTime(state.clock.now)}`));
+  if (state.clock.mode !== 'virtual') return;
+  for (const [label, advance] of [['+5 min', '5m'], ['+1 h', '1h'], ['+1 day', '1d']]) {
+    box.append(el('button.small', { type: 'button', onclick: () => fastForward(advance), 'aria-label': `fast-forward ${label}` }, label));
+  }
+}
+
+async function fastForward(advance) {
+  try {
+    announce(`Moving the clock ${advance}…`);
+    const result = await api('POST', '/admin/clock', { advance });
+    announce(`Clock moved to ${fmtTime(result.now)}; ${result.fired} timer(s) fired.`);
+    await Promise.all([loadClock(), refreshList(), refreshDetail()]);
+  } catch (error) {
+    reportError(error);
+  }
+}
+
+// ---- participants list and enrolment -------------------------------------------------------
+
+async function refreshList() {
+  state.participants = await api('GET', '/conversation/participants?limit=1000');
+  const list = $('#participant-list');
+  list.replaceChildren(
+    ...state.participants.map((p) =>
+      el(
+        'li',
+        {},
+        el(
+          'a',
+          { href: `#/p/${encodeURIComponent(p.id)}`, 'aria-current': p.id === state.selectedId ? 'page' : undefined, dataset: { id: p.id } },
+          el('strong', {}, p.name || p.phone_number),
+          el('span.muted', {}, ` ${p.phone_number}`),
+          el('span.tags', {}, el(`span.tag.status-${p.status}`, {}, p.status), p.sub_state ? el('span.tag', {}, p.sub_state) : null),
+        ),
+      ),
+    ),
+  );
+  if (state.participants.length === 0) list.append(el('li.muted', {}, 'No participants yet: enrol one below.'));
+}
+
+async function enrol(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  for (const node of form.querySelectorAll('.field-error')) node.textContent = '';
+  const body = {};
+  for (const [key, value] of new FormData(form)) if (String(value).trim()) body[key] = String(value).trim();
+  try {
+    const participant = await api('POST', '/conversation/participants', body);
+    form.reset();
+    form.elements.timezone.value = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    announce(`Enrolled ${participant.name || participant.phone_number}.`);
+    await refreshList();
+    location.hash = `#/p/${encodeURIComponent(participant.id)}`;
+  } catch (error) {
+    const slot = error instanceof ApiError && error.field ? form.querySelector(`[data-error-for="${error.field}"]`) : null;
+    if (slot) slot.textContent = error.message;
+    reportError(error);
+  }
+}
+
+// ---- one participant -----------------------------------------------------------------------
+
+function selectFromHash() {
+  const match = /^#\/p\/(.+)$/.exec(location.hash);
+  state.selectedId = match ? decodeURIComponent(match[1]) : null;
+  for (const link of document.querySelectorAll('#participant-list a')) {
+    if (link.dataset.id === state.selectedId) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  buildDetail();
+  void refreshDetail();
+}
+
+/** The page skeleton, built once per selection so the chat box keeps its text across refreshes. */
+function buildDetail() {
+  const detail = $('#detail');
+  if (!state.selectedId) {
+    detail.replaceChildren(el('p.muted', {}, 'Select a participant, or enrol one.'));
+    return;
+  }
+  const chat = el(
+    'form#chat-form.chat',
+    { onsubmit: sendAsParticipant },
+    el('label', { for: 'chat-text' }, 'Write as the participant'),
+    el('input#chat-text', { name: 'text', autocomplete: 'off', required: true, maxLength: 4096, placeholder: 'e.g. I want to walk more' }),
+    el('button', { type: 'submit' }, 'Send'),
+  );
+  detail.replaceChildren(
+    el('div#participant-header'),
+    el('div.columns', {}, el('div.conversation', {}, el('h3', {}, 'Conversation'), el('ol#messages.messages', { 'aria-live': 'polite' }), chat), el('div#side.side')),
+  );
+}
+
+async function refreshDetail() {
+  const id = state.selectedId;
+  if (!id || state.refreshing.has(id)) return;
+  state.refreshing.add(id);
+  try {
+    const base = `/conversation/participants/${encodeURIComponent(id)}`;
+    const [participant, conversation, history, turns] = await Promise.all([api('GET', base), api('GET', `${base}/state`), api('GET', `${base}/history?all=true`), api('GET', `${base}/turns?limit=20`)]);
+    if (state.selectedId !== id) return;
+    renderHeader(participant, conversation);
+    renderMessages(history.messages, participant);
+    renderSide(conversation, turns);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      location.hash = '';
+      announce('That participant no longer exists.');
+    } else reportError(error);
+  } finally {
+    state.refreshing.delete(id);
+  }
+}
+
+function renderHeader(participant, conversation) {
+  const paused = participant.status !== 'active';
+  const force = el(
+    'form.inline',
+    { onsubmit: (event) => forceSubState(event, participant.id) },
+    el('label', { for: 'force-sub-state' }, 'Sub-state'),
+    el('select#force-sub-state', { name: 'sub_state' }, conversation.sub_states.map((name) => el('option', { value: name, selected: name === conversation.sub_state }, name))),
+    el('button.small', { type: 'submit' }, 'Force'),
+  );
+  $('#participant-header').replaceChildren(
+    el('h2', {}, participant.name || participant.phone_number),
+    el(
+      'p.meta',
+      {},
+      `${participant.phone_number} · ${participant.timezone ?? 'no time zone'} · `,
+      el(`span.tag.status-${participant.status}`, {}, participant.status),
+      ' ',
+      el('span.tag', { id: 'sub-state' }, conversation.sub_state),
+    ),
+    el(
+      'div.actions',
+      {},
+      el('button', { type: 'button', onclick: () => update(participant.id, { status: paused ? 'active' : 'paused' }) }, paused ? 'Resume' : 'Pause'),
+      el('label.checkbox', {}, el('input', { type: 'checkbox', checked: participant.debug, onchange: (event) => update(participant.id, { debug: event.target.checked }) }), ' debug messages'),
+      force,
+      el('button.danger', { type: 'button', onclick: () => remove(participant) }, 'Delete'),
+    ),
+  );
+}
+
+function renderMessages(messages, participant) {
+  const list = $('#messages');
+  const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  list.replaceChildren(
+    ...messages.map((message) =>
+      el(
+        `li.message.${message.role}`,
+        { dataset: { kind: message.kind, source: message.source } },
+        el('div.meta', {}, `${message.role}${message.source && message.source !== 'turn' ? ` · ${message.source}` : ''} · ${fmtTime(message.created_at)}`),
+        el('div.text', {}, message.poll ? message.poll.question : message.text),
+        message.poll ? el('div.poll', {}, message.poll.options.map((option) => el('button.small', { type: 'button', onclick: () => say(participant, option) }, option))) : null,
+      ),
+    ),
+  );
+  if (atBottom) list.scrollTop = list.scrollHeight;
+}
+
+function renderSide(conversation, turns) {
+  const profile = conversation.profile;
+  const now = new Date(state.clock?.now ?? Date.now()).getTime();
+  const fields = profile ? Object.entries(profile).filter(([, value]) => typeof value === 'string' || typeof value === 'number') : [];
+  const tone = profile?.tone;
+  $('#side').replaceChildren(
+    section('Profile', fields.length ? el('dl#profile.profile', {}, fields.flatMap(([key, value]) => [el('dt', {}, key), el('dd', { dataset: { field: key } }, String(value))])) : el('p.muted', {}, 'Nothing saved yet.')),
+    section(
+      'Tone',
+      tone && Object.keys(tone.scores).length
+        ? table(['tag', 'score', 'active'], Object.entries(tone.scores).map(([tag, score]) => [tag, score.toFixed(4), tone.active.includes(tag) ? 'yes' : '']))
+        : el('p.muted', {}, 'No tone observed yet.'),
+    ),
+    section('Schedules', table(['id', 'when', 'zone'], conversation.schedules.map((s) => [s.id, s.type === 'fixed' ? `daily ${s.fixed_time}` : `daily ${s.random_start_time}–${s.random_end_time}`, s.timezone]), 'No schedules.')),
+    section('Pending timers', table(['kind', 'due', ''], conversation.pending_timers.map((t) => [t.kind, fmtTime(t.due_at), fmtRelative(t.due_at, now)]), 'No pending timers.')),
+    section('Turns', turns.length ? el('ol.turns', {}, turns.map(renderTurn)) : el('p.muted', {}, 'No turns yet.')),
+  );
+}
+
+function renderTurn(turn) {
+  return el(
+    'li',
+    {},
+    el('details', {}, el('summary', {}, `${fmtTime(turn.started_at)} · ${turn.trigger} · ${turn.module ?? '—'} · ${turn.status} · ${turn.total_ms} ms · ${turn.tool_calls.length} tool call(s)`),
+      turn.error ? el('p.error', {}, turn.error) : null,
+      turn.tool_calls.map((call) =>
+        el('div.tool-call', {}, el('div', {}, el('strong', {}, call.name), ` · round ${call.round} · ${call.status} · ${call.duration_ms} ms`), el('pre', {}, json(call.arguments)), el('pre.result', {}, typeof call.result === 'string' ? call.result : json(call.result))),
+      ),
+    ),
+  );
+}
+
+async function say(participant, text) {
+  try {
+    await api('POST', '/conversation/inbound', { from: participant.phone_number, text });
+  } catch (error) {
+    reportError(error);
+  }
+}
+
+async function sendAsParticipant(event) {
+  event.preventDefault();
+  const input = $('#chat-text');
+  const participant = state.participants.find((p) => p.id === state.selectedId);
+  if (!participant || !input.value.trim()) return;
+  const text = input.value;
+  input.value = '';
+  await say(participant, text);
+}
+
+async function update(id, patch) {
+  try {
+    await api('PUT', `/conversation/participants/${encodeURIComponent(id)}`, patch);
+    await Promise.all([refreshList(), refreshDetail()]);
+  } catch (error) {
+    reportError(error);
+  }
+}
+
+async function forceSubState(event, id) {
+  event.preventDefault();
+  try {
+    const subState = new FormData(event.currentTarget).get('sub_state');
+    await api('POST', `/conversation/participants/${encodeURIComponent(id)}/state`, { sub_state: subState, reason: 'operator console' });
+    announce(`Sub-state forced to ${subState}.`);
+  } catch (error) {
+    reportError(error);
+  }
+}
+
+async function remove(participant) {
+  if (!confirm(`Delete ${participant.name || participant.phone_number}? A goodbye is sent and all their data is removed.`)) return;
+  try {
+    await api('DELETE', `/conversation/participants/${encodeURIComponent(participant.id)}`);
+    location.hash = '';
+    announce('Participant deleted.');
+    await refreshList();
+  } catch (error) {
+    reportError(error);
+  }
+}
+
+// ---- live updates --------------------------------------------------------------------------
+
+let listTimer;
+function onChange(conversationId) {
+  clearTimeout(listTimer);
+  listTimer = setTimeout(() => void refreshList().catch(reportError), 150);
+  const selected = state.participants.find((p) => p.id === state.selectedId);
+  if (selected && selected.conversation_id === conversationId) void refreshDetail();
+}
+
+async function start() {
+  $('#enrol-form').addEventListener('submit', enrol);
+  $('#enrol-form').elements.timezone.value = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  $('#token-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    token.set(new FormData(event.currentTarget).get('token'));
+    $('#token-form').hidden = true;
+    void boot();
+  });
+  window.addEventListener('hashchange', selectFromHash);
+  await boot();
+}
+
+let stopFollowing;
+async function boot() {
+  try {
+    await loadHeader();
+    await refreshList();
+    selectFromHash();
+    stopFollowing?.();
+    stopFollowing = followChanges(onChange, (live) => ($('#live').textContent = live ? '● live' : '○ reconnecting'));
+  } catch (error) {
+    reportError(error);
+  }
+}
+
+void start();
