@@ -13,7 +13,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**', 'bench/**', 'src/**/*.test.ts', 'src/cli/**'],
+    files: ['test/**', 'bench/**', 'scripts/**', 'src/**/*.test.ts', 'src/cli/**'],
     rules: { 'no-console': 'off' },
   },
   {

@@ -111,6 +111,9 @@ describe('loadConfig errors', () => {
   it('rejects a CLOCK_START that is not a date-time, or without CLOCK=virtual', () => {
     expect(problemsOf({ CLOCK: 'virtual', CLOCK_START: 'tomorrow' })).toEqual([expect.stringMatching(/^CLOCK_START: must be an ISO 8601/)]);
     expect(problemsOf({ CLOCK_START: '2026-06-01T12:00:00Z' })).toEqual([expect.stringMatching(/^CLOCK_START: only applies with CLOCK=virtual/)]);
+    expect(problemsOf({ HOST: '0.0.0.0' })).toEqual([expect.stringMatching(/^HOST: is "0.0.0.0", reachable from other machines, but API_TOKEN is not set/)]);
+    expect(loadConfig({ HOST: '0.0.0.0', API_TOKEN: 'x'.repeat(16) }).server.host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: 'localhost' }).server.host).toBe('localhost');
   });
 
   it('says what it expected and what it got', () => {
@@ -157,7 +160,7 @@ describe('loadDotEnv', () => {
   it('puts the real environment over the file, empty values counting as unset', () => {
     const merged = loadDotEnv(file, { PORT: '7000', EMPTY_IN_ENV: '', OTHER: 'x' });
     expect(merged).toMatchObject({ PORT: '7000', HOST: '0.0.0.0', LOG_LEVEL: 'debug', LLM_MODEL: 'from-file', EMPTY_IN_ENV: 'file', OTHER: 'x' });
-    expect(loadConfig(merged).server).toMatchObject({ host: '0.0.0.0', port: 7000 });
+    expect(loadConfig({ ...merged, API_TOKEN: 'x'.repeat(16) }).server).toMatchObject({ host: '0.0.0.0', port: 7000 });
   });
 
   it('accepts a missing file and leaves its input alone', () => {

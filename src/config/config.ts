@@ -82,7 +82,9 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   const raw = withDefaults(env);
   const parsed = envSchema.safeParse(raw);
   const issues = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-  issues.push(...crossFieldProblems(raw).map((problem) => `${problem.variable}: ${problem.message}`));
+  // A variable already rejected on its own is not also reported for how it combines with others.
+  const rejected = new Set(issues.map((issue) => issue.split(':')[0]));
+  issues.push(...crossFieldProblems(raw).filter((problem) => !rejected.has(problem.variable)).map((problem) => `${problem.variable}: ${problem.message}`));
   if (issues.length > 0 || !parsed.success) throw new ConfigError(issues.sort((a, b) => order(a) - order(b)));
   return deepFreeze(toAppConfig(parsed.data));
 }

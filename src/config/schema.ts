@@ -67,5 +67,13 @@ export function crossFieldProblems(raw: RawEnv): Array<{ variable: string; messa
   if (raw.CLOCK_START !== undefined && raw.CLOCK !== 'virtual') {
     problems.push({ variable: 'CLOCK_START', message: `only applies with CLOCK=virtual (CLOCK is ${JSON.stringify(raw.CLOCK)})` });
   }
+  if (raw.HOST !== undefined && !isLoopback(raw.HOST) && raw.API_TOKEN === undefined) {
+    problems.push({
+      variable: 'HOST',
+      message: `is ${JSON.stringify(raw.HOST)}, reachable from other machines, but API_TOKEN is not set: set API_TOKEN (at least 16 characters) or listen on 127.0.0.1`,
+    });
+  }
   return problems;
 }
+
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);

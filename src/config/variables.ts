@@ -23,7 +23,7 @@ const v = (
 ): ConfigVariable => ({ section, name, default: defaultValue, description, ...extra });
 
 export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
-  v('Server', 'HOST', '127.0.0.1', 'Address to listen on; loopback unless you mean to expose the API.'),
+  v('Server', 'HOST', '127.0.0.1', 'Address to listen on. Anything but loopback (127.x, ::1, localhost) requires API_TOKEN.'),
   v('Server', 'PORT', '8080', 'TCP port, 1-65535 (0 = any free port, for tests).'),
   v('Server', 'API_TOKEN', undefined, 'Bearer token every route but /health and /openapi.json requires; at least 16 characters. Unset = no auth (a warning is logged).', { secret: true }),
   v('Server', 'MAX_BODY_BYTES', '65536', 'Largest accepted request body, in bytes.'),

@@ -83,12 +83,12 @@ describe('operator console in headless Chromium', () => {
   }, 60_000);
 
   it('renders model and participant text as text, never as HTML', async () => {
-    await page.fill('#chat-text', '<img src=x onerror="window.pwned=1"><b>bold</b>');
+    await page.fill('#chat-text', '<img src=x onerror="globalThis.pwned=1"><b>bold</b>');
     await page.press('#chat-text', 'Enter');
     const echoed = page.locator('#messages li.user .text', { hasText: '<b>bold</b>' });
     await echoed.waitFor();
     expect(await echoed.locator('b, img').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as unknown as { pwned?: number }).pwned)).toBeUndefined();
   });
 
   it('pauses and resumes, and shows changes made elsewhere live', async () => {
