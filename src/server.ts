@@ -5,6 +5,8 @@ import { createWebhookChannel } from './channels/webhook-channel.ts';
 import type { AppConfig } from './config/config.ts';
 import { randomIds, systemClock, type Clock, type IdGenerator } from './core/clock.ts';
 import { ChangeFeed } from './engine/change-feed.ts';
+import { EventHub } from './events/event-hub.ts';
+import { createNarrator } from './events/turn-narrator.ts';
 import { Engine } from './engine/engine.ts';
 import { InboundService } from './engine/inbound-service.ts';
 import { OutboxDispatcher } from './engine/outbox-dispatcher.ts';
@@ -68,8 +70,15 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const flow = createHabitCoachFlow({ prompts, provider, ids, clock, random, prepMinutes: config.habit.prepMinutes, debug: config.conversation.debug });
 
   const dispatcher = new OutboxDispatcher({ store, channels: new Map([[channel.name, channel]]), clock, logger, maxAttempts: config.outbound.maxAttempts });
-  const runner = new TurnRunner({ store, provider, flows: new Map([[flow.id, flow]]), clock, ids, logger, historyLimit: config.conversation.chatHistoryLimit });
+  const events = new EventHub({ store, clock, logger });
+  const runner = new TurnRunner({
+    store, provider, flows: new Map([[flow.id, flow]]), clock, ids, logger,
+    historyLimit: config.conversation.chatHistoryLimit,
+    narrator: createNarrator(events),
+  });
   const changes = new ChangeFeed();
+  // Whatever else wrote to a conversation (a timer's prompt, an operator) reaches its stream too.
+  changes.subscribe((conversationId) => void events.syncMessages(conversationId).catch(() => undefined));
   const engine = new Engine({ store, runner, dispatcher, clock, logger, changes });
   const participants = new ParticipantService({ store, engine, flow, channel, clock, ids, logger });
   const inbound = new InboundService({ store, engine, participants, replyChannel: channel, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
@@ -85,7 +94,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     },
   };
   const app = await buildApp({
-    store, engine, changes, participants, inbound, logger, clock, clockControl,
+    store, engine, changes, events, participants, inbound, logger, clock, clockControl,
     apiToken: config.server.apiToken,
     maxBodyBytes: config.server.maxBodyBytes,
     model: { provider: provider.name, model: provider.model },
@@ -106,6 +115,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
       await app.close();
       await worker.stop();
       await engine.shutdown(config.server.shutdownTimeoutMs);
+      await events.flushAll();
       await store.close();
     })();
     return closing;

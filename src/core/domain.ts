@@ -106,7 +106,8 @@ export interface OutboxItem {
 
 export type NewOutboxItem = Omit<OutboxItem, 'status' | 'attempts' | 'lastError' | 'sentAt'>;
 
-export type TurnStatus = 'completed' | 'failed';
+/** `cancelled`: interrupted by the participant (barge-in); the message is kept, no reply. */
+export type TurnStatus = 'completed' | 'failed' | 'cancelled';
 
 export interface TurnRecord {
   id: string;
@@ -123,6 +124,9 @@ export interface TurnRecord {
   modelMs: number;
   toolMs: number;
   totalMs: number;
+  /** From the turn's start to the first streamed token / first status event; null when none came. */
+  firstTokenMs: number | null;
+  timeToStatusMs: number | null;
   error: string | null;
   startedAt: Date;
   finishedAt: Date;
@@ -143,4 +147,18 @@ export interface ToolCallRecord {
   status: ToolCallStatus;
   durationMs: number;
   createdAt: Date;
+}
+
+/**
+ * One event of a conversation's session stream as stored: `seq` is gapless per conversation,
+ * `payload` is the rest of the wire event (validated by `src/events` on the way in and out).
+ */
+export interface StoredEvent {
+  conversationId: string;
+  seq: number;
+  /** The per-conversation turn number the event belongs to, or null (timer sends, resync). */
+  turnNo: number | null;
+  type: string;
+  payload: Record<string, unknown>;
+  at: Date;
 }

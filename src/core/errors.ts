@@ -27,6 +27,9 @@ export const ERROR_CODES = [
   'channel_failed',
   'shutting_down',
   'clock_not_virtual',
+  'interrupted',
+  'invalid_frame',
+  'slow_consumer',
   'internal',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

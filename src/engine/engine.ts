@@ -29,6 +29,8 @@ export class Engine {
   readonly #deps: EngineDeps;
   readonly #queue = new KeyedQueue();
   readonly #shutdown = new AbortController();
+  /** The interrupt switch of each conversation's running turn. */
+  readonly #running = new Map<string, AbortController>();
   #accepting = true;
 
   constructor(deps: EngineDeps) {
@@ -58,6 +60,17 @@ export class Engine {
       void this.#deps.dispatcher.kick();
       this.#deps.changes?.publish(conversationId);
     }
+  }
+
+  /**
+   * Barge-in: ends the conversation's running turn without a reply (its message is kept).
+   * False when no turn is running.
+   */
+  interrupt(conversationId: string): boolean {
+    const running = this.#running.get(conversationId);
+    if (!running || running.signal.aborted) return false;
+    running.abort(new AppError('interrupted', 'the participant interrupted the reply'));
+    return true;
   }
 
   /** Re-queues every pending inbox item (after a restart or crash), in arrival order. */
@@ -111,8 +124,10 @@ export class Engine {
   async #runWithRetries(conversationId: string, input: TurnInput, inboxId: string | null): Promise<TurnSummary | undefined> {
     const attempts = this.#deps.turnAttempts ?? 3;
     for (let attempt = 1; ; attempt++) {
+      const interrupt = new AbortController();
+      this.#running.set(conversationId, interrupt);
       try {
-        return await this.#deps.runner.run(conversationId, input, this.#shutdown.signal);
+        return await this.#deps.runner.run(conversationId, input, { shutdown: this.#shutdown.signal, interrupt: interrupt.signal });
       } catch (error) {
         if (this.#shutdown.signal.aborted) return undefined;
         const final = attempt >= attempts;
@@ -123,6 +138,8 @@ export class Engine {
         }
         // A real pause, not the conversation clock: this waits out an outage.
         await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      } finally {
+        this.#running.delete(conversationId);
       }
     }
   }

@@ -3,6 +3,8 @@ import type { Conversation, MessageSource, NewMessage, NewOutboxItem, Participan
 import type { StoreTx } from '../store/store.ts';
 
 export interface OutgoingDraft {
+  /** Given when the id must be known before the commit (a streamed reply); generated otherwise. */
+  id?: string;
   text: string;
   kind?: 'text' | 'poll';
   poll?: Poll | null;
@@ -24,7 +26,7 @@ export async function appendOutgoing(
   if (drafts.length === 0) return;
   const { conversation, participant } = target;
   const messages: NewMessage[] = drafts.map((draft) => ({
-    id: context.ids.next('msg'),
+    id: draft.id ?? context.ids.next('msg'),
     conversationId: conversation.id,
     role: draft.role ?? 'assistant',
     kind: draft.kind ?? 'text',

@@ -25,6 +25,10 @@ export interface ToolLoopInput {
   /** Monotonic milliseconds, for durations. */
   elapsed: () => number;
   onTextDelta?: (delta: string) => void;
+  /** Called before each model call (a new stream of text deltas begins). */
+  onModelCall?: () => void;
+  /** Called as each tool call starts. */
+  onToolStart?: (call: LlmToolCall) => void;
   /** Called as each tool call finishes, before the next one runs. */
   onToolCall?: (executed: ExecutedToolCall) => void;
 }
@@ -53,6 +57,7 @@ export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult>
 
   for (;;) {
     const modelStart = input.elapsed();
+    input.onModelCall?.();
     const response = await input.provider.complete(
       { messages, tools: specs.length > 0 ? specs : undefined },
       { signal: input.signal, onTextDelta: input.onTextDelta },
@@ -83,6 +88,7 @@ async function runOne(
   round: number,
   input: ToolLoopInput,
 ): Promise<ExecutedToolCall> {
+  input.onToolStart?.(call);
   const startedAt = input.elapsed();
   const outcome = await executeToolCall(tools, call, input.signal);
   const executed = { round, call, outcome, startedAt, durationMs: input.elapsed() - startedAt };

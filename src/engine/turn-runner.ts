@@ -6,7 +6,9 @@ import type { LlmProvider } from '../llm/llm-provider.ts';
 import type { Store, StoreTx } from '../store/store.ts';
 import type { ExtraMessage, Flow, PreparedTurn, TurnInput, TurnOutcome } from './flow.ts';
 import { buildModelMessages, HISTORY_WINDOW } from './model-context.ts';
+import type { Narrator, TurnNarration } from './narration.ts';
 import { appendOutgoing, type OutgoingDraft } from './outgoing.ts';
+import { plainReply } from './plain-text.ts';
 import { runToolLoop, type ExecutedToolCall, type ToolLoopResult } from './tool-loop.ts';
 
 export const MODEL_FAILURE_REPLY =
@@ -23,12 +25,20 @@ export interface TurnRunnerDeps {
   historyLimit: number;
   /** Monotonic milliseconds for durations. */
   elapsed?: () => number;
+  /** The live audience of turns (the session event stream), when there is one. */
+  narrator?: Narrator;
 }
 
 export interface TurnSummary {
   turnId: string;
-  status: 'completed' | 'failed' | 'skipped';
+  status: 'completed' | 'failed' | 'skipped' | 'cancelled';
   reply: string | null;
+}
+
+/** How a turn may be stopped: `shutdown` abandons it (it re-runs later), `interrupt` ends it without a reply. */
+export interface TurnSignals {
+  shutdown: AbortSignal;
+  interrupt?: AbortSignal;
 }
 
 /** Runs one turn of one conversation. The caller guarantees no other turn of it runs meanwhile. */
@@ -41,7 +51,7 @@ export class TurnRunner {
     this.#elapsed = deps.elapsed ?? (() => performance.now());
   }
 
-  async run(conversationId: string, input: TurnInput, signal: AbortSignal): Promise<TurnSummary> {
+  async run(conversationId: string, input: TurnInput, signals: TurnSignals): Promise<TurnSummary> {
     const { store, clock, ids } = this.#deps;
     const conversation = await store.getConversation(conversationId);
     if (!conversation) throw new AppError('not_found', `conversation ${conversationId} does not exist`);
@@ -51,24 +61,34 @@ export class TurnRunner {
 
     const startedAt = clock.now();
     const started = this.#elapsed();
-    const history = await store.listMessages(conversation.id, { limit: HISTORY_WINDOW });
-    const flow = this.#flow(conversation);
-    const prepared = await flow.prepareTurn({ conversation, participant, history, input, now: startedAt, store });
-    const { result, error, executed } = await this.#loop(prepared, history, input, signal);
-    const outcome = prepared.finish(result);
-    const reply = result?.text ?? MODEL_FAILURE_REPLY;
+    const replyId = ids.next('msg');
+    const narration = await this.#deps.narrator?.begin(conversation.id, replyId);
+    try {
+      const history = await store.listMessages(conversation.id, { limit: HISTORY_WINDOW });
+      const flow = this.#flow(conversation);
+      const prepared = await flow.prepareTurn({ conversation, participant, history, input, now: startedAt, store });
+      const { result, error, executed, interrupted } = await this.#loop(prepared, history, input, signals, narration);
+      const outcome = interrupted ? {} : prepared.finish(result);
+      const reply = interrupted ? null : result ? plainReply(result.text, prepared.fallbackText) : MODEL_FAILURE_REPLY;
+      const status = interrupted ? 'cancelled' : error ? 'failed' : 'completed';
 
-    await store.transaction(async (tx) => {
-      const now = clock.now();
-      await this.#appendTranscript(tx, { conversation, participant }, input, turnId, reply, outcome.extraMessages ?? [], now);
-      await prepared.commit(tx);
-      await this.#patchConversation(tx, conversation, outcome, now);
-      await tx.insertToolCalls(this.#toolCallRecords(executed, conversation.id, turnId, startedAt));
-      await tx.insertTurn(this.#turnRecord({ turnId, conversation, input, prepared, result, error, startedAt, finishedAt: now, started }));
-      if (input.kind === 'message') await tx.setInboxStatus(input.inboxId, 'processed', now);
-    });
-    if (error) this.#deps.logger.warn({ conversationId, turnId, err: describeError(error) }, 'model failed; apology sent');
-    return { turnId, status: error ? 'failed' : 'completed', reply };
+      await store.transaction(async (tx) => {
+        const now = clock.now();
+        await this.#appendTranscript(tx, { conversation, participant }, input, turnId, { id: replyId, text: reply }, outcome.extraMessages ?? [], now);
+        await prepared.commit(tx);
+        await this.#patchConversation(tx, conversation, outcome, now);
+        await tx.insertToolCalls(this.#toolCallRecords(executed, conversation.id, turnId, startedAt));
+        const latency = narration?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
+        await tx.insertTurn(this.#turnRecord({ turnId, conversation, input, prepared, result, error, status, latency, startedAt, finishedAt: now, started }));
+        if (input.kind === 'message') await tx.setInboxStatus(input.inboxId, 'processed', now);
+      });
+      if (error) this.#deps.logger.warn({ conversationId, turnId, err: describeError(error) }, 'model failed; apology sent');
+      await (interrupted ? narration?.cancelled('interrupted') : narration?.committed(turnId));
+      return { turnId, status, reply };
+    } catch (error) {
+      await narration?.cancelled('failed');
+      throw error;
+    }
   }
 
   #flow(conversation: Conversation): Flow {
@@ -77,10 +97,11 @@ export class TurnRunner {
     return flow;
   }
 
-  async #loop(prepared: PreparedTurn, history: Message[], input: TurnInput, signal: AbortSignal) {
+  async #loop(prepared: PreparedTurn, history: Message[], input: TurnInput, signals: TurnSignals, narration: TurnNarration | undefined) {
     const messages = buildModelMessages(prepared.systemMessages, history, input, this.#deps.historyLimit);
     // Collected as they run, so the audit keeps the calls of a turn whose model later failed.
     const executed: ExecutedToolCall[] = [];
+    const signal = signals.interrupt ? AbortSignal.any([signals.shutdown, signals.interrupt]) : signals.shutdown;
     try {
       const result = await runToolLoop({
         provider: this.#deps.provider,
@@ -89,12 +110,19 @@ export class TurnRunner {
         fallbackText: prepared.fallbackText,
         signal,
         elapsed: this.#elapsed,
-        onToolCall: (call) => executed.push(call),
+        onModelCall: () => narration?.modelCallStarted(),
+        onTextDelta: narration ? (delta) => narration.textDelta(delta) : undefined,
+        onToolStart: (call) => narration?.toolStarted(call),
+        onToolCall: (call) => {
+          executed.push(call);
+          narration?.toolFinished(call);
+        },
       });
-      return { result, error: undefined, executed };
+      return { result, error: undefined, executed, interrupted: false };
     } catch (error) {
-      if (signal.aborted) throw error;
-      return { result: undefined, error, executed };
+      if (signals.shutdown.aborted) throw error;
+      if (signals.interrupt?.aborted) return { result: undefined, error: undefined, executed, interrupted: true };
+      return { result: undefined, error, executed, interrupted: false };
     }
   }
 
@@ -115,13 +143,13 @@ export class TurnRunner {
     target: { conversation: Conversation; participant: Participant | null },
     input: TurnInput,
     turnId: string,
-    reply: string,
+    reply: { id: string; text: string | null },
     extras: ExtraMessage[],
     now: Date,
   ): Promise<void> {
     if (input.kind === 'message') await tx.appendMessages([this.#userMessage(target.conversation.id, input.text, turnId, now)]);
     const drafts: OutgoingDraft[] = [
-      { text: reply, source: 'model' },
+      ...(reply.text === null ? [] : [{ id: reply.id, text: reply.text, source: 'model' as const }]),
       ...extras.map((extra): OutgoingDraft => ({ ...extra, role: extra.visibleToModel ? 'assistant' : 'system', source: 'system' })),
     ];
     await appendOutgoing(tx, target, drafts, { ids: this.#deps.ids, now, turnId });
@@ -155,7 +183,8 @@ export class TurnRunner {
 
   #turnRecord(args: {
     turnId: string; conversation: Conversation; input: TurnInput; prepared: PreparedTurn; result: ToolLoopResult | undefined;
-    error: unknown; startedAt: Date; finishedAt: Date; started: number;
+    error: unknown; status: TurnRecord['status']; latency: Pick<TurnRecord, 'firstTokenMs' | 'timeToStatusMs'>;
+    startedAt: Date; finishedAt: Date; started: number;
   }): TurnRecord {
     const { result } = args;
     return {
@@ -164,12 +193,13 @@ export class TurnRunner {
       inboxId: args.input.kind === 'message' ? args.input.inboxId : null,
       trigger: args.input.kind === 'message' ? 'message' : args.input.trigger,
       module: args.prepared.module,
-      status: args.error ? 'failed' : 'completed',
+      status: args.status,
       modelCalls: result?.modelCalls ?? 0,
       toolRounds: result?.toolRounds ?? 0,
       modelMs: Math.round(result?.modelMs ?? 0),
       toolMs: Math.round(result?.toolMs ?? 0),
       totalMs: Math.round(this.#elapsed() - args.started),
+      ...args.latency,
       error: args.error ? describeError(args.error) : null,
       startedAt: args.startedAt,
       finishedAt: args.finishedAt,

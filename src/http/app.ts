@@ -1,9 +1,11 @@
 import swagger from '@fastify/swagger';
+import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.ts';
 import type { ChangeFeed } from '../engine/change-feed.ts';
 import type { Engine } from '../engine/engine.ts';
+import type { EventHub } from '../events/event-hub.ts';
 import type { InboundService } from '../engine/inbound-service.ts';
 import type { ParticipantService } from '../engine/participant-service.ts';
 import type { Store } from '../store/store.ts';
@@ -16,11 +18,17 @@ import { consoleRoutes } from './console-routes.ts';
 import { inboundRoutes } from './inbound-routes.ts';
 import { participantRoutes } from './participant-routes.ts';
 import { resource } from './resource.ts';
+import { sessionRoutes } from './session-routes.ts';
+import { TicketBook } from './tickets.ts';
+
+/** Largest WebSocket frame a client may send (frames are small JSON commands). */
+const MAX_FRAME_BYTES = 16 * 1024;
 
 export interface AppDeps {
   store: Store;
   engine: Engine;
   changes: ChangeFeed;
+  events: EventHub;
   participants: ParticipantService;
   inbound: InboundService;
   logger: Logger;
@@ -58,7 +66,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       security: deps.apiToken ? [{ bearer: [] }] : [],
     },
   });
-  if (deps.apiToken) registerBearerAuth(app, deps.apiToken);
+  const tickets = new TicketBook();
+  if (deps.apiToken) registerBearerAuth(app, deps.apiToken, (ticket) => tickets.redeem(ticket));
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
 
   resource(app, '/health', {
     GET: {
@@ -77,5 +87,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   inboundRoutes(app, deps);
   adminRoutes(app, deps);
   consoleRoutes(app, deps.changes);
+  sessionRoutes(app, { ...deps, tickets });
   return app;
 }

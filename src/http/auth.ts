@@ -15,12 +15,17 @@ export function tokenMatches(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
-/** Requires `Authorization: Bearer <API_TOKEN>` on every route but the public ones. */
-export function registerBearerAuth(app: FastifyInstance, token: string): void {
+/**
+ * Requires `Authorization: Bearer <API_TOKEN>` on every route but the public ones. A WebSocket
+ * upgrade may present a single-use `?ticket=` instead (browsers cannot set the header).
+ */
+export function registerBearerAuth(app: FastifyInstance, token: string, redeemTicket: (ticket: string) => boolean): void {
   const expected = token;
   app.addHook('onRequest', async (request) => {
     const path = request.url.split('?')[0] ?? '';
     if (PUBLIC_PATHS.has(path)) return;
+    const ticket = (request.query as Record<string, unknown> | undefined)?.ticket;
+    if (request.headers.upgrade?.toLowerCase() === 'websocket' && typeof ticket === 'string' && redeemTicket(ticket)) return;
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header);
     if (!match?.[1] || !tokenMatches(match[1].trim(), expected)) {

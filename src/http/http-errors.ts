@@ -9,6 +9,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'invalid_request':
     case 'invalid_phone_number':
     case 'invalid_timezone':
+    case 'invalid_frame':
       return 400;
     case 'unauthorized':
       return 401;
@@ -22,12 +23,14 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'participant_inactive':
     case 'version_conflict':
     case 'clock_not_virtual':
+    case 'interrupted':
       return 409;
     case 'payload_too_large':
       return 413;
     case 'unsupported_media_type':
       return 415;
     case 'rate_limited':
+    case 'slow_consumer':
       return 429;
     case 'shutting_down':
     case 'llm_unavailable':

@@ -11,6 +11,8 @@ export interface ScriptedStep {
   delayMs?: number;
   /** Thrown instead of answering (after the delay). */
   error?: Error;
+  /** Wait this long (on the clock) between streamed text pieces, like a model generating. */
+  streamDelayMs?: number;
 }
 
 export type Script = readonly ScriptedStep[] | ((request: LlmRequest, callIndex: number) => ScriptedStep | Promise<ScriptedStep>);
@@ -45,7 +47,10 @@ export function createScriptedProvider(script: Script, options: ScriptedProvider
       if (step.delayMs) await clock.sleep(step.delayMs, signal);
       signal?.throwIfAborted();
       if (step.error) throw step.error;
-      for (const delta of splitText(step.text ?? '')) callOptions.onTextDelta?.(delta);
+      for (const [index, delta] of splitText(step.text ?? '').entries()) {
+        if (index > 0 && step.streamDelayMs) await clock.sleep(step.streamDelayMs, signal);
+        callOptions.onTextDelta?.(delta);
+      }
       return toResponse(step, callIndex, request.model ?? model);
     },
   };

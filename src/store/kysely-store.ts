@@ -11,6 +11,7 @@ import { timerQueries } from './timers-queries.ts';
 import { inboxQueries } from './inbox-queries.ts';
 import { outboxQueries } from './outbox-queries.ts';
 import { turnQueries } from './turns-queries.ts';
+import { eventQueries } from './events-queries.ts';
 
 /** Every operation of the port, bound to one query context (the store's pool, or a transaction). */
 export function storeOperations(ctx: QueryContext): StoreOperations {
@@ -24,6 +25,7 @@ export function storeOperations(ctx: QueryContext): StoreOperations {
     ...inboxQueries(ctx),
     ...outboxQueries(ctx),
     ...turnQueries(ctx),
+    ...eventQueries(ctx),
   };
 }
 

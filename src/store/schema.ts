@@ -158,6 +158,8 @@ export interface TurnsTable {
   model_ms: number;
   tool_ms: number;
   total_ms: number;
+  first_token_ms: number | null;
+  time_to_status_ms: number | null;
   error: string | null;
   started_at: number;
   finished_at: number;

@@ -8,6 +8,7 @@ import type {
   OutboxItem,
   Participant,
   ParticipantStatus,
+  StoredEvent,
   ToolCallRecord,
   TurnRecord,
 } from '../core/domain.ts';
@@ -126,6 +127,15 @@ export interface StoreOperations {
   insertToolCalls(calls: ToolCallRecord[]): Promise<void>;
   /** In execution order. */
   listToolCalls(conversationId: string, options?: { turnId?: string }): Promise<ToolCallRecord[]>;
+
+  // The session event log (the caller assigns gapless seqs; a seq taken twice is an error)
+  appendEvents(events: StoredEvent[]): Promise<void>;
+  /** Events with seq > `afterSeq` (default 0), ascending, at most `limit`. */
+  listEvents(conversationId: string, options?: { afterSeq?: number; limit?: number }): Promise<StoredEvent[]>;
+  /** The first and last stored seq, or undefined when the log is empty. */
+  eventRange(conversationId: string): Promise<{ first: number; last: number; lastTurnNo: number | null } | undefined>;
+  /** Deletes the events with seq < `beforeSeq`; returns how many went. */
+  pruneEvents(conversationId: string, beforeSeq: number): Promise<number>;
 }
 
 export type StoreTx = StoreOperations;

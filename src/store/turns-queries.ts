@@ -7,7 +7,7 @@ import { fromMs, oneOf, toMs } from './codec.ts';
 
 type TurnOperations = Pick<StoreOperations, 'insertTurn' | 'listTurns' | 'insertToolCalls' | 'listToolCalls'>;
 
-const TURN_STATUSES = ['completed', 'failed'] as const satisfies readonly TurnStatus[];
+const TURN_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly TurnStatus[];
 const CALL_STATUSES = ['ok', 'error'] as const satisfies readonly ToolCallStatus[];
 
 /** Durations may be fractional (performance.now()); they are stored as whole milliseconds. */
@@ -28,6 +28,8 @@ export function turnQueries({ db }: QueryContext): TurnOperations {
           model_ms: Math.round(turn.modelMs),
           tool_ms: Math.round(turn.toolMs),
           total_ms: Math.round(turn.totalMs),
+          first_token_ms: turn.firstTokenMs === null ? null : Math.round(turn.firstTokenMs),
+          time_to_status_ms: turn.timeToStatusMs === null ? null : Math.round(turn.timeToStatusMs),
           error: turn.error,
           started_at: toMs(turn.startedAt),
           finished_at: toMs(turn.finishedAt),
@@ -90,6 +92,8 @@ function toTurn(row: Selectable<TurnsTable>): TurnRecord {
     modelMs: Number(row.model_ms),
     toolMs: Number(row.tool_ms),
     totalMs: Number(row.total_ms),
+    firstTokenMs: row.first_token_ms === null ? null : Number(row.first_token_ms),
+    timeToStatusMs: row.time_to_status_ms === null ? null : Number(row.time_to_status_ms),
     error: row.error,
     startedAt: fromMs(row.started_at),
     finishedAt: fromMs(row.finished_at),

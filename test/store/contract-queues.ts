@@ -202,11 +202,13 @@ export function queuesContract(store: () => Store): void {
   describe('turns and tool calls', () => {
     it('lists the last turns oldest first', async () => {
       const { c } = await setup();
-      const turns = [turn(c.id, { startedAt: at(3000), status: 'failed', error: 'boom', inboxId: 'in_1' }), turn(c.id, { startedAt: at(1000) }), turn(c.id, { startedAt: at(2000), modelMs: 12.6 })];
+      const turns = [turn(c.id, { startedAt: at(3000), status: 'failed', error: 'boom', inboxId: 'in_1' }), turn(c.id, { startedAt: at(1000), firstTokenMs: 41, timeToStatusMs: 400 }), turn(c.id, { startedAt: at(2000), modelMs: 12.6, status: 'cancelled' })];
       for (const t of turns) await store().insertTurn(t);
       const listed = await store().listTurns(c.id);
       expect(listed.map((t) => t.id)).toEqual([turns[1]!.id, turns[2]!.id, turns[0]!.id]);
       expect(listed[2]).toEqual(turns[0]);
+      expect(listed[0]).toEqual(turns[1]);
+      expect(listed[1]!.status).toBe('cancelled');
       expect(listed[1]!.modelMs).toBe(13);
       expect((await store().listTurns(c.id, { limit: 2 })).map((t) => t.id)).toEqual([turns[2]!.id, turns[0]!.id]);
     });

@@ -4,10 +4,12 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allMigrations } from '../../src/store/migrations/index.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { describeStoreContract } from './store-contract.ts';
 import { conversation, participant } from './store-fixtures.ts';
 
+const MIGRATIONS = Object.keys(allMigrations('sqlite'));
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PG_SCHEMA = `store_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const TABLES = ['participants', 'conversations', 'messages', 'profiles', 'schedules', 'timers', 'inbox', 'outbox', 'turns', 'tool_calls', 'events'];
@@ -52,16 +54,16 @@ describe('openStore', () => {
     await first.insertParticipant(p);
     await first.close();
     await first.close();
-    expect(logged).toEqual([{ migration: '001_initial' }]);
+    expect(logged).toEqual(MIGRATIONS.map((migration) => ({ migration })));
 
     const second = await openStore(`sqlite:${path}`, { logger: { info: (obj) => logged.push(obj) } });
     expect(await second.getParticipant(p.id)).toEqual(p);
     await second.close();
-    expect(logged).toHaveLength(1);
+    expect(logged).toHaveLength(MIGRATIONS.length);
 
     const raw = new DatabaseSync(path);
     try {
-      expect(raw.prepare('select name from migrations').all().map((row) => row.name)).toEqual(['001_initial']);
+      expect(raw.prepare('select name from migrations').all().map((row) => row.name)).toEqual(MIGRATIONS);
       expect(raw.prepare('pragma journal_mode').get()).toEqual({ journal_mode: 'wal' });
     } finally {
       raw.close();
@@ -79,7 +81,7 @@ describe('openStore', () => {
       expect(await second.getParticipant(p.id)).toEqual(p);
       await second.close();
       const { rows } = await admin.query(`select name from "${schema}".migrations`);
-      expect(rows.map((row) => row.name)).toEqual(['001_initial']);
+      expect(rows.map((row) => row.name)).toEqual(MIGRATIONS);
       // Nothing leaked into other schemas.
       const elsewhere = await admin.query(`select count(*)::int as n from pg_tables where tablename = 'participants' and schemaname = $1`, [schema]);
       expect(elsewhere.rows[0].n).toBe(1);

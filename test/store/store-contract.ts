@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.ts';
 import { recordsContract } from './contract-records.ts';
 import { queuesContract } from './contract-queues.ts';
+import { eventsContract } from './contract-events.ts';
 import { emptyProfile } from '../../src/core/profile.ts';
 import { conversation, message, participant, T0 } from './store-fixtures.ts';
 
@@ -134,6 +135,7 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
 
     recordsContract(store);
     queuesContract(store);
+    eventsContract(store);
   });
 }
 

@@ -149,6 +149,8 @@ export function turn(conversationId: string, overrides: Partial<TurnRecord> = {}
     modelMs: 120,
     toolMs: 15,
     totalMs: 140,
+    firstTokenMs: null,
+    timeToStatusMs: null,
     error: null,
     startedAt: T0,
     finishedAt: at(140),

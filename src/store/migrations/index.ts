@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import type { SqlDialect } from '../query-context.ts';
 import { initialMigration } from './001-initial.ts';
+import { turnLatencyMigration } from './002-turn-latency.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -9,5 +10,6 @@ import { initialMigration } from './001-initial.ts';
 export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
   return {
     '001_initial': initialMigration(dialect),
+    '002_turn_latency': turnLatencyMigration(),
   };
 }

@@ -1,0 +1,24 @@
+import type { LlmToolCall } from '../llm/llm-provider.ts';
+import type { ExecutedToolCall } from './tool-loop.ts';
+
+/**
+ * What a live audience (the session event stream) hears of one turn while it runs. The engine
+ * reports; the narration decides what to show. Every method is cheap and never throws.
+ */
+export interface TurnNarration {
+  modelCallStarted(): void;
+  textDelta(delta: string): void;
+  toolStarted(call: LlmToolCall): void;
+  toolFinished(executed: ExecutedToolCall): void;
+  /** Latency so far, for the turn record: from the turn's start to the first token / status. */
+  metrics(): { firstTokenMs: number | null; timeToStatusMs: number | null };
+  /** After the turn committed: announce what it wrote, stop speaking. */
+  committed(turnId: string): Promise<void>;
+  /** The turn was interrupted (barge-in) or failed before committing: stop speaking. */
+  cancelled(reason: 'interrupted' | 'failed'): Promise<void>;
+}
+
+export interface Narrator {
+  /** `replyMessageId` is the id the turn's reply will be stored under, so streamed tokens and the final match. */
+  begin(conversationId: string, replyMessageId: string): Promise<TurnNarration>;
+}

@@ -1,0 +1,50 @@
+import type { Conversation, Message, Participant, ToolCallRecord, TurnRecord } from '../core/domain.ts';
+
+export interface SummaryInput {
+  conversation: Conversation;
+  participant: Participant | null;
+  turns: TurnRecord[];
+  toolCalls: ToolCallRecord[];
+  messages: Message[];
+  model: { provider: string; model: string };
+}
+
+const ms = (value: number | null) => (value === null ? '—' : `${value} ms`);
+const clip = (text: string, max = 300) => (text.length > max ? `${text.slice(0, max)}…` : text);
+const code = (value: unknown) => `\`${clip(JSON.stringify(value), 200).replaceAll('`', "'")}\``;
+
+/** A human-readable account of a conversation for debugging: turns, model and tool calls, latency, state changes. */
+export function conversationSummary({ conversation, participant, turns, toolCalls, messages, model }: SummaryInput): string {
+  const lines = [
+    `# Conversation ${conversation.id}`,
+    '',
+    `- Participant: ${participant ? `${participant.name ?? '(no name)'} (${participant.id}, ${participant.status})` : 'none (web session)'}`,
+    `- Flow: ${conversation.flow}; state ${conversation.state}; sub-state ${conversation.subState ?? '—'}`,
+    `- Model: ${model.provider} / ${model.model}`,
+    `- Turns: ${turns.length}; messages: ${messages.length}; tool calls: ${toolCalls.length}`,
+    '',
+    '## Turns',
+  ];
+  let module: string | null = null;
+  turns.forEach((turn, index) => {
+    lines.push('', `### ${index + 1}. ${turn.startedAt.toISOString()} · ${turn.trigger} · ${turn.module} · ${turn.status}`);
+    if (module !== null && module !== turn.module) lines.push(`- State change: ${module} → ${turn.module}`);
+    module = turn.module;
+    lines.push(
+      `- Model calls: ${turn.modelCalls} (${model.provider} / ${model.model}); tool rounds: ${turn.toolRounds}`,
+      `- Latency: first token ${ms(turn.firstTokenMs)}, first status ${ms(turn.timeToStatusMs)}, model ${ms(turn.modelMs)}, tools ${ms(turn.toolMs)}, total ${ms(turn.totalMs)}`,
+    );
+    if (turn.error) lines.push(`- Error: ${clip(turn.error)}`);
+    for (const call of toolCalls.filter((c) => c.turnId === turn.id)) {
+      lines.push(`- Tool \`${call.name}\` (round ${call.round}, ${call.status}, ${call.durationMs} ms): arguments ${code(call.arguments)} → ${clip(call.result, 200)}`);
+    }
+    for (const message of messages.filter((m) => m.turnId === turn.id)) {
+      lines.push(`- ${message.role === 'user' ? 'Participant' : message.role === 'assistant' ? 'Assistant' : 'System'}: ${clip(message.text)}`);
+    }
+  });
+  const operator = messages.filter((m) => m.source === 'operator');
+  if (operator.length > 0) {
+    lines.push('', '## Operator actions', ...operator.map((m) => `- ${m.createdAt.toISOString()}: ${clip(m.text)}`));
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,266 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.ts';
+import type { Message } from '../core/domain.ts';
+import { describeError } from '../core/errors.ts';
+import type { Store } from '../store/store.ts';
+import { sessionEventSchema, type EventDraft, type SessionEvent, type SessionSnapshot } from './session-event.ts';
+
+export type EventListener = (event: SessionEvent) => void;
+
+export interface EventHubOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** Events kept per conversation; older ones are pruned (a cursor before them gets a full snapshot). */
+  retention?: number;
+  /** Events one replay returns at most. */
+  replayLimit?: number;
+  /** Conversations whose stream state stays cached while idle. */
+  cacheSize?: number;
+}
+
+interface Stream {
+  loaded: boolean;
+  nextSeq: number;
+  firstSeq: number;
+  lastTurnNo: number;
+  lastMessageSeq: number;
+  speaking: boolean;
+  /** Work queued or running on the chain; a busy stream is never evicted. */
+  active: number;
+  listeners: Set<EventListener>;
+  pending: SessionEvent[];
+  flushScheduled: boolean;
+  /** Every change to the stream runs on this chain, so events keep their order. */
+  chain: Promise<unknown>;
+}
+
+const SNAPSHOT_MESSAGES = 20;
+
+/**
+ * The per-conversation session event log: assigns gapless seqs, fans events out to live
+ * subscribers at once, writes them behind in batches, replays from a cursor, and turns newly
+ * committed messages into `final` events. See docs/decisions/002-session-event-stream.md.
+ */
+export class EventHub {
+  readonly #options: Required<EventHubOptions>;
+  readonly #streams = new Map<string, Stream>();
+
+  constructor(options: EventHubOptions) {
+    this.#options = { retention: 2000, replayLimit: 200, cacheSize: 5000, ...options };
+  }
+
+  get replayLimit(): number {
+    return this.#options.replayLimit;
+  }
+
+  subscribe(conversationId: string, listener: EventListener): () => void {
+    const stream = this.#stream(conversationId);
+    stream.listeners.add(listener);
+    return () => stream.listeners.delete(listener);
+  }
+
+  emit(conversationId: string, draft: EventDraft): Promise<SessionEvent> {
+    return this.#run(conversationId, (stream) => this.#emitNow(conversationId, stream, draft));
+  }
+
+  /** The next turn number of the conversation (monotonic, survives restarts through the log). */
+  beginTurn(conversationId: string): Promise<number> {
+    return this.#run(conversationId, (stream) => ++stream.lastTurnNo);
+  }
+
+  /**
+   * Emits a `final` for every assistant or system message committed since the last call. The
+   * messages of `turn` (by the runner's turn id) carry that turn's number.
+   */
+  syncMessages(conversationId: string, turn?: { id: string; number: number }): Promise<void> {
+    return this.#run(conversationId, async (stream) => {
+      const recent = await this.#options.store.listMessages(conversationId, { limit: 50 });
+      for (const message of recent.filter((m) => m.seq > stream.lastMessageSeq)) {
+        stream.lastMessageSeq = message.seq;
+        if (message.role === 'user') continue;
+        this.#emitNow(conversationId, stream, { ...finalOf(message), turnId: turn && message.turnId === turn.id ? turn.number : null });
+      }
+    });
+  }
+
+  setSpeaking(conversationId: string, speaking: boolean, turnId: number | null, messageId: string | null): Promise<void> {
+    return this.#run(conversationId, (stream) => {
+      if (stream.speaking === speaking) return;
+      stream.speaking = speaking;
+      this.#emitNow(conversationId, stream, { type: 'speaking', turnId, messageId, data: { speaking } });
+    });
+  }
+
+  /**
+   * The events after `cursor` (at most `replayLimit`) and the `resync` that closes them. A null,
+   * stale (pruned) or unknown (ahead of the log) cursor gets no events and a full snapshot.
+   */
+  replay(conversationId: string, cursor: number | null): Promise<{ events: SessionEvent[]; resync: SessionEvent }> {
+    return this.#run(conversationId, async (stream) => {
+      await this.#flush(conversationId, stream);
+      const head = stream.nextSeq - 1;
+      const usable = cursor !== null && cursor <= head && cursor >= stream.firstSeq - 1;
+      const stored = usable ? await this.#options.store.listEvents(conversationId, { afterSeq: cursor, limit: this.#options.replayLimit }) : [];
+      const events = stored.map((row) => sessionEventSchema.parse({ ...row.payload, seq: row.seq, conversationId, turnId: row.turnNo, type: row.type, at: row.at.toISOString() }));
+      const lastReplayed = events.at(-1)?.seq ?? cursor ?? head;
+      const snapshot = await this.#snapshot(conversationId, stream, { full: !usable, nextCursor: lastReplayed < head ? lastReplayed : null });
+      const resync: SessionEvent = { type: 'resync', seq: head, conversationId, turnId: null, messageId: null, role: 'system', correlationId: null, at: this.#options.clock.now().toISOString(), data: snapshot };
+      return { events, resync };
+    });
+  }
+
+  /**
+   * Replays from `cursor`, then follows live: `send` sees each event once, in seq order.
+   * Returns the unsubscribe function.
+   */
+  async attach(conversationId: string, cursor: number | null, send: EventListener): Promise<() => void> {
+    let lastSent = -1;
+    let buffered: SessionEvent[] | null = [];
+    const unsubscribe = this.subscribe(conversationId, (event) => {
+      if (buffered) buffered.push(event);
+      else if (event.seq > lastSent) {
+        lastSent = event.seq;
+        send(event);
+      }
+    });
+    try {
+      const { events, resync } = await this.replay(conversationId, cursor);
+      for (const event of events) send(event);
+      send(resync);
+      lastSent = resync.seq;
+      const live = buffered;
+      buffered = null;
+      for (const event of live) {
+        if (event.seq > lastSent) {
+          lastSent = event.seq;
+          send(event);
+        }
+      }
+    } catch (error) {
+      unsubscribe();
+      throw error;
+    }
+    return unsubscribe;
+  }
+
+  /** Writes everything pending (before a shutdown, or for a test that reads the table). */
+  async flushAll(): Promise<void> {
+    await Promise.all([...this.#streams.keys()].map((id) => this.#run(id, (stream) => this.#flush(id, stream)).catch(() => undefined)));
+  }
+
+  #stream(conversationId: string): Stream {
+    let stream = this.#streams.get(conversationId);
+    if (!stream) {
+      stream = { loaded: false, nextSeq: 1, firstSeq: 1, lastTurnNo: 0, lastMessageSeq: 0, speaking: false, active: 0, listeners: new Set(), pending: [], flushScheduled: false, chain: Promise.resolve() };
+      this.#streams.set(conversationId, stream);
+      this.#evictIdle();
+    }
+    return stream;
+  }
+
+  #run<T>(conversationId: string, work: (stream: Stream) => T | Promise<T>): Promise<T> {
+    const stream = this.#stream(conversationId);
+    stream.active += 1;
+    const result = stream.chain.then(async () => {
+      if (!stream.loaded) await this.#load(conversationId, stream);
+      return work(stream);
+    });
+    stream.chain = result.catch(() => undefined).finally(() => (stream.active -= 1));
+    return result;
+  }
+
+  async #load(conversationId: string, stream: Stream): Promise<void> {
+    const { store } = this.#options;
+    const [range, last] = await Promise.all([store.eventRange(conversationId), store.listMessages(conversationId, { limit: 1 })]);
+    stream.nextSeq = (range?.last ?? 0) + 1;
+    stream.firstSeq = range?.first ?? 1;
+    stream.lastTurnNo = range?.lastTurnNo ?? 0;
+    // Messages committed before this process knew the stream are history, not news.
+    stream.lastMessageSeq = last[0]?.seq ?? 0;
+    stream.loaded = true;
+  }
+
+  #emitNow(conversationId: string, stream: Stream, draft: EventDraft): SessionEvent {
+    const event = sessionEventSchema.parse({
+      turnId: null, messageId: null, role: 'assistant', correlationId: null, ...draft,
+      seq: stream.nextSeq, conversationId, at: this.#options.clock.now().toISOString(),
+    });
+    stream.nextSeq += 1;
+    stream.pending.push(event);
+    for (const listener of stream.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.#options.logger.warn({ conversationId, err: describeError(error) }, 'session event listener failed');
+      }
+    }
+    this.#scheduleFlush(conversationId, stream);
+    return event;
+  }
+
+  #scheduleFlush(conversationId: string, stream: Stream): void {
+    if (stream.flushScheduled) return;
+    stream.flushScheduled = true;
+    setImmediate(() => {
+      void this.#run(conversationId, (s) => this.#flush(conversationId, s)).catch(() => undefined);
+    });
+  }
+
+  async #flush(conversationId: string, stream: Stream): Promise<void> {
+    stream.flushScheduled = false;
+    if (stream.pending.length === 0) return;
+    const batch = stream.pending;
+    stream.pending = [];
+    try {
+      await this.#options.store.appendEvents(
+        batch.map(({ seq, turnId, type, at, conversationId: _c, ...payload }) => ({ conversationId, seq, turnNo: turnId, type, payload, at: new Date(at) })),
+      );
+    } catch (error) {
+      // Kept for the next flush: the log must stay gapless.
+      stream.pending = [...batch, ...stream.pending];
+      this.#options.logger.error({ conversationId, count: batch.length, err: describeError(error) }, 'session events not persisted yet');
+      return;
+    }
+    const keepFrom = stream.nextSeq - this.#options.retention;
+    if (keepFrom > stream.firstSeq + Math.ceil(this.#options.retention / 10)) {
+      await this.#options.store.pruneEvents(conversationId, keepFrom);
+      stream.firstSeq = keepFrom;
+    }
+  }
+
+  async #snapshot(conversationId: string, stream: Stream, extra: { full: boolean; nextCursor: number | null }): Promise<SessionSnapshot> {
+    const { store } = this.#options;
+    const [conversation, messages] = await Promise.all([store.getConversation(conversationId), store.listMessages(conversationId, { limit: SNAPSHOT_MESSAGES })]);
+    return {
+      conversationId,
+      participantId: conversation?.participantId ?? null,
+      state: conversation?.state ?? 'unknown',
+      subState: conversation?.subState ?? null,
+      speaking: stream.speaking,
+      lastSeq: stream.nextSeq - 1,
+      lastTurnId: stream.lastTurnNo,
+      messages: messages.map((m) => ({ id: m.id, seq: m.seq, role: m.role, kind: m.kind, text: m.text, at: m.createdAt.toISOString() })),
+      ...extra,
+    };
+  }
+
+  /** Forgets idle streams beyond the cache size (they reload from the log when used again). */
+  #evictIdle(): void {
+    if (this.#streams.size <= this.#options.cacheSize) return;
+    for (const [id, stream] of this.#streams) {
+      if (this.#streams.size <= this.#options.cacheSize) return;
+      if (stream.active === 0 && stream.listeners.size === 0 && stream.pending.length === 0 && !stream.flushScheduled && !stream.speaking) this.#streams.delete(id);
+    }
+  }
+}
+
+function finalOf(message: Message): EventDraft {
+  return {
+    type: 'final',
+    role: message.role === 'system' ? 'system' : 'assistant',
+    messageId: message.id,
+    text: message.text,
+    data: { kind: message.kind, source: message.source, messageSeq: message.seq, poll: message.poll },
+  };
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+
+/**
+ * The session stream's wire protocol (spec 004 "Event protocol"), defined once. Every event a
+ * client receives, over WebSocket or SSE, parses with `sessionEventSchema`.
+ */
+export const EVENT_TYPES = ['token', 'status', 'final', 'error', 'resync', 'speaking'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+export const EVENT_ROLES = ['assistant', 'system'] as const;
+
+const common = {
+  /** Gapless per conversation; a `resync` carries the log's latest seq instead of its own. */
+  seq: z.number().int().nonnegative(),
+  conversationId: z.string(),
+  /** Monotonic per conversation turn; null for events outside a turn (a timer's prompt). */
+  turnId: z.number().int().positive().nullable(),
+  /** The assistant message being streamed or finalised. */
+  messageId: z.string().nullable(),
+  role: z.enum(EVENT_ROLES),
+  /** Ties tool progress events to the tool call they report on. */
+  correlationId: z.string().nullable(),
+  at: z.iso.datetime(),
+};
+
+const snapshot = z.object({
+  conversationId: z.string(),
+  participantId: z.string().nullable(),
+  state: z.string(),
+  subState: z.string().nullable(),
+  speaking: z.boolean(),
+  lastSeq: z.number().int().nonnegative(),
+  lastTurnId: z.number().int().nonnegative(),
+  /** The last messages of the transcript, oldest first. */
+  messages: z.array(z.object({ id: z.string(), seq: z.number(), role: z.string(), kind: z.string(), text: z.string(), at: z.string() })),
+  /** True when the snapshot replaces events the client can no longer get (stale or unknown cursor). */
+  full: z.boolean(),
+  /** Set when the replay stopped at its cap: ask again from here for the rest. */
+  nextCursor: z.number().int().nullable(),
+});
+export type SessionSnapshot = z.output<typeof snapshot>;
+
+export const sessionEventSchema = z.discriminatedUnion('type', [
+  z.object({ ...common, type: z.literal('token'), text: z.string().min(1) }),
+  z.object({ ...common, type: z.literal('status'), text: z.string().min(1), data: z.record(z.string(), z.unknown()).optional() }),
+  z.object({
+    ...common,
+    type: z.literal('final'),
+    text: z.string(),
+    data: z.object({ kind: z.string(), source: z.string(), messageSeq: z.number().int(), poll: z.object({ question: z.string(), options: z.array(z.string()) }).nullable() }),
+  }),
+  z.object({ ...common, type: z.literal('error'), text: z.string(), data: z.object({ code: z.string(), field: z.string().optional() }) }),
+  z.object({ ...common, type: z.literal('resync'), data: snapshot }),
+  z.object({ ...common, type: z.literal('speaking'), data: z.object({ speaking: z.boolean() }) }),
+]);
+export type SessionEvent = z.output<typeof sessionEventSchema>;
+
+/** What a producer supplies; the hub adds seq, conversationId and time. */
+export type EventDraft = DistributiveOmit<SessionEvent, 'seq' | 'conversationId' | 'at' | 'turnId' | 'messageId' | 'role' | 'correlationId'> & {
+  turnId?: number | null;
+  messageId?: string | null;
+  role?: (typeof EVENT_ROLES)[number];
+  correlationId?: string | null;
+};
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -1,0 +1,107 @@
+import type { LlmToolCall } from '../llm/llm-provider.ts';
+import type { Narrator, TurnNarration } from '../engine/narration.ts';
+import { JsonGuard } from '../engine/plain-text.ts';
+import type { ExecutedToolCall } from '../engine/tool-loop.ts';
+import type { EventHub } from './event-hub.ts';
+
+export const FIRST_STATUS_AFTER_MS = 400;
+export const THINKING_STATUS = 'Thinking…';
+
+/**
+ * Turns one model turn into session events: `speaking`, `token`s behind a JSON guard, additive
+ * tool `status`es tied to their call, one status if no token came within 400 ms. Emission is
+ * fire-and-forget (the hub keeps the order); the latency figures are measured here.
+ */
+export function createNarrator(hub: EventHub, elapsed: () => number = () => performance.now()): Narrator {
+  return {
+    async begin(conversationId, replyMessageId) {
+      const turnNo = await hub.beginTurn(conversationId);
+      return new EventNarration(hub, conversationId, turnNo, replyMessageId, elapsed);
+    },
+  };
+}
+
+class EventNarration implements TurnNarration {
+  readonly #hub: EventHub;
+  readonly #conversationId: string;
+  readonly #turnNo: number;
+  readonly #messageId: string;
+  readonly #elapsed: () => number;
+  readonly #started: number;
+  readonly #statusTimer: NodeJS.Timeout;
+  #guard = new JsonGuard();
+  #firstTokenMs: number | null = null;
+  #timeToStatusMs: number | null = null;
+  #speaking = false;
+  #closed = false;
+
+  constructor(hub: EventHub, conversationId: string, turnNo: number, messageId: string, elapsed: () => number) {
+    this.#hub = hub;
+    this.#conversationId = conversationId;
+    this.#turnNo = turnNo;
+    this.#messageId = messageId;
+    this.#elapsed = elapsed;
+    this.#started = elapsed();
+    this.#statusTimer = setTimeout(() => this.#status(THINKING_STATUS, null), FIRST_STATUS_AFTER_MS);
+    this.#statusTimer.unref();
+  }
+
+  modelCallStarted(): void {
+    this.#guard = new JsonGuard();
+  }
+
+  textDelta(delta: string): void {
+    if (this.#closed) return;
+    const text = this.#guard.push(delta);
+    if (!text) return;
+    if (this.#firstTokenMs === null) {
+      this.#firstTokenMs = this.#elapsed() - this.#started;
+      clearTimeout(this.#statusTimer);
+    }
+    if (!this.#speaking) {
+      this.#speaking = true;
+      void this.#hub.setSpeaking(this.#conversationId, true, this.#turnNo, this.#messageId);
+    }
+    void this.#hub.emit(this.#conversationId, { type: 'token', turnId: this.#turnNo, messageId: this.#messageId, text });
+  }
+
+  toolStarted(call: LlmToolCall): void {
+    this.#status(`Running ${call.name}…`, call.id, { tool: call.name, phase: 'started' });
+  }
+
+  toolFinished({ call, outcome, durationMs }: ExecutedToolCall): void {
+    const ok = outcome.status === 'ok';
+    this.#status(`${call.name} ${ok ? 'done' : 'failed'}`, call.id, { tool: call.name, phase: 'finished', status: outcome.status, durationMs: Math.round(durationMs) });
+  }
+
+  metrics() {
+    return { firstTokenMs: round(this.#firstTokenMs), timeToStatusMs: round(this.#timeToStatusMs) };
+  }
+
+  async committed(turnId: string): Promise<void> {
+    this.#close();
+    await this.#hub.syncMessages(this.#conversationId, { id: turnId, number: this.#turnNo });
+    await this.#hub.setSpeaking(this.#conversationId, false, this.#turnNo, this.#messageId);
+  }
+
+  async cancelled(reason: 'interrupted' | 'failed'): Promise<void> {
+    this.#close();
+    await this.#hub.setSpeaking(this.#conversationId, false, this.#turnNo, this.#messageId);
+    if (reason === 'interrupted') {
+      await this.#hub.emit(this.#conversationId, { type: 'status', role: 'system', turnId: this.#turnNo, messageId: this.#messageId, text: 'Interrupted', data: { phase: 'interrupted' } });
+    }
+  }
+
+  #status(text: string, correlationId: string | null, data?: Record<string, unknown>): void {
+    if (this.#closed) return;
+    if (this.#timeToStatusMs === null) this.#timeToStatusMs = this.#elapsed() - this.#started;
+    void this.#hub.emit(this.#conversationId, { type: 'status', role: 'system', turnId: this.#turnNo, messageId: this.#messageId, correlationId, text, ...(data ? { data } : {}) });
+  }
+
+  #close(): void {
+    this.#closed = true;
+    clearTimeout(this.#statusTimer);
+  }
+}
+
+const round = (value: number | null) => (value === null ? null : Math.round(value));

@@ -1,0 +1,242 @@
+import type {} from '@fastify/websocket';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Conversation } from '../core/domain.ts';
+import { AppError, describeError } from '../core/errors.ts';
+import type { Engine } from '../engine/engine.ts';
+import type { InboundService } from '../engine/inbound-service.ts';
+import type { ParticipantService } from '../engine/participant-service.ts';
+import { conversationSummary } from '../events/conversation-summary.ts';
+import type { EventHub } from '../events/event-hub.ts';
+import type { SessionEvent } from '../events/session-event.ts';
+import type { Store } from '../store/store.ts';
+import { errorBody, parseRequest } from './http-errors.ts';
+import { jsonSchema } from './participant-schemas.ts';
+import { ok } from './participant-routes.ts';
+import { resource } from './resource.ts';
+import { TICKET_TTL_MS, type TicketBook } from './tickets.ts';
+
+export interface SessionRouteDeps {
+  store: Store;
+  engine: Engine;
+  participants: ParticipantService;
+  inbound: InboundService;
+  events: EventHub;
+  tickets: TicketBook;
+  model: { provider: string; model: string };
+}
+
+/** Beyond this many unsent bytes a stream consumer is too slow: it is dropped and resumes by cursor. */
+export const MAX_BUFFERED_BYTES = 1 << 20;
+export const SLOW_CONSUMER_CLOSE_CODE = 4008;
+
+const tags = ['session stream'];
+const params = z.strictObject({ id: z.string().min(1).max(100) });
+const cursorQuery = z.object({ lastEventId: z.coerce.number().int().nonnegative().optional(), ticket: z.string().optional() });
+const text = z.string().trim().min(1).max(4096);
+export const sessionMessageBody = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.enum(['text', 'final_transcript']), text, message_id: z.string().min(1).max(200).optional() }),
+  z.strictObject({ type: z.literal('partial_transcript'), text }),
+  z.strictObject({ type: z.literal('barge_in') }),
+]);
+const resyncBody = z.strictObject({ lastEventId: z.number().int().nonnegative() });
+/** What a client may send on the socket. */
+export const socketFrame = z.discriminatedUnion('type', [z.strictObject({ type: z.literal('resync'), lastEventId: z.number().int().nonnegative() }), z.strictObject({ type: z.literal('ping') })]);
+
+/** The bits of a `ws` socket the stream uses (the plugin's types are not installed). */
+interface Socket {
+  readonly bufferedAmount: number;
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  on(event: 'message', listener: (data: Buffer | string) => void): void;
+  on(event: 'close', listener: () => void): void;
+}
+
+/** Spec 004's API surface: the authoritative WebSocket, an SSE adapter, input, resync, summary. */
+export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
+  const conversationOf = async (request: FastifyRequest): Promise<Conversation> => {
+    const { id } = parseRequest(params, request.params, 'params');
+    const direct = await deps.store.getConversation(id);
+    if (direct) return direct;
+    return deps.participants.conversationOf(id).catch(() => {
+      throw new AppError('not_found', `no conversation or participant with id "${id}"`, { field: 'id' });
+    });
+  };
+
+  app.get('/api/conversations/:id/socket', { websocket: true, schema: { tags, summary: 'WebSocket: the conversation\'s events (?lastEventId= to resume; ?ticket= for browsers)' } }, async (raw, request) => {
+    const socket = raw as unknown as Socket;
+    try {
+      const conversation = await conversationOf(request);
+      const { lastEventId } = parseRequest(cursorQuery, request.query, 'query');
+      streamToSocket(socket, deps.events, conversation.id, lastEventId ?? null);
+    } catch (error) {
+      socket.send(JSON.stringify(errorEvent('', error)));
+      socket.close(1008, 'bad request');
+    }
+  });
+
+  resource(app, '/api/conversations/:id/stream', {
+    GET: {
+      schema: { tags, summary: 'Server-sent events: the same events, `id:` = seq, resumable with Last-Event-ID' },
+      handler: async (request, reply) => {
+        const conversation = await conversationOf(request);
+        const { lastEventId } = parseRequest(cursorQuery, request.query, 'query');
+        const header = request.headers['last-event-id'];
+        const cursor = header !== undefined && /^\d+$/.test(String(header)) ? Number(header) : (lastEventId ?? null);
+        await streamToSse(reply, deps.events, conversation.id, cursor);
+      },
+    },
+  });
+
+  resource(app, '/api/conversations/:id/message', {
+    POST: {
+      schema: { tags, summary: 'Input: a text or final transcript (starts a turn), a partial transcript (UI only) or a barge-in', body: jsonSchema(sessionMessageBody) },
+      handler: async (request, reply) => {
+        const conversation = await conversationOf(request);
+        const body = parseRequest(sessionMessageBody, withDefaultType(request.body), 'body');
+        const callSessionId = conversation.id;
+        if (body.type === 'barge_in') return { ok: true, callSessionId, interrupted: deps.engine.interrupt(conversation.id) };
+        if (body.type === 'partial_transcript') {
+          await deps.events.emit(conversation.id, { type: 'status', role: 'system', text: body.text, data: { phase: 'partial_transcript' } });
+          return { ok: true, callSessionId };
+        }
+        const participant = conversation.participantId ? await deps.participants.get(conversation.participantId) : undefined;
+        if (!participant) throw new AppError('conflict', 'this conversation has no participant to speak for', { field: 'id' });
+        const outcome = await deps.inbound.receive({ channel: 'web', sender: participant.phoneNumber, text: body.text, channelMessageId: body.message_id ?? null });
+        return reply.status(202).send({ ok: true, callSessionId, inboxId: outcome.inboxId, duplicate: outcome.duplicate });
+      },
+    },
+  });
+
+  resource(app, '/api/conversations/:id/resync', {
+    POST: {
+      schema: { tags, summary: 'Replay the events after lastEventId (at most 200), then a resync snapshot', body: jsonSchema(resyncBody) },
+      handler: async (request) => {
+        const conversation = await conversationOf(request);
+        const { lastEventId } = parseRequest(resyncBody, request.body, 'body');
+        return ok(undefined, await deps.events.replay(conversation.id, lastEventId));
+      },
+    },
+  });
+
+  resource(app, '/api/conversations/:id/summary', {
+    GET: {
+      schema: { tags, summary: 'A markdown account of the conversation: turns, model and tool calls, latency, state changes' },
+      handler: async (request, reply) => {
+        const conversation = await conversationOf(request);
+        const { store } = deps;
+        const [participant, turns, toolCalls, messages] = await Promise.all([
+          conversation.participantId ? store.getParticipant(conversation.participantId) : undefined,
+          store.listTurns(conversation.id),
+          store.listToolCalls(conversation.id),
+          store.listMessages(conversation.id),
+        ]);
+        const markdown = conversationSummary({ conversation, participant: participant ?? null, turns, toolCalls, messages, model: deps.model });
+        return reply.type('text/markdown; charset=utf-8').send(markdown);
+      },
+    },
+  });
+
+  resource(app, '/api/tickets', {
+    POST: {
+      schema: { tags, summary: `A single-use ticket (valid ${TICKET_TTL_MS / 1000} s) for opening the WebSocket from a browser` },
+      handler: async () => {
+        const { ticket, expiresAt } = deps.tickets.issue();
+        return ok(undefined, { ticket, expires_at: expiresAt.toISOString() });
+      },
+    },
+  });
+}
+
+/** `{"text": "hi"}` means a text message. */
+function withDefaultType(body: unknown): unknown {
+  return body && typeof body === 'object' && !Array.isArray(body) && !('type' in body) ? { ...body, type: 'text' } : body;
+}
+
+function errorEvent(conversationId: string, error: unknown): SessionEvent {
+  const appError = error instanceof AppError ? error : new AppError('internal', 'internal error');
+  const { code, message, field } = errorBody(appError);
+  return {
+    type: 'error', seq: 0, conversationId, turnId: null, messageId: null, role: 'system', correlationId: null,
+    at: new Date().toISOString(), text: message, data: { code, ...(field ? { field } : {}) },
+  };
+}
+
+function streamToSocket(socket: Socket, events: EventHub, conversationId: string, cursor: number | null): void {
+  let detach: (() => void) | undefined;
+  let closed = false;
+  const send = (event: SessionEvent) => {
+    if (closed) return;
+    if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+      closed = true;
+      detach?.();
+      socket.close(SLOW_CONSUMER_CLOSE_CODE, 'slow consumer: reconnect with your last seq');
+      return;
+    }
+    socket.send(JSON.stringify(event));
+  };
+  const follow = (from: number | null) => {
+    detach?.();
+    events.attach(conversationId, from, send).then(
+      (unsubscribe) => (closed ? unsubscribe() : (detach = unsubscribe)),
+      (error) => send(errorEvent(conversationId, error)),
+    );
+  };
+  socket.on('message', (data) => {
+    const frame = parseFrame(String(data));
+    if (!frame.success) return send(errorEvent(conversationId, frame.error));
+    if (frame.data.type === 'resync') follow(frame.data.lastEventId);
+  });
+  socket.on('close', () => {
+    closed = true;
+    detach?.();
+  });
+  follow(cursor);
+}
+
+function parseFrame(text: string): { success: true; data: z.output<typeof socketFrame> } | { success: false; error: AppError } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { success: false, error: new AppError('invalid_frame', 'the frame is not JSON; send {"type":"resync","lastEventId":n} or {"type":"ping"}', { field: 'frame' }) };
+  }
+  const parsed = socketFrame.safeParse(value);
+  if (parsed.success) return { success: true, data: parsed.data };
+  const issue = parsed.error.issues[0];
+  const field = issue?.path.length ? issue.path.join('.') : 'type';
+  return { success: false, error: new AppError('invalid_frame', `${field}: ${issue?.message ?? 'invalid frame'}`, { field }) };
+}
+
+async function streamToSse(reply: FastifyReply, events: EventHub, conversationId: string, cursor: number | null): Promise<void> {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  let closed = false;
+  let detach: (() => void) | undefined;
+  const stop = () => {
+    closed = true;
+    detach?.();
+  };
+  const send = (event: SessionEvent) => {
+    if (closed) return;
+    if (raw.writableLength > MAX_BUFFERED_BYTES) {
+      stop();
+      raw.destroy();
+      return;
+    }
+    // A capped replay's resync points the client's resume cursor at where the replay stopped.
+    const id = event.type === 'resync' ? (event.data.nextCursor ?? event.seq) : event.seq;
+    raw.write(`id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+  };
+  raw.on('close', stop);
+  try {
+    const unsubscribe = await events.attach(conversationId, cursor, send);
+    if (closed) unsubscribe();
+    else detach = unsubscribe;
+  } catch (error) {
+    raw.end(`event: error\ndata: ${JSON.stringify(errorEvent(conversationId, error))}\n\n`);
+    raw.on('error', (streamError) => describeError(streamError));
+  }
+}

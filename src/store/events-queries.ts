@@ -1,0 +1,77 @@
+import type { Selectable } from 'kysely';
+import { z } from 'zod';
+import type { StoredEvent } from '../core/domain.ts';
+import type { StoreOperations } from './store.ts';
+import type { QueryContext } from './query-context.ts';
+import type { EventsTable } from './schema.ts';
+import { fromMs, parseJson, toMs } from './codec.ts';
+
+type EventOperations = Pick<StoreOperations, 'appendEvents' | 'listEvents' | 'eventRange' | 'pruneEvents'>;
+
+const payloadSchema = z.record(z.string(), z.unknown());
+
+export function eventQueries({ db }: QueryContext): EventOperations {
+  return {
+    async appendEvents(events) {
+      if (events.length === 0) return;
+      await db
+        .insertInto('events')
+        .values(
+          events.map((event) => ({
+            conversation_id: event.conversationId,
+            seq: event.seq,
+            turn_id: event.turnNo === null ? null : String(event.turnNo),
+            type: event.type,
+            data: JSON.stringify(event.payload),
+            at: toMs(event.at),
+          })),
+        )
+        .execute();
+    },
+
+    async listEvents(conversationId, options = {}) {
+      let query = db
+        .selectFrom('events')
+        .selectAll()
+        .where('conversation_id', '=', conversationId)
+        .where('seq', '>', options.afterSeq ?? 0)
+        .orderBy('seq', 'asc');
+      if (options.limit !== undefined) query = query.limit(Math.max(0, options.limit));
+      return (await query.execute()).map(toEvent);
+    },
+
+    async eventRange(conversationId) {
+      const range = await db
+        .selectFrom('events')
+        .select((eb) => [eb.fn.min('seq').as('first'), eb.fn.max('seq').as('last')])
+        .where('conversation_id', '=', conversationId)
+        .executeTakeFirst();
+      if (!range || range.last === null || range.first === null) return undefined;
+      const withTurn = await db
+        .selectFrom('events')
+        .select('turn_id')
+        .where('conversation_id', '=', conversationId)
+        .where('turn_id', 'is not', null)
+        .orderBy('seq', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      return { first: Number(range.first), last: Number(range.last), lastTurnNo: withTurn?.turn_id ? Number(withTurn.turn_id) : null };
+    },
+
+    async pruneEvents(conversationId, beforeSeq) {
+      const result = await db.deleteFrom('events').where('conversation_id', '=', conversationId).where('seq', '<', beforeSeq).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+function toEvent(row: Selectable<EventsTable>): StoredEvent {
+  return {
+    conversationId: row.conversation_id,
+    seq: Number(row.seq),
+    turnNo: row.turn_id === null ? null : Number(row.turn_id),
+    type: row.type,
+    payload: parseJson(payloadSchema, row.data, 'event payload'),
+    at: fromMs(row.at),
+  };
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import type { StoredEvent } from '../../src/core/domain.ts';
+import type { Store } from '../../src/store/store.ts';
+import { at, conversation, participant } from './store-fixtures.ts';
+
+/** The session event log: append, list after a cursor, range, prune, cascade. */
+export function eventsContract(store: () => Store): void {
+  const setup = async () => {
+    const p = participant();
+    const c = conversation(p.id);
+    await store().insertParticipant(p);
+    await store().insertConversation(c);
+    return { p, c };
+  };
+  const event = (conversationId: string, seq: number, overrides: Partial<StoredEvent> = {}): StoredEvent => ({
+    conversationId,
+    seq,
+    turnNo: 1,
+    type: 'token',
+    payload: { role: 'assistant', messageId: 'msg_1', text: `t${seq}`, data: { nested: [1, null, 'x'] } },
+    at: at(seq),
+    ...overrides,
+  });
+
+  describe('session events', () => {
+    it('appends and lists after a cursor, in seq order, with a limit', async () => {
+      const { c } = await setup();
+      const events = [1, 2, 3, 4, 5].map((seq) => event(c.id, seq, seq === 5 ? { turnNo: null, type: 'final' } : {}));
+      await store().appendEvents(events.slice(0, 2));
+      await store().appendEvents(events.slice(2));
+      expect(await store().listEvents(c.id)).toEqual(events);
+      expect(await store().listEvents(c.id, { afterSeq: 2, limit: 2 })).toEqual(events.slice(2, 4));
+      expect(await store().listEvents(c.id, { afterSeq: 5 })).toEqual([]);
+      expect(await store().eventRange(c.id)).toEqual({ first: 1, last: 5, lastTurnNo: 1 });
+    });
+
+    it('refuses a seq taken twice', async () => {
+      const { c } = await setup();
+      await store().appendEvents([event(c.id, 1)]);
+      await expect(store().appendEvents([event(c.id, 1)])).rejects.toThrow();
+      expect(await store().listEvents(c.id)).toHaveLength(1);
+    });
+
+    it('prunes the oldest events and reports the retained range', async () => {
+      const { c } = await setup();
+      await store().appendEvents([1, 2, 3, 4].map((seq) => event(c.id, seq, { turnNo: seq })));
+      expect(await store().pruneEvents(c.id, 3)).toBe(2);
+      expect(await store().eventRange(c.id)).toEqual({ first: 3, last: 4, lastTurnNo: 4 });
+      expect(await store().eventRange('nobody')).toBeUndefined();
+    });
+
+    it('goes with its participant', async () => {
+      const { p, c } = await setup();
+      await store().appendEvents([event(c.id, 1)]);
+      await store().deleteParticipant(p.id);
+      expect(await store().listEvents(c.id)).toEqual([]);
+    });
+  });
+}
