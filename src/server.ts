@@ -40,6 +40,7 @@ export interface RunningServer {
   app: FastifyInstance;
   store: Store;
   engine: Engine;
+  events: EventHub;
   clock: Clock;
   url: string;
   /** Stops accepting, drains turns, timers and deliveries, closes the store. Safe to call twice. */
@@ -120,5 +121,5 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     })();
     return closing;
   };
-  return { app, store, engine, clock, url: address, close };
+  return { app, store, engine, events, clock, url: address, close };
 }

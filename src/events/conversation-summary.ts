@@ -11,7 +11,7 @@ export interface SummaryInput {
 
 const ms = (value: number | null) => (value === null ? '—' : `${value} ms`);
 const clip = (text: string, max = 300) => (text.length > max ? `${text.slice(0, max)}…` : text);
-const code = (value: unknown) => `\`${clip(JSON.stringify(value), 200).replaceAll('`', "'")}\``;
+const code = (value: unknown) => `\`${clip(typeof value === 'string' ? value : JSON.stringify(value), 200).replaceAll('`', "'")}\``;
 
 /** A human-readable account of a conversation for debugging: turns, model and tool calls, latency, state changes. */
 export function conversationSummary({ conversation, participant, turns, toolCalls, messages, model }: SummaryInput): string {

@@ -6,6 +6,7 @@ import type { Store } from '../store/store.ts';
 import { sessionEventSchema, type EventDraft, type SessionEvent, type SessionSnapshot } from './session-event.ts';
 
 export type EventListener = (event: SessionEvent) => void;
+export type ResyncEvent = Extract<SessionEvent, { type: 'resync' }>;
 
 export interface EventHubOptions {
   store: Store;
@@ -96,7 +97,7 @@ export class EventHub {
    * The events after `cursor` (at most `replayLimit`) and the `resync` that closes them. A null,
    * stale (pruned) or unknown (ahead of the log) cursor gets no events and a full snapshot.
    */
-  replay(conversationId: string, cursor: number | null): Promise<{ events: SessionEvent[]; resync: SessionEvent }> {
+  replay(conversationId: string, cursor: number | null): Promise<{ events: SessionEvent[]; resync: ResyncEvent }> {
     return this.#run(conversationId, async (stream) => {
       await this.#flush(conversationId, stream);
       const head = stream.nextSeq - 1;
@@ -105,7 +106,7 @@ export class EventHub {
       const events = stored.map((row) => sessionEventSchema.parse({ ...row.payload, seq: row.seq, conversationId, turnId: row.turnNo, type: row.type, at: row.at.toISOString() }));
       const lastReplayed = events.at(-1)?.seq ?? cursor ?? head;
       const snapshot = await this.#snapshot(conversationId, stream, { full: !usable, nextCursor: lastReplayed < head ? lastReplayed : null });
-      const resync: SessionEvent = { type: 'resync', seq: head, conversationId, turnId: null, messageId: null, role: 'system', correlationId: null, at: this.#options.clock.now().toISOString(), data: snapshot };
+      const resync: ResyncEvent = { type: 'resync', seq: head, conversationId, turnId: null, messageId: null, role: 'system', correlationId: null, at: this.#options.clock.now().toISOString(), data: snapshot };
       return { events, resync };
     });
   }

@@ -66,9 +66,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       security: deps.apiToken ? [{ bearer: [] }] : [],
     },
   });
+  // Before the auth hook: the plugin's own hook must see every upgrade, so that a refused one is closed.
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
   const tickets = new TicketBook();
   if (deps.apiToken) registerBearerAuth(app, deps.apiToken, (ticket) => tickets.redeem(ticket));
-  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
 
   resource(app, '/health', {
     GET: {

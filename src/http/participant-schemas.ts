@@ -136,6 +136,8 @@ export function turnJson(turn: TurnRecord, calls: ToolCallRecord[]) {
     model_ms: turn.modelMs,
     tool_ms: turn.toolMs,
     total_ms: turn.totalMs,
+    first_token_ms: turn.firstTokenMs,
+    time_to_status_ms: turn.timeToStatusMs,
     error: turn.error,
     started_at: turn.startedAt.toISOString(),
     finished_at: turn.finishedAt.toISOString(),

@@ -44,7 +44,7 @@ const resyncBody = z.strictObject({ lastEventId: z.number().int().nonnegative() 
 export const socketFrame = z.discriminatedUnion('type', [z.strictObject({ type: z.literal('resync'), lastEventId: z.number().int().nonnegative() }), z.strictObject({ type: z.literal('ping') })]);
 
 /** The bits of a `ws` socket the stream uses (the plugin's types are not installed). */
-interface Socket {
+export interface Socket {
   readonly bufferedAmount: number;
   readonly readyState: number;
   send(data: string): void;
@@ -163,7 +163,7 @@ function errorEvent(conversationId: string, error: unknown): SessionEvent {
   };
 }
 
-function streamToSocket(socket: Socket, events: EventHub, conversationId: string, cursor: number | null): void {
+export function streamToSocket(socket: Socket, events: EventHub, conversationId: string, cursor: number | null): void {
   let detach: (() => void) | undefined;
   let closed = false;
   const send = (event: SessionEvent) => {

@@ -1,0 +1,101 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { systemClock } from '../../src/core/clock.ts';
+import { EventHub } from '../../src/events/event-hub.ts';
+import type { SessionEvent } from '../../src/events/session-event.ts';
+import { MAX_BUFFERED_BYTES, SLOW_CONSUMER_CLOSE_CODE, streamToSocket, type Socket } from '../../src/http/session-routes.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import type { Store } from '../../src/store/store.ts';
+import { conversation, participant } from '../store/store-fixtures.ts';
+
+let store: Store;
+let conversationId: string;
+beforeEach(async () => {
+  store = await openStore('sqlite::memory:');
+  const p = participant();
+  const c = conversation(p.id);
+  await store.insertParticipant(p);
+  await store.insertConversation(c);
+  conversationId = c.id;
+});
+afterEach(() => store.close());
+
+const hubOf = (options: { retention?: number; cacheSize?: number } = {}) => new EventHub({ store, clock: systemClock, logger: pino({ level: 'silent' }), ...options });
+const status = (text: string) => ({ type: 'status' as const, role: 'system' as const, text });
+
+describe('EventHub', () => {
+  it('assigns gapless seqs in emit order and persists them all', async () => {
+    const hub = hubOf();
+    const emitted = await Promise.all(Array.from({ length: 50 }, (_, index) => hub.emit(conversationId, status(`s${index}`))));
+    expect(emitted.map((event) => event.seq)).toEqual(Array.from({ length: 50 }, (_, index) => index + 1));
+    await hub.flushAll();
+    expect((await store.listEvents(conversationId)).map((event) => event.payload.text)).toEqual(emitted.map((event) => event.type === 'status' && event.text));
+  });
+
+  it('continues the seq and turn numbers of the stored log in a new hub (a restart)', async () => {
+    const first = hubOf();
+    await first.beginTurn(conversationId);
+    await first.emit(conversationId, { type: 'token', turnId: 1, messageId: 'm', text: 'hi' });
+    await first.flushAll();
+    const second = hubOf();
+    expect(await second.beginTurn(conversationId)).toBe(2);
+    expect((await second.emit(conversationId, status('again'))).seq).toBe(2);
+  });
+
+  it('prunes beyond the retention and answers a cursor before the window with a full snapshot', async () => {
+    const hub = hubOf({ retention: 10 });
+    for (let index = 0; index < 40; index++) await hub.emit(conversationId, status(`s${index}`));
+    await hub.flushAll();
+    const range = await store.eventRange(conversationId);
+    expect(range!.last).toBe(40);
+    expect(range!.first).toBeGreaterThan(25);
+
+    const stale = await hub.replay(conversationId, 3);
+    expect(stale.events).toEqual([]);
+    expect(stale.resync.data).toMatchObject({ full: true, lastSeq: 40 });
+    const fresh = await hub.replay(conversationId, 38);
+    expect(fresh.events.map((event) => event.seq)).toEqual([39, 40]);
+    expect(fresh.resync.data).toMatchObject({ full: false });
+  });
+
+  it('forgets idle conversations beyond its cache and reloads them from the log', async () => {
+    const hub = hubOf({ cacheSize: 2 });
+    const others = [];
+    for (let index = 0; index < 3; index++) {
+      const p = participant();
+      const c = conversation(p.id);
+      await store.insertParticipant(p);
+      await store.insertConversation(c);
+      others.push(c.id);
+    }
+    await hub.emit(conversationId, status('one'));
+    await hub.flushAll();
+    for (const id of others) await hub.emit(id, status('other'));
+    await hub.flushAll();
+    expect((await hub.emit(conversationId, status('two'))).seq).toBe(2);
+  });
+});
+
+describe('WebSocket slow consumer', () => {
+  it('closes a socket whose send buffer is past the bound, and stops sending to it', async () => {
+    const hub = hubOf();
+    const sent: string[] = [];
+    let closedWith: number | undefined;
+    const socket: Socket & { bufferedAmount: number } = {
+      bufferedAmount: 0,
+      readyState: 1,
+      send: (data) => void sent.push(data),
+      close: (code) => void (closedWith = code),
+      on: () => undefined,
+    };
+    streamToSocket(socket, hub, conversationId, null);
+    await hub.emit(conversationId, status('first'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(sent.map((data) => (JSON.parse(data) as SessionEvent).type)).toEqual(['resync', 'status']);
+    socket.bufferedAmount = MAX_BUFFERED_BYTES + 1;
+    await hub.emit(conversationId, status('second'));
+    await hub.emit(conversationId, status('third'));
+    expect(closedWith).toBe(SLOW_CONSUMER_CLOSE_CODE);
+    expect(sent).toHaveLength(2);
+  });
+});
