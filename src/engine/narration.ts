@@ -19,6 +19,9 @@ export interface TurnNarration {
 }
 
 export interface Narrator {
-  /** `replyMessageId` is the id the turn's reply will be stored under, so streamed tokens and the final match. */
-  begin(conversationId: string, replyMessageId: string): Promise<TurnNarration>;
+  /**
+   * `replyMessageId` is the id the turn's reply will be stored under, so streamed tokens and the
+   * final match; `inboxId` names the message the turn answers (null for greetings and timers).
+   */
+  begin(conversationId: string, replyMessageId: string, inboxId: string | null): Promise<TurnNarration>;
 }

@@ -62,7 +62,7 @@ export class TurnRunner {
     const startedAt = clock.now();
     const started = this.#elapsed();
     const replyId = ids.next('msg');
-    const narration = await this.#deps.narrator?.begin(conversation.id, replyId);
+    const narration = await this.#deps.narrator?.begin(conversation.id, replyId, input.kind === 'message' ? input.inboxId : null);
     try {
       const history = await store.listMessages(conversation.id, { limit: HISTORY_WINDOW });
       const flow = this.#flow(conversation);

@@ -6,6 +6,8 @@ import type { Store } from '../store/store.ts';
 import { sessionEventSchema, type EventDraft, type SessionEvent, type SessionSnapshot } from './session-event.ts';
 
 export type EventListener = (event: SessionEvent) => void;
+/** Told which turn number answers which inbox item, as the turn starts (not part of the log). */
+export type TurnListener = (turn: { turnNo: number; inboxId: string | null }) => void;
 export type ResyncEvent = Extract<SessionEvent, { type: 'resync' }>;
 
 export interface EventHubOptions {
@@ -30,6 +32,7 @@ interface Stream {
   /** Work queued or running on the chain; a busy stream is never evicted. */
   active: number;
   listeners: Set<EventListener>;
+  turnListeners: Set<TurnListener>;
   pending: SessionEvent[];
   flushScheduled: boolean;
   /** Every change to the stream runs on this chain, so events keep their order. */
@@ -66,8 +69,18 @@ export class EventHub {
   }
 
   /** The next turn number of the conversation (monotonic, survives restarts through the log). */
-  beginTurn(conversationId: string): Promise<number> {
-    return this.#run(conversationId, (stream) => ++stream.lastTurnNo);
+  beginTurn(conversationId: string, inboxId: string | null = null): Promise<number> {
+    return this.#run(conversationId, (stream) => {
+      const turnNo = ++stream.lastTurnNo;
+      for (const listener of stream.turnListeners) listener({ turnNo, inboxId });
+      return turnNo;
+    });
+  }
+
+  onTurn(conversationId: string, listener: TurnListener): () => void {
+    const stream = this.#stream(conversationId);
+    stream.turnListeners.add(listener);
+    return () => stream.turnListeners.delete(listener);
   }
 
   /**
@@ -153,7 +166,7 @@ export class EventHub {
   #stream(conversationId: string): Stream {
     let stream = this.#streams.get(conversationId);
     if (!stream) {
-      stream = { loaded: false, nextSeq: 1, firstSeq: 1, lastTurnNo: 0, lastMessageSeq: 0, speaking: false, active: 0, listeners: new Set(), pending: [], flushScheduled: false, chain: Promise.resolve() };
+      stream = { loaded: false, nextSeq: 1, firstSeq: 1, lastTurnNo: 0, lastMessageSeq: 0, speaking: false, active: 0, listeners: new Set(), turnListeners: new Set(), pending: [], flushScheduled: false, chain: Promise.resolve() };
       this.#streams.set(conversationId, stream);
       this.#evictIdle();
     }
@@ -251,7 +264,7 @@ export class EventHub {
     if (this.#streams.size <= this.#options.cacheSize) return;
     for (const [id, stream] of this.#streams) {
       if (this.#streams.size <= this.#options.cacheSize) return;
-      if (stream.active === 0 && stream.listeners.size === 0 && stream.pending.length === 0 && !stream.flushScheduled && !stream.speaking) this.#streams.delete(id);
+      if (stream.active === 0 && stream.listeners.size === 0 && stream.turnListeners.size === 0 && stream.pending.length === 0 && !stream.flushScheduled && !stream.speaking) this.#streams.delete(id);
     }
   }
 }

@@ -14,8 +14,8 @@ export const THINKING_STATUS = 'Thinking…';
  */
 export function createNarrator(hub: EventHub, elapsed: () => number = () => performance.now()): Narrator {
   return {
-    async begin(conversationId, replyMessageId) {
-      const turnNo = await hub.beginTurn(conversationId);
+    async begin(conversationId, replyMessageId, inboxId) {
+      const turnNo = await hub.beginTurn(conversationId, inboxId);
       return new EventNarration(hub, conversationId, turnNo, replyMessageId, elapsed);
     },
   };

@@ -19,6 +19,7 @@ import { inboundRoutes } from './inbound-routes.ts';
 import { participantRoutes } from './participant-routes.ts';
 import { resource } from './resource.ts';
 import { sessionRoutes } from './session-routes.ts';
+import { uiStreamRoute } from './ui-stream-route.ts';
 import { TicketBook } from './tickets.ts';
 
 /** Largest WebSocket frame a client may send (frames are small JSON commands). */
@@ -89,5 +90,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   adminRoutes(app, deps);
   consoleRoutes(app, deps.changes);
   sessionRoutes(app, { ...deps, tickets });
+  uiStreamRoute(app, { ...deps, tickets });
   return app;
 }

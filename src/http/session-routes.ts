@@ -54,15 +54,18 @@ export interface Socket {
 }
 
 /** Spec 004's API surface: the authoritative WebSocket, an SSE adapter, input, resync, summary. */
+/** `:id` is a conversation id, or a participant id standing for their conversation. */
+export async function resolveConversation(deps: Pick<SessionRouteDeps, 'store' | 'participants'>, request: FastifyRequest): Promise<Conversation> {
+  const { id } = parseRequest(params, request.params, 'params');
+  const direct = await deps.store.getConversation(id);
+  if (direct) return direct;
+  return deps.participants.conversationOf(id).catch(() => {
+    throw new AppError('not_found', `no conversation or participant with id "${id}"`, { field: 'id' });
+  });
+}
+
 export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
-  const conversationOf = async (request: FastifyRequest): Promise<Conversation> => {
-    const { id } = parseRequest(params, request.params, 'params');
-    const direct = await deps.store.getConversation(id);
-    if (direct) return direct;
-    return deps.participants.conversationOf(id).catch(() => {
-      throw new AppError('not_found', `no conversation or participant with id "${id}"`, { field: 'id' });
-    });
-  };
+  const conversationOf = (request: FastifyRequest) => resolveConversation(deps, request);
 
   app.get('/api/conversations/:id/socket', { websocket: true, schema: { tags, summary: 'WebSocket: the conversation\'s events (?lastEventId= to resume; ?ticket= for browsers)' } }, async (raw, request) => {
     const socket = raw as unknown as Socket;

@@ -1,0 +1,66 @@
+import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
+import { startTestServer, type TestServer } from '../kit/test-server.ts';
+import { waitFor } from '../kit/wait-for.ts';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const PHONE = '+14165550195';
+
+async function start() {
+  const provider = createScriptedProvider((request) => {
+    const last = request.messages.at(-1)!;
+    if (last.role === 'tool') return { text: 'Walking it is. I saved that.', streamDelayMs: 30 };
+    if (last.content.startsWith('[')) return { text: 'Hi!' };
+    return { toolCalls: [{ name: 'save_user_profile', arguments: { habit_domain: 'walking' } }] };
+  });
+  server = await startTestServer({}, { provider });
+  const created = await server.request('POST', '/conversation/participants', { phone_number: PHONE });
+  await waitFor(() => server!.sink.to(PHONE).length >= 1, { what: 'greeting' });
+  return created.body.result.id as string;
+}
+
+const userMessage = (id: string, text: string): UIMessage => ({ id, role: 'user', parts: [{ type: 'text', text }] });
+
+/** Sends like `useChat` does (the SDK's own transport) and reads the reply with the SDK's own parser. */
+async function chat(participantId: string, messages: UIMessage[]) {
+  const transport = new DefaultChatTransport({ api: `${server!.url}/api/conversations/${participantId}/chat` });
+  const stream = await transport.sendMessages({ trigger: 'submit-message', chatId: participantId, messageId: undefined, messages, abortSignal: undefined });
+  const [forMessage, forChunks] = stream.tee();
+  const chunks: UIMessageChunk[] = [];
+  const collecting = (async () => {
+    for await (const chunk of forChunks as unknown as AsyncIterable<UIMessageChunk>) chunks.push(chunk);
+  })();
+  let message: UIMessage | undefined;
+  for await (const snapshot of readUIMessageStream({ stream: forMessage, terminateOnError: true })) message = snapshot;
+  await collecting;
+  return { message, chunks };
+}
+
+describe('AI SDK UI message stream (useChat)', () => {
+  it('answers the last user message as a UI message stream the SDK parses', async () => {
+    const id = await start();
+    const response = await fetch(`${server!.url}/api/conversations/${id}/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, messages: [userMessage('u0', 'ping')] }) });
+    expect(response.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+    await response.text();
+
+    const { message, chunks } = await chat(id, [userMessage('u1', 'I want to walk')]);
+    const text = message!.parts.filter((part) => part.type === 'text').map((part) => part.text).join('\n');
+    expect(text).toBe('Walking it is. I saved that.');
+    const types = chunks.map((chunk) => chunk.type).filter((type, index, all) => type !== 'text-delta' || all[index - 1] !== 'text-delta');
+    expect(types).toEqual(['start', 'data-status', 'data-status', 'text-start', 'text-delta', 'text-end', 'finish']);
+    const history = (await server!.request('GET', `/conversation/participants/${id}/history`)).body.result.messages;
+    expect(history.at(-2)).toMatchObject({ role: 'user', text: 'I want to walk' });
+  });
+
+  it('rejects a request whose last message is not a user text', async () => {
+    const id = await start();
+    const response = await server!.request('POST', `/api/conversations/${id}/chat`, { messages: [{ id: 'a', role: 'assistant', parts: [{ type: 'text', text: 'hi' }] }] });
+    expect(response).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'messages' } });
+  });
+});
