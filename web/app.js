@@ -128,8 +128,73 @@ function buildDetail() {
   );
   detail.replaceChildren(
     el('div#participant-header'),
-    el('div.columns', {}, el('div.conversation', {}, el('h3', {}, 'Conversation'), el('ol#messages.messages', { 'aria-live': 'polite' }), chat), el('div#side.side')),
+    el(
+      'div.columns',
+      {},
+      el(
+        'div.conversation',
+        {},
+        el('h3', {}, 'Conversation ', el('span#stream-state.muted', {}, '')),
+        el('ol#messages.messages', { 'aria-live': 'polite' }),
+        el('p#streaming.message.assistant.streaming', { hidden: true, 'aria-live': 'polite' }),
+        el('ul#activity.activity', { 'aria-label': 'What the engine is doing' }),
+        chat,
+      ),
+      el('div#side.side'),
+    ),
   );
+  followConversation(state.selectedId);
+}
+
+// ---- the selected conversation's session stream (WebSocket, resumable by seq) ------------
+
+const stream = { socket: null, id: null, lastSeq: null, retry: null };
+
+async function followConversation(id) {
+  if (stream.socket) {
+    stream.socket.onclose = null;
+    stream.socket.close();
+  }
+  clearTimeout(stream.retry);
+  Object.assign(stream, { socket: null, id, lastSeq: stream.id === id ? stream.lastSeq : null });
+  if (!id) return;
+  try {
+    const query = new URLSearchParams();
+    if (stream.lastSeq !== null) query.set('lastEventId', String(stream.lastSeq));
+    if (token.get()) query.set('ticket', (await api('POST', '/api/tickets')).ticket);
+    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+    const socket = new WebSocket(`${scheme}://${location.host}/api/conversations/${encodeURIComponent(id)}/socket?${query}`);
+    stream.socket = socket;
+    socket.onopen = () => ($('#stream-state').textContent = '· streaming');
+    socket.onmessage = (message) => onStreamEvent(JSON.parse(message.data));
+    socket.onclose = () => {
+      if ($('#stream-state')) $('#stream-state').textContent = '· reconnecting';
+      stream.retry = setTimeout(() => state.selectedId === id && followConversation(id), 1000);
+    };
+  } catch (error) {
+    reportError(error);
+  }
+}
+
+function onStreamEvent(event) {
+  if (event.type !== 'resync' && event.type !== 'error') stream.lastSeq = event.seq;
+  const bubble = $('#streaming');
+  if (!bubble) return;
+  if (event.type === 'token') {
+    if (bubble.hidden || bubble.dataset.messageId !== event.messageId) {
+      bubble.textContent = '';
+      bubble.dataset.messageId = event.messageId;
+      bubble.hidden = false;
+    }
+    bubble.textContent += event.text;
+  } else if (event.type === 'status') {
+    const activity = $('#activity');
+    activity.prepend(el('li', {}, `${fmtTime(event.at)} · ${event.text}`));
+    while (activity.children.length > 6) activity.lastChild.remove();
+  } else if (event.type === 'final' || event.type === 'resync' || (event.type === 'speaking' && !event.data.speaking)) {
+    if (event.type !== 'final' || event.messageId === bubble.dataset.messageId) bubble.hidden = true;
+    void refreshDetail();
+  }
 }
 
 async function refreshDetail() {

@@ -63,6 +63,9 @@ describe('operator console in headless Chromium', () => {
     await chat('I want more energy', /What time of day/);
     await chat('7am', /What do you already do every day/);
     await chat('right after breakfast', /Here is your first habit prompt/);
+    // Tool progress arrives over the conversation's WebSocket stream.
+    await expect.poll(() => page.textContent('#activity')).toContain('transition_state done');
+    expect(await page.textContent('#stream-state')).toContain('streaming');
     await expect.poll(() => page.textContent('#sub-state')).toBe('FEEDBACK');
     await expect.poll(() => page.textContent('#side')).toContain('daily 07:00');
 
