@@ -57,8 +57,11 @@ function greet(context: Context): OfflineStep {
   return say(`${hello} I'm your habit coach (the offline demo model: my replies follow simple rules). ${QUESTIONS[first]!(context.known)}`);
 }
 
+const GREETING = /^(hi|hello|hey|yo|hiya|good (morning|afternoon|evening))\b[\s!.,]*$/i;
+
 function intakeStep(text: string, context: Context): OfflineStep {
   if (context.missing.length === 0) return context.hasSchedule ? say('You are all set. Tell me how your habit goes anytime!') : planStep();
+  if (GREETING.test(text.trim())) return say(`Hello! ${QUESTIONS[context.missing[0]!]?.(context.known) ?? ''}`.trim());
   const asking = context.missing[0]!;
   const found: Record<string, string> = {};
   const domain = findDomain(text);
