@@ -5,6 +5,7 @@ import type { Clock } from '../core/clock.ts';
 import type { OutboxItem } from '../core/domain.ts';
 import { describeError } from '../core/errors.ts';
 import type { Store } from '../store/store.ts';
+import { failpoint } from '../core/failpoint.ts';
 
 export interface OutboxDispatcherOptions {
   store: Store;
@@ -93,6 +94,7 @@ export class OutboxDispatcher {
     try {
       if (!channel) throw new ChannelError(`no channel named "${item.channel}" is configured`, { retryable: false });
       await channel.send({ ...item, participantId: item.participantId });
+      failpoint('outbox.after-send');
       await store.markOutboxSent(item.id, clock.now(), attempts);
       return true;
     } catch (error) {

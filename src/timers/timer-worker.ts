@@ -4,6 +4,7 @@ import type { Timer } from '../core/timer.ts';
 import { describeError } from '../core/errors.ts';
 import type { Store } from '../store/store.ts';
 import type { TimerKindRegistry } from './timer-kinds.ts';
+import { failpoint } from '../core/failpoint.ts';
 
 export interface TimerWorkerOptions {
   store: Store;
@@ -61,6 +62,7 @@ export class TimerWorker {
       const now = clock.now();
       const claimed = await store.claimDueTimers(now, this.#options.batchSize ?? 50, new Date(now.getTime() + (this.#options.leaseMs ?? 60_000)));
       if (claimed.length === 0) return fired;
+      failpoint('timer.after-claim');
       for (const timer of claimed) {
         if (this.#abort.signal.aborted) return fired;
         await this.#fire(timer, now);
