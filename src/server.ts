@@ -40,6 +40,7 @@ export interface RunningServer {
   app: FastifyInstance;
   store: Store;
   engine: Engine;
+  inbound: InboundService;
   events: EventHub;
   clock: Clock;
   url: string;
@@ -121,5 +122,5 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     })();
     return closing;
   };
-  return { app, store, engine, events, clock, url: address, close };
+  return { app, store, engine, inbound, events, clock, url: address, close };
 }

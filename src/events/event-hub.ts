@@ -40,6 +40,8 @@ interface Stream {
 }
 
 const SNAPSHOT_MESSAGES = 20;
+/** Pending events that trigger a flush at once, even if the event loop has not come round yet. */
+const FLUSH_BATCH = 256;
 
 /**
  * The per-conversation session event log: assigns gapless seqs, fans events out to live
@@ -89,8 +91,8 @@ export class EventHub {
    */
   syncMessages(conversationId: string, turn?: { id: string; number: number }): Promise<void> {
     return this.#run(conversationId, async (stream) => {
-      const recent = await this.#options.store.listMessages(conversationId, { limit: 50 });
-      for (const message of recent.filter((m) => m.seq > stream.lastMessageSeq)) {
+      const recent = await this.#options.store.listMessages(conversationId, { afterSeq: stream.lastMessageSeq, limit: 200 });
+      for (const message of recent) {
         stream.lastMessageSeq = message.seq;
         if (message.role === 'user') continue;
         this.#emitNow(conversationId, stream, { ...finalOf(message), turnId: turn && message.turnId === turn.id ? turn.number : null });
@@ -214,6 +216,8 @@ export class EventHub {
   }
 
   #scheduleFlush(conversationId: string, stream: Stream): void {
+    // node:sqlite answers synchronously, so a busy stretch of turns may never yield to setImmediate.
+    if (stream.pending.length % FLUSH_BATCH === 0) void this.#run(conversationId, (s) => this.#flush(conversationId, s)).catch(() => undefined);
     if (stream.flushScheduled) return;
     stream.flushScheduled = true;
     setImmediate(() => {

@@ -22,6 +22,8 @@ export interface ScriptedProviderOptions {
   model?: string;
   /** For `delayMs`; defaults to real time. */
   clock?: Clock;
+  /** Keep a copy of every request in `requests` (default true; a benchmark turns it off). */
+  recordRequests?: boolean;
 }
 
 export interface ScriptedProvider extends LlmProvider {
@@ -34,6 +36,7 @@ export function createScriptedProvider(script: Script, options: ScriptedProvider
   const clock = options.clock ?? systemClock;
   const model = options.model ?? 'scripted';
   const requests: LlmRequest[] = [];
+  let calls = 0;
   return {
     name: 'scripted',
     model,
@@ -41,8 +44,8 @@ export function createScriptedProvider(script: Script, options: ScriptedProvider
     async complete(request, callOptions = {}) {
       const signal = callOptions.signal;
       signal?.throwIfAborted();
-      const callIndex = requests.length;
-      requests.push(structuredClone(request));
+      const callIndex = calls++;
+      if (options.recordRequests !== false) requests.push(structuredClone(request));
       const step = await nextStep(script, request, callIndex);
       if (step.delayMs) await clock.sleep(step.delayMs, signal);
       signal?.throwIfAborted();

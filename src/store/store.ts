@@ -57,7 +57,8 @@ export interface StoreOperations {
   /** Appends in order, giving each the next `seq` of its conversation. Returns them with seqs. */
   appendMessages(messages: NewMessage[]): Promise<Message[]>;
   /** The last `limit` messages in transcript order (all of them when limit is undefined). */
-  listMessages(conversationId: string, options?: { limit?: number }): Promise<Message[]>;
+  /** The last `limit` messages (all without one), oldest first; with `afterSeq`, only those after it. */
+  listMessages(conversationId: string, options?: { limit?: number; afterSeq?: number }): Promise<Message[]>;
 
   // Profiles
   getProfile(participantId: string): Promise<Profile | undefined>;

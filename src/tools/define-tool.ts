@@ -36,10 +36,17 @@ export function defineTool<Schema extends z.ZodType>(tool: {
   return tool as unknown as ToolDefinition<z.output<Schema>>;
 }
 
+/** Generated once per schema: tools are rebuilt every turn (closures over its state), their schemas are not. */
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+
 /** The JSON-schema description the model sees, generated from the same zod schema that validates. */
 export function toolSpec(tool: AnyTool): LlmToolSpec {
-  const schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  delete schema.$schema;
+  let schema = jsonSchemas.get(tool.input);
+  if (!schema) {
+    schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    delete schema.$schema;
+    jsonSchemas.set(tool.input, schema);
+  }
   return { name: tool.name, description: tool.description, parameters: schema };
 }
 

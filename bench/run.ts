@@ -1,0 +1,88 @@
+// `npm run bench [-- --quick] [-- --only turn,timers,ws]`: every workload in its own process,
+// one table, JSON and markdown results under bench/results/. Never part of `npm test`.
+import { execFileSync, spawn } from 'node:child_process';
+import { cpus, release, totalmem } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+
+const quick = process.argv.includes('--quick');
+const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
+const conversations = quick ? 100 : 1000;
+
+/** A workload's JSON report (its shape depends on the workload). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- read back from a child's JSON line
+type Result = Record<string, any>;
+
+interface Run {
+  group: string;
+  name: string;
+  file: string;
+  args: string[];
+}
+
+const turnSystems = [
+  ['floor (node:sqlite, one JSON row)', 'turn-floor.ts', []],
+  ['AI SDK generateText + SQLite', 'turn-aisdk.ts', []],
+  ['PromptPipe on SQLite', 'turn-engine.ts', ['--store', 'sqlite']],
+  ['PromptPipe on PostgreSQL', 'turn-engine.ts', ['--store', 'postgres']],
+] as const;
+const runs: Run[] = [
+  ...[1, 50].flatMap((concurrency) =>
+    turnSystems.map(([name, file, args]) => ({
+      group: 'turn',
+      name: `${name}, ${concurrency === 1 ? 'sequential' : `${concurrency} concurrent`}`,
+      file,
+      args: [...args, '--conversations', String(conversations), '--turns', '10', '--concurrency', String(concurrency)],
+    })),
+  ),
+  { group: 'timers', name: '10k timers due in 10 s, SQLite', file: 'timers.ts', args: ['--store', 'sqlite', '--timers', quick ? '2000' : '10000'] },
+  { group: 'timers', name: '10k timers due in 10 s, PostgreSQL', file: 'timers.ts', args: ['--store', 'postgres', '--timers', quick ? '2000' : '10000'] },
+  { group: 'ws', name: 'model chunk → WebSocket frame', file: 'ws-relay.ts', args: ['--turns', quick ? '5' : '20'] },
+].filter((run) => !only || only.includes(run.group));
+
+function runChild(run: Run): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', `bench/workloads/${run.file}`, ...run.args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += String(chunk)));
+    child.on('exit', (code) => {
+      const last = out.trim().split('\n').at(-1) ?? '';
+      if (code === 0 && last.startsWith('{')) resolve(JSON.parse(last));
+      else reject(new Error(`${run.name} exited with ${code}: ${out.slice(-500)}`));
+    });
+  });
+}
+
+const results: Array<Run & { result: Result }> = [];
+for (const run of runs) {
+  process.stderr.write(`running ${run.name} …\n`);
+  results.push({ ...run, result: await runChild(run) });
+}
+
+const fmt = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '—');
+const lines: string[] = [];
+const turns = results.filter((r) => r.group === 'turn');
+if (turns.length) {
+  lines.push('| turn workload | turns/s | p50 ms | p99 ms | peak RSS MiB | DB MiB | vs floor (turns/s) |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of turns) {
+    const mode = r.name.split(', ').at(-1);
+    const floor = turns.find((t) => t.file === 'turn-floor.ts' && t.name.endsWith(mode!));
+    const ratio = floor ? floor.result.turnsPerSecond / r.result.turnsPerSecond : Number.NaN;
+    lines.push(`| ${r.name} | ${fmt(r.result.turnsPerSecond, 0)} | ${fmt(r.result.latencyMs.p50, 2)} | ${fmt(r.result.latencyMs.p99, 2)} | ${fmt(r.result.peakRssMiB)} | ${fmt(r.result.databaseMiB)} | ${r.file === 'turn-floor.ts' ? '1×' : `${fmt(ratio)}× slower`} |`);
+  }
+  lines.push('');
+}
+for (const r of results.filter((x) => x.group === 'timers')) {
+  lines.push(`- ${r.name}: ${r.result.fired}/${r.result.timers} fired, ${r.result.duplicates} twice, ${r.result.early} early; lateness p50 ${r.result.latenessMs.p50} ms, p99 ${r.result.latenessMs.p99} ms, max ${r.result.latenessMs.max} ms; peak RSS ${r.result.peakRssMiB} MiB`);
+}
+for (const r of results.filter((x) => x.group === 'ws')) {
+  lines.push(`- ${r.name}: p50 ${r.result.relayMs.p50} ms, p99 ${r.result.relayMs.p99} ms over ${r.result.tokens} tokens; ${r.result.eventsPerSecond} events/s on one conversation`);
+}
+
+const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD']).toString().trim();
+const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}, Node ${process.version}`;
+const header = `Benchmarks at ${sha} (${new Date().toISOString()}${quick ? ', --quick' : ''}): ${conversations} conversations × 10 turns per turn run.\nMachine: ${machine}\n`;
+process.stdout.write(`\n${header}\n${lines.join('\n')}\n`);
+mkdirSync('bench/results', { recursive: true });
+const stamp = new Date().toISOString().slice(0, 10);
+writeFileSync(`bench/results/${stamp}-${sha}${quick ? '-quick' : ''}.json`, `${JSON.stringify({ sha, machine, quick, results }, null, 2)}\n`);
+if (!quick && !only) writeFileSync('bench/results/latest.md', `${header}\n${lines.join('\n')}\n`);

@@ -1,0 +1,66 @@
+// 10,000 timers due within a 10 s window on the real clock: every one fires once, none early; lateness.
+import { pino } from 'pino';
+import { z } from 'zod';
+import { systemClock } from '../../src/core/clock.ts';
+import type { NewTimer } from '../../src/core/timer.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import { defineTimerKind, TimerKindRegistry, type TimerKind } from '../../src/timers/timer-kinds.ts';
+import { TimerWorker } from '../../src/timers/timer-worker.ts';
+import { tempSqliteUrl } from '../../test/kit/test-server.ts';
+import { flags, report, summarize } from '../lib/stats.ts';
+
+const opts = flags({ store: 'sqlite', timers: 10_000, windowMs: 10_000, leadMs: 0 });
+/** Time to write the timers before the first is due (PostgreSQL round trips take longer). */
+const leadMs = opts.leadMs || (opts.store === 'postgres' ? 25_000 : 4_000);
+const pgUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const schema = `bench_timers_${process.pid}`;
+const store = await openStore(opts.store === 'postgres' ? pgUrl : tempSqliteUrl(), { schema: opts.store === 'postgres' ? schema : 'public' });
+
+await store.insertParticipant({ id: 'p', phoneNumber: '+14165550100', name: null, gender: null, ethnicity: null, background: null, timezone: null, status: 'active', debug: false, enrolledAt: new Date(), createdAt: new Date(), updatedAt: new Date() });
+await store.insertConversation({ id: 'c', participantId: 'p', flow: 'bench', channel: 'none', state: 's', subState: null, version: 0, createdAt: new Date(), updatedAt: new Date() });
+
+const firedAt = new Map<string, number[]>();
+const lateness: number[] = [];
+let early = 0;
+const benchKind = defineTimerKind({
+    kind: 'bench',
+    payload: z.object({}),
+    handle: async (timer) => {
+      const now = Date.now();
+      const late = now - timer.dueAt.getTime();
+      if (late < 0) early += 1;
+      lateness.push(late);
+      firedAt.set(timer.id, [...(firedAt.get(timer.id) ?? []), now]);
+    },
+});
+const kinds = new TimerKindRegistry().register(benchKind as unknown as TimerKind<never>);
+
+const start = Date.now() + leadMs;
+const timers: NewTimer[] = Array.from({ length: opts.timers }, (_, index) => ({
+  id: `t${index}`, kind: 'bench', conversationId: 'c', participantId: 'p', dedupKey: `bench:${index}`,
+  dueAt: new Date(start + Math.floor((index / opts.timers) * opts.windowMs)), payload: {}, createdAt: new Date(),
+}));
+for (let index = 0; index < timers.length; index += 500) {
+  await store.transaction(async (tx) => {
+    for (const timer of timers.slice(index, index + 500)) await tx.scheduleTimer(timer);
+  });
+}
+if (Date.now() > start) throw new Error('inserting the timers took longer than the lead time; raise --leadMs');
+
+const worker = new TimerWorker({ store, kinds, clock: systemClock, logger: pino({ level: 'silent' }) });
+worker.start();
+const deadline = start + opts.windowMs + 60_000;
+while (firedAt.size < opts.timers && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+await new Promise((resolve) => setTimeout(resolve, 500)); // any duplicate would show by now
+await worker.stop();
+const duplicates = [...firedAt.values()].filter((times) => times.length > 1).length;
+const lastFire = Math.max(...[...firedAt.values()].flat());
+await store.close();
+if (opts.store === 'postgres') {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: pgUrl });
+  await client.connect();
+  await client.query(`drop schema if exists "${schema}" cascade`);
+  await client.end();
+}
+report({ timers: opts.timers, fired: firedAt.size, duplicates, early, latenessMs: summarize(lateness), drainedMsAfterLastDue: lastFire - (start + opts.windowMs) });

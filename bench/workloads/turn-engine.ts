@@ -1,0 +1,76 @@
+// Workload "turn" on our engine: the real server stack in-process (no HTTP), scripted instant model.
+import { pino } from 'pino';
+import { statSync } from 'node:fs';
+import { loadConfig } from '../../src/config/config.ts';
+import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
+import { startServer } from '../../src/server.ts';
+import { tempSqliteUrl } from '../../test/kit/test-server.ts';
+import { PROFILE_ARGS, REPLY, SCHEDULER_ARGS, wantsTools } from '../lib/turn-script.ts';
+import { flags, report, summarize } from '../lib/stats.ts';
+import pg from 'pg';
+
+const opts = flags({ store: 'sqlite', conversations: 1000, turns: 10, concurrency: 1 });
+const schema = `bench_${process.pid}`;
+const pgUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const databaseUrl = opts.store === 'postgres' ? pgUrl : tempSqliteUrl();
+
+const provider = createScriptedProvider(
+  (request) => {
+    const last = request.messages.at(-1)!;
+    if (wantsTools(last.role) && !last.content.startsWith('[')) {
+      return { toolCalls: [{ name: 'save_user_profile', arguments: PROFILE_ARGS }, { name: 'scheduler', arguments: SCHEDULER_ARGS }] };
+    }
+    return { text: REPLY };
+  },
+  { recordRequests: false },
+);
+
+const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: databaseUrl, DATABASE_SCHEMA: opts.store === 'postgres' ? schema : 'public', LOG_LEVEL: 'silent', CLOCK: 'virtual' });
+/** Delivery is out of scope for this workload: a channel that accepts everything and keeps nothing. */
+const channel = { name: 'webhook', capabilities: { polls: true, maxTextLength: 4096 }, send: async () => undefined };
+const server = await startServer(config, pino({ level: 'silent' }), { provider, channel });
+
+const phones: string[] = [];
+for (let index = 0; index < opts.conversations; index++) {
+  const phone = `+1416${String(5_000_000 + index).padStart(7, '0')}`;
+  await server.store.insertParticipant({
+    id: `p${index}`, phoneNumber: phone, name: null, gender: null, ethnicity: null, background: null, timezone: 'America/Toronto',
+    status: 'active', debug: false, enrolledAt: new Date(), createdAt: new Date(), updatedAt: new Date(),
+  });
+  await server.store.insertConversation({ id: `c${index}`, participantId: `p${index}`, flow: 'habit-coach', channel: 'webhook', state: 'CONVERSATION_ACTIVE', subState: 'INTAKE', version: 0, createdAt: new Date(), updatedAt: new Date() });
+  phones.push(phone);
+}
+
+const latencies: number[] = [];
+async function conversation(phone: string): Promise<void> {
+  for (let turn = 0; turn < opts.turns; turn++) {
+    const started = performance.now();
+    const outcome = await server.inbound.receive({ channel: 'http', sender: phone, text: `message ${turn}`, channelMessageId: null });
+    if (outcome.status !== 'queued') throw new Error('not queued');
+    await outcome.turn;
+    latencies.push(performance.now() - started);
+  }
+}
+
+const started = performance.now();
+let next = 0;
+await Promise.all(Array.from({ length: opts.concurrency }, async () => {
+  while (next < phones.length) await conversation(phones[next++]!);
+}));
+const seconds = (performance.now() - started) / 1000;
+await server.engine.idle();
+await server.close();
+
+let databaseMiB: number;
+if (opts.store === 'postgres') {
+  const client = new pg.Client({ connectionString: pgUrl });
+  await client.connect();
+  const size = await client.query(`select coalesce(sum(pg_total_relation_size(format('%I.%I', schemaname, tablename))), 0)::bigint as bytes from pg_tables where schemaname = $1`, [schema]);
+  databaseMiB = Number(size.rows[0].bytes) / 2 ** 20;
+  await client.query(`drop schema if exists "${schema}" cascade`);
+  await client.end();
+} else {
+  const file = databaseUrl.slice('sqlite:'.length);
+  databaseMiB = [file, `${file}-wal`].reduce((sum, path) => sum + (statSync(path, { throwIfNoEntry: false })?.size ?? 0), 0) / 2 ** 20;
+}
+report({ turns: latencies.length, seconds, turnsPerSecond: latencies.length / seconds, latencyMs: summarize(latencies), databaseMiB });
