@@ -108,6 +108,8 @@ export function recordsContract(store: () => Store): void {
       expect((await store().listMessages(c.id, { limit: 2 })).map((m) => m.text)).toEqual(['two', 'three']);
       expect(await store().listMessages(c.id, { limit: 0 })).toEqual([]);
       expect(await store().listMessages('nobody')).toEqual([]);
+      expect((await store().listMessages(c.id, { afterSeq: 1 })).map((m) => m.text)).toEqual(['two', 'three']);
+      expect((await store().listMessages(c.id, { afterSeq: 1, limit: 1 })).map((m) => m.text)).toEqual(['three']);
     });
 
     it('numbers each conversation separately, also within one batch', async () => {
