@@ -111,6 +111,16 @@ describe('habit timers on the virtual clock', () => {
     expect(prompts.map((message) => message.createdAt.toISOString().slice(11, 16))).toEqual(['12:50', '11:50', '11:50', '11:50']); // US clocks spring forward on Sunday 8 March 2026
   });
 
+  it('fires at 07:50 local on the days around the autumn DST change', async () => {
+    await start({ type: 'fixed', fixed_time: '08:00' }, '2026-10-30T20:00:00Z');
+    await say('set me up');
+    await advance({ advance: '4d' });
+    const prompts = server!.sink.to(PHONE).filter((message) => message.text === 'After coffee, walk around the block.');
+    expect(prompts.map((message) => localTime(message.createdAt))).toEqual(['07:50', '07:50', '07:50', '07:50']);
+    // US clocks fall back on Sunday 1 November 2026.
+    expect(prompts.map((message) => message.createdAt.toISOString().slice(5, 16))).toEqual(['10-31T11:50', '11-01T12:50', '11-02T12:50', '11-03T12:50']);
+  });
+
   it('fires a random-window schedule inside its window (minus prep) every day', async () => {
     await start({ type: 'random', random_start_time: '09:00', random_end_time: '11:00', timezone: 'UTC' }, '2026-06-01T12:00:00Z');
     await say('set me up');
