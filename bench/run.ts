@@ -37,6 +37,8 @@ const runs: Run[] = [
   { group: 'timers', name: '10k timers due in 10 s, SQLite', file: 'timers.ts', args: ['--store', 'sqlite', '--timers', quick ? '2000' : '10000'] },
   { group: 'timers', name: '10k timers due in 10 s, PostgreSQL', file: 'timers.ts', args: ['--store', 'postgres', '--timers', quick ? '2000' : '10000'] },
   { group: 'ws', name: 'model chunk → WebSocket frame', file: 'ws-relay.ts', args: ['--turns', quick ? '5' : '20'] },
+  { group: 'http', name: 'HTTP inbound → webhook delivery, 20 connections, saturated', file: 'http-e2e.ts', args: ['--seconds', quick ? '5' : '15'] },
+  { group: 'http', name: 'HTTP inbound → webhook delivery, 20 connections, 100 req/s', file: 'http-e2e.ts', args: ['--seconds', quick ? '5' : '15', '--rate', '100'] },
 ].filter((run) => !only || only.includes(run.group));
 
 function runChild(run: Run): Promise<Result> {
@@ -73,6 +75,9 @@ if (turns.length) {
 }
 for (const r of results.filter((x) => x.group === 'timers')) {
   lines.push(`- ${r.name}: ${r.result.fired}/${r.result.timers} fired, ${r.result.duplicates} twice, ${r.result.early} early; lateness p50 ${r.result.latenessMs.p50} ms, p99 ${r.result.latenessMs.p99} ms, max ${r.result.latenessMs.max} ms; peak RSS ${r.result.peakRssMiB} MiB`);
+}
+for (const r of results.filter((x) => x.group === 'http')) {
+  lines.push(`- ${r.name}: ${r.result.ackPerSecond} acks/s (202, p50 ${r.result.ackLatencyMs.p50} ms, p99 ${r.result.ackLatencyMs.p99} ms); delivered ${r.result.delivered} of ${r.result.accepted} accepted, ${r.result.redeliveries} twice; message → delivery p50 ${r.result.e2eMs.p50} ms, p99 ${r.result.e2eMs.p99} ms`);
 }
 for (const r of results.filter((x) => x.group === 'ws')) {
   lines.push(`- ${r.name}: p50 ${r.result.relayMs.p50} ms, p99 ${r.result.relayMs.p99} ms over ${r.result.tokens} tokens; ${r.result.eventsPerSecond} events/s on one conversation`);

@@ -7,6 +7,8 @@ import type { Store } from '../store/store.ts';
 import type { Engine } from './engine.ts';
 import type { ParticipantService } from './participant-service.ts';
 
+const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export const UNKNOWN_SENDER_REPLY = "Thanks for your message. This number isn't enrolled in a program yet, so no one will reply here.";
 
 export interface InboundMessage {
@@ -51,7 +53,9 @@ export class InboundService {
     if (!participant) return this.#unknownSender(message);
     const conversation = await this.#deps.participants.conversationOf(participant.id);
     const { item, duplicate } = await this.#deps.store.insertInbox(this.#item(message, participant.id, conversation.id, 'pending'));
-    const turn = duplicate ? Promise.resolve() : this.#deps.engine.processInbox(item);
+    // The turn starts on the next turn of the event loop, so the caller's acknowledgement leaves
+    // first even when the model answers at once (node:sqlite resolves without yielding).
+    const turn = duplicate ? Promise.resolve() : nextTick().then(() => this.#deps.engine.processInbox(item));
     turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'));
     return { status: 'queued', inboxId: item.id, participantId: participant.id, duplicate, turn };
   }
