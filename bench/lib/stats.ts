@@ -21,13 +21,14 @@ export function report(result: Record<string, unknown>): void {
   process.stdout.write(`\n${JSON.stringify({ ...result, peakRssMiB: peakRssMiB() })}\n`);
 }
 
-/** `--name value` flags with numeric or string defaults. */
+/** `--name value` flags with numeric or string defaults; flags not named in `defaults` are left to other readers. */
 export function flags<T extends Record<string, string | number>>(defaults: T): T {
   const out: Record<string, string | number> = { ...defaults };
   const argv = process.argv.slice(2);
   for (let index = 0; index < argv.length; index += 2) {
     const key = argv[index]!.replace(/^--/, '');
     const value = argv[index + 1] ?? '';
+    if (!(key in defaults)) continue;
     out[key] = typeof defaults[key] === 'number' ? Number(value) : value;
   }
   return out as T;

@@ -6,10 +6,11 @@ import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { startServer } from '../../src/server.ts';
 import { tempSqliteUrl } from '../../test/kit/test-server.ts';
 import { PROFILE_ARGS, REPLY, SCHEDULER_ARGS, wantsTools } from '../lib/turn-script.ts';
+import { driveTurns, turnFlags } from '../lib/drive.ts';
 import { flags, report, summarize } from '../lib/stats.ts';
 import pg from 'pg';
 
-const opts = flags({ store: 'sqlite', conversations: 1000, turns: 10, concurrency: 1 });
+const opts = { ...turnFlags(), ...flags({ store: 'sqlite' }) };
 const schema = `bench_${process.pid}`;
 const pgUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const databaseUrl = opts.store === 'postgres' ? pgUrl : tempSqliteUrl();
@@ -41,23 +42,11 @@ for (let index = 0; index < opts.conversations; index++) {
   phones.push(phone);
 }
 
-const latencies: number[] = [];
-async function conversation(phone: string): Promise<void> {
-  for (let turn = 0; turn < opts.turns; turn++) {
-    const started = performance.now();
-    const outcome = await server.inbound.receive({ channel: 'http', sender: phone, text: `message ${turn}`, channelMessageId: null });
-    if (outcome.status !== 'queued') throw new Error('not queued');
-    await outcome.turn;
-    latencies.push(performance.now() - started);
-  }
-}
-
-const started = performance.now();
-let next = 0;
-await Promise.all(Array.from({ length: opts.concurrency }, async () => {
-  while (next < phones.length) await conversation(phones[next++]!);
-}));
-const seconds = (performance.now() - started) / 1000;
+const { latencies, seconds } = await driveTurns(opts, async (conversation, index) => {
+  const outcome = await server.inbound.receive({ channel: 'http', sender: phones[conversation]!, text: `message ${index}`, channelMessageId: null });
+  if (outcome.status !== 'queued') throw new Error('not queued');
+  await outcome.turn;
+});
 await server.engine.idle();
 await server.close();
 

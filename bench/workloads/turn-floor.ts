@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { PROFILE_ARGS, REPLY, SCHEDULER_ARGS, wantsTools } from '../lib/turn-script.ts';
-import { flags, report, summarize } from '../lib/stats.ts';
+import { driveTurns, turnFlags } from '../lib/drive.ts';
+import { report, summarize } from '../lib/stats.ts';
 
-const opts = flags({ conversations: 1000, turns: 10, concurrency: 1 });
+const opts = turnFlags();
 const file = join(mkdtempSync(join(tmpdir(), 'bench-floor-')), 'floor.sqlite');
 const db = new DatabaseSync(file);
 db.exec('pragma journal_mode = wal; pragma synchronous = normal; create table conversations (id text primary key, state text not null)');
@@ -37,20 +38,7 @@ async function turn(id: string, text: string): Promise<void> {
   write.run(id, JSON.stringify(state));
 }
 
-const latencies: number[] = [];
-const started = performance.now();
-let next = 0;
-await Promise.all(Array.from({ length: opts.concurrency }, async () => {
-  while (next < opts.conversations) {
-    const id = `c${next++}`;
-    for (let index = 0; index < opts.turns; index++) {
-      const t = performance.now();
-      await turn(id, `message ${index}`);
-      latencies.push(performance.now() - t);
-    }
-  }
-}));
-const seconds = (performance.now() - started) / 1000;
+const { latencies, seconds } = await driveTurns(opts, (conversation, index) => turn(`c${conversation}`, `message ${index}`));
 db.close();
 const databaseMiB = [file, `${file}-wal`].reduce((sum, path) => sum + (statSync(path, { throwIfNoEntry: false })?.size ?? 0), 0) / 2 ** 20;
 report({ turns: latencies.length, seconds, turnsPerSecond: latencies.length / seconds, latencyMs: summarize(latencies), databaseMiB });

@@ -1,17 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/domain.ts';
 import type { Store } from '../../src/store/store.ts';
-import { at, conversation, participant } from './store-fixtures.ts';
+import { at, participantWithConversation } from './store-fixtures.ts';
 
 /** The session event log: append, list after a cursor, range, prune, cascade. */
 export function eventsContract(store: () => Store): void {
-  const setup = async () => {
-    const p = participant();
-    const c = conversation(p.id);
-    await store().insertParticipant(p);
-    await store().insertConversation(c);
-    return { p, c };
-  };
+  const setup = () => participantWithConversation(store());
   const event = (conversationId: string, seq: number, overrides: Partial<StoredEvent> = {}): StoredEvent => ({
     conversationId,
     seq,

@@ -1,16 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.ts';
-import { at, conversation, inboxItem, outboxItem, participant, T0, timer, toolCall, turn } from './store-fixtures.ts';
+import { at, inboxItem, outboxItem, participantWithConversation, T0, timer, toolCall, turn } from './store-fixtures.ts';
 
 /** Timers, inbox, outbox, turns and tool calls: the queue-like parts of the store. */
 export function queuesContract(store: () => Store): void {
-  const setup = async () => {
-    const p = participant();
-    const c = conversation(p.id);
-    await store().insertParticipant(p);
-    await store().insertConversation(c);
-    return { p, c };
-  };
+  const setup = () => participantWithConversation(store());
 
   describe('timers', () => {
     it('schedules, replaces a pending timer with the same key, and cancels', async () => {

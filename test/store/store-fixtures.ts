@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Conversation, InboxItem, NewMessage, NewOutboxItem, Participant, ToolCallRecord, TurnRecord } from '../../src/core/domain.ts';
 import type { Schedule } from '../../src/core/schedule.ts';
 import type { NewTimer } from '../../src/core/timer.ts';
+import type { Store } from '../../src/store/store.ts';
 
 /** Record factories for the store contract suite: unique ids, millisecond-precise dates. */
 
@@ -172,4 +173,13 @@ export function toolCall(conversationId: string, turnId: string, overrides: Part
     createdAt: T0,
     ...overrides,
   };
+}
+
+/** A stored participant with their conversation, the starting point of most contract tests. */
+export async function participantWithConversation(store: Pick<Store, 'insertParticipant' | 'insertConversation'>) {
+  const p = participant();
+  const c = conversation(p.id);
+  await store.insertParticipant(p);
+  await store.insertConversation(c);
+  return { p, c };
 }
