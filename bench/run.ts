@@ -17,11 +17,13 @@ interface Run {
   name: string;
   file: string;
   args: string[];
+  nodeFlags?: string[];
 }
 
 const turnSystems = [
   ['floor (node:sqlite, one JSON row)', 'turn-floor.ts', []],
   ['AI SDK generateText + SQLite', 'turn-aisdk.ts', []],
+  ['LangGraph StateGraph + ToolNode + SQLite', 'turn-langgraph.ts', []],
   ['PromptPipe on SQLite', 'turn-engine.ts', ['--store', 'sqlite']],
   ['PromptPipe on PostgreSQL', 'turn-engine.ts', ['--store', 'postgres']],
 ] as const;
@@ -36,6 +38,7 @@ const runs: Run[] = [
   ),
   { group: 'timers', name: '10k timers due in 10 s, SQLite', file: 'timers.ts', args: ['--store', 'sqlite', '--timers', quick ? '2000' : '10000'] },
   { group: 'timers', name: '10k timers due in 10 s, PostgreSQL', file: 'timers.ts', args: ['--store', 'postgres', '--timers', quick ? '2000' : '10000'] },
+  { group: 'memory', name: 'memory per idle conversation (10k conversations, one turn each)', file: 'idle-memory.ts', args: ['--conversations', quick ? '2000' : '10000'], nodeFlags: ['--expose-gc'] },
   { group: 'ws', name: 'model chunk → WebSocket frame', file: 'ws-relay.ts', args: ['--turns', quick ? '5' : '20'] },
   { group: 'http', name: 'HTTP inbound → webhook delivery, 20 connections, saturated', file: 'http-e2e.ts', args: ['--seconds', quick ? '5' : '15'] },
   { group: 'http', name: 'HTTP inbound → webhook delivery, 20 connections, 100 req/s', file: 'http-e2e.ts', args: ['--seconds', quick ? '5' : '15', '--rate', '100'] },
@@ -43,7 +46,7 @@ const runs: Run[] = [
 
 function runChild(run: Run): Promise<Result> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', `bench/workloads/${run.file}`, ...run.args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', ...(run.nodeFlags ?? []), `bench/workloads/${run.file}`, ...run.args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk) => (out += String(chunk)));
     child.on('exit', (code) => {
@@ -78,6 +81,9 @@ for (const r of results.filter((x) => x.group === 'timers')) {
 }
 for (const r of results.filter((x) => x.group === 'http')) {
   lines.push(`- ${r.name}: ${r.result.ackPerSecond} acks/s (202, p50 ${r.result.ackLatencyMs.p50} ms, p99 ${r.result.ackLatencyMs.p99} ms); delivered ${r.result.delivered} of ${r.result.accepted} accepted, ${r.result.redeliveries} twice; message → delivery p50 ${r.result.e2eMs.p50} ms, p99 ${r.result.e2eMs.p99} ms`);
+}
+for (const r of results.filter((x) => x.group === 'memory')) {
+  lines.push(`- ${r.name}: ${r.result.heapPerConversationBytes} bytes of heap and ${r.result.rssPerConversationBytes} bytes of RSS per conversation (heap ${r.result.heapAfterMiB} MiB after ${r.result.conversations})`);
 }
 for (const r of results.filter((x) => x.group === 'ws')) {
   lines.push(`- ${r.name}: p50 ${r.result.relayMs.p50} ms, p99 ${r.result.relayMs.p99} ms over ${r.result.tokens} tokens; ${r.result.eventsPerSecond} events/s on one conversation`);
