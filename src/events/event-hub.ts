@@ -235,6 +235,11 @@ export class EventHub {
         batch.map(({ seq, turnId, type, at, conversationId: _c, ...payload }) => ({ conversationId, seq, turnNo: turnId, type, payload, at: new Date(at) })),
       );
     } catch (error) {
+      if (!(await this.#options.store.getConversation(conversationId).catch(() => true))) {
+        // The conversation was deleted (its participant removed): its events go with it.
+        this.#streams.delete(conversationId);
+        return;
+      }
       // Kept for the next flush: the log must stay gapless.
       stream.pending = [...batch, ...stream.pending];
       this.#options.logger.error({ conversationId, count: batch.length, err: describeError(error) }, 'session events not persisted yet');

@@ -58,6 +58,20 @@ describe('EventHub', () => {
     expect(fresh.resync.data).toMatchObject({ full: false });
   });
 
+  it('drops the pending events of a deleted conversation instead of retrying them for ever', async () => {
+    const logged: string[] = [];
+    const hub = new EventHub({ store, clock: systemClock, logger: pino({ level: 'error' }, { write: (line: string) => void logged.push(line) }) });
+    await hub.emit(conversationId, status('before'));
+    await hub.flushAll();
+    const conversation = await store.getConversation(conversationId);
+    await hub.emit(conversationId, status('after'));
+    await store.deleteParticipant(conversation!.participantId!);
+    await hub.flushAll();
+    await hub.flushAll();
+    expect(logged).toEqual([]);
+    expect(await store.listEvents(conversationId)).toEqual([]);
+  });
+
   it('forgets idle conversations beyond its cache and reloads them from the log', async () => {
     const hub = hubOf({ cacheSize: 2 });
     const others = [];
