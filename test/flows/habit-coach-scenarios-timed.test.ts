@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LlmRequest } from '../../src/llm/llm-provider.ts';
 import { createScriptedProvider, type ScriptedStep } from '../../src/llm/scripted-provider.ts';
-import { startTestServer, type TestServer } from '../kit/test-server.ts';
+import { sayAndWait, startTestServer, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 
 // Spec 002 §9 scenarios 3, 7, 12 and the tool-argument errors, through the HTTP API with a
@@ -36,12 +36,7 @@ async function start(provider: ReturnType<typeof createScriptedProvider>) {
   return created.body.result.id as string;
 }
 
-async function say(text: string) {
-  const before = server!.sink.to(PHONE).length;
-  await server!.request('POST', '/conversation/inbound', { from: PHONE, text });
-  await server!.engine.idle();
-  await waitFor(() => server!.sink.to(PHONE).length > before, { what: `reply to "${text}"` });
-}
+const say = (text: string) => sayAndWait(server!, PHONE, text);
 
 const advance = (advance: string) => server!.request('POST', '/admin/clock', { advance });
 const state = async (id: string) => (await server!.request('GET', `/conversation/participants/${id}/state`)).body.result;

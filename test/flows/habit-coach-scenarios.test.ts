@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LlmRequest } from '../../src/llm/llm-provider.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
-import { startTestServer, type TestServer } from '../kit/test-server.ts';
+import { sayAndWait, startTestServer, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 
 type Step = { text?: string; toolCalls?: Array<{ name: string; arguments: unknown }> };
@@ -37,13 +37,7 @@ async function start(provider: ReturnType<typeof createScriptedProvider>, env: R
   return created.body.result.id as string;
 }
 
-async function say(text: string) {
-  const before = server!.sink.to(PHONE).length;
-  await server!.request('POST', '/conversation/inbound', { from: PHONE, text });
-  await server!.engine.idle();
-  await waitFor(() => server!.sink.to(PHONE).length > before, { what: `reply to "${text}"` });
-  return server!.sink.to(PHONE).slice(before).map((message) => message.text);
-}
+const say = (text: string) => sayAndWait(server!, PHONE, text);
 
 const state = async (id: string) => (await server!.request('GET', `/conversation/participants/${id}/state`)).body.result;
 

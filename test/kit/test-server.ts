@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
 import { startServer, type RunningServer, type ServerOverrides } from '../../src/server.ts';
 import { ChannelSink } from './channel-sink.ts';
+import { waitFor } from './wait-for.ts';
 
 export interface TestServer extends RunningServer {
   sink: ChannelSink;
@@ -43,4 +44,13 @@ export async function startTestServer(env: Record<string, string> = {}, override
     return { status: response.status, body: parsed, headers: response.headers };
   };
   return { ...server, sink, request };
+}
+
+/** Sends `text` from `phone` over the generic HTTP channel and waits for the reply; returns the texts sent back. */
+export async function sayAndWait(server: TestServer, phone: string, text: string): Promise<string[]> {
+  const before = server.sink.to(phone).length;
+  await server.request('POST', '/conversation/inbound', { from: phone, text });
+  await server.engine.idle();
+  await waitFor(() => server.sink.to(phone).length > before, { what: `reply to "${text}"` });
+  return server.sink.to(phone).slice(before).map((message) => message.text);
 }
