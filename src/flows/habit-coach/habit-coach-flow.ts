@@ -46,8 +46,11 @@ export function createHabitCoachFlow(options: HabitCoachOptions): Flow {
     id: HABIT_COACH_FLOW,
     initialState: () => ({ state: CONVERSATION_ACTIVE, subState: 'INTAKE' }),
     subStates: ['INTAKE', 'FEEDBACK'],
+    // An operator's write of the sub-state wins over pending automatic moves.
     onSubStateForced: async (tx, conversation, now) => {
-      if (conversation.participantId) await tx.cancelTimer(timerKeys.stateTransition(conversation.participantId), now);
+      if (!conversation.participantId) return;
+      await tx.cancelTimer(timerKeys.stateTransition(conversation.participantId), now);
+      await tx.cancelTimer(timerKeys.autoFeedback(conversation.participantId), now);
     },
     onParticipantResumed: async (tx, conversation, now) => {
       if (!conversation.participantId) return;
@@ -73,6 +76,7 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
     profileChanged: false,
     subState: route.module,
     subStateChanged: route.normalized,
+    subStateWritten: false,
     schedules: await request.store.listSchedules(participant.id),
     createdSchedules: [],
     deletedScheduleIds: [],
@@ -152,7 +156,7 @@ async function commitState(tx: StoreTx, state: HabitTurnState, request: TurnRequ
     await tx.cancelTimer(timerKeys.reminder(participantId), now);
     await tx.cancelTimer(timerKeys.feedbackNudge(participantId), now);
   }
-  if (state.subStateChanged) await tx.cancelTimer(timerKeys.autoFeedback(participantId), now);
+  if (state.subStateChanged || state.subStateWritten) await tx.cancelTimer(timerKeys.autoFeedback(participantId), now);
   if (state.delayedTransition === null) await tx.cancelTimer(timerKeys.stateTransition(participantId), now);
   if (state.delayedTransition) {
     await tx.scheduleTimer({

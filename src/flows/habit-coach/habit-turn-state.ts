@@ -20,6 +20,8 @@ export interface HabitTurnState {
   profileChanged: boolean;
   subState: SubState;
   subStateChanged: boolean;
+  /** An immediate transition ran this turn, even to the current sub-state: it still cancels auto-feedback. */
+  subStateWritten: boolean;
   schedules: Schedule[];
   createdSchedules: Schedule[];
   deletedScheduleIds: string[];
@@ -36,12 +38,13 @@ export function missingFields(profile: Profile, fields: readonly ProfileTextFiel
   return fields.filter((field) => !profile.fields[field]?.trim());
 }
 
-/** Writes the sub-state now; any write of the sub-state cancels a pending delayed transition. */
+/** Writes the sub-state now; any write of the sub-state cancels a pending delayed transition and auto-feedback. */
 export function setSubState(state: HabitTurnState, target: SubState): void {
   if (state.subState !== target) {
     state.subState = target;
     state.subStateChanged = true;
   }
+  state.subStateWritten = true;
   state.delayedTransition = null;
 }
 

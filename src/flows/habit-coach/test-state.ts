@@ -16,6 +16,7 @@ export function testHabitState(overrides: Partial<HabitTurnState> = {}, particip
     profileChanged: false,
     subState: 'INTAKE',
     subStateChanged: false,
+    subStateWritten: false,
     schedules: [],
     createdSchedules: [],
     deletedScheduleIds: [],

@@ -52,7 +52,8 @@ export function dailyPromptTimerKind(deps: HabitTimerDeps) {
         const prompt = await generatePrompt(deps, participant, profile, context.signal);
         await deps.store.transaction(async (tx) => {
           const now = deps.clock.now();
-          const zone = schedule.timezone;
+          // "Once per day" is the participant's local day, whatever zone the schedule is pinned to.
+          const zone = participant.timezone ?? schedule.timezone;
           const pollToday = !profile.fieldUpdatedAt.intensity_poll || localDate(profile.fieldUpdatedAt.intensity_poll, zone) !== localDate(now, zone);
           const drafts: OutgoingDraft[] = [
             { text: prompt.text, source: 'timer' },
