@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Channel } from './channels/channel.ts';
+import { ChannelDirectory, type Channel } from './channels/channel.ts';
+import { createTwilioChannel } from './channels/twilio/twilio-channel.ts';
 import { createWebhookChannel } from './channels/webhook-channel.ts';
+import { createWhatsAppChannel } from './channels/whatsapp/whatsapp-channel.ts';
 import type { AppConfig } from './config/config.ts';
 import { randomIds, systemClock, type Clock, type IdGenerator } from './core/clock.ts';
 import { ChangeFeed } from './engine/change-feed.ts';
@@ -10,6 +12,7 @@ import { createNarrator } from './events/turn-narrator.ts';
 import { Engine } from './engine/engine.ts';
 import { InboundService } from './engine/inbound-service.ts';
 import { OutboxDispatcher } from './engine/outbox-dispatcher.ts';
+import { Outgoing } from './engine/outgoing.ts';
 import { ParticipantService } from './engine/participant-service.ts';
 import { TurnRunner } from './engine/turn-runner.ts';
 import { createHabitCoachFlow } from './flows/habit-coach/habit-coach-flow.ts';
@@ -31,7 +34,10 @@ export const VERSION = '0.1.0';
 /** Test seams: everything else comes from the config. */
 export interface ServerOverrides {
   provider?: LlmProvider;
+  /** Replaces the generic webhook channel. */
   channel?: Channel;
+  /** Test seam for the provider channels' HTTP calls. */
+  fetch?: typeof fetch;
   ids?: IdGenerator;
   random?: () => number;
 }
@@ -59,6 +65,22 @@ export function createProvider(config: AppConfig): LlmProvider {
   });
 }
 
+/**
+ * The channels this server runs; the first is where new participants are reached unless their
+ * enrollment says otherwise: WhatsApp when configured, else Twilio SMS, else the generic webhook.
+ */
+function createChannels(
+  config: AppConfig,
+  deps: { store: Store; clock: Clock; logger: Logger; webhook: Channel | undefined; fetch: typeof fetch | undefined },
+): ChannelDirectory {
+  const { store, clock, logger, fetch } = deps;
+  const providers: Channel[] = [];
+  if (config.whatsapp) providers.push(createWhatsAppChannel({ ...config.whatsapp, store, clock, logger, fetch }));
+  if (config.twilio) providers.push(createTwilioChannel({ ...config.twilio, store, logger, fetch }));
+  if (config.whatsapp && !config.whatsapp.template) logger.warn('WHATSAPP_TEMPLATE_NAME is not set: messages outside the 24-hour window cannot be sent');
+  return new ChannelDirectory([...providers, deps.webhook ?? createWebhookChannel({ url: config.outbound.webhookUrl, logger })]);
+}
+
 /** The composition root: the only place adapters are chosen and wired. */
 export async function startServer(config: AppConfig, logger: Logger, overrides: ServerOverrides = {}): Promise<RunningServer> {
   const virtualClock = config.clock.mode === 'virtual' ? new VirtualClock(config.clock.start ?? new Date()) : undefined;
@@ -67,14 +89,15 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const random = overrides.random ?? Math.random;
   const store = await openStore(config.database.url, { schema: config.database.schema, logger });
   const provider = overrides.provider ?? createProvider(config);
-  const channel = overrides.channel ?? createWebhookChannel({ url: config.outbound.webhookUrl, logger });
+  const channels = createChannels(config, { store, clock, logger, webhook: overrides.channel, fetch: overrides.fetch });
+  const outgoing = new Outgoing({ ids, channels });
   const prompts = loadHabitPrompts(config.habit.promptFiles, logger);
   const flow = createHabitCoachFlow({ prompts, provider, ids, clock, random, prepMinutes: config.habit.prepMinutes, debug: config.conversation.debug });
 
-  const dispatcher = new OutboxDispatcher({ store, channels: new Map([[channel.name, channel]]), clock, logger, maxAttempts: config.outbound.maxAttempts });
+  const dispatcher = new OutboxDispatcher({ store, channels, clock, logger, maxAttempts: config.outbound.maxAttempts });
   const events = new EventHub({ store, clock, logger });
   const runner = new TurnRunner({
-    store, provider, flows: new Map([[flow.id, flow]]), clock, ids, logger,
+    store, provider, flows: new Map([[flow.id, flow]]), clock, ids, logger, outgoing,
     historyLimit: config.conversation.chatHistoryLimit,
     narrator: createNarrator(events),
   });
@@ -82,9 +105,9 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // Whatever else wrote to a conversation (a timer's prompt, an operator) reaches its stream too.
   changes.subscribe((conversationId) => void events.syncMessages(conversationId).catch(() => undefined));
   const engine = new Engine({ store, runner, dispatcher, clock, logger, changes });
-  const participants = new ParticipantService({ store, engine, flow, channel, clock, ids, logger });
-  const inbound = new InboundService({ store, engine, participants, replyChannel: channel, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
-  const timerDeps = { store, engine, ids, clock, logger, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays };
+  const participants = new ParticipantService({ store, engine, flow, channels, clock, ids, logger });
+  const inbound = new InboundService({ store, engine, participants, channels, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
+  const timerDeps = { store, engine, ids, outgoing, clock, logger, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays };
   const worker = new TimerWorker({ store, kinds: new TimerKindRegistry().register(...habitTimerKinds(timerDeps)), clock, logger });
   const clockControl: ClockControlDeps | undefined = virtualClock && {
     clock: virtualClock,
@@ -101,6 +124,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     maxBodyBytes: config.server.maxBodyBytes,
     model: { provider: provider.name, model: provider.model },
     version: VERSION,
+    whatsapp: config.whatsapp,
+    twilio: config.twilio,
   });
 
   const address = await app.listen({ host: config.server.host, port: config.server.port });

@@ -1,5 +1,6 @@
 // Memory per idle conversation: 10,000 conversations that have each had one turn, then sit idle.
 // Heap and RSS after a forced GC, before and after; the difference divided by the count.
+import { NO_LIMITS } from '../../src/channels/channel.ts';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
@@ -19,7 +20,7 @@ const measure = () => {
 
 const provider = createScriptedProvider(() => ({ text: 'Noted, thank you.' }), { recordRequests: false });
 const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', CLOCK: 'virtual' });
-const channel = { name: 'webhook', capabilities: { polls: true, maxTextLength: 4096 }, send: async () => undefined };
+const channel = { name: 'webhook', capabilities: NO_LIMITS, send: async () => undefined };
 const server = await startServer(config, pino({ level: 'silent' }), { provider, channel });
 
 const now = new Date();

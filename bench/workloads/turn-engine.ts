@@ -1,4 +1,5 @@
 // Workload "turn" on our engine: the real server stack in-process (no HTTP), scripted instant model.
+import { NO_LIMITS } from '../../src/channels/channel.ts';
 import { pino } from 'pino';
 import { statSync } from 'node:fs';
 import { loadConfig } from '../../src/config/config.ts';
@@ -28,7 +29,7 @@ const provider = createScriptedProvider(
 
 const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: databaseUrl, DATABASE_SCHEMA: opts.store === 'postgres' ? schema : 'public', LOG_LEVEL: 'silent', CLOCK: 'virtual' });
 /** Delivery is out of scope for this workload: a channel that accepts everything and keeps nothing. */
-const channel = { name: 'webhook', capabilities: { polls: true, maxTextLength: 4096 }, send: async () => undefined };
+const channel = { name: 'webhook', capabilities: NO_LIMITS, send: async () => undefined };
 const server = await startServer(config, pino({ level: 'silent' }), { provider, channel });
 
 const phones: string[] = [];

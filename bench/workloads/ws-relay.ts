@@ -1,5 +1,6 @@
 // Model chunk → WebSocket frame: how long a streamed token takes to reach a client, and how many
 // events per second one conversation's stream carries.
+import { NO_LIMITS } from '../../src/channels/channel.ts';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
 import type { LlmProvider } from '../../src/llm/llm-provider.ts';
@@ -29,7 +30,7 @@ const provider: LlmProvider = {
 };
 
 const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', CLOCK: 'virtual' });
-const channel = { name: 'webhook', capabilities: { polls: true, maxTextLength: 100_000 }, send: async () => undefined };
+const channel = { name: 'webhook', capabilities: NO_LIMITS, send: async () => undefined };
 const server = await startServer(config, pino({ level: 'silent' }), { provider, channel });
 const created = await (await fetch(`${server.url}/conversation/participants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phone_number: '+14165550100' }) })).json();
 const id = (created as { result: { id: string } }).result.id;

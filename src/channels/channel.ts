@@ -2,11 +2,17 @@ import type { MessageKind, Poll } from '../core/domain.ts';
 
 /** What a channel can do; the engine adapts to capabilities, never to a channel's name. */
 export interface ChannelCapabilities {
-  /** Native poll messages; without them polls go out as numbered text options. */
-  polls: boolean;
-  /** Longest text one message may carry. */
+  /**
+   * Native choice messages (polls, reply buttons, lists) and their limits; null when the channel
+   * has none. A poll beyond the limits goes out as numbered text.
+   */
+  polls: { maxOptions: number; maxOptionLength: number } | null;
+  /** Longest text one message may carry; longer texts go out in several parts. */
   maxTextLength: number;
 }
+
+/** A channel that carries any poll and any length as is (the generic webhook, test sinks). */
+export const NO_LIMITS: ChannelCapabilities = Object.freeze({ polls: { maxOptions: Infinity, maxOptionLength: Infinity }, maxTextLength: Infinity });
 
 export interface OutboundMessage {
   id: string;
@@ -21,6 +27,12 @@ export interface OutboundMessage {
   idempotencyKey: string;
 }
 
+/** What the provider said when it accepted a message. */
+export interface SendReceipt {
+  /** The provider's id of the message (wamid, MessageSid), which its status callbacks carry. */
+  providerMessageId?: string;
+}
+
 /**
  * A way to reach people. `send` resolves once the channel accepted the message and throws a
  * `ChannelError` otherwise; `retryable: false` means trying again cannot help.
@@ -28,7 +40,7 @@ export interface OutboundMessage {
 export interface Channel {
   readonly name: string;
   readonly capabilities: ChannelCapabilities;
-  send(message: OutboundMessage, signal?: AbortSignal): Promise<void>;
+  send(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt | void>;
 }
 
 export class ChannelError extends Error {
@@ -37,5 +49,31 @@ export class ChannelError extends Error {
     super(message, { cause: options.cause });
     this.name = 'ChannelError';
     this.retryable = options.retryable;
+  }
+}
+
+/** The channels this server runs, by name, and the one new participants are reached on. */
+export class ChannelDirectory {
+  readonly #channels: ReadonlyMap<string, Channel>;
+  readonly defaultChannel: Channel;
+
+  /** The first channel is the default. */
+  constructor(channels: readonly Channel[]) {
+    if (channels.length === 0) throw new Error('at least one channel is needed');
+    this.#channels = new Map(channels.map((channel) => [channel.name, channel]));
+    this.defaultChannel = channels[0]!;
+  }
+
+  get names(): string[] {
+    return [...this.#channels.keys()];
+  }
+
+  get(name: string): Channel | undefined {
+    return this.#channels.get(name);
+  }
+
+  /** The named channel, or the default one when there is none of that name (a `web` session). */
+  resolve(name: string): Channel {
+    return this.#channels.get(name) ?? this.defaultChannel;
   }
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { ChannelError, type Channel, type OutboundMessage } from './channel.ts';
+import { ChannelError, NO_LIMITS, type Channel, type OutboundMessage } from './channel.ts';
 
 export interface WebhookChannelOptions {
   /** Where outbound messages are POSTed; without one they are only logged (and kept in history). */
@@ -31,7 +31,7 @@ export function createWebhookChannel(options: WebhookChannelOptions): Channel {
   const timeoutMs = options.timeoutMs ?? 10_000;
   return {
     name: 'webhook',
-    capabilities: { polls: true, maxTextLength: 4096 },
+    capabilities: NO_LIMITS,
     async send(message, signal) {
       if (!options.url) {
         options.logger.info({ outboxId: message.id, conversationId: message.conversationId, text: message.text }, 'outbound message (no OUTBOUND_WEBHOOK_URL set)');

@@ -29,8 +29,30 @@ describe('loadConfig defaults', () => {
       },
       clock: { mode: 'system', start: undefined },
       outbound: { webhookUrl: undefined, maxAttempts: 8 },
+      whatsapp: undefined,
+      twilio: undefined,
       log: { level: 'info', redact: true },
     } satisfies AppConfig);
+  });
+
+  const SID = 'AC' + 'a1'.repeat(16);
+  it('enables a channel by its variables, and a half-configured channel stops start-up naming what is missing', () => {
+    const config = loadConfig({
+      WHATSAPP_ACCESS_TOKEN: 'EAAG-token', WHATSAPP_PHONE_NUMBER_ID: '106540352242922', WHATSAPP_APP_SECRET: 'app-secret-1', WHATSAPP_VERIFY_TOKEN: 'verify-me',
+      WHATSAPP_API_BASE_URL: 'http://127.0.0.1:9/v23.0/', WHATSAPP_TEMPLATE_NAME: 'daily_prompt',
+      TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: 'twilio-token', TWILIO_FROM: '+15005550006', PUBLIC_BASE_URL: 'https://pp.example.org/',
+    });
+    expect(config.whatsapp).toMatchObject({ phoneNumberId: '106540352242922', apiBaseUrl: 'http://127.0.0.1:9/v23.0', template: { name: 'daily_prompt', language: 'en_US' } });
+    expect(config.twilio).toMatchObject({ accountSid: SID, from: '+15005550006', apiBaseUrl: 'https://api.twilio.com', publicBaseUrl: 'https://pp.example.org' });
+
+    expect(() => loadConfig({ WHATSAPP_ACCESS_TOKEN: 'EAAG-token', WHATSAPP_PHONE_NUMBER_ID: '1065' })).toThrow(
+      /WHATSAPP_APP_SECRET: is required because WhatsApp is enabled \(WHATSAPP_ACCESS_TOKEN, WHATSAPP_PHONE_NUMBER_ID set\)[\s\S]*WHATSAPP_VERIFY_TOKEN: is required/,
+    );
+    expect(() => loadConfig({ TWILIO_FROM: '+15005550006' })).toThrow(/TWILIO_ACCOUNT_SID: is required because Twilio SMS is enabled[\s\S]*TWILIO_AUTH_TOKEN: is required/);
+    expect(() => loadConfig({ TWILIO_ACCOUNT_SID: 'AC123', TWILIO_AUTH_TOKEN: 'twilio-token', TWILIO_FROM: '5550006' })).toThrow(
+      /TWILIO_ACCOUNT_SID: must be AC followed by 32 hex digits[\s\S]*TWILIO_FROM: must be an E.164 number/,
+    );
+    expect(loadConfig({ TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: 'twilio-token', TWILIO_FROM: 'MG' + 'b2'.repeat(16) }).twilio?.from).toMatch(/^MG/);
   });
 
   it('treats empty and blank strings as unset', () => {

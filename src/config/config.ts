@@ -57,6 +57,20 @@ export interface AppConfig {
     readonly start: Date | undefined;
   };
   readonly outbound: { readonly webhookUrl: string | undefined; readonly maxAttempts: number };
+  /** Undefined when the channel is not configured. */
+  readonly whatsapp:
+    | {
+        readonly accessToken: string;
+        readonly phoneNumberId: string;
+        readonly appSecret: string;
+        readonly verifyToken: string;
+        readonly apiBaseUrl: string;
+        readonly template: { readonly name: string; readonly language: string } | undefined;
+      }
+    | undefined;
+  readonly twilio:
+    | { readonly accountSid: string; readonly authToken: string; readonly from: string; readonly apiBaseUrl: string; readonly publicBaseUrl: string | undefined }
+    | undefined;
   readonly log: { readonly level: LogLevel; readonly redact: boolean };
 }
 
@@ -125,6 +139,25 @@ function toAppConfig(env: ParsedEnv): AppConfig {
     },
     clock: { mode: env.CLOCK, start: env.CLOCK_START },
     outbound: { webhookUrl: env.OUTBOUND_WEBHOOK_URL, maxAttempts: env.OUTBOUND_MAX_ATTEMPTS },
+    whatsapp: env.WHATSAPP_ACCESS_TOKEN
+      ? {
+          accessToken: env.WHATSAPP_ACCESS_TOKEN,
+          phoneNumberId: env.WHATSAPP_PHONE_NUMBER_ID!,
+          appSecret: env.WHATSAPP_APP_SECRET!,
+          verifyToken: env.WHATSAPP_VERIFY_TOKEN!,
+          apiBaseUrl: env.WHATSAPP_API_BASE_URL.replace(/\/+$/, ''),
+          template: env.WHATSAPP_TEMPLATE_NAME ? { name: env.WHATSAPP_TEMPLATE_NAME, language: env.WHATSAPP_TEMPLATE_LANGUAGE } : undefined,
+        }
+      : undefined,
+    twilio: env.TWILIO_ACCOUNT_SID
+      ? {
+          accountSid: env.TWILIO_ACCOUNT_SID,
+          authToken: env.TWILIO_AUTH_TOKEN!,
+          from: env.TWILIO_FROM!,
+          apiBaseUrl: env.TWILIO_API_BASE_URL.replace(/\/+$/, ''),
+          publicBaseUrl: env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+        }
+      : undefined,
     log: { level: env.LOG_LEVEL, redact: env.LOG_REDACT },
   };
 }

@@ -85,6 +85,36 @@ export function identifier() {
   );
 }
 
+export function digits() {
+  return rule(
+    (raw) => (/^\d{1,32}$/.test(raw) ? raw : undefined),
+    (raw) => `must be digits only ${got(raw)}`,
+  );
+}
+
+export function templateName() {
+  return rule(
+    (raw) => (/^[a-z0-9_]{1,512}$/.test(raw) ? raw : undefined),
+    (raw) => `must be a template name of lowercase letters, digits and underscores ${got(raw)}`,
+  );
+}
+
+/** A Twilio SID: a two-letter prefix and 32 hex digits. */
+export function twilioSid(prefix: string) {
+  return rule(
+    (raw) => (new RegExp(`^${prefix}[0-9a-fA-F]{32}$`).test(raw) ? raw : undefined),
+    (raw) => `must be ${prefix} followed by 32 hex digits ${got(raw)}`,
+  );
+}
+
+/** An E.164 number or a Messaging Service SID. */
+export function twilioSender() {
+  return rule(
+    (raw) => (/^\+[1-9]\d{6,14}$/.test(raw) || /^MG[0-9a-fA-F]{32}$/.test(raw) ? raw : undefined),
+    (raw) => `must be an E.164 number like +15005550006 or a Messaging Service SID (MG…) ${got(raw)}`,
+  );
+}
+
 /** A secret: never echoed, only its length. */
 export function secret(minLength: number) {
   return rule(

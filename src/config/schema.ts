@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { boolean, databaseUrl, duration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, token } from './rules.ts';
+import { boolean, databaseUrl, digits, duration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, templateName, token, twilioSender, twilioSid } from './rules.ts';
 
 export const LLM_PROVIDERS = ['openai', 'offline'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -48,6 +48,20 @@ export const envSchema = z.object({
   OUTBOUND_WEBHOOK_URL: httpUrl().optional(),
   OUTBOUND_MAX_ATTEMPTS: integer(1, 100),
 
+  WHATSAPP_ACCESS_TOKEN: secret(8).optional(),
+  WHATSAPP_PHONE_NUMBER_ID: digits().optional(),
+  WHATSAPP_APP_SECRET: secret(8).optional(),
+  WHATSAPP_VERIFY_TOKEN: secret(8).optional(),
+  WHATSAPP_API_BASE_URL: httpUrl(),
+  WHATSAPP_TEMPLATE_NAME: templateName().optional(),
+  WHATSAPP_TEMPLATE_LANGUAGE: token('a language code like en_US'),
+
+  TWILIO_ACCOUNT_SID: twilioSid('AC').optional(),
+  TWILIO_AUTH_TOKEN: secret(8).optional(),
+  TWILIO_FROM: twilioSender().optional(),
+  TWILIO_API_BASE_URL: httpUrl(),
+  PUBLIC_BASE_URL: httpUrl().optional(),
+
   LOG_LEVEL: oneOf(LOG_LEVELS),
   LOG_REDACT: boolean(),
 });
@@ -73,7 +87,22 @@ export function crossFieldProblems(raw: RawEnv): Array<{ variable: string; messa
       message: `is ${JSON.stringify(raw.HOST)}, reachable from other machines, but API_TOKEN is not set: set API_TOKEN (at least 16 characters) or listen on 127.0.0.1`,
     });
   }
+  problems.push(...incompleteChannel(raw, ['WHATSAPP_ACCESS_TOKEN', 'WHATSAPP_PHONE_NUMBER_ID', 'WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN', 'WHATSAPP_TEMPLATE_NAME'], 'WhatsApp', 4));
+  problems.push(...incompleteChannel(raw, ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'], 'Twilio SMS', 3));
   return problems;
+}
+
+/**
+ * A channel is enabled by setting any of its variables; then the first `required` of them must
+ * all be set, so a half-configured channel stops start-up instead of failing on the first message.
+ */
+function incompleteChannel(raw: RawEnv, names: ReadonlyArray<keyof RawEnv>, channel: string, required: number) {
+  const set = names.filter((name) => raw[name] !== undefined);
+  if (set.length === 0) return [];
+  return names
+    .slice(0, required)
+    .filter((name) => raw[name] === undefined)
+    .map((name) => ({ variable: name, message: `is required because ${channel} is enabled (${set.join(', ')} set)` }));
 }
 
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);

@@ -59,6 +59,20 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Delivery', 'OUTBOUND_WEBHOOK_URL', undefined, 'http(s) URL each reply is POSTed to; unset = replies are only logged and kept in the history.'),
   v('Delivery', 'OUTBOUND_MAX_ATTEMPTS', '8', 'Delivery attempts per message before it is marked failed (1-100).'),
 
+  v('WhatsApp', 'WHATSAPP_ACCESS_TOKEN', undefined, 'Cloud API access token (a system-user token). Setting any WHATSAPP_* variable but the two optional ones enables the channel and requires the other three.', { secret: true }),
+  v('WhatsApp', 'WHATSAPP_PHONE_NUMBER_ID', undefined, 'The business phone number id messages are sent from (digits).'),
+  v('WhatsApp', 'WHATSAPP_APP_SECRET', undefined, 'App secret that signs webhooks (X-Hub-Signature-256); unsigned or wrongly signed webhooks get 401.', { secret: true }),
+  v('WhatsApp', 'WHATSAPP_VERIFY_TOKEN', undefined, 'Token Meta echoes in the GET /webhooks/whatsapp verification handshake.', { secret: true }),
+  v('WhatsApp', 'WHATSAPP_API_BASE_URL', 'https://graph.facebook.com/v23.0', 'Graph API base URL including the version (tests point it at a local fake).'),
+  v('WhatsApp', 'WHATSAPP_TEMPLATE_NAME', undefined, 'Approved template (one body variable, {{1}}) used outside the 24-hour window; unset = such sends fail with a clear error.'),
+  v('WhatsApp', 'WHATSAPP_TEMPLATE_LANGUAGE', 'en_US', 'Language code of WHATSAPP_TEMPLATE_NAME.'),
+
+  v('Twilio SMS', 'TWILIO_ACCOUNT_SID', undefined, 'Account SID (AC…). Setting any TWILIO_* variable but the base URL enables SMS and requires the other two.'),
+  v('Twilio SMS', 'TWILIO_AUTH_TOKEN', undefined, 'Auth token: signs webhooks (X-Twilio-Signature) and authenticates REST calls.', { secret: true }),
+  v('Twilio SMS', 'TWILIO_FROM', undefined, 'Sender: an E.164 number, or a Messaging Service SID (MG…).'),
+  v('Twilio SMS', 'TWILIO_API_BASE_URL', 'https://api.twilio.com', 'REST API base URL (tests point it at a local fake).'),
+  v('Twilio SMS', 'PUBLIC_BASE_URL', undefined, 'The URL Twilio calls us at (e.g. https://pp.example.org behind a proxy): used to check signatures and for status callbacks.', { defaultNote: 'the request\'s own scheme and Host' }),
+
   v('Logging', 'LOG_LEVEL', 'info', 'fatal, error, warn, info, debug, trace or silent.'),
   v('Logging', 'LOG_REDACT', 'true', 'Redact phone numbers and message text in logs (secrets are always redacted).'),
 ]);

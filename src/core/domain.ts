@@ -102,9 +102,47 @@ export interface OutboxItem {
   lastError: string | null;
   createdAt: Date;
   sentAt: Date | null;
+  /** The provider's id of the sent message (wamid, MessageSid), which its receipts carry. */
+  providerMessageId: string | null;
+  /** The furthest the provider reported it got; null until a receipt arrives. */
+  deliveryStatus: DeliveryStatus | null;
+  deliveryStatusAt: Date | null;
+  /** The provider's reason when it reported the message failed. */
+  deliveryError: string | null;
 }
 
-export type NewOutboxItem = Omit<OutboxItem, 'status' | 'attempts' | 'lastError' | 'sentAt'>;
+export type NewOutboxItem = Omit<
+  OutboxItem,
+  'status' | 'attempts' | 'lastError' | 'sentAt' | 'providerMessageId' | 'deliveryStatus' | 'deliveryStatusAt' | 'deliveryError'
+>;
+
+/** In rank order: a receipt never moves a message back down (providers report out of order). */
+export const DELIVERY_STATUSES = ['sent', 'failed', 'delivered', 'read'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** A provider's report on a message we sent (a status webhook or callback). */
+export interface DeliveryReceipt {
+  channel: string;
+  providerMessageId: string;
+  status: DeliveryStatus;
+  at: Date;
+  error: string | null;
+}
+
+/** A person's identity on one channel and what the channel must remember about them. */
+export interface ChannelContact {
+  channel: string;
+  /** WhatsApp: the business-scoped user id when the webhook carries one, else `wa_id`; SMS: E.164. */
+  contactId: string;
+  participantId: string | null;
+  /** E.164, when the channel told us. */
+  phoneNumber: string | null;
+  /** When they last wrote to us (the WhatsApp 24-hour window). */
+  lastInboundAt: Date | null;
+  /** When they opted out (SMS STOP); null when they may be messaged. */
+  optedOutAt: Date | null;
+  updatedAt: Date;
+}
 
 /** `cancelled`: interrupted by the participant (barge-in); the message is kept, no reply. */
 export type TurnStatus = 'completed' | 'failed' | 'cancelled';

@@ -10,6 +10,8 @@ export const ERROR_CODES = [
   'payload_too_large',
   'unsupported_media_type',
   'unauthorized',
+  'invalid_signature',
+  'forbidden',
   'not_found',
   'method_not_allowed',
   'conflict',

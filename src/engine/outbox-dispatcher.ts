@@ -9,7 +9,8 @@ import { failpoint } from '../core/failpoint.ts';
 
 export interface OutboxDispatcherOptions {
   store: Store;
-  channels: ReadonlyMap<string, Channel>;
+  /** The channels by name (a `ChannelDirectory`, or a plain map in tests). */
+  channels: { get(name: string): Channel | undefined };
   clock: Clock;
   logger: Logger;
   /** Attempts before a message is marked failed. */
@@ -93,9 +94,9 @@ export class OutboxDispatcher {
     const channel = channels.get(item.channel);
     try {
       if (!channel) throw new ChannelError(`no channel named "${item.channel}" is configured`, { retryable: false });
-      await channel.send({ ...item, participantId: item.participantId });
+      const receipt = await channel.send({ ...item, participantId: item.participantId });
       failpoint('outbox.after-send');
-      await store.markOutboxSent(item.id, clock.now(), attempts);
+      await store.markOutboxSent(item.id, clock.now(), attempts, receipt?.providerMessageId ?? null);
       return true;
     } catch (error) {
       const retryable = !(error instanceof ChannelError) || error.retryable;

@@ -1,5 +1,8 @@
+import { NO_LIMITS, type ChannelCapabilities, type ChannelDirectory } from '../channels/channel.ts';
 import type { IdGenerator } from '../core/clock.ts';
-import type { Conversation, MessageSource, NewMessage, NewOutboxItem, Participant, Poll } from '../core/domain.ts';
+import type { Conversation, Message, MessageSource, NewMessage, NewOutboxItem, Participant, Poll } from '../core/domain.ts';
+import { numberOptions, openPollMessages, pollAsText } from '../core/poll-numbering.ts';
+import { splitText } from '../core/split-text.ts';
 import type { StoreTx } from '../store/store.ts';
 
 export interface OutgoingDraft {
@@ -13,43 +16,93 @@ export interface OutgoingDraft {
   source: MessageSource;
 }
 
+export interface OutgoingTarget {
+  conversation: Conversation;
+  participant: Participant | null;
+}
+
+/** A wire message: what one outbox row carries. */
+interface WirePart {
+  kind: 'text' | 'poll';
+  text: string;
+  poll: Poll | null;
+}
+
+/** How far back the numbering of open polls looks; more unanswered polls than this is not a case. */
+const OPEN_POLL_WINDOW = 40;
+
 /**
- * Appends messages to the transcript and queues each for delivery, in the caller's transaction.
- * The message id doubles as the delivery's idempotency key.
+ * Appends messages to the transcript and queues their delivery in the caller's transaction,
+ * rendered for the conversation's channel (decision 003): a poll the channel cannot show becomes
+ * numbered text, a text longer than it carries goes out in parts. The transcript keeps one
+ * message; each part is an outbox row whose idempotency key derives from the message id.
  */
-export async function appendOutgoing(
-  tx: StoreTx,
-  target: { conversation: Conversation; participant: Participant | null },
-  drafts: OutgoingDraft[],
-  context: { ids: IdGenerator; now: Date; turnId: string | null },
-): Promise<void> {
-  if (drafts.length === 0) return;
-  const { conversation, participant } = target;
-  const messages: NewMessage[] = drafts.map((draft) => ({
-    id: draft.id ?? context.ids.next('msg'),
-    conversationId: conversation.id,
-    role: draft.role ?? 'assistant',
-    kind: draft.kind ?? 'text',
-    text: draft.text,
-    poll: draft.poll ?? null,
-    source: draft.source,
-    turnId: context.turnId,
-    createdAt: context.now,
-  }));
-  await tx.appendMessages(messages);
-  await tx.enqueueOutbox(
-    messages.map((message): NewOutboxItem => ({
-      id: context.ids.next('out'),
+export class Outgoing {
+  readonly #ids: IdGenerator;
+  readonly #channels: ChannelDirectory;
+
+  constructor(deps: { ids: IdGenerator; channels: ChannelDirectory }) {
+    this.#ids = deps.ids;
+    this.#channels = deps.channels;
+  }
+
+  async append(tx: StoreTx, target: OutgoingTarget, drafts: OutgoingDraft[], context: { now: Date; turnId: string | null }): Promise<void> {
+    if (drafts.length === 0) return;
+    const { conversation, participant } = target;
+    const messages: NewMessage[] = drafts.map((draft) => ({
+      id: draft.id ?? this.#ids.next('msg'),
       conversationId: conversation.id,
-      participantId: participant?.id ?? null,
-      channel: conversation.channel,
-      recipient: participant?.phoneNumber ?? conversation.id,
-      kind: message.kind,
-      text: message.text,
-      poll: message.poll,
-      idempotencyKey: message.id,
-      nextAttemptAt: context.now,
+      role: draft.role ?? 'assistant',
+      kind: draft.kind ?? 'text',
+      text: draft.text,
+      poll: draft.poll ?? null,
+      source: draft.source,
+      turnId: context.turnId,
       createdAt: context.now,
-    })),
-  );
+    }));
+    const appended = await tx.appendMessages(messages);
+    const capabilities = this.#channels.get(conversation.channel)?.capabilities ?? NO_LIMITS;
+    const firstNumbers = appended.some((message) => message.poll && !fitsNatively(message.poll, capabilities))
+      ? await firstOptionNumbers(tx, conversation.id)
+      : new Map<string, number>();
+    const items: NewOutboxItem[] = [];
+    for (const message of appended) {
+      const parts = render(message, capabilities, firstNumbers.get(message.id) ?? 1);
+      parts.forEach((part, index) =>
+        items.push({
+          id: this.#ids.next('out'),
+          conversationId: conversation.id,
+          participantId: participant?.id ?? null,
+          channel: conversation.channel,
+          recipient: participant?.phoneNumber ?? conversation.id,
+          ...part,
+          idempotencyKey: parts.length === 1 ? message.id : `${message.id}#${index + 1}`,
+          nextAttemptAt: context.now,
+          createdAt: context.now,
+        }),
+      );
+    }
+    await tx.enqueueOutbox(items);
+  }
+}
+
+function fitsNatively(poll: Poll, capabilities: ChannelCapabilities): boolean {
+  const limits = capabilities.polls;
+  return limits !== null && poll.options.length <= limits.maxOptions && poll.options.every((option) => option.length <= limits.maxOptionLength);
+}
+
+export function render(message: Pick<Message, 'kind' | 'text' | 'poll'>, capabilities: ChannelCapabilities, firstNumber: number): WirePart[] {
+  if (message.poll && fitsNatively(message.poll, capabilities)) return [{ kind: 'poll', text: message.text, poll: message.poll }];
+  const text = message.poll ? pollAsText(message.poll, firstNumber) : message.text;
+  return splitText(text, capabilities.maxTextLength).map((part) => ({ kind: 'text', text: part, poll: null }));
+}
+
+/** The number of the first option of each open poll, in the shared numbering (core/poll-numbering). */
+async function firstOptionNumbers(tx: StoreTx, conversationId: string): Promise<Map<string, number>> {
+  const open = openPollMessages(await tx.listMessages(conversationId, { limit: OPEN_POLL_WINDOW }));
+  const numbers = new Map<string, number>();
+  for (const option of numberOptions(open.map((message) => ({ id: message.id, poll: message.poll! })))) {
+    if (!numbers.has(option.messageId)) numbers.set(option.messageId, option.number);
+  }
+  return numbers;
 }

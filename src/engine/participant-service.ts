@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Channel } from '../channels/channel.ts';
+import type { ChannelDirectory } from '../channels/channel.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, Participant, ParticipantStatus } from '../core/domain.ts';
 import { AppError, describeError } from '../core/errors.ts';
@@ -16,6 +16,8 @@ export interface EnrollmentInput {
   ethnicity?: string | null;
   background?: string | null;
   timezone?: string | null;
+  /** The channel to reach them on (one of the configured ones); default: the server's default channel. */
+  channel?: string | undefined;
 }
 
 export type ParticipantPatch = Partial<Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'debug'>>;
@@ -24,8 +26,8 @@ export interface ParticipantServiceDeps {
   store: Store;
   engine: Engine;
   flow: Flow;
-  /** The channel new participants are reached on. */
-  channel: Channel;
+  /** The channels participants are reached on; the default one unless enrollment names another. */
+  channels: ChannelDirectory;
   clock: Clock;
   ids: IdGenerator;
   logger: Logger;
@@ -47,7 +49,10 @@ export class ParticipantService {
     input: EnrollmentInput,
     options: { greet?: boolean } = {},
   ): Promise<{ participant: Participant; conversation: Conversation; greeting: Promise<unknown> }> {
-    const { store, clock, ids, flow } = this.#deps;
+    const { store, clock, ids, flow, channels } = this.#deps;
+    if (input.channel !== undefined && !channels.get(input.channel)) {
+      throw new AppError('invalid_request', `channel: must be one of ${channels.names.join(', ')} (the channels this server runs)`, { field: 'channel' });
+    }
     const now = clock.now();
     const participant: Participant = {
       id: ids.next('part'),
@@ -66,7 +71,7 @@ export class ParticipantService {
     const conversation: Conversation = {
       id: ids.next('conv'),
       participantId: participant.id,
-      channel: this.#deps.channel.name,
+      channel: input.channel ?? channels.defaultChannel.name,
       flow: flow.id,
       ...flow.initialState(),
       version: 1,
@@ -166,7 +171,8 @@ export class ParticipantService {
   async #sendGoodbye(participant: Participant, conversation: Conversation | undefined): Promise<void> {
     const id = this.#deps.ids.next('out');
     try {
-      await this.#deps.channel.send({
+      const channel = (conversation && this.#deps.channels.get(conversation.channel)) || this.#deps.channels.defaultChannel;
+      await channel.send({
         id,
         participantId: participant.id,
         conversationId: conversation?.id ?? participant.id,

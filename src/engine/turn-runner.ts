@@ -7,7 +7,7 @@ import type { Store, StoreTx } from '../store/store.ts';
 import type { ExtraMessage, Flow, PreparedTurn, TurnInput, TurnOutcome } from './flow.ts';
 import { buildModelMessages, HISTORY_WINDOW } from './model-context.ts';
 import type { Narrator, TurnNarration } from './narration.ts';
-import { appendOutgoing, type OutgoingDraft } from './outgoing.ts';
+import type { Outgoing, OutgoingDraft } from './outgoing.ts';
 import { plainReply } from './plain-text.ts';
 import { runToolLoop, type ExecutedToolCall, type ToolLoopResult } from './tool-loop.ts';
 
@@ -21,6 +21,8 @@ export interface TurnRunnerDeps {
   clock: Clock;
   ids: IdGenerator;
   logger: Logger;
+  /** Renders and queues what the turn sends. */
+  outgoing: Outgoing;
   /** How many transcript messages the model reads (0..50). */
   historyLimit: number;
   /** Monotonic milliseconds for durations. */
@@ -152,7 +154,7 @@ export class TurnRunner {
       ...(reply.text === null ? [] : [{ id: reply.id, text: reply.text, source: 'model' as const }]),
       ...extras.map((extra): OutgoingDraft => ({ ...extra, role: extra.visibleToModel ? 'assistant' : 'system', source: 'system' })),
     ];
-    await appendOutgoing(tx, target, drafts, { ids: this.#deps.ids, now, turnId });
+    await this.#deps.outgoing.append(tx, target, drafts, { now, turnId });
   }
 
   #userMessage(conversationId: string, text: string, turnId: string | null, now: Date): NewMessage {

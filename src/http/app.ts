@@ -20,6 +20,8 @@ import { participantRoutes } from './participant-routes.ts';
 import { resource } from './resource.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { uiStreamRoute } from './ui-stream-route.ts';
+import { twilioRoutes } from './twilio-routes.ts';
+import { whatsappRoutes } from './whatsapp-routes.ts';
 import { TicketBook } from './tickets.ts';
 
 /** Largest WebSocket frame a client may send (frames are small JSON commands). */
@@ -40,6 +42,9 @@ export interface AppDeps {
   /** Shown on /health: which model answers (`offline-demo` is never passed off as an LLM). */
   model: { provider: string; model: string };
   version: string;
+  /** Provider webhooks, present when the channel is configured. */
+  whatsapp?: { appSecret: string; verifyToken: string; phoneNumberId: string } | undefined;
+  twilio?: { authToken: string; publicBaseUrl: string | undefined } | undefined;
 }
 
 /** The HTTP surface. Validation is ours (zod, at the edge); Fastify's schemas only feed OpenAPI. */
@@ -91,5 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   consoleRoutes(app, deps.changes);
   sessionRoutes(app, { ...deps, tickets });
   uiStreamRoute(app, { ...deps, tickets });
+  if (deps.whatsapp) whatsappRoutes(app, { ...deps, whatsapp: deps.whatsapp });
+  if (deps.twilio) twilioRoutes(app, { ...deps, twilio: deps.twilio });
   return app;
 }

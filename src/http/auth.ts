@@ -23,7 +23,8 @@ export function registerBearerAuth(app: FastifyInstance, token: string, redeemTi
   const expected = token;
   app.addHook('onRequest', async (request) => {
     const path = request.url.split('?')[0] ?? '';
-    if (PUBLIC_PATHS.has(path)) return;
+    // Providers' webhooks carry their own signatures instead.
+    if (PUBLIC_PATHS.has(path) || path.startsWith('/webhooks/')) return;
     const ticket = (request.query as Record<string, unknown> | undefined)?.ticket;
     if (request.headers.upgrade?.toLowerCase() === 'websocket' && typeof ticket === 'string' && redeemTicket(ticket)) return;
     const header = request.headers.authorization ?? '';

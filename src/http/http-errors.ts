@@ -12,7 +12,10 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'invalid_frame':
       return 400;
     case 'unauthorized':
+    case 'invalid_signature':
       return 401;
+    case 'forbidden':
+      return 403;
     case 'not_found':
     case 'participant_not_found':
       return 404;

@@ -13,6 +13,8 @@ export const enrollmentBody = z.strictObject({
   ethnicity: optionalText(100),
   background: optionalText(2000),
   timezone: z.string().max(64).nullable().optional(),
+  /** Checked against the channels the server runs by the service. */
+  channel: z.string().min(1).max(40).optional(),
 });
 
 export const participantUpdateBody = z

@@ -7,7 +7,7 @@ import { fromMs, toMs } from './codec.ts';
 
 type ConversationOperations = Pick<
   StoreOperations,
-  'insertConversation' | 'getConversation' | 'findConversationByParticipant' | 'updateConversation'
+  'insertConversation' | 'getConversation' | 'findConversationByParticipant' | 'updateConversation' | 'setConversationChannel'
 >;
 
 export function conversationQueries({ db }: QueryContext): ConversationOperations {
@@ -45,6 +45,10 @@ export function conversationQueries({ db }: QueryContext): ConversationOperation
         .limit(1)
         .executeTakeFirst();
       return row && toConversation(row);
+    },
+
+    async setConversationChannel(id, channel, now) {
+      await db.updateTable('conversations').set({ channel, updated_at: toMs(now) }).where('id', '=', id).where('channel', '<>', channel).execute();
     },
 
     async updateConversation(id, expectedVersion, patch, now) {

@@ -12,6 +12,7 @@ import { inboxQueries } from './inbox-queries.ts';
 import { outboxQueries } from './outbox-queries.ts';
 import { turnQueries } from './turns-queries.ts';
 import { eventQueries } from './events-queries.ts';
+import { contactQueries } from './contacts-queries.ts';
 
 /** Every operation of the port, bound to one query context (the store's pool, or a transaction). */
 export function storeOperations(ctx: QueryContext): StoreOperations {
@@ -26,6 +27,7 @@ export function storeOperations(ctx: QueryContext): StoreOperations {
     ...outboxQueries(ctx),
     ...turnQueries(ctx),
     ...eventQueries(ctx),
+    ...contactQueries(ctx),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { MessageKind, OutboxItem, OutboxStatus } from '../core/domain.ts';
+import { DELIVERY_STATUSES, type DeliveryStatus, type MessageKind, type OutboxItem, type OutboxStatus } from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { OutboxTable } from './schema.ts';
@@ -7,13 +7,34 @@ import { fromMs, fromMsOrNull, oneOf, pollFromText, pollToText, toMs } from './c
 
 type OutboxOperations = Pick<
   StoreOperations,
-  'enqueueOutbox' | 'getOutbox' | 'listDueOutbox' | 'markOutboxSent' | 'markOutboxAttemptFailed' | 'listOutbox'
+  'enqueueOutbox' | 'getOutbox' | 'listDueOutbox' | 'markOutboxSent' | 'markOutboxAttemptFailed' | 'listOutbox' | 'recordDeliveryReceipt'
 >;
 
 const STATUSES = ['pending', 'sent', 'failed'] as const satisfies readonly OutboxStatus[];
 const KINDS = ['text', 'poll'] as const satisfies readonly MessageKind[];
 
+/** The statuses ranked below `status`: the only ones a receipt of `status` may replace. */
+const below = (status: DeliveryStatus) => DELIVERY_STATUSES.slice(0, DELIVERY_STATUSES.indexOf(status));
+
 export function outboxQueries({ db }: QueryContext): OutboxOperations {
+  /**
+   * Raises the delivery status of the item with this provider id, in one statement: the WHERE
+   * clause makes it monotonic however receipts interleave.
+   */
+  const raise = async (channel: string, providerMessageId: string, status: DeliveryStatus, at: Date, error: string | null) => {
+    const result = await db
+      .updateTable('outbox')
+      .set({ delivery_status: status, delivery_status_at: toMs(at), ...(error === null ? {} : { delivery_error: error }) })
+      .where('channel', '=', channel)
+      .where('provider_message_id', '=', providerMessageId)
+      .where((eb) => {
+        const lower = below(status);
+        return lower.length === 0 ? eb('delivery_status', 'is', null) : eb.or([eb('delivery_status', 'is', null), eb('delivery_status', 'in', lower)]);
+      })
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  };
+
   return {
     async enqueueOutbox(items) {
       if (items.length === 0) return;
@@ -61,8 +82,30 @@ export function outboxQueries({ db }: QueryContext): OutboxOperations {
       return rows.map(toOutboxItem);
     },
 
-    async markOutboxSent(id, at, attempts) {
-      await db.updateTable('outbox').set({ status: 'sent', sent_at: toMs(at), attempts }).where('id', '=', id).execute();
+    async markOutboxSent(id, at, attempts, providerMessageId = null) {
+      const row = await db
+        .updateTable('outbox')
+        .set({ status: 'sent', sent_at: toMs(at), attempts, provider_message_id: providerMessageId })
+        .where('id', '=', id)
+        .returning('channel')
+        .executeTakeFirst();
+      if (!row || providerMessageId === null) return;
+      const early = await db.selectFrom('delivery_receipts').selectAll().where('channel', '=', row.channel).where('provider_message_id', '=', providerMessageId).execute();
+      for (const receipt of early) {
+        await raise(row.channel, providerMessageId, oneOf(DELIVERY_STATUSES, receipt.status, 'delivery status'), fromMs(receipt.at), receipt.error);
+      }
+    },
+
+    async recordDeliveryReceipt(receipt) {
+      const inserted = await db
+        .insertInto('delivery_receipts')
+        .values({ channel: receipt.channel, provider_message_id: receipt.providerMessageId, status: receipt.status, at: toMs(receipt.at), error: receipt.error })
+        .onConflict((oc) => oc.columns(['channel', 'provider_message_id', 'status']).doNothing())
+        .executeTakeFirst();
+      const duplicate = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0;
+      if (!duplicate) await raise(receipt.channel, receipt.providerMessageId, receipt.status, receipt.at, receipt.error);
+      const item = await db.selectFrom('outbox').select('id').where('channel', '=', receipt.channel).where('provider_message_id', '=', receipt.providerMessageId).executeTakeFirst();
+      return { duplicate, outboxId: item?.id ?? null };
     },
 
     async markOutboxAttemptFailed(id, { attempts, error, nextAttemptAt }) {
@@ -101,5 +144,9 @@ function toOutboxItem(row: Selectable<OutboxTable>): OutboxItem {
     lastError: row.last_error,
     createdAt: fromMs(row.created_at),
     sentAt: fromMsOrNull(row.sent_at),
+    providerMessageId: row.provider_message_id,
+    deliveryStatus: row.delivery_status === null ? null : oneOf(DELIVERY_STATUSES, row.delivery_status, 'delivery status'),
+    deliveryStatusAt: fromMsOrNull(row.delivery_status_at),
+    deliveryError: row.delivery_error,
   };
 }

@@ -17,6 +17,8 @@ export interface Database {
   turns: TurnsTable;
   tool_calls: ToolCallsTable;
   events: EventsTable;
+  channel_contacts: ChannelContactsTable;
+  delivery_receipts: DeliveryReceiptsTable;
 }
 
 /** Insertion order: an identity column (PostgreSQL) or the autoincrement rowid (SQLite). */
@@ -143,6 +145,28 @@ export interface OutboxTable {
   last_error: string | null;
   created_at: number;
   sent_at: number | null;
+  provider_message_id: string | null;
+  delivery_status: string | null;
+  delivery_status_at: number | null;
+  delivery_error: string | null;
+}
+
+export interface ChannelContactsTable {
+  channel: string;
+  contact_id: string;
+  participant_id: string | null;
+  phone_number: string | null;
+  last_inbound_at: number | null;
+  opted_out_at: number | null;
+  updated_at: number;
+}
+
+export interface DeliveryReceiptsTable {
+  channel: string;
+  provider_message_id: string;
+  status: string;
+  at: number;
+  error: string | null;
 }
 
 export interface TurnsTable {

@@ -1,5 +1,7 @@
 import type {
+  ChannelContact,
   Conversation,
+  DeliveryReceipt,
   InboxItem,
   InboxStatus,
   Message,
@@ -52,6 +54,8 @@ export interface StoreOperations {
     patch: Partial<Pick<Conversation, 'state' | 'subState' | 'participantId'>>,
     now: Date,
   ): Promise<Conversation | undefined>;
+  /** Where replies go; not flow state, so it neither checks nor bumps the version. */
+  setConversationChannel(id: string, channel: string, now: Date): Promise<void>;
 
   // Messages (append-only)
   /** Appends in order, giving each the next `seq` of its conversation. Returns them with seqs. */
@@ -114,13 +118,35 @@ export interface StoreOperations {
   getOutbox(id: string): Promise<OutboxItem | undefined>;
   /** Pending items due at `now`, oldest first. */
   listDueOutbox(now: Date, limit: number): Promise<OutboxItem[]>;
-  markOutboxSent(id: string, at: Date, attempts: number): Promise<void>;
+  /**
+   * Marks an item accepted by its channel. With the provider's message id, receipts that arrived
+   * before it (the send's answer raced the status webhook) are applied now.
+   */
+  markOutboxSent(id: string, at: Date, attempts: number, providerMessageId?: string | null): Promise<void>;
+  /**
+   * Records a provider's receipt once (`duplicate` when this status of this message was seen) and
+   * raises the outbox item's delivery status if it ranks higher. `outboxId` is null while no sent
+   * item carries the provider id yet.
+   */
+  recordDeliveryReceipt(receipt: DeliveryReceipt): Promise<{ duplicate: boolean; outboxId: string | null }>;
   /** Records a failed attempt: either retry at `nextAttemptAt` or give up (`failed`). */
   markOutboxAttemptFailed(
     id: string,
     outcome: { attempts: number; error: string; nextAttemptAt: Date | null },
   ): Promise<void>;
   listOutbox(conversationId: string): Promise<OutboxItem[]>;
+
+  // Channel contacts
+  /**
+   * Creates or updates a contact on an inbound message: links the participant and phone when
+   * given, and moves `lastInboundAt` forward (never back: webhooks arrive out of order).
+   */
+  recordContactInbound(contact: { channel: string; contactId: string; participantId: string | null; phoneNumber: string | null }, at: Date): Promise<ChannelContact>;
+  getContact(channel: string, contactId: string): Promise<ChannelContact | undefined>;
+  /** The participant's contact on a channel that wrote last, if any. */
+  findContactOfParticipant(channel: string, participantId: string): Promise<ChannelContact | undefined>;
+  /** Records an opt-out (`at`) or opt-in (null), creating the contact when needed. */
+  setContactOptOut(channel: string, contactId: string, at: Date | null, now: Date): Promise<ChannelContact>;
 
   // Turns and the tool-call audit log
   insertTurn(turn: TurnRecord): Promise<void>;

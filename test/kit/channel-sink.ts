@@ -1,16 +1,17 @@
-import { ChannelError, type Channel, type OutboundMessage } from '../../src/channels/channel.ts';
+import { ChannelError, NO_LIMITS, type Channel, type ChannelCapabilities, type OutboundMessage } from '../../src/channels/channel.ts';
 
 /** A channel that records what it is given; it can refuse the first N deliveries. */
 export class ChannelSink implements Channel {
   readonly name: string;
-  readonly capabilities = { polls: true, maxTextLength: 4096 };
+  readonly capabilities: ChannelCapabilities;
   readonly delivered: OutboundMessage[] = [];
   readonly attempts: OutboundMessage[] = [];
   #failuresLeft: number;
   #waiters: Array<{ count: number; resolve: () => void }> = [];
 
-  constructor(options: { name?: string; failFirst?: number } = {}) {
+  constructor(options: { name?: string; failFirst?: number; capabilities?: ChannelCapabilities } = {}) {
     this.name = options.name ?? 'webhook';
+    this.capabilities = options.capabilities ?? NO_LIMITS;
     this.#failuresLeft = options.failFirst ?? 0;
   }
 

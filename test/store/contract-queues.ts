@@ -165,7 +165,9 @@ export function queuesContract(store: () => Store): void {
       const future = outboxItem(c.id, { nextAttemptAt: at(90_000) });
       await store().enqueueOutbox([later, earlier, future]);
       await store().enqueueOutbox([]);
-      expect(await store().getOutbox(earlier.id)).toEqual({ ...earlier, status: 'pending', attempts: 0, lastError: null, sentAt: null });
+      expect(await store().getOutbox(earlier.id)).toEqual({
+        ...earlier, status: 'pending', attempts: 0, lastError: null, sentAt: null, providerMessageId: null, deliveryStatus: null, deliveryStatusAt: null, deliveryError: null,
+      });
       const due = async (now: Date, limit = 10) => (await store().listDueOutbox(now, limit)).map((o) => o.id);
       expect(await due(at(5000))).toEqual([earlier.id, later.id]);
       expect(await due(at(5000), 1)).toEqual([earlier.id]);

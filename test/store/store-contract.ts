@@ -3,6 +3,7 @@ import type { Store } from '../../src/store/store.ts';
 import { recordsContract } from './contract-records.ts';
 import { queuesContract } from './contract-queues.ts';
 import { eventsContract } from './contract-events.ts';
+import { channelsContract } from './contract-channels.ts';
 import { emptyProfile } from '../../src/core/profile.ts';
 import { conversation, message, participant, T0 } from './store-fixtures.ts';
 
@@ -136,6 +137,7 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
     recordsContract(store);
     queuesContract(store);
     eventsContract(store);
+    channelsContract(store);
   });
 }
 

@@ -24,7 +24,7 @@ describe('scenario 8: intensity adjustment', () => {
       return { options, generatorSaw, after: (await fixture!.state()).profile.intensity as string };
     };
 
-    expect(await day('3')).toEqual({ options: ['Decrease', 'Keep', 'Increase'], generatorSaw: 'normal', after: 'high' });
+    expect(await day('5')).toEqual({ options: ['Decrease', 'Keep', 'Increase'], generatorSaw: 'normal', after: 'high' }); // Done 1-2, then 3-5
     expect(await day('Increase')).toEqual({ options: ['Decrease', 'Keep'], generatorSaw: 'high', after: 'high' });
     expect(await day('decrease')).toEqual({ options: ['Decrease', 'Keep'], generatorSaw: 'high', after: 'normal' });
     expect(await day('Decrease.')).toEqual({ options: ['Decrease', 'Keep', 'Increase'], generatorSaw: 'normal', after: 'low' });

@@ -46,6 +46,19 @@ describe('polls', () => {
     expect(state.profile.intensity).toBe('high');
   });
 
+  it('numbers the options of every open poll consecutively, as the text rendering shows them', () => {
+    const state = testHabitState();
+    const intensity = { ...pollMessage(intensityPoll('normal')), id: 'm2', seq: 2 };
+    applyPollAnswer(state, [pollMessage(), intensity], '5');
+    expect(state.profile).toMatchObject({ successCount: 0, intensity: 'high' });
+    applyPollAnswer(state, [pollMessage(), intensity], '3');
+    expect(state.profile.intensity).toBe('normal');
+    applyPollAnswer(state, [pollMessage(), intensity], '1');
+    expect(state.profile).toMatchObject({ successCount: 1, intensity: 'normal' });
+    applyPollAnswer(state, [pollMessage(), intensity], '6');
+    expect(state.profile).toMatchObject({ successCount: 1, intensity: 'normal' });
+  });
+
   it('moves intensity one step, clamped', () => {
     const state = testHabitState();
     applyPollAnswer(state, [pollMessage(intensityPoll('normal'))], 'Increase');

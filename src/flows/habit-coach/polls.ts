@@ -1,4 +1,5 @@
 import type { Message, Poll } from '../../core/domain.ts';
+import { numberOptions, openPollMessages, type NumberedOption } from '../../core/poll-numbering.ts';
 import { INTENSITIES, type Intensity } from '../../core/profile.ts';
 import type { HabitTurnState } from './habit-turn-state.ts';
 
@@ -18,21 +19,20 @@ export function intensityPoll(current: Intensity): Poll {
 
 const SYNONYMS: Record<string, string> = { yes: 'Done', did: 'Done', 'did it': 'Done', no: 'Not yet', less: 'Decrease', lower: 'Decrease', same: 'Keep', more: 'Increase', higher: 'Increase' };
 
-/** Which option a reply picks: by number ("1"), by label ("done", "Increase"), or a synonym. */
-export function parsePollAnswer(poll: Poll, reply: string): string | null {
+/**
+ * Which open option a reply picks: by number in the shared numbering of every open poll ("3" is
+ * the third option overall), else by label ("done", "Increase") or a synonym, oldest poll first.
+ */
+export function pickOption(options: readonly NumberedOption[], reply: string): NumberedOption | undefined {
   const text = reply.trim().toLowerCase().replace(/[.!]+$/, '');
-  const number = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (number >= 1 && number <= poll.options.length) return poll.options[number - 1] ?? null;
-  const byLabel = poll.options.find((option) => option.toLowerCase() === text);
-  if (byLabel) return byLabel;
-  const synonym = SYNONYMS[text];
-  return synonym && poll.options.includes(synonym) ? synonym : null;
+  if (/^\d+$/.test(text)) return options.find((option) => option.number === Number(text));
+  const label = SYNONYMS[text] ?? text;
+  return options.find((option) => option.option.toLowerCase() === label.toLowerCase());
 }
 
-/** The polls the participant may be answering: those sent since their last message, oldest first. */
-export function openPolls(history: Message[]): Message[] {
-  const lastReply = history.findLastIndex((message) => message.role === 'user');
-  return history.slice(lastReply + 1).filter((message) => message.kind === 'poll' && message.poll);
+/** Which option of a single poll a reply picks, or null. */
+export function parsePollAnswer(poll: Poll, reply: string): string | null {
+  return pickOption(numberOptions([{ id: 'poll', poll }]), reply)?.option ?? null;
 }
 
 /**
@@ -40,13 +40,12 @@ export function openPolls(history: Message[]): Message[] {
  * moves one step, clamped. The reply still reaches the model as ordinary text.
  */
 export function applyPollAnswer(state: HabitTurnState, history: Message[], reply: string): void {
-  for (const pollMessage of openPolls(history)) {
-    const answer = parsePollAnswer(pollMessage.poll!, reply);
-    if (!answer) continue;
-    if (pollMessage.poll!.question === DONE_POLL_QUESTION && answer === 'Done') countSuccess(state, pollMessage.createdAt);
-    if (pollMessage.poll!.question === INTENSITY_POLL_QUESTION) moveIntensity(state, answer);
-    return;
-  }
+  const open = openPollMessages(history);
+  const picked = pickOption(numberOptions(open.map((message) => ({ id: message.id, poll: message.poll! }))), reply);
+  if (!picked) return;
+  const pollMessage = open.find((message) => message.id === picked.messageId)!;
+  if (picked.poll.question === DONE_POLL_QUESTION && picked.option === 'Done') countSuccess(state, pollMessage.createdAt);
+  if (picked.poll.question === INTENSITY_POLL_QUESTION) moveIntensity(state, picked.option);
 }
 
 function countSuccess(state: HabitTurnState, pollSentAt: Date): void {

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import type { SqlDialect } from '../query-context.ts';
 import { initialMigration } from './001-initial.ts';
 import { turnLatencyMigration } from './002-turn-latency.ts';
+import { channelsMigration } from './003-channels.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -11,5 +12,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
   return {
     '001_initial': initialMigration(dialect),
     '002_turn_latency': turnLatencyMigration(),
+    '003_channels': channelsMigration(),
   };
 }

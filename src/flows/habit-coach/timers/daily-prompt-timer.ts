@@ -4,7 +4,7 @@ import { emptyProfile, type Profile } from '../../../core/profile.ts';
 import type { Schedule } from '../../../core/schedule.ts';
 import type { NewTimer } from '../../../core/timer.ts';
 import { describeError } from '../../../core/errors.ts';
-import { appendOutgoing, type OutgoingDraft } from '../../../engine/outgoing.ts';
+import type { OutgoingDraft } from '../../../engine/outgoing.ts';
 import type { StoreTx } from '../../../store/store.ts';
 import { localDate, nextFireTime } from '../../../timers/schedule-math.ts';
 import { defineTimerKind } from '../../../timers/timer-kinds.ts';
@@ -60,7 +60,7 @@ export function dailyPromptTimerKind(deps: HabitTimerDeps) {
             { text: donePoll().question, kind: 'poll', poll: donePoll(), source: 'timer' },
           ];
           if (pollToday) drafts.push({ text: intensityPoll(profile.intensity).question, kind: 'poll', poll: intensityPoll(profile.intensity), source: 'timer' });
-          await appendOutgoing(tx, { conversation, participant }, drafts, { ids: deps.ids, now, turnId: null });
+          await deps.outgoing.append(tx, { conversation, participant }, drafts, { now, turnId: null });
           await tx.saveProfile(afterPrompt(profile, prompt, now, pollToday));
           await armFollowUps(tx, deps, participant, conversation.id, now);
           await tx.scheduleTimer(dailyPromptTimer(schedule, conversation.id, now, deps, timer.dueAt));

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { emptyProfile } from '../../../core/profile.ts';
-import { appendOutgoing } from '../../../engine/outgoing.ts';
 import { defineTimerKind } from '../../../timers/timer-kinds.ts';
 import { later, repliedSince, timerKeys, whileActive, type HabitTimerDeps } from './habit-timer-deps.ts';
 
@@ -21,7 +20,7 @@ export function reminderTimerKind(deps: HabitTimerDeps) {
       await whileActive(deps, timer, async (conversation, participant) => {
         if (await repliedSince(deps.store, conversation.id, promptSentAt)) return;
         await deps.store.transaction((tx) =>
-          appendOutgoing(tx, { conversation, participant }, [{ text: REMINDER_TEXT, source: 'timer' }], { ids: deps.ids, now: deps.clock.now(), turnId: null }),
+          deps.outgoing.append(tx, { conversation, participant }, [{ text: REMINDER_TEXT, source: 'timer' }], { now: deps.clock.now(), turnId: null }),
         );
       });
     },
@@ -56,7 +55,7 @@ export function feedbackNudgeTimerKind(deps: HabitTimerDeps) {
         await deps.store.transaction(async (tx) => {
           const now = deps.clock.now();
           const text = stage === 'initial' ? FEEDBACK_NUDGE_TEXT : FEEDBACK_FOLLOWUP_TEXT;
-          await appendOutgoing(tx, { conversation, participant }, [{ text, source: 'timer' }], { ids: deps.ids, now, turnId: null });
+          await deps.outgoing.append(tx, { conversation, participant }, [{ text, source: 'timer' }], { now, turnId: null });
           if (stage === 'initial' && deps.delays.feedbackFollowupMs > 0) {
             await tx.scheduleTimer({
               id: deps.ids.next('tmr'), kind: 'feedback-nudge', conversationId: conversation.id, participantId: participant.id,

@@ -1,3 +1,4 @@
+import type { Outgoing } from '../../../engine/outgoing.ts';
 import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../../../core/clock.ts';
 import type { Conversation, Participant } from '../../../core/domain.ts';
@@ -18,6 +19,7 @@ export interface HabitTimerDeps {
   store: Store;
   engine: Engine;
   ids: IdGenerator;
+  outgoing: Outgoing;
   clock: Clock;
   logger: Logger;
   provider: LlmProvider;

@@ -1,0 +1,34 @@
+/**
+ * Splits `text` into parts of at most `max` characters for channels with a length limit,
+ * preferring to cut between paragraphs, then lines, then sentences, then words; a word longer
+ * than `max` is cut hard. Parts are trimmed; joining them with a space keeps every word.
+ */
+export function splitText(text: string, max: number): string[] {
+  if (max < 1) throw new RangeError('max must be at least 1');
+  const parts: string[] = [];
+  let rest = text.trim();
+  while (rest.length > max) {
+    const cut = bestCut(rest, max);
+    parts.push(rest.slice(0, cut).trimEnd());
+    rest = rest.slice(cut).trimStart();
+  }
+  if (rest.length > 0 || parts.length === 0) parts.push(rest);
+  return parts;
+}
+
+const BOUNDARIES = [/\n\s*\n/g, /\n/g, /[.!?…]["')\]]?\s+/g, /\s+/g];
+
+/** Where to cut: the end of the last boundary match that fits, trying the strongest kind first. */
+function bestCut(text: string, max: number): number {
+  const window = text.slice(0, max + 1);
+  for (const boundary of BOUNDARIES) {
+    let cut = 0;
+    for (const match of window.matchAll(boundary)) {
+      const contentEnd = match.index + match[0].trimEnd().length;
+      // A cut in the first third would make a tiny part; a weaker boundary does better.
+      if (contentEnd <= max && contentEnd > max / 3) cut = match.index + match[0].length;
+    }
+    if (cut > 0) return cut;
+  }
+  return max;
+}

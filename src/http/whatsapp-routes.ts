@@ -1,0 +1,94 @@
+import type { FastifyInstance } from 'fastify';
+import { safeEqual, whatsappSignatureValid } from '../channels/signatures.ts';
+import { WHATSAPP_CHANNEL } from '../channels/whatsapp/whatsapp-channel.ts';
+import { readWhatsAppWebhook, whatsappEnvelope, type WhatsAppInbound } from '../channels/whatsapp/whatsapp-webhook.ts';
+import type { Clock } from '../core/clock.ts';
+import { AppError } from '../core/errors.ts';
+import { canonicalPhone } from '../core/phone.ts';
+import type { InboundMessage, InboundService } from '../engine/inbound-service.ts';
+import type { Store } from '../store/store.ts';
+import { parseRequest } from './http-errors.ts';
+import { rawBodyScope } from './raw-body.ts';
+import { resource } from './resource.ts';
+
+export interface WhatsAppRouteDeps {
+  inbound: InboundService;
+  store: Store;
+  clock: Clock;
+  whatsapp: { appSecret: string; verifyToken: string; phoneNumberId: string };
+}
+
+/**
+ * The WhatsApp Cloud API webhook. POSTs are checked against `X-Hub-Signature-256` over the raw
+ * bytes before anything is read; every message is in the inbox (deduplicated by its wamid) when
+ * the 200 leaves, and statuses become delivery receipts.
+ */
+export function whatsappRoutes(app: FastifyInstance, deps: WhatsAppRouteDeps): void {
+  rawBodyScope(app, ['application/json'], (scope) => {
+    resource(scope, '/webhooks/whatsapp', {
+      GET: {
+        schema: { tags: ['channels'], summary: 'WhatsApp webhook verification handshake (hub.mode, hub.verify_token, hub.challenge)' },
+        handler: async (request, reply) => {
+          const query = request.query as Record<string, unknown>;
+          const challenge = query['hub.challenge'];
+          const token = query['hub.verify_token'];
+          if (query['hub.mode'] !== 'subscribe' || typeof token !== 'string' || !safeEqual(token, deps.whatsapp.verifyToken)) {
+            throw new AppError('forbidden', 'hub.verify_token: does not match WHATSAPP_VERIFY_TOKEN (or hub.mode is not "subscribe")', { field: 'hub.verify_token' });
+          }
+          if (typeof challenge !== 'string' || challenge.length === 0 || challenge.length > 200) {
+            throw new AppError('invalid_request', 'hub.challenge: is required (1-200 characters)', { field: 'hub.challenge' });
+          }
+          return reply.type('text/plain').send(challenge);
+        },
+      },
+      POST: {
+        schema: { tags: ['channels'], summary: 'WhatsApp Cloud API webhook (messages and statuses), signed with X-Hub-Signature-256' },
+        handler: async (request, reply) => {
+          const raw = request.body;
+          if (!Buffer.isBuffer(raw) || !whatsappSignatureValid(deps.whatsapp.appSecret, raw, request.headers['x-hub-signature-256'] as string | undefined)) {
+            throw new AppError('invalid_signature', 'x-hub-signature-256: missing or not the HMAC-SHA256 of the body with the app secret', { field: 'x-hub-signature-256' });
+          }
+          const envelope = parseRequest(whatsappEnvelope, parseJson(raw), 'body');
+          const webhook = readWhatsAppWebhook(envelope);
+          if (webhook.skipped.length > 0) request.log.warn({ skipped: webhook.skipped }, 'parts of a WhatsApp webhook were not understood');
+          let accepted = 0;
+          for (const message of webhook.messages) {
+            if (message.phoneNumberId && message.phoneNumberId !== deps.whatsapp.phoneNumberId) continue; // another number of the account
+            const inbound = toInbound(message);
+            if (!inbound) continue;
+            await deps.inbound.receive(inbound);
+            accepted += 1;
+          }
+          for (const receipt of webhook.receipts) {
+            await deps.store.recordDeliveryReceipt({ channel: WHATSAPP_CHANNEL, ...receipt, at: receipt.at ?? deps.clock.now() });
+          }
+          return reply.send({ status: 'ok', messages: accepted, statuses: webhook.receipts.length });
+        },
+      },
+    });
+  });
+}
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch (error) {
+    throw new AppError('invalid_json', `body: is not valid JSON (${(error as Error).message})`, { field: 'body' });
+  }
+}
+
+/** Contacts key by the business-scoped user id when there is one, else `wa_id` (decision 003). */
+function toInbound(message: WhatsAppInbound): InboundMessage | null {
+  const phone = message.waId ? canonicalPhone(`+${message.waId}`) : null;
+  const contactId = message.userId ?? message.waId;
+  if (!contactId) return null;
+  return {
+    channel: WHATSAPP_CHANNEL,
+    sender: phone ?? contactId,
+    contactId,
+    text: message.text ?? '',
+    channelMessageId: message.messageId,
+    ...(message.sentAt ? { sentAt: message.sentAt } : {}),
+    ...(message.text === null ? { unsupported: message.type } : {}),
+  };
+}
