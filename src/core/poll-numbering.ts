@@ -1,32 +1,35 @@
 import type { Message, Poll } from './domain.ts';
 
 /**
- * The one numbering of poll options that renderers and answer parsers share: every poll sent
- * since the person's last message is open, and their options are numbered consecutively, oldest
- * poll first. A "Did you do it?" poll (1 Done, 2 Not yet) followed by an intensity poll gives the
- * latter 3, 4 and 5, so a bare number never means two things.
+ * The one numbering of poll options that renderers and answer parsers share: numbers run across
+ * the polls sent together (one batch, one instant), so a "Did you do it?" poll (1 Done, 2 Not yet)
+ * sent with an intensity poll gives the latter 3, 4 and 5. The numbers of a poll never change
+ * afterwards, whatever is answered first.
  */
 export interface NumberedOption {
   /** The message that carried the poll. */
   messageId: string;
   poll: Poll;
   option: string;
-  /** From 1, across every open poll. */
   number: number;
 }
 
-/** The polls of `history` (oldest first) sent after the last message of the person. */
-export function openPollMessages(history: readonly Message[]): Message[] {
-  const lastReply = history.findLastIndex((message) => message.role === 'user');
-  return history.slice(lastReply + 1).filter((message) => message.kind === 'poll' && message.poll !== null);
+/** The first option number of each entry of one batch (entries without a poll get none). */
+export function firstNumbersOfBatch(batch: ReadonlyArray<{ poll: Poll | null }>): Array<number | null> {
+  let next = 1;
+  return batch.map(({ poll }) => {
+    if (!poll) return null;
+    const first = next;
+    next += poll.options.length;
+    return first;
+  });
 }
 
-export function numberOptions(polls: ReadonlyArray<{ id: string; poll: Poll }>): NumberedOption[] {
-  const numbered: NumberedOption[] = [];
-  for (const { id, poll } of polls) {
-    for (const option of poll.options) numbered.push({ messageId: id, poll, option, number: numbered.length + 1 });
-  }
-  return numbered;
+/** The numbered options of `pollMessage`, which must be in `history` with the rest of its batch. */
+export function numberedOptions(history: readonly Message[], pollMessage: Message): NumberedOption[] {
+  const batch = history.filter((message) => message.poll && message.createdAt.getTime() === pollMessage.createdAt.getTime() && message.seq <= pollMessage.seq);
+  const first = 1 + batch.filter((message) => message.seq < pollMessage.seq).reduce((sum, message) => sum + message.poll!.options.length, 0);
+  return pollMessage.poll!.options.map((option, index) => ({ messageId: pollMessage.id, poll: pollMessage.poll!, option, number: first + index }));
 }
 
 /** A poll as plain text for a channel without native polls: the question, then numbered options. */

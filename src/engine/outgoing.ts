@@ -1,7 +1,7 @@
 import { NO_LIMITS, type ChannelCapabilities, type ChannelDirectory } from '../channels/channel.ts';
 import type { IdGenerator } from '../core/clock.ts';
 import type { Conversation, Message, MessageSource, NewMessage, NewOutboxItem, Participant, Poll } from '../core/domain.ts';
-import { numberOptions, openPollMessages, pollAsText } from '../core/poll-numbering.ts';
+import { firstNumbersOfBatch, pollAsText } from '../core/poll-numbering.ts';
 import { splitText } from '../core/split-text.ts';
 import type { StoreTx } from '../store/store.ts';
 
@@ -28,8 +28,6 @@ interface WirePart {
   poll: Poll | null;
 }
 
-/** How far back the numbering of open polls looks; more unanswered polls than this is not a case. */
-const OPEN_POLL_WINDOW = 40;
 
 /**
  * Appends messages to the transcript and queues their delivery in the caller's transaction,
@@ -62,12 +60,10 @@ export class Outgoing {
     }));
     const appended = await tx.appendMessages(messages);
     const capabilities = this.#channels.get(conversation.channel)?.capabilities ?? NO_LIMITS;
-    const firstNumbers = appended.some((message) => message.poll && !fitsNatively(message.poll, capabilities))
-      ? await firstOptionNumbers(tx, conversation.id)
-      : new Map<string, number>();
+    const firstNumbers = firstNumbersOfBatch(appended);
     const items: NewOutboxItem[] = [];
-    for (const message of appended) {
-      const parts = render(message, capabilities, firstNumbers.get(message.id) ?? 1);
+    for (const [position, message] of appended.entries()) {
+      const parts = render(message, capabilities, firstNumbers[position] ?? 1);
       parts.forEach((part, index) =>
         items.push({
           id: this.#ids.next('out'),
@@ -95,14 +91,4 @@ export function render(message: Pick<Message, 'kind' | 'text' | 'poll'>, capabil
   if (message.poll && fitsNatively(message.poll, capabilities)) return [{ kind: 'poll', text: message.text, poll: message.poll }];
   const text = message.poll ? pollAsText(message.poll, firstNumber) : message.text;
   return splitText(text, capabilities.maxTextLength).map((part) => ({ kind: 'text', text: part, poll: null }));
-}
-
-/** The number of the first option of each open poll, in the shared numbering (core/poll-numbering). */
-async function firstOptionNumbers(tx: StoreTx, conversationId: string): Promise<Map<string, number>> {
-  const open = openPollMessages(await tx.listMessages(conversationId, { limit: OPEN_POLL_WINDOW }));
-  const numbers = new Map<string, number>();
-  for (const option of numberOptions(open.map((message) => ({ id: message.id, poll: message.poll! })))) {
-    if (!numbers.has(option.messageId)) numbers.set(option.messageId, option.number);
-  }
-  return numbers;
 }

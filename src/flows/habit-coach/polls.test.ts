@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../core/domain.ts';
-import { applyPollAnswer, donePoll, intensityPoll, parsePollAnswer } from './polls.ts';
+import { applyPollAnswer, donePoll, intensityPoll, openPolls, parsePollAnswer } from './polls.ts';
 import { testHabitState } from './test-state.ts';
 
 const pollMessage = (poll = donePoll(), createdAt = new Date('2026-06-01T11:00:00Z')): Message => ({
@@ -30,11 +30,28 @@ describe('polls', () => {
     expect(later.profile.successCount).toBe(2);
   });
 
-  it('ignores a poll the participant already answered', () => {
+  const userMessage = (text: string, seq: number): Message => ({ ...pollMessage(), id: `u${seq}`, seq, role: 'user', kind: 'text', poll: null, text });
+
+  it('ignores a poll the participant already answered, but not one they only chatted after', () => {
     const state = testHabitState();
-    const reply: Message = { ...pollMessage(), id: 'm2', seq: 2, role: 'user', kind: 'text', poll: null, text: 'hi' };
-    applyPollAnswer(state, [pollMessage(), reply], 'Done');
+    applyPollAnswer(state, [pollMessage(), userMessage('done', 2)], 'Done');
     expect(state.profile.successCount).toBe(0);
+    applyPollAnswer(state, [pollMessage(), userMessage('hi there', 2)], 'Done');
+    expect(state.profile.successCount).toBe(1);
+  });
+
+  it('lets the two polls of one prompt be answered one after the other, keeping their numbers', () => {
+    const intensity = { ...pollMessage(intensityPoll('normal')), id: 'm2', seq: 2 };
+    const afterDone = [pollMessage(), intensity, userMessage('1', 3)];
+    expect(openPolls(afterDone).flat().map((option) => `${option.number} ${option.option}`)).toEqual(['3 Decrease', '4 Keep', '5 Increase']);
+    const state = testHabitState();
+    applyPollAnswer(state, afterDone, '5');
+    expect(state.profile.intensity).toBe('high');
+  });
+
+  it('a newer poll of the same question replaces an unanswered older one', () => {
+    const newer = { ...pollMessage(donePoll(), new Date('2026-06-02T11:00:00Z')), id: 'm3', seq: 3 };
+    expect(openPolls([pollMessage(), newer]).map((options) => options[0]!.messageId)).toEqual(['m3']);
   });
 
   it('reads an answer against the open polls, oldest first', () => {

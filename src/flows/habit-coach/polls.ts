@@ -1,5 +1,5 @@
 import type { Message, Poll } from '../../core/domain.ts';
-import { numberOptions, openPollMessages, type NumberedOption } from '../../core/poll-numbering.ts';
+import { numberedOptions, type NumberedOption } from '../../core/poll-numbering.ts';
 import { INTENSITIES, type Intensity } from '../../core/profile.ts';
 import type { HabitTurnState } from './habit-turn-state.ts';
 
@@ -20,30 +20,51 @@ export function intensityPoll(current: Intensity): Poll {
 const SYNONYMS: Record<string, string> = { yes: 'Done', did: 'Done', 'did it': 'Done', no: 'Not yet', less: 'Decrease', lower: 'Decrease', same: 'Keep', more: 'Increase', higher: 'Increase' };
 
 /**
- * Which open option a reply picks: by number in the shared numbering of every open poll ("3" is
- * the third option overall), else by label ("done", "Increase") or a synonym, oldest poll first.
+ * Which option a reply picks among the open polls: by number (the shared numbering of
+ * core/poll-numbering; the newest poll wins if two open polls share a number), else by label
+ * ("done", "Increase") or a synonym ("more").
  */
 export function pickOption(options: readonly NumberedOption[], reply: string): NumberedOption | undefined {
   const text = reply.trim().toLowerCase().replace(/[.!]+$/, '');
-  if (/^\d+$/.test(text)) return options.find((option) => option.number === Number(text));
-  const label = SYNONYMS[text] ?? text;
-  return options.find((option) => option.option.toLowerCase() === label.toLowerCase());
+  if (/^\d+$/.test(text)) return options.findLast((option) => option.number === Number(text));
+  const label = (SYNONYMS[text] ?? text).toLowerCase();
+  return options.find((option) => option.option.toLowerCase() === label);
 }
 
-/** Which option of a single poll a reply picks, or null. */
+/** Which option of a lone poll a reply picks, or null. */
 export function parsePollAnswer(poll: Poll, reply: string): string | null {
-  return pickOption(numberOptions([{ id: 'poll', poll }]), reply)?.option ?? null;
+  const message: Message = { id: 'poll', conversationId: '', seq: 1, role: 'assistant', kind: 'poll', text: poll.question, poll, source: 'timer', turnId: null, createdAt: new Date(0) };
+  return pickOption(numberedOptions([message], message), reply)?.option ?? null;
+}
+
+/**
+ * The polls still waiting for an answer, oldest first: the latest poll of each question (a new
+ * one replaces an unanswered older one) that no later reply of the person answered. So a
+ * "Did you do it?" poll and the intensity poll sent with it can be answered one after the other.
+ */
+export function openPolls(history: readonly Message[]): NumberedOption[][] {
+  let open: NumberedOption[][] = [];
+  for (const message of history) {
+    if (message.kind === 'poll' && message.poll) {
+      open = open.filter((options) => options[0]!.poll.question !== message.poll!.question);
+      open.push(numberedOptions(history, message));
+    } else if (message.role === 'user') {
+      const picked = pickOption(open.flat(), message.text);
+      if (picked) open = open.filter((options) => options[0]!.messageId !== picked.messageId);
+    }
+  }
+  return open;
 }
 
 /**
  * Applies a poll answer before the model runs: "Done" counts one success per poll, intensity
- * moves one step, clamped. The reply still reaches the model as ordinary text.
+ * moves one step, clamped. The reply still reaches the model as ordinary text. `history` is the
+ * transcript before this reply.
  */
 export function applyPollAnswer(state: HabitTurnState, history: Message[], reply: string): void {
-  const open = openPollMessages(history);
-  const picked = pickOption(numberOptions(open.map((message) => ({ id: message.id, poll: message.poll! }))), reply);
+  const picked = pickOption(openPolls(history).flat(), reply);
   if (!picked) return;
-  const pollMessage = open.find((message) => message.id === picked.messageId)!;
+  const pollMessage = history.find((message) => message.id === picked.messageId)!;
   if (picked.poll.question === DONE_POLL_QUESTION && picked.option === 'Done') countSuccess(state, pollMessage.createdAt);
   if (picked.poll.question === INTENSITY_POLL_QUESTION) moveIntensity(state, picked.option);
 }
