@@ -5,6 +5,7 @@ import type { ParticipantService } from '../engine/participant-service.ts';
 import type { Store } from '../store/store.ts';
 import { parseRequest } from './http-errors.ts';
 import {
+  deliveryJson,
   enrollmentBody,
   forceStateBody,
   historyQuery,
@@ -117,6 +118,16 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
     },
   });
 
+  resource(app, '/conversation/participants/:id/deliveries', {
+    GET: {
+      schema: { tags, summary: 'Outbound messages as the channel saw them: attempts, provider id, delivery status from receipts', params: jsonSchema(participantParams) },
+      handler: async (request) => {
+        const conversation = await participants.conversationOf(idOf(request.params));
+        return ok(undefined, (await store.listOutbox(conversation.id)).map(deliveryJson));
+      },
+    },
+  });
+
   resource(app, '/conversation/participants/:id/state', {
     POST: {
       schema: { tags, summary: 'Force the sub-state (operator override, audited)', params: jsonSchema(participantParams), body: jsonSchema(forceStateBody) },
@@ -137,6 +148,7 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
         return ok(undefined, {
           participant_id: participant.id,
           conversation_id: conversation.id,
+          channel: conversation.channel,
           status: participant.status,
           state: conversation.state,
           sub_state: conversation.subState,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PARTICIPANT_STATUSES, type Message, type Participant, type ToolCallRecord, type TurnRecord } from '../core/domain.ts';
+import { PARTICIPANT_STATUSES, type Message, type OutboxItem, type Participant, type ToolCallRecord, type TurnRecord } from '../core/domain.ts';
 import type { Profile } from '../core/profile.ts';
 import type { Schedule } from '../core/schedule.ts';
 import type { Timer } from '../core/timer.ts';
@@ -68,6 +68,26 @@ export function participantJson(participant: Participant) {
     enrolled_at: participant.enrolledAt.toISOString(),
     created_at: participant.createdAt.toISOString(),
     updated_at: participant.updatedAt.toISOString(),
+  };
+}
+
+export function deliveryJson(item: OutboxItem) {
+  const iso = (date: Date | null) => date?.toISOString() ?? null;
+  return {
+    id: item.id,
+    message_id: item.idempotencyKey.split('#')[0],
+    channel: item.channel,
+    kind: item.kind,
+    text: item.text,
+    status: item.status,
+    attempts: item.attempts,
+    last_error: item.lastError,
+    sent_at: iso(item.sentAt),
+    provider_message_id: item.providerMessageId,
+    delivery_status: item.deliveryStatus,
+    delivery_status_at: iso(item.deliveryStatusAt),
+    delivery_error: item.deliveryError,
+    created_at: item.createdAt.toISOString(),
   };
 }
 

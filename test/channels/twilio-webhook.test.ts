@@ -128,6 +128,28 @@ describe('inbound SMS', () => {
   });
 });
 
+describe('which channel replies use', () => {
+  it('enrollment names a configured channel or gets a clear error; replies follow the person to the channel they last wrote on', async () => {
+    const s = await start();
+    const bad = await s.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'whatsapp' });
+    expect(bad).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'channel' } });
+    expect(bad.body.message).toContain('twilio, webhook');
+    const created = await s.request('POST', '/conversation/participants', { phone_number: PHONE }); // default: the first provider channel
+    const channelOf = async (id: string) => (await s.request('GET', `/conversation/participants/${id}/state`)).body.result.channel;
+    expect(await channelOf(created.body.result.id)).toBe('twilio');
+    await api.waitForSent(1);
+
+    const other = '+14165550142';
+    const onWebhook = await s.request('POST', '/conversation/participants', { phone_number: other, channel: 'webhook' });
+    await s.engine.idle();
+    expect(await channelOf(onWebhook.body.result.id)).toBe('webhook');
+    await postTwilio(s, '/webhooks/twilio', smsForm(other, 'texting now'));
+    await api.waitForSent(2);
+    expect(await channelOf(onWebhook.body.result.id)).toBe('twilio');
+    expect(api.to(other).map((send) => send.params.Body)).toEqual(['You said: texting now']);
+  });
+});
+
 describe('long texts', () => {
   it('a reply longer than one SMS goes out in parts, split between sentences', async () => {
     const long = Array.from({ length: 60 }, (_, i) => `Sentence number ${i + 1} is here.`).join(' ');
@@ -226,6 +248,14 @@ describe('status callbacks', () => {
     const reply = (await s.store.listOutbox(conversationId)).at(-1)!;
     await postTwilio(s, '/webhooks/twilio/status', { ...callback('undelivered', { ErrorCode: '30003' }), MessageSid: reply.providerMessageId!, SmsSid: reply.providerMessageId! });
     expect(await s.store.getOutbox(reply.id)).toMatchObject({ deliveryStatus: 'failed', deliveryError: 'Twilio error 30003' });
+
+    const deliveries = (await s.request('GET', `/conversation/participants/${participantId}/deliveries`)).body.result;
+    expect(deliveries.map((d: any) => [d.channel, d.status, d.delivery_status, d.provider_message_id])).toEqual([
+      ['twilio', 'sent', 'delivered', sid],
+      ['twilio', 'sent', 'failed', reply.providerMessageId],
+    ]);
+    expect(deliveries[1]).toMatchObject({ text: 'You said: hi', delivery_error: 'Twilio error 30003', attempts: 1 });
+    expect((await s.request('GET', `/conversation/participants/${participantId}/state`)).body.result.channel).toBe('twilio');
   });
 });
 
