@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackFake, readBody, sendJson } from './loopback-fake.ts';
 
 /** One message the fake accepted: the account from the path and the form fields. */
 export interface TwilioSend {
@@ -42,41 +42,18 @@ const DEFAULT_MESSAGES: Record<number, string> = {
  * entry of `failures` if any; otherwise 201 with a Message resource (`status` `queued`, or
  * `accepted` with a Messaging Service).
  */
-export class FakeTwilioApi {
-  /** Messages answered 201, in arrival order. */
-  readonly sent: TwilioSend[] = [];
+export class FakeTwilioApi extends LoopbackFake<TwilioSend> {
   /** Every request that reached the Messages route, whatever the answer. */
   readonly attempts: Array<TwilioSend & { status: number }> = [];
   /** Consumed front first by authenticated, well-formed sends. */
   failures: TwilioFailure[] = [];
-  /** `http://127.0.0.1:<port>`, set by `start()`. */
-  baseUrl = '';
   readonly #accountSid: string;
   readonly #authToken: string;
-  readonly #server: Server;
-  #waiters: Array<{ count: number; resolve: () => void }> = [];
 
   constructor(options: { accountSid: string; authToken: string }) {
+    super('Twilio', (response, error) => twilioError(response, 500, 20500, String(error)));
     this.#accountSid = options.accountSid;
     this.#authToken = options.authToken;
-    this.#server = createServer((request, response) => {
-      this.#handle(request, response).catch((error: unknown) => twilioError(response, 500, 20500, String(error)));
-    });
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  close(): Promise<void> {
-    this.#server.closeAllConnections();
-    return new Promise((resolve) => this.#server.close(() => resolve()));
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
   }
 
   /** `Body` of every accepted message, in order (`''` when it had none). */
@@ -89,16 +66,7 @@ export class FakeTwilioApi {
     return this.sent.filter((send) => send.params.To === to);
   }
 
-  /** Resolves once at least `count` messages were accepted, or rejects after `timeoutMs`. */
-  waitForSent(count: number, timeoutMs = 5000): Promise<void> {
-    if (this.sent.length >= count) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`expected ${count} Twilio sends, got ${this.sent.length}`)), timeoutMs);
-      this.#waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
-    });
-  }
-
-  async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  protected async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '').split('?')[0] ?? '';
     const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(path);
     if (request.method !== 'POST' || !match?.[1]) {
@@ -123,9 +91,8 @@ export class FakeTwilioApi {
     }
     record(201);
     const send = { accountSid, params, form };
-    this.sent.push(send);
+    this.accept(send);
     sendJson(response, 201, messageResource(send));
-    this.#notify();
   }
 
   #authorized(header: string | undefined, pathAccountSid: string): boolean {
@@ -135,13 +102,6 @@ export class FakeTwilioApi {
     return Buffer.from(encoded, 'base64').toString('utf8') === expected && pathAccountSid === this.#accountSid;
   }
 
-  #notify(): void {
-    this.#waiters = this.#waiters.filter((waiter) => {
-      if (this.sent.length < waiter.count) return true;
-      waiter.resolve();
-      return false;
-    });
-  }
 }
 
 /** Twilio's REST error body: `{code, message, more_info, status}`. */
@@ -216,16 +176,4 @@ function rfc2822(date: Date): string {
   return date.toUTCString().replace('GMT', '+0000');
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let raw = '';
-    request.setEncoding('utf8');
-    request.on('data', (chunk: string) => (raw += chunk));
-    request.on('end', () => resolve(raw));
-    request.on('error', reject);
-  });
-}
 
-function sendJson(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-}

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackFake, readBody, sendJson } from './loopback-fake.ts';
 
 /** The Graph API version the fake serves, as in `https://graph.facebook.com/v23.0/...`. */
 export const GRAPH_API_VERSION = 'v23.0';
@@ -41,40 +41,21 @@ const DEFAULT_MESSAGES: Record<number, string> = {
  * `{messaging_product, contacts:[{input, wa_id}], messages:[{id:'wamid.…'}]}`.
  * Only the header form of the token is accepted (not `?access_token=`).
  */
-export class FakeWhatsAppGraph {
-  /** Sends that were answered 200, in arrival order. */
-  readonly sent: GraphSend[] = [];
+export class FakeWhatsAppGraph extends LoopbackFake<GraphSend> {
   /** Every request that reached the messages route, whatever the answer. */
   readonly attempts: Array<GraphSend & { status: number }> = [];
   /** Consumed front first by authorized, well-formed sends. */
   failures: GraphFailure[] = [];
-  /** `http://127.0.0.1:<port>/v23.0`, set by `start()`. */
-  baseUrl = '';
   readonly #accessToken: string;
-  readonly #server: Server;
-  #waiters: Array<{ count: number; resolve: () => void }> = [];
   #sequence = 0;
 
   constructor(options: { accessToken: string }) {
+    super('WhatsApp', (response, error) => graphError(response, 500, 1, String(error)));
     this.#accessToken = options.accessToken;
-    this.#server = createServer((request, response) => {
-      this.#handle(request, response).catch((error: unknown) => graphError(response, 500, 1, String(error)));
-    });
   }
 
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/${GRAPH_API_VERSION}`;
-    return this;
-  }
-
-  close(): Promise<void> {
-    this.#server.closeAllConnections();
-    return new Promise((resolve) => this.#server.close(() => resolve()));
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
+  override start(): Promise<this> {
+    return super.start(`/${GRAPH_API_VERSION}`);
   }
 
   /** Text bodies of accepted `type: 'text'` sends, in order. */
@@ -88,16 +69,7 @@ export class FakeWhatsAppGraph {
     return this.sent.filter((send) => onlyDigits(String(send.body?.to ?? '')) === wanted);
   }
 
-  /** Resolves once at least `count` sends were accepted, or rejects after `timeoutMs`. */
-  waitForSent(count: number, timeoutMs = 5000): Promise<void> {
-    if (this.sent.length >= count) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`expected ${count} WhatsApp sends, got ${this.sent.length}`)), timeoutMs);
-      this.#waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
-    });
-  }
-
-  async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  protected async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '').split('?')[0] ?? '';
     const match = new RegExp(`^/${GRAPH_API_VERSION}/([^/]+)/messages$`).exec(path);
     if (request.method !== 'POST' || !match?.[1]) {
@@ -123,9 +95,8 @@ export class FakeWhatsAppGraph {
       return graphError(response, failure.status, failure.code, failure.message ?? DEFAULT_MESSAGES[failure.code] ?? 'Error');
     }
     record(200);
-    this.sent.push({ phoneNumberId, body });
+    this.accept({ phoneNumberId, body });
     sendJson(response, 200, this.#acceptance(body));
-    this.#notify();
   }
 
   #acceptance(body: any): unknown {
@@ -136,13 +107,6 @@ export class FakeWhatsAppGraph {
     return { messaging_product: 'whatsapp', contacts: [contact], messages: [{ id: `wamid.${opaque}` }] };
   }
 
-  #notify(): void {
-    this.#waiters = this.#waiters.filter((waiter) => {
-      if (this.sent.length < waiter.count) return true;
-      waiter.resolve();
-      return false;
-    });
-  }
 }
 
 /** Graph's error envelope: `{error:{message, type, code, error_data, fbtrace_id}}`. */
@@ -177,16 +141,4 @@ function parseJson(raw: string): any {
   }
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let raw = '';
-    request.setEncoding('utf8');
-    request.on('data', (chunk: string) => (raw += chunk));
-    request.on('end', () => resolve(raw));
-    request.on('error', reject);
-  });
-}
 
-function sendJson(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-}
