@@ -5,7 +5,7 @@ import type { QueryContext } from './query-context.ts';
 import type { InboxTable } from './schema.ts';
 import { fromMs, fromMsOrNull, oneOf, toMs, toMsOrNull } from './codec.ts';
 
-type InboxOperations = Pick<StoreOperations, 'insertInbox' | 'getInbox' | 'listPendingInbox' | 'setInboxStatus'>;
+type InboxOperations = Pick<StoreOperations, 'insertInbox' | 'getInbox' | 'listPendingInbox' | 'setInboxStatus' | 'listPendingInboxOf' | 'completeInbox'>;
 
 const STATUSES = ['pending', 'processed', 'failed', 'ignored'] as const satisfies readonly InboxStatus[];
 
@@ -51,6 +51,23 @@ export function inboxQueries({ db }: QueryContext): InboxOperations {
       let query = db.selectFrom('inbox').selectAll().where('status', '=', 'pending').orderBy('received_at').orderBy('ordinal');
       if (limit !== undefined) query = query.limit(Math.max(0, limit));
       return (await query.execute()).map(toInboxItem);
+    },
+
+    async listPendingInboxOf(conversationId, limit) {
+      const rows = await db
+        .selectFrom('inbox')
+        .selectAll()
+        .where('conversation_id', '=', conversationId)
+        .where('status', '=', 'pending')
+        .orderBy('ordinal')
+        .limit(Math.max(0, limit))
+        .execute();
+      return rows.map(toInboxItem);
+    },
+
+    async completeInbox(id, status, at, error = null) {
+      const result = await db.updateTable('inbox').set({ status, processed_at: toMs(at), error }).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     },
 
     async setInboxStatus(id, status, at, error = null) {

@@ -13,6 +13,7 @@ import { outboxQueries } from './outbox-queries.ts';
 import { turnQueries } from './turns-queries.ts';
 import { eventQueries } from './events-queries.ts';
 import { contactQueries } from './contacts-queries.ts';
+import { leaseQueries } from './leases-queries.ts';
 
 /** Every operation of the port, bound to one query context (the store's pool, or a transaction). */
 export function storeOperations(ctx: QueryContext): StoreOperations {
@@ -28,6 +29,7 @@ export function storeOperations(ctx: QueryContext): StoreOperations {
     ...turnQueries(ctx),
     ...eventQueries(ctx),
     ...contactQueries(ctx),
+    ...leaseQueries(ctx),
   };
 }
 
@@ -89,6 +91,11 @@ export function createKyselyStore(db: Kysely<Database>, dialect: SqlDialect, des
     },
     async ping() {
       await sql`select 1`.execute(db);
+    },
+    async databaseNow() {
+      if (dialect === 'sqlite') return new Date();
+      const { rows } = await sql<{ now: number }>`select (extract(epoch from clock_timestamp()) * 1000)::float8 as now`.execute(db);
+      return new Date(Math.round(Number(rows[0]!.now)));
     },
     close() {
       closing ??= destroy();

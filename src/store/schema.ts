@@ -19,6 +19,7 @@ export interface Database {
   events: EventsTable;
   channel_contacts: ChannelContactsTable;
   delivery_receipts: DeliveryReceiptsTable;
+  conversation_leases: ConversationLeasesTable;
 }
 
 /** Insertion order: an identity column (PostgreSQL) or the autoincrement rowid (SQLite). */
@@ -210,4 +211,10 @@ export interface EventsTable {
   type: string;
   data: string;
   at: number;
+}
+
+export interface ConversationLeasesTable {
+  conversation_id: string;
+  owner: string;
+  lease_until: number;
 }

@@ -112,6 +112,13 @@ export interface StoreOperations {
   /** Pending items in arrival order: what a restart must still process. */
   listPendingInbox(limit?: number): Promise<InboxItem[]>;
   setInboxStatus(id: string, status: InboxStatus, at: Date, error?: string | null): Promise<void>;
+  /** Pending items of one conversation in arrival order: what its lease holder works through. */
+  listPendingInboxOf(conversationId: string, limit: number): Promise<InboxItem[]>;
+  /**
+   * Moves a pending item to a final status; false (nothing written) when it was not pending any
+   * more, because another process got there first.
+   */
+  completeInbox(id: string, status: Exclude<InboxStatus, 'pending'>, at: Date, error?: string | null): Promise<boolean>;
 
   // Outbox
   enqueueOutbox(items: NewOutboxItem[]): Promise<void>;
@@ -148,6 +155,17 @@ export interface StoreOperations {
   /** Records an opt-out (`at`) or opt-in (null), creating the contact when needed. */
   setContactOptOut(channel: string, contactId: string, at: Date | null, now: Date): Promise<ChannelContact>;
 
+  // Conversation leases (decision 004)
+  /**
+   * Takes or renews the conversation's lease for `owner` until `until`: true when the lease was
+   * free, expired at `now`, or already `owner`'s; false when another owner holds it.
+   */
+  acquireLease(conversationId: string, owner: string, now: Date, until: Date): Promise<boolean>;
+  /** Lets go of the lease if `owner` holds it. */
+  releaseLease(conversationId: string, owner: string): Promise<void>;
+  /** Drops every lease (a single-process store at start: whoever held them is gone). */
+  clearLeases(): Promise<number>;
+
   // Turns and the tool-call audit log
   insertTurn(turn: TurnRecord): Promise<void>;
   listTurns(conversationId: string, options?: { limit?: number }): Promise<TurnRecord[]>;
@@ -176,5 +194,7 @@ export interface Store extends StoreOperations {
   transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** A cheap round trip, for `/health`. */
   ping(): Promise<void>;
+  /** The database server's clock (PostgreSQL), or the local clock (SQLite). */
+  databaseNow(): Promise<Date>;
   close(): Promise<void>;
 }

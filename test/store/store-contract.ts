@@ -4,6 +4,7 @@ import { recordsContract } from './contract-records.ts';
 import { queuesContract } from './contract-queues.ts';
 import { eventsContract } from './contract-events.ts';
 import { channelsContract } from './contract-channels.ts';
+import { leasesContract } from './contract-leases.ts';
 import { emptyProfile } from '../../src/core/profile.ts';
 import { conversation, message, participant, T0 } from './store-fixtures.ts';
 
@@ -138,6 +139,7 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
     queuesContract(store);
     eventsContract(store);
     channelsContract(store);
+    leasesContract(store);
   });
 }
 

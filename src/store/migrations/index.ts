@@ -3,6 +3,7 @@ import type { SqlDialect } from '../query-context.ts';
 import { initialMigration } from './001-initial.ts';
 import { turnLatencyMigration } from './002-turn-latency.ts';
 import { channelsMigration } from './003-channels.ts';
+import { leasesMigration } from './004-leases.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -13,5 +14,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '001_initial': initialMigration(dialect),
     '002_turn_latency': turnLatencyMigration(),
     '003_channels': channelsMigration(),
+    '004_leases': leasesMigration(),
   };
 }

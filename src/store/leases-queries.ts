@@ -1,0 +1,34 @@
+import type { StoreOperations } from './store.ts';
+import type { QueryContext } from './query-context.ts';
+import { toMs } from './codec.ts';
+
+type LeaseOperations = Pick<StoreOperations, 'acquireLease' | 'releaseLease' | 'clearLeases'>;
+
+export function leaseQueries({ db }: QueryContext): LeaseOperations {
+  return {
+    async acquireLease(conversationId, owner, now, until) {
+      // One statement: insert, or take over a row that expired or is already ours.
+      const row = await db
+        .insertInto('conversation_leases')
+        .values({ conversation_id: conversationId, owner, lease_until: toMs(until) })
+        .onConflict((oc) =>
+          oc
+            .column('conversation_id')
+            .doUpdateSet((eb) => ({ owner: eb.ref('excluded.owner'), lease_until: eb.ref('excluded.lease_until') }))
+            .where((eb) => eb.or([eb('conversation_leases.owner', '=', owner), eb('conversation_leases.lease_until', '<=', toMs(now))])),
+        )
+        .returning('owner')
+        .executeTakeFirst();
+      return row?.owner === owner;
+    },
+
+    async releaseLease(conversationId, owner) {
+      await db.deleteFrom('conversation_leases').where('conversation_id', '=', conversationId).where('owner', '=', owner).execute();
+    },
+
+    async clearLeases() {
+      const result = await db.deleteFrom('conversation_leases').executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
