@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ChannelDirectory, type Channel } from './channels/channel.ts';
@@ -8,6 +9,9 @@ import type { AppConfig } from './config/config.ts';
 import { randomIds, systemClock, type Clock, type IdGenerator } from './core/clock.ts';
 import { ChangeFeed } from './engine/change-feed.ts';
 import { EventHub } from './events/event-hub.ts';
+import { startPgFanout, type PgFanout } from './events/pg-fanout.ts';
+import { ConversationLeases } from './engine/conversation-lease.ts';
+import { databaseClock } from './timers/database-clock.ts';
 import { createNarrator } from './events/turn-narrator.ts';
 import { Engine } from './engine/engine.ts';
 import { InboundService } from './engine/inbound-service.ts';
@@ -84,10 +88,14 @@ function createChannels(
 /** The composition root: the only place adapters are chosen and wired. */
 export async function startServer(config: AppConfig, logger: Logger, overrides: ServerOverrides = {}): Promise<RunningServer> {
   const virtualClock = config.clock.mode === 'virtual' ? new VirtualClock(config.clock.start ?? new Date()) : undefined;
-  const clock: Clock = virtualClock ?? systemClock;
   const ids = overrides.ids ?? randomIds;
   const random = overrides.random ?? Math.random;
   const store = await openStore(config.database.url, { schema: config.database.schema, logger });
+  // Several processes may share PostgreSQL: its clock decides what is due and when leases end.
+  const dbClock = !virtualClock && store.dialect === 'postgres' ? await databaseClock(store, logger) : undefined;
+  const clock: Clock = virtualClock ?? dbClock ?? systemClock;
+  // SQLite is one process: whoever held a lease before this start is gone.
+  if (store.dialect === 'sqlite') await store.clearLeases();
   const provider = overrides.provider ?? createProvider(config);
   const channels = createChannels(config, { store, clock, logger, webhook: overrides.channel, fetch: overrides.fetch });
   const outgoing = new Outgoing({ ids, channels });
@@ -95,7 +103,14 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const flow = createHabitCoachFlow({ prompts, provider, ids, clock, random, prepMinutes: config.habit.prepMinutes, debug: config.conversation.debug });
 
   const dispatcher = new OutboxDispatcher({ store, channels, clock, logger, maxAttempts: config.outbound.maxAttempts });
-  const events = new EventHub({ store, clock, logger });
+  let fanout: PgFanout | undefined;
+  const events = new EventHub({ store, clock, logger, written: (id) => fanout?.notify(id) });
+  const leases = new ConversationLeases({
+    store, logger,
+    owner: `${hostname()}:${process.pid}:${randomIds.next('proc')}`,
+    now: () => (dbClock ?? systemClock).now(), // wall time, never the virtual clock
+    hooks: { acquired: (id) => events.catchUp(id), releasing: (id) => events.flush(id) },
+  });
   const runner = new TurnRunner({
     store, provider, flows: new Map([[flow.id, flow]]), clock, ids, logger, outgoing,
     historyLimit: config.conversation.chatHistoryLimit,
@@ -103,8 +118,9 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   });
   const changes = new ChangeFeed();
   // Whatever else wrote to a conversation (a timer's prompt, an operator) reaches its stream too.
-  changes.subscribe((conversationId) => void events.syncMessages(conversationId).catch(() => undefined));
-  const engine = new Engine({ store, runner, dispatcher, clock, logger, changes });
+  // Under the conversation's lease: the event log has one writer at a time, across processes.
+  changes.subscribe((id) => void engine.exclusive(id, () => events.syncMessages(id), { quiet: true }).catch(() => undefined));
+  const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases });
   const participants = new ParticipantService({ store, engine, flow, channels, clock, ids, logger });
   const inbound = new InboundService({ store, engine, participants, channels, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
   const timerDeps = { store, engine, ids, outgoing, clock, logger, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays };
@@ -128,6 +144,14 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     twilio: config.twilio,
   });
 
+  if (store.dialect === 'postgres') {
+    fanout = await startPgFanout({
+      url: config.database.url, schema: config.database.schema, logger,
+      written: (id) => void (events.followed(id) && events.catchUp(id).catch(() => undefined)),
+      reconnected: () => void events.catchUpFollowed().catch(() => undefined),
+    });
+    engine.startSweeper(5000);
+  }
   const address = await app.listen({ host: config.server.host, port: config.server.port });
   dispatcher.start();
   // With a virtual clock, timers fire only when the clock is moved (POST /admin/clock).
@@ -143,6 +167,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
       await worker.stop();
       await engine.shutdown(config.server.shutdownTimeoutMs);
       await events.flushAll();
+      await fanout?.close();
+      dbClock?.stop();
       await store.close();
     })();
     return closing;

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import type { InboxItem } from '../core/domain.ts';
-import { AppError, describeError } from '../core/errors.ts';
+import { AppError, describeError, isAppError } from '../core/errors.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Store } from '../store/store.ts';
 import type { TurnInput } from './flow.ts';
 import type { ChangeFeed } from './change-feed.ts';
+import type { ConversationLeases } from './conversation-lease.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import type { TurnRunner, TurnSummary } from './turn-runner.ts';
@@ -15,15 +16,21 @@ export interface EngineDeps {
   dispatcher: OutboxDispatcher;
   clock: Clock;
   logger: Logger;
+  /** Serialises work on a conversation across processes (decision 004). */
+  leases: ConversationLeases;
   /** Told after each piece of work on a conversation settles. */
   changes?: ChangeFeed;
   /** Attempts of a turn that throws (store outage, version conflict) before its inbox item is marked failed. */
   turnAttempts?: number;
 }
 
+/** Pending items of a conversation read per round of draining. */
+const DRAIN_BATCH = 20;
+
 /**
- * Runs turns: one at a time per conversation, in the order they were queued, different
- * conversations in parallel. Every turn commits, then the outbox is kicked.
+ * Runs turns: one at a time per conversation, in arrival order, different conversations in
+ * parallel; across processes too, through the conversation lease. Every turn commits, then the
+ * outbox is kicked.
  */
 export class Engine {
   readonly #deps: EngineDeps;
@@ -32,34 +39,46 @@ export class Engine {
   /** The interrupt switch of each conversation's running turn. */
   readonly #running = new Map<string, AbortController>();
   #accepting = true;
+  /** Inbox items with a job queued in this process, so the sweep does not queue them twice. */
+  readonly #queuedInbox = new Set<string>();
+  #sweeper: NodeJS.Timeout | null = null;
 
   constructor(deps: EngineDeps) {
     this.#deps = deps;
   }
 
-  /** Queues the turn for a recorded inbox item. Resolves when that turn has committed. */
+  /**
+   * Queues the turn for a recorded inbox item. Under the conversation's lease, every pending item
+   * that arrived before it (whichever process received it) is answered first. Resolves when its
+   * turn has committed, or with undefined when another process answered it.
+   */
   processInbox(item: InboxItem): Promise<TurnSummary | undefined> {
     const conversationId = item.conversationId;
     if (!conversationId) throw new AppError('internal', `inbox item ${item.id} has no conversation`, { fault: 'system' });
-    return this.#enqueue(conversationId, { kind: 'message', text: item.text, inboxId: item.id }, item.id);
+    this.#queuedInbox.add(item.id);
+    return this.#work(conversationId, () => this.#drainThrough(conversationId, item.id)).finally(() => this.#queuedInbox.delete(item.id));
   }
 
   /** Queues an event turn (greeting, timer) for a conversation. */
   trigger(conversationId: string, input: Extract<TurnInput, { kind: 'event' }>): Promise<TurnSummary | undefined> {
-    return this.#enqueue(conversationId, input, null);
+    return this.#work(conversationId, () => this.#runWithRetries(conversationId, input, null));
   }
 
   /**
-   * Runs `work` in the conversation's queue (nothing else of that conversation runs meanwhile),
-   * then kicks the outbox for whatever it queued.
+   * Runs `work` with the conversation to itself (its queue here, its lease everywhere), then
+   * kicks the outbox and tells the change feed, unless `quiet`.
    */
-  async exclusive<T>(conversationId: string, work: () => Promise<T>): Promise<T> {
-    try {
-      return await this.#queue.run(conversationId, work);
-    } finally {
-      void this.#deps.dispatcher.kick();
-      this.#deps.changes?.publish(conversationId);
-    }
+  exclusive<T>(conversationId: string, work: () => Promise<T>, options: { quiet?: boolean } = {}): Promise<T> {
+    return this.#queue.run(conversationId, async () => {
+      try {
+        return await this.#deps.leases.hold(conversationId, work, this.#shutdown.signal);
+      } finally {
+        if (!options.quiet) {
+          void this.#deps.dispatcher.kick();
+          this.#deps.changes?.publish(conversationId);
+        }
+      }
+    });
   }
 
   /**
@@ -73,14 +92,29 @@ export class Engine {
     return true;
   }
 
-  /** Re-queues every pending inbox item (after a restart or crash), in arrival order. */
-  async recover(): Promise<number> {
-    const pending = await this.#deps.store.listPendingInbox();
+  /**
+   * Queues every pending inbox item that has no job in this process (after a restart, or when the
+   * process that received it died), in arrival order. With `olderThanMs`, only items that waited
+   * at least that long (a sweep leaves fresh ones to their receivers).
+   */
+  async recover(olderThanMs = 0): Promise<number> {
+    const cutoff = this.#deps.clock.now().getTime() - olderThanMs;
+    const pending = (await this.#deps.store.listPendingInbox(1000)).filter(
+      (item) => item.conversationId && !this.#queuedInbox.has(item.id) && item.receivedAt.getTime() <= cutoff,
+    );
     for (const item of pending) {
-      if (item.conversationId) void this.processInbox(item);
+      this.processInbox(item).catch((error: unknown) => this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'recovered turn failed'));
     }
     if (pending.length > 0) this.#deps.logger.info({ count: pending.length }, 're-queued pending inbound messages');
     return pending.length;
+  }
+
+  /** Sweeps for orphaned inbox items every `intervalMs` (several processes on one database). */
+  startSweeper(intervalMs: number): void {
+    this.#sweeper = setInterval(() => {
+      if (this.#accepting) void this.recover(intervalMs).catch((error: unknown) => this.#deps.logger.warn({ err: describeError(error) }, 'inbox sweep failed'));
+    }, intervalMs);
+    this.#sweeper.unref();
   }
 
   /** Turns queued or running. */
@@ -99,6 +133,7 @@ export class Engine {
   /** Stops accepting, waits up to `timeoutMs` for queued turns, then aborts the rest. */
   async shutdown(timeoutMs: number): Promise<void> {
     this.#accepting = false;
+    if (this.#sweeper) clearInterval(this.#sweeper);
     const timedOut = await Promise.race([
       this.#queue.idle().then(() => false),
       new Promise<boolean>((resolve) => setTimeout(() => resolve(true), timeoutMs).unref()),
@@ -111,14 +146,30 @@ export class Engine {
     await this.#deps.dispatcher.stop();
   }
 
-  #enqueue(conversationId: string, input: TurnInput, inboxId: string | null): Promise<TurnSummary | undefined> {
+  #work(conversationId: string, run: () => Promise<TurnSummary | undefined>): Promise<TurnSummary | undefined> {
     return this.#queue.run(conversationId, async () => {
       if (this.#shutdown.signal.aborted) return undefined;
-      const summary = await this.#runWithRetries(conversationId, input, inboxId);
+      const summary = await this.#deps.leases.hold(conversationId, run, this.#shutdown.signal);
       void this.#deps.dispatcher.kick();
       this.#deps.changes?.publish(conversationId);
       return summary;
     });
+  }
+
+  /** Answers the conversation's pending items in arrival order up to and including `inboxId`. */
+  async #drainThrough(conversationId: string, inboxId: string): Promise<TurnSummary | undefined> {
+    for (;;) {
+      const pending = await this.#deps.store.listPendingInboxOf(conversationId, DRAIN_BATCH);
+      const target = pending.findIndex((item) => item.id === inboxId);
+      if (target === -1 && pending.length < DRAIN_BATCH) return undefined; // answered already
+      let summary: TurnSummary | undefined;
+      for (const item of target === -1 ? pending : pending.slice(0, target + 1)) {
+        if (this.#shutdown.signal.aborted) return undefined;
+        summary = await this.#runWithRetries(conversationId, { kind: 'message', text: item.text, inboxId: item.id }, item.id);
+        if (item.id !== inboxId) this.#deps.changes?.publish(conversationId);
+      }
+      if (target !== -1) return summary;
+    }
   }
 
   async #runWithRetries(conversationId: string, input: TurnInput, inboxId: string | null): Promise<TurnSummary | undefined> {
@@ -130,6 +181,8 @@ export class Engine {
         return await this.#deps.runner.run(conversationId, input, { shutdown: this.#shutdown.signal, interrupt: interrupt.signal });
       } catch (error) {
         if (this.#shutdown.signal.aborted) return undefined;
+        // Another process answered the message first: nothing to retry, nothing to mark.
+        if (inboxId && isAppError(error) && error.code === 'conflict') return undefined;
         const final = attempt >= attempts;
         this.#deps.logger.error({ conversationId, inboxId, attempt, final, err: describeError(error) }, 'turn failed');
         if (final) {
@@ -146,7 +199,7 @@ export class Engine {
 
   async #markFailed(inboxId: string, error: unknown): Promise<void> {
     try {
-      await this.#deps.store.setInboxStatus(inboxId, 'failed', this.#deps.clock.now(), describeError(error));
+      await this.#deps.store.completeInbox(inboxId, 'failed', this.#deps.clock.now(), describeError(error));
     } catch (markError) {
       this.#deps.logger.error({ inboxId, err: describeError(markError) }, 'could not mark inbox item failed');
     }

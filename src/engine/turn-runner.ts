@@ -82,7 +82,7 @@ export class TurnRunner {
         await tx.insertToolCalls(this.#toolCallRecords(executed, conversation.id, turnId, startedAt));
         const latency = narration?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
         await tx.insertTurn(this.#turnRecord({ turnId, conversation, input, prepared, result, error, status, latency, startedAt, finishedAt: now, started }));
-        if (input.kind === 'message') await tx.setInboxStatus(input.inboxId, 'processed', now);
+        if (input.kind === 'message') await completeOnce(tx, input.inboxId, 'processed', now);
       });
       if (error) this.#deps.logger.warn({ conversationId, turnId, err: describeError(error) }, 'model failed; apology sent');
       await (interrupted ? narration?.cancelled('interrupted') : narration?.committed(turnId));
@@ -134,7 +134,7 @@ export class TurnRunner {
       await this.#deps.store.transaction(async (tx) => {
         const now = this.#deps.clock.now();
         await tx.appendMessages([this.#userMessage(conversation.id, input.text, null, now)]);
-        await tx.setInboxStatus(input.inboxId, 'ignored', now);
+        await completeOnce(tx, input.inboxId, 'ignored', now);
       });
     }
     return { turnId, status: 'skipped', reply: null };
@@ -206,5 +206,12 @@ export class TurnRunner {
       startedAt: args.startedAt,
       finishedAt: args.finishedAt,
     };
+  }
+}
+
+/** Another process answered this message (its lease outlived ours): this turn must not commit. */
+async function completeOnce(tx: StoreTx, inboxId: string, status: 'processed' | 'ignored', now: Date): Promise<void> {
+  if (!(await tx.completeInbox(inboxId, status, now))) {
+    throw new AppError('conflict', `inbox item ${inboxId} was already answered`, { fault: 'system' });
   }
 }

@@ -20,6 +20,8 @@ export interface EventHubOptions {
   replayLimit?: number;
   /** Conversations whose stream state stays cached while idle. */
   cacheSize?: number;
+  /** Told after events of a conversation were written (other processes pull them, decision 004). */
+  written?: (conversationId: string) => void;
 }
 
 interface Stream {
@@ -53,7 +55,7 @@ export class EventHub {
   readonly #streams = new Map<string, Stream>();
 
   constructor(options: EventHubOptions) {
-    this.#options = { retention: 2000, replayLimit: 200, cacheSize: 5000, ...options };
+    this.#options = { retention: 2000, replayLimit: 200, cacheSize: 5000, written: () => undefined, ...options };
   }
 
   get replayLimit(): number {
@@ -160,6 +162,49 @@ export class EventHub {
     return unsubscribe;
   }
 
+  /**
+   * Pulls the events another process wrote since this one last saw the log, delivers them to the
+   * local subscribers in order and moves the head past them: before this process writes to the
+   * log again (it took the lease), or because another process said it wrote (fan-out).
+   */
+  catchUp(conversationId: string): Promise<void> {
+    const stream = this.#streams.get(conversationId);
+    if (!stream) return Promise.resolve(); // loads fresh from the log when first used
+    return this.#run(conversationId, async (s) => {
+      await this.#flush(conversationId, s);
+      for (;;) {
+        const rows = await this.#options.store.listEvents(conversationId, { afterSeq: s.nextSeq - 1, limit: 500 });
+        for (const row of rows) {
+          const event = sessionEventSchema.parse({ ...row.payload, seq: row.seq, conversationId, turnId: row.turnNo, type: row.type, at: row.at.toISOString() });
+          s.nextSeq = event.seq + 1;
+          if (event.turnId !== null) s.lastTurnNo = Math.max(s.lastTurnNo, event.turnId);
+          const messageSeq = event.type === 'final' ? Number((event.data as { messageSeq?: unknown } | undefined)?.messageSeq ?? 0) : 0;
+          s.lastMessageSeq = Math.max(s.lastMessageSeq, messageSeq);
+          if (event.type === 'speaking') s.speaking = Boolean((event.data as { speaking?: unknown } | undefined)?.speaking);
+          this.#deliver(conversationId, s, event);
+        }
+        if (rows.length < 500) return;
+      }
+    });
+  }
+
+  /** Catches up every conversation someone in this process follows (missed notifications). */
+  async catchUpFollowed(): Promise<void> {
+    const followed = [...this.#streams].filter(([, stream]) => stream.listeners.size > 0).map(([id]) => id);
+    await Promise.all(followed.map((id) => this.catchUp(id)));
+  }
+
+  /** Writes the conversation's pending events now (before this process lets go of its lease). */
+  flush(conversationId: string): Promise<void> {
+    if (!this.#streams.has(conversationId)) return Promise.resolve();
+    return this.#run(conversationId, (stream) => this.#flush(conversationId, stream));
+  }
+
+  /** True when someone in this process follows the conversation's events. */
+  followed(conversationId: string): boolean {
+    return (this.#streams.get(conversationId)?.listeners.size ?? 0) > 0;
+  }
+
   /** Writes everything pending (before a shutdown, or for a test that reads the table). */
   async flushAll(): Promise<void> {
     await Promise.all([...this.#streams.keys()].map((id) => this.#run(id, (stream) => this.#flush(id, stream)).catch(() => undefined)));
@@ -204,6 +249,12 @@ export class EventHub {
     });
     stream.nextSeq += 1;
     stream.pending.push(event);
+    this.#deliver(conversationId, stream, event);
+    this.#scheduleFlush(conversationId, stream);
+    return event;
+  }
+
+  #deliver(conversationId: string, stream: Stream, event: SessionEvent): void {
     for (const listener of stream.listeners) {
       try {
         listener(event);
@@ -211,8 +262,6 @@ export class EventHub {
         this.#options.logger.warn({ conversationId, err: describeError(error) }, 'session event listener failed');
       }
     }
-    this.#scheduleFlush(conversationId, stream);
-    return event;
   }
 
   #scheduleFlush(conversationId: string, stream: Stream): void {
@@ -245,6 +294,7 @@ export class EventHub {
       this.#options.logger.error({ conversationId, count: batch.length, err: describeError(error) }, 'session events not persisted yet');
       return;
     }
+    this.#options.written(conversationId);
     const keepFrom = stream.nextSeq - this.#options.retention;
     if (keepFrom > stream.firstSeq + Math.ceil(this.#options.retention / 10)) {
       await this.#options.store.pruneEvents(conversationId, keepFrom);
