@@ -95,6 +95,11 @@ export interface StoreOperations {
   claimDueTimers(now: Date, limit: number, leaseUntil: Date): Promise<Timer[]>;
   /** The earliest due time of a pending timer, or of a running one's lease expiry; null when none. */
   nextTimerDue(): Promise<Date | null>;
+  /**
+   * Pushes a running timer's lease to `until` while its handler works; false when the claim is no
+   * longer this attempt's (it finished, or another process took it over).
+   */
+  extendTimerLease(id: string, attempts: number, until: Date): Promise<boolean>;
   /** Marks a claimed timer done. */
   completeTimer(id: string, at: Date): Promise<void>;
   /** Records a failed attempt: back to pending at `retryAt`, or `failed` for good when null. */

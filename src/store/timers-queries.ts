@@ -7,7 +7,7 @@ import { fromMs, fromMsOrNull, oneOf, toMs } from './codec.ts';
 
 type TimerOperations = Pick<
   StoreOperations,
-  'scheduleTimer' | 'cancelTimer' | 'listPendingTimers' | 'getTimer' | 'claimDueTimers' | 'nextTimerDue' | 'completeTimer' | 'failTimer' | 'cancelTimersOf'
+  'scheduleTimer' | 'cancelTimer' | 'listPendingTimers' | 'getTimer' | 'claimDueTimers' | 'nextTimerDue' | 'completeTimer' | 'extendTimerLease' | 'failTimer' | 'cancelTimersOf'
 >;
 
 const STATUSES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const satisfies readonly TimerStatus[];
@@ -121,6 +121,17 @@ export function timerQueries(ctx: QueryContext): TimerOperations {
         .executeTakeFirstOrThrow();
       const candidates = [pending, lease].filter((value) => value !== null && value !== undefined).map(Number);
       return candidates.length === 0 ? null : new Date(Math.min(...candidates));
+    },
+
+    async extendTimerLease(id, attempts, until) {
+      const result = await db
+        .updateTable('timers')
+        .set({ lease_until: toMs(until) })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .where('attempts', '=', attempts)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     },
 
     async completeTimer(id, at) {

@@ -11,7 +11,7 @@ export interface TimerWorkerOptions {
   kinds: TimerKindRegistry;
   clock: Clock;
   logger: Logger;
-  /** How long a claim is held before another worker may re-run it (ms). */
+  /** How long a claim is held unless renewed (every third of it while the handler runs) before another worker may re-run it (ms). */
   leaseMs?: number;
   maxAttempts?: number;
   batchSize?: number;
@@ -60,7 +60,7 @@ export class TimerWorker {
     for (;;) {
       const { store, clock } = this.#options;
       const now = clock.now();
-      const claimed = await store.claimDueTimers(now, this.#options.batchSize ?? 50, new Date(now.getTime() + (this.#options.leaseMs ?? 60_000)));
+      const claimed = await store.claimDueTimers(now, this.#options.batchSize ?? 50, new Date(now.getTime() + this.#leaseMs));
       if (claimed.length === 0) return fired;
       failpoint('timer.after-claim');
       for (const timer of claimed) {
@@ -104,9 +104,20 @@ export class TimerWorker {
     });
   }
 
+  get #leaseMs(): number {
+    return this.#options.leaseMs ?? 15_000;
+  }
+
   async #fire(timer: Timer, now: Date): Promise<void> {
     const { store, kinds, logger, clock } = this.#options;
     const kind = kinds.get(timer.kind);
+    // A claim that waited in the batch may have expired and gone to another process: then it is theirs.
+    const until = () => new Date(clock.now().getTime() + this.#leaseMs);
+    if (!(await store.extendTimerLease(timer.id, timer.attempts, until()))) return;
+    const renewal = setInterval(() => {
+      void store.extendTimerLease(timer.id, timer.attempts, until()).catch(() => undefined);
+    }, this.#leaseMs / 3);
+    renewal.unref();
     try {
       if (!kind) throw new Error(`no handler for timer kind "${timer.kind}"`);
       const payload = kind.payload.parse(timer.payload);
@@ -117,6 +128,8 @@ export class TimerWorker {
       const retryAt = final ? null : new Date(clock.now().getTime() + timerRetryDelayMs(timer.attempts));
       await store.failTimer(timer.id, describeError(error), retryAt);
       logger.warn({ timerId: timer.id, kind: timer.kind, attempts: timer.attempts, final, err: describeError(error) }, 'timer failed');
+    } finally {
+      clearInterval(renewal);
     }
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.ts';
-import { at, inboxItem, participantWithConversation } from './store-fixtures.ts';
+import { at, inboxItem, participantWithConversation, timer } from './store-fixtures.ts';
 
 /** Conversation leases and the per-conversation inbox (decision 004). */
 export function leasesContract(store: () => Store): void {
@@ -44,6 +44,21 @@ export function leasesContract(store: () => Store): void {
       expect(await store().getInbox(items[0]!.id)).toMatchObject({ status: 'processed', processedAt: at(2000), error: null });
       expect((await store().listPendingInboxOf(c.id, 10)).map((item) => item.text)).toEqual(['m1', 'm2']);
     });
+  });
+
+  it('extends a running timer\'s lease only for the attempt that holds it', async () => {
+    const { p, c } = await participantWithConversation(store());
+    const t = timer(c.id, p.id, { dueAt: at(0) });
+    await store().scheduleTimer(t);
+    expect(await store().extendTimerLease(t.id, 1, at(9000))).toBe(false); // not claimed yet
+    const [claimed] = await store().claimDueTimers(at(0), 1, at(5000));
+    expect(await store().extendTimerLease(t.id, claimed!.attempts, at(9000))).toBe(true);
+    expect(await store().claimDueTimers(at(8000), 1, at(20_000))).toEqual([]); // the extended lease holds
+    const [retaken] = await store().claimDueTimers(at(9000), 1, at(20_000));
+    expect(retaken!.attempts).toBe(2);
+    expect(await store().extendTimerLease(t.id, 1, at(30_000))).toBe(false); // the first claim lost it
+    await store().completeTimer(t.id, at(10_000));
+    expect(await store().extendTimerLease(t.id, 2, at(30_000))).toBe(false);
   });
 
   it('tells the database clock', async () => {

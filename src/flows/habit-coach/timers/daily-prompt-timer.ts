@@ -64,6 +64,7 @@ export function dailyPromptTimerKind(deps: HabitTimerDeps) {
           await tx.saveProfile(afterPrompt(profile, prompt, now, pollToday));
           await armFollowUps(tx, deps, participant, conversation.id, now);
           await tx.scheduleTimer(dailyPromptTimer(schedule, conversation.id, now, deps, timer.dueAt));
+          await tx.completeTimer(timer.id, now); // with its effects: a process that dies after this never re-runs it
         });
       });
     },

@@ -19,9 +19,10 @@ export function reminderTimerKind(deps: HabitTimerDeps) {
     handle: async (timer, { promptSentAt }) => {
       await whileActive(deps, timer, async (conversation, participant) => {
         if (await repliedSince(deps.store, conversation.id, promptSentAt)) return;
-        await deps.store.transaction((tx) =>
-          deps.outgoing.append(tx, { conversation, participant }, [{ text: REMINDER_TEXT, source: 'timer' }], { now: deps.clock.now(), turnId: null }),
-        );
+        await deps.store.transaction(async (tx) => {
+          await deps.outgoing.append(tx, { conversation, participant }, [{ text: REMINDER_TEXT, source: 'timer' }], { now: deps.clock.now(), turnId: null });
+          await tx.completeTimer(timer.id, deps.clock.now()); // with its effects: never sent twice
+        });
       });
     },
   });
@@ -38,7 +39,10 @@ export function autoFeedbackTimerKind(deps: HabitTimerDeps) {
         const profile = (await deps.store.getProfile(participant.id)) ?? emptyProfile(participant.id, promptSentAt);
         const last = profile.lastPromptSentAt;
         if (last && last.getTime() > promptSentAt.getTime() && deps.clock.now().getTime() - last.getTime() < RECENT_PROMPT_MS) return;
-        await deps.store.updateConversation(conversation.id, conversation.version, { subState: 'FEEDBACK' }, deps.clock.now());
+        await deps.store.transaction(async (tx) => {
+          await tx.updateConversation(conversation.id, conversation.version, { subState: 'FEEDBACK' }, deps.clock.now());
+          await tx.completeTimer(timer.id, deps.clock.now());
+        });
       });
     },
   });
@@ -56,6 +60,7 @@ export function feedbackNudgeTimerKind(deps: HabitTimerDeps) {
           const now = deps.clock.now();
           const text = stage === 'initial' ? FEEDBACK_NUDGE_TEXT : FEEDBACK_FOLLOWUP_TEXT;
           await deps.outgoing.append(tx, { conversation, participant }, [{ text, source: 'timer' }], { now, turnId: null });
+          await tx.completeTimer(timer.id, now);
           if (stage === 'initial' && deps.delays.feedbackFollowupMs > 0) {
             await tx.scheduleTimer({
               id: deps.ids.next('tmr'), kind: 'feedback-nudge', conversationId: conversation.id, participantId: participant.id,
@@ -80,6 +85,7 @@ export function stateTransitionTimerKind(deps: HabitTimerDeps) {
           const now = deps.clock.now();
           await tx.updateConversation(conversation.id, conversation.version, { subState: target }, now);
           await tx.cancelTimer(timerKeys.autoFeedback(participant.id), now);
+          await tx.completeTimer(timer.id, now);
         });
       });
     },
