@@ -20,6 +20,12 @@ export interface OutboxDispatcherOptions {
   batchSize?: number;
 }
 
+/**
+ * How long a claimed item is hidden from other senders; a sender that dies releases it this way.
+ * Longer than a channel's send timeout (10 s), so a slow send is never claimed twice.
+ */
+const CLAIM_MS = 20_000;
+
 /** Delay before attempt `attempts + 1`: 1 s, 2 s, 4 s … capped at 5 minutes. */
 export function retryDelayMs(attempts: number): number {
   return Math.min(1000 * 2 ** Math.max(0, attempts - 1), 300_000);
@@ -78,14 +84,15 @@ export class OutboxDispatcher {
 
   async #pass(): Promise<void> {
     const { store, clock } = this.#options;
-    const due = await store.listDueOutbox(clock.now(), this.#options.batchSize ?? 100);
-    const blocked = new Set<string>();
-    for (const item of due) {
-      if (blocked.has(item.conversationId)) continue;
-      const delivered = await this.#deliver(item);
-      if (!delivered) blocked.add(item.conversationId);
+    // One item per conversation per claim, so a conversation's messages leave in order even
+    // when several processes deliver; the next one is claimable once this one is sent.
+    for (;;) {
+      const now = clock.now();
+      const claimed = await store.claimDueOutbox(now, this.#options.batchSize ?? 100, new Date(now.getTime() + CLAIM_MS));
+      if (claimed.length === 0) return;
+      await Promise.all(claimed.map((item) => this.#deliver(item)));
+      if (this.#stopped) return;
     }
-    if (due.length === (this.#options.batchSize ?? 100)) this.#again = true;
   }
 
   async #deliver(item: OutboxItem): Promise<boolean> {

@@ -7,7 +7,7 @@ import { fromMs, fromMsOrNull, oneOf, pollFromText, pollToText, toMs } from './c
 
 type OutboxOperations = Pick<
   StoreOperations,
-  'enqueueOutbox' | 'getOutbox' | 'listDueOutbox' | 'markOutboxSent' | 'markOutboxAttemptFailed' | 'listOutbox' | 'recordDeliveryReceipt'
+  'enqueueOutbox' | 'getOutbox' | 'listDueOutbox' | 'claimDueOutbox' | 'markOutboxSent' | 'markOutboxAttemptFailed' | 'listOutbox' | 'recordDeliveryReceipt'
 >;
 
 const STATUSES = ['pending', 'sent', 'failed'] as const satisfies readonly OutboxStatus[];
@@ -16,7 +16,8 @@ const KINDS = ['text', 'poll'] as const satisfies readonly MessageKind[];
 /** The statuses ranked below `status`: the only ones a receipt of `status` may replace. */
 const below = (status: DeliveryStatus) => DELIVERY_STATUSES.slice(0, DELIVERY_STATUSES.indexOf(status));
 
-export function outboxQueries({ db }: QueryContext): OutboxOperations {
+export function outboxQueries(ctx: QueryContext): OutboxOperations {
+  const { db } = ctx;
   /**
    * Raises the delivery status of the item with this provider id, in one statement: the WHERE
    * clause makes it monotonic however receipts interleave.
@@ -80,6 +81,33 @@ export function outboxQueries({ db }: QueryContext): OutboxOperations {
         .limit(limit)
         .execute();
       return rows.map(toOutboxItem);
+    },
+
+    async claimDueOutbox(now, limit, leaseUntil) {
+      if (limit <= 0) return [];
+      const nowMs = toMs(now);
+      return ctx.atomic(async (tx) => {
+        let due = tx.db
+          .selectFrom('outbox as o')
+          .select('o.id')
+          .where('o.status', '=', 'pending')
+          .where('o.next_attempt_at', '<=', nowMs)
+          .where((eb) =>
+            eb.not(
+              eb.exists(
+                eb.selectFrom('outbox as e').select('e.id').whereRef('e.conversation_id', '=', 'o.conversation_id').where('e.status', '=', 'pending').whereRef('e.ordinal', '<', 'o.ordinal'),
+              ),
+            ),
+          )
+          .orderBy('o.next_attempt_at')
+          .orderBy('o.ordinal')
+          .limit(limit);
+        if (tx.dialect === 'postgres') due = due.forUpdate().skipLocked();
+        const ids = (await due.execute()).map((row) => row.id);
+        if (ids.length === 0) return [];
+        const rows = await tx.db.updateTable('outbox').set({ next_attempt_at: toMs(leaseUntil) }).where('id', 'in', ids).returningAll().execute();
+        return rows.sort((a, b) => Number(a.ordinal) - Number(b.ordinal)).map(toOutboxItem);
+      });
     },
 
     async markOutboxSent(id, at, attempts, providerMessageId = null) {

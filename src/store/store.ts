@@ -131,6 +131,13 @@ export interface StoreOperations {
   /** Pending items due at `now`, oldest first. */
   listDueOutbox(now: Date, limit: number): Promise<OutboxItem[]>;
   /**
+   * Claims up to `limit` due items for delivery: at most one per conversation, its oldest
+   * pending one (so messages leave in order whichever process sends them), each hidden from
+   * other claimers until `leaseUntil` (it becomes due again then, if its sender died).
+   * Concurrent claimers never get the same item (PostgreSQL: `FOR UPDATE SKIP LOCKED`).
+   */
+  claimDueOutbox(now: Date, limit: number, leaseUntil: Date): Promise<OutboxItem[]>;
+  /**
    * Marks an item accepted by its channel. With the provider's message id, receipts that arrived
    * before it (the send's answer raced the status webhook) are applied now.
    */

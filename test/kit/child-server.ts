@@ -58,6 +58,13 @@ export class ChildServer {
     return waitFor(() => this.exit, { what: `the server to exit; log:\n${this.log.slice(-20).join('\n')}`, timeoutMs: 20_000 });
   }
 
+  /** SIGKILL: the process dies on the spot, holding whatever leases and claims it had. */
+  async kill(): Promise<void> {
+    if (this.exit) return;
+    this.#child.kill('SIGKILL');
+    await this.exited();
+  }
+
   /** SIGTERM (a graceful stop), waiting for the exit. */
   async stop(): Promise<void> {
     if (this.exit) return;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.ts';
-import { at, inboxItem, participantWithConversation, timer } from './store-fixtures.ts';
+import { at, inboxItem, outboxItem, participantWithConversation, timer } from './store-fixtures.ts';
 
 /** Conversation leases and the per-conversation inbox (decision 004). */
 export function leasesContract(store: () => Store): void {
@@ -59,6 +59,39 @@ export function leasesContract(store: () => Store): void {
     expect(await store().extendTimerLease(t.id, 1, at(30_000))).toBe(false); // the first claim lost it
     await store().completeTimer(t.id, at(10_000));
     expect(await store().extendTimerLease(t.id, 2, at(30_000))).toBe(false);
+  });
+
+  it('claims due outbox items one per conversation, oldest first, hidden until the claim lapses', async () => {
+    const one = await participantWithConversation(store());
+    const two = await participantWithConversation(store());
+    const items = [
+      outboxItem(one.c.id, { nextAttemptAt: at(0), createdAt: at(0), text: '1a' }),
+      outboxItem(one.c.id, { nextAttemptAt: at(0), createdAt: at(0), text: '1b' }),
+      outboxItem(two.c.id, { nextAttemptAt: at(0), createdAt: at(0), text: '2a' }),
+      outboxItem(two.c.id, { nextAttemptAt: at(50_000), createdAt: at(0), text: '2-later' }),
+    ];
+    await store().enqueueOutbox(items);
+    const texts = (list: Array<{ text: string }>) => list.map((item) => item.text).sort();
+    expect(texts(await store().claimDueOutbox(at(1000), 10, at(31_000)))).toEqual(['1a', '2a']);
+    expect(await store().claimDueOutbox(at(2000), 10, at(32_000))).toEqual([]); // claimed, and 1b waits for 1a
+    await store().markOutboxSent(items[0]!.id, at(3000), 1);
+    expect(texts(await store().claimDueOutbox(at(3000), 10, at(33_000)))).toEqual(['1b']);
+    expect(texts(await store().claimDueOutbox(at(31_000), 10, at(61_000)))).toEqual(['2a']); // its sender died: due again
+    await store().markOutboxSent(items[1]!.id, at(4000), 1);
+    await store().markOutboxAttemptFailed(items[2]!.id, { attempts: 1, error: 'x', nextAttemptAt: null });
+    expect(texts(await store().claimDueOutbox(at(51_000), 10, at(81_000)))).toEqual(['2-later']);
+  });
+
+  it('never gives one outbox item to two concurrent claimers', async () => {
+    const claimed: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const { c } = await participantWithConversation(store());
+      await store().enqueueOutbox([outboxItem(c.id, { nextAttemptAt: at(0) })]);
+    }
+    const rounds = await Promise.all(Array.from({ length: 6 }, () => store().claimDueOutbox(at(1000), 3, at(31_000))));
+    for (const round of rounds) claimed.push(...round.map((item) => item.id));
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect(claimed).toHaveLength(10);
   });
 
   it('tells the database clock', async () => {
