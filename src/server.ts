@@ -90,7 +90,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const virtualClock = config.clock.mode === 'virtual' ? new VirtualClock(config.clock.start ?? new Date()) : undefined;
   const ids = overrides.ids ?? randomIds;
   const random = overrides.random ?? Math.random;
-  const store = await openStore(config.database.url, { schema: config.database.schema, logger });
+  const store = await openStore(config.database.url, { schema: config.database.schema, poolMax: config.database.poolMax, logger });
   // Several processes may share PostgreSQL: its clock decides what is due and when leases end.
   const dbClock = !virtualClock && store.dialect === 'postgres' ? await databaseClock(store, logger) : undefined;
   const clock: Clock = virtualClock ?? dbClock ?? systemClock;

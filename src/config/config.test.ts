@@ -19,7 +19,7 @@ describe('loadConfig defaults', () => {
   it('gives a complete config from an empty environment', () => {
     expect(loadConfig({})).toEqual({
       server: { host: '127.0.0.1', port: 8080, apiToken: undefined, maxBodyBytes: 65536, shutdownTimeoutMs: 10000 },
-      database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public' },
+      database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public', poolMax: 10 },
       llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', timeoutMs: 60000, maxRetries: 2 },
       conversation: { chatHistoryLimit: 30, autoEnrollNewUsers: false, debug: false },
       habit: {
@@ -67,7 +67,7 @@ describe('loadConfig defaults', () => {
       INTAKE_BOT_PROMPT_FILE: './intake.txt', UNRELATED: 'ignored',
     });
     expect(config.server).toMatchObject({ host: '0.0.0.0', port: 0, apiToken: 'x'.repeat(16) });
-    expect(config.database).toEqual({ url: 'postgresql://u:p@db:5432/pp', schema: 'study_1' });
+    expect(config.database).toEqual({ url: 'postgresql://u:p@db:5432/pp', schema: 'study_1', poolMax: 10 });
     expect(config.conversation).toMatchObject({ autoEnrollNewUsers: true, debug: true });
     expect(config.log).toEqual({ level: 'silent', redact: false });
     expect(config.habit.delays).toMatchObject({ reminderMs: 0, autoFeedbackMs: 0 });

@@ -27,7 +27,7 @@ export interface AppConfig {
     readonly maxBodyBytes: number;
     readonly shutdownTimeoutMs: number;
   };
-  readonly database: { readonly url: string; readonly schema: string };
+  readonly database: { readonly url: string; readonly schema: string; readonly poolMax: number };
   readonly llm: {
     readonly provider: LlmProviderName;
     /** Set whenever `provider` is `openai`. */
@@ -113,7 +113,7 @@ function toAppConfig(env: ParsedEnv): AppConfig {
       maxBodyBytes: env.MAX_BODY_BYTES,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     },
-    database: { url: env.DATABASE_URL, schema: env.DATABASE_SCHEMA },
+    database: { url: env.DATABASE_URL, schema: env.DATABASE_SCHEMA, poolMax: env.DATABASE_POOL_MAX },
     llm: {
       provider,
       baseUrl: env.LLM_BASE_URL,

@@ -20,6 +20,7 @@ export const envSchema = z.object({
 
   DATABASE_URL: databaseUrl(),
   DATABASE_SCHEMA: identifier(),
+  DATABASE_POOL_MAX: integer(1, 200),
 
   LLM_PROVIDER: oneOf(LLM_PROVIDERS).optional(),
   LLM_BASE_URL: httpUrl().optional(),

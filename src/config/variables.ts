@@ -31,6 +31,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
 
   v('Database', 'DATABASE_URL', 'sqlite:./data/promptpipe.sqlite', 'sqlite:<path>, sqlite::memory: or a postgres:// (postgresql://) URL.'),
   v('Database', 'DATABASE_SCHEMA', 'public', 'PostgreSQL schema to use (letters, digits, underscores).'),
+  v('Database', 'DATABASE_POOL_MAX', '10', 'PostgreSQL connections per process (1-200); keep processes × this under the server\'s max_connections.'),
 
   v('Model', 'LLM_PROVIDER', undefined, 'openai (any OpenAI-compatible endpoint) or offline (the deterministic offline demo model).', { defaultNote: 'openai when LLM_BASE_URL is set, else offline' }),
   v('Model', 'LLM_BASE_URL', undefined, 'Base URL of the OpenAI-compatible API, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1.'),

@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'llm_bad_response',
   'channel_failed',
   'shutting_down',
+  'store_unavailable',
   'clock_not_virtual',
   'interrupted',
   'invalid_frame',

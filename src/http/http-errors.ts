@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { AppError, type ErrorCode, isAppError } from '../core/errors.ts';
+import { isDatabaseUnavailable } from '../store/db-errors.ts';
 
 /** The one place that maps error codes to HTTP statuses. */
 export function httpStatusOf(code: ErrorCode): number {
@@ -36,6 +37,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'slow_consumer':
       return 429;
     case 'shutting_down':
+    case 'store_unavailable':
     case 'llm_unavailable':
     case 'llm_timeout':
       return 503;
@@ -78,6 +80,7 @@ export function errorBody(error: AppError) {
 export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const appError = toAppError(error);
   const status = httpStatusOf(appError.code);
+  if (appError.code === 'store_unavailable') void reply.header('retry-after', '5');
   if (status >= 500) request.log.error({ err: error }, 'request failed');
   void reply.status(status).send(errorBody(appError));
 }
@@ -104,6 +107,9 @@ function toAppError(error: FastifyError | Error): AppError {
   if (fastifyError.statusCode === 429) return new AppError('rate_limited', 'too many requests; slow down and retry later');
   if (fastifyError.statusCode && fastifyError.statusCode < 500) {
     return new AppError('invalid_request', fastifyError.message);
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new AppError('store_unavailable', 'the database cannot be reached right now; retry shortly', { fault: 'system', retryable: true, cause: error });
   }
   return new AppError('internal', 'internal error', { fault: 'system', cause: error });
 }

@@ -24,3 +24,19 @@ export function isUniqueViolation(error: unknown, target: { constraint: string; 
   }
   return false;
 }
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+/** SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown, restart). */
+const UNAVAILABLE_STATES = /^(08|57P0[1-3]|53300)/;
+
+/**
+ * True when `error` says the database cannot be reached right now (refused, dropped, shutting
+ * down, out of connections, pool timeout), as opposed to a query it rejected.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as DriverError;
+  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || UNAVAILABLE_STATES.test(e.code))) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  return /timeout exceeded when trying to connect|Connection terminated|connection is closed|Client has encountered a connection error/i.test(message);
+}

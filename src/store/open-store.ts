@@ -10,6 +10,8 @@ export interface OpenStoreOptions {
   /** PostgreSQL schema to use, created when missing (default `public`). Ignored for SQLite. */
   schema?: string;
   logger?: MigrationLogger;
+  /** PostgreSQL connections this process may open (default 10). */
+  poolMax?: number;
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -52,7 +54,12 @@ async function openPostgresStore(url: string, options: OpenStoreOptions): Promis
   const pool = new pg.Pool({
     connectionString: url,
     // Every pooled connection resolves unqualified names in the store's schema.
-    options: `-c search_path="${schema}"`,
+    // A runaway statement is cut off rather than holding a connection for ever.
+    options: `-c search_path="${schema}" -c statement_timeout=30000`,
+    max: options.poolMax ?? 10,
+    // An unreachable database fails requests in seconds (503) instead of queueing them.
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
     // int8 (counts, epoch-ms timestamps) as JS numbers, for this pool only.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
