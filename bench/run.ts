@@ -42,6 +42,12 @@ const runs: Run[] = [
   { group: 'ws', name: 'model chunk → WebSocket frame', file: 'ws-relay.ts', args: ['--turns', quick ? '5' : '20'] },
   { group: 'http', name: 'HTTP inbound → webhook delivery, 20 connections, saturated', file: 'http-e2e.ts', args: ['--seconds', quick ? '5' : '15'] },
   { group: 'http', name: 'HTTP inbound → webhook delivery, 20 connections, 100 req/s', file: 'http-e2e.ts', args: ['--seconds', quick ? '5' : '15', '--rate', '100'] },
+  ...([['sqlite', 1], ['postgres', 1], ['postgres', 2], ['postgres', 3]] as const).map(([store, processes]) => ({
+    group: 'scale',
+    name: `${processes} process${processes > 1 ? 'es' : ''} on ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`,
+    file: 'scale-out.ts',
+    args: ['--store', store, '--processes', String(processes), '--messages', quick ? '500' : '2000'],
+  })),
 ].filter((run) => !only || only.includes(run.group));
 
 function runChild(run: Run): Promise<Result> {
@@ -81,6 +87,16 @@ for (const r of results.filter((x) => x.group === 'timers')) {
 }
 for (const r of results.filter((x) => x.group === 'http')) {
   lines.push(`- ${r.name}: ${r.result.ackPerSecond} acks/s (202, p50 ${r.result.ackLatencyMs.p50} ms, p99 ${r.result.ackLatencyMs.p99} ms); delivered ${r.result.delivered} of ${r.result.accepted} accepted, ${r.result.redeliveries} twice; message → delivery p50 ${r.result.e2eMs.p50} ms, p99 ${r.result.e2eMs.p99} ms`);
+}
+const scale = results.filter((x) => x.group === 'scale');
+if (scale.length) {
+  const baseline = scale.find((r) => r.result.store === 'postgres' && r.result.processes === 1);
+  lines.push('', '| scale-out (offline model, 200 participants, 50 concurrent senders, round-robin) | turns/s | vs 1 process on PostgreSQL | message → reply p50 ms | p99 ms |', '| --- | ---: | ---: | ---: | ---: |');
+  for (const r of scale) {
+    const ratio = baseline ? r.result.turnsPerSecond / baseline.result.turnsPerSecond : Number.NaN;
+    lines.push(`| ${r.name} | ${fmt(r.result.turnsPerSecond, 0)} | ${fmt(ratio, 2)}× | ${fmt(r.result.e2eMs.p50, 0)} | ${fmt(r.result.e2eMs.p99, 0)} |`);
+  }
+  lines.push('');
 }
 for (const r of results.filter((x) => x.group === 'memory')) {
   lines.push(`- ${r.name}: ${r.result.heapPerConversationBytes} bytes of heap and ${r.result.rssPerConversationBytes} bytes of RSS per conversation (heap ${r.result.heapAfterMiB} MiB after ${r.result.conversations})`);
