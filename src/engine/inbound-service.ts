@@ -73,7 +73,7 @@ export class InboundService {
     const status = message.unsupported ? 'ignored' : 'pending';
     const { item, duplicate } = await this.#deps.store.insertInbox(this.#item(message, participant.id, conversation.id, status));
     if (message.unsupported) {
-      if (!duplicate && participant.status === 'active') await this.#answerWithoutTurn(conversation.id, participant, UNSUPPORTED_CONTENT_REPLY);
+      if (!duplicate && participant.status === 'active') this.#answerWithoutTurn(conversation.id, participant, UNSUPPORTED_CONTENT_REPLY);
       return { status: 'unsupported', inboxId: item.id, duplicate };
     }
     // The turn starts on the next turn of the event loop, so the caller's acknowledgement leaves
@@ -93,7 +93,7 @@ export class InboundService {
     const conversation = participant && (await this.#deps.store.findConversationByParticipant(participant.id));
     const { item, duplicate } = await this.#deps.store.insertInbox(this.#item(message, participant?.id ?? null, conversation?.id ?? null, 'ignored'));
     if (!duplicate && reply !== null) {
-      if (participant && conversation) await this.#answerWithoutTurn(conversation.id, participant, reply);
+      if (participant && conversation) this.#answerWithoutTurn(conversation.id, participant, reply);
       else void this.#acknowledge(item, reply);
     }
     return { duplicate, participant };
@@ -125,15 +125,21 @@ export class InboundService {
     await this.#deps.store.recordContactInbound({ channel: message.channel, contactId: message.contactId, participantId: participant?.id ?? null, phoneNumber }, sentAt);
   }
 
-  async #answerWithoutTurn(conversationId: string, participant: Participant, text: string): Promise<void> {
-    const { engine, store, outgoing, clock } = this.#deps;
-    await engine.exclusive(conversationId, () =>
-      store.transaction(async (tx) => {
-        const conversation = (await tx.getConversation(conversationId))!;
-        // A system message: the person sees it, the model does not read it.
-        await outgoing.append(tx, { conversation, participant }, [{ text, role: 'system', source: 'system' }], { now: clock.now(), turnId: null });
-      }),
-    );
+  /**
+   * Queues a fixed answer in the conversation's turn (after whatever is running), without
+   * holding up the caller's acknowledgement.
+   */
+  #answerWithoutTurn(conversationId: string, participant: Participant, text: string): void {
+    const { engine, store, outgoing, clock, logger } = this.#deps;
+    engine
+      .exclusive(conversationId, () =>
+        store.transaction(async (tx) => {
+          const conversation = (await tx.getConversation(conversationId))!;
+          // A system message: the person sees it, the model does not read it.
+          await outgoing.append(tx, { conversation, participant }, [{ text, role: 'system', source: 'system' }], { now: clock.now(), turnId: null });
+        }),
+      )
+      .catch((error: unknown) => logger.error({ conversationId, err: describeError(error) }, 'fixed answer not queued'));
   }
 
   async #unknownSender(message: InboundMessage): Promise<InboundResult> {
