@@ -47,6 +47,11 @@ export type MessageSource = 'participant' | 'model' | 'timer' | 'operator' | 'sy
 export interface Poll {
   question: string;
   options: string[];
+  /**
+   * The number of its first option in the shared numbering (core/poll-numbering), fixed when the
+   * poll was queued; absent on polls stored before it was recorded.
+   */
+  firstNumber?: number;
 }
 
 export interface Message {

@@ -25,10 +25,13 @@ export function firstNumbersOfBatch(batch: ReadonlyArray<{ poll: Poll | null }>)
   });
 }
 
-/** The numbered options of `pollMessage`, which must be in `history` with the rest of its batch. */
+/**
+ * The numbered options of `pollMessage`: from the number recorded when it was queued, else (polls
+ * stored before that) from the rest of its batch in `history`.
+ */
 export function numberedOptions(history: readonly Message[], pollMessage: Message): NumberedOption[] {
-  const batch = history.filter((message) => message.poll && message.createdAt.getTime() === pollMessage.createdAt.getTime() && message.seq <= pollMessage.seq);
-  const first = 1 + batch.filter((message) => message.seq < pollMessage.seq).reduce((sum, message) => sum + message.poll!.options.length, 0);
+  const batch = history.filter((message) => message.poll && message.createdAt.getTime() === pollMessage.createdAt.getTime() && message.seq < pollMessage.seq);
+  const first = pollMessage.poll!.firstNumber ?? 1 + batch.reduce((sum, message) => sum + message.poll!.options.length, 0);
   return pollMessage.poll!.options.map((option, index) => ({ messageId: pollMessage.id, poll: pollMessage.poll!, option, number: first + index }));
 }
 

@@ -22,6 +22,12 @@ describe('splitText', () => {
     expect(first!.length).toBeGreaterThan(10);
   });
 
+  it('never cuts an emoji (a surrogate pair) in half', () => {
+    const parts = splitText('😀'.repeat(10), 5);
+    for (const part of parts) expect(part).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    expect(parts.join('')).toBe('😀'.repeat(10));
+  });
+
   it('cuts a word longer than the limit hard', () => {
     expect(splitText('abcdefghij', 4)).toEqual(['abcd', 'efgh', 'ij']);
   });

@@ -8,7 +8,7 @@ export function splitText(text: string, max: number): string[] {
   const parts: string[] = [];
   let rest = text.trim();
   while (rest.length > max) {
-    const cut = bestCut(rest, max);
+    const cut = keepPairs(rest, bestCut(rest, max));
     parts.push(rest.slice(0, cut).trimEnd());
     rest = rest.slice(cut).trimStart();
   }
@@ -31,4 +31,11 @@ function bestCut(text: string, max: number): number {
     if (cut > 0) return cut;
   }
   return max;
+}
+
+/** Never between the two halves of a surrogate pair (an emoji): cut one earlier, or one later when it would be empty. */
+function keepPairs(text: string, cut: number): number {
+  const code = text.charCodeAt(cut - 1);
+  if (code < 0xd800 || code > 0xdbff) return cut;
+  return cut > 1 ? cut - 1 : cut + 1;
 }

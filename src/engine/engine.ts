@@ -81,6 +81,12 @@ export class Engine {
     });
   }
 
+  /** Something was queued for the conversation outside a job: deliver it, tell the change feed. */
+  notify(conversationId: string): void {
+    void this.#deps.dispatcher.kick();
+    this.#deps.changes?.publish(conversationId);
+  }
+
   /**
    * Barge-in: ends the conversation's running turn without a reply (its message is kept).
    * False when no turn is running.

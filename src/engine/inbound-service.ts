@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { ChannelDirectory } from '../channels/channel.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
-import type { InboxItem, Participant } from '../core/domain.ts';
+import type { Conversation, InboxItem, Participant } from '../core/domain.ts';
 import { describeError, isAppError } from '../core/errors.ts';
-import type { Store } from '../store/store.ts';
+import type { Store, StoreTx } from '../store/store.ts';
 import type { Engine } from './engine.ts';
 import type { Outgoing } from './outgoing.ts';
 import type { ParticipantService } from './participant-service.ts';
@@ -66,16 +66,10 @@ export class InboundService {
     await this.#recordContact(message, participant);
     if (!participant) return this.#unknownSender(message);
     const conversation = await this.#deps.participants.conversationOf(participant.id);
-    // Replies go where the person last wrote, if that channel can send (decision 003).
-    if (this.#deps.channels.get(message.channel) && conversation.channel !== message.channel) {
-      await this.#deps.store.setConversationChannel(conversation.id, message.channel, this.#deps.clock.now());
-    }
     const status = message.unsupported ? 'ignored' : 'pending';
-    const { item, duplicate } = await this.#deps.store.insertInbox(this.#item(message, participant.id, conversation.id, status));
-    if (message.unsupported) {
-      if (!duplicate && participant.status === 'active') this.#answerWithoutTurn(conversation.id, participant, UNSUPPORTED_CONTENT_REPLY);
-      return { status: 'unsupported', inboxId: item.id, duplicate };
-    }
+    const answer = message.unsupported && participant.status === 'active' ? UNSUPPORTED_CONTENT_REPLY : null;
+    const { item, duplicate } = await this.#record(message, participant, conversation, status, answer);
+    if (message.unsupported) return { status: 'unsupported', inboxId: item.id, duplicate };
     // The turn starts on the next turn of the event loop, so the caller's acknowledgement leaves
     // first even when the model answers at once (node:sqlite resolves without yielding).
     const turn = duplicate ? Promise.resolve() : nextTick().then(() => this.#deps.engine.processInbox(item));
@@ -85,18 +79,52 @@ export class InboundService {
 
   /**
    * A message the channel acts on itself (an SMS keyword): recorded, never a turn, never an
-   * enrollment. `reply`, when given, is answered once (not again for a redelivery).
+   * enrollment. `effects` and the `reply` (on the channel it came through) commit in the same
+   * transaction as the inbox record, so a failure leaves nothing and the provider's retry redoes
+   * it all, while a redelivery of a handled message changes nothing.
    */
-  async receiveCommand(message: InboundMessage, reply: string | null): Promise<{ duplicate: boolean; participant: Participant | undefined }> {
+  async receiveCommand(
+    message: InboundMessage,
+    reply: string | null,
+    effects: (tx: StoreTx, participant: Participant | undefined) => Promise<void>,
+  ): Promise<{ duplicate: boolean; participant: Participant | undefined }> {
     const participant = await this.#participantFor(message, { enroll: false });
     await this.#recordContact(message, participant);
     const conversation = participant && (await this.#deps.store.findConversationByParticipant(participant.id));
-    const { item, duplicate } = await this.#deps.store.insertInbox(this.#item(message, participant?.id ?? null, conversation?.id ?? null, 'ignored'));
-    if (!duplicate && reply !== null) {
-      if (participant && conversation) this.#answerWithoutTurn(conversation.id, participant, reply);
-      else void this.#acknowledge(item, reply);
-    }
+    const { item, duplicate } = await this.#record(message, participant, conversation, 'ignored', reply, effects);
+    if (!duplicate && reply !== null && !conversation) void this.#acknowledge(item, reply);
     return { duplicate, participant };
+  }
+
+  /**
+   * The inbox record, and with a new message in the same transaction: the move of the reply
+   * channel to where the person now writes (decision 003), `effects`, and a fixed `answer` (a
+   * system message the model does not read) on the channel the message came through.
+   */
+  async #record(
+    message: InboundMessage,
+    participant: Participant | undefined,
+    conversation: Conversation | undefined,
+    status: InboxItem['status'],
+    answer: string | null,
+    effects?: (tx: StoreTx, participant: Participant | undefined) => Promise<void>,
+  ): Promise<{ item: InboxItem; duplicate: boolean }> {
+    const { store, channels, outgoing, clock, engine } = this.#deps;
+    const result = await store.transaction(async (tx) => {
+      const recorded = await tx.insertInbox(this.#item(message, participant?.id ?? null, conversation?.id ?? null, status));
+      if (recorded.duplicate) return recorded;
+      const now = clock.now();
+      const replyChannel = channels.get(message.channel) ? message.channel : undefined;
+      if (conversation && replyChannel && conversation.channel !== replyChannel) await tx.setConversationChannel(conversation.id, replyChannel, now);
+      await effects?.(tx, participant);
+      if (conversation && participant && answer !== null) {
+        const target = { conversation: { ...conversation, channel: replyChannel ?? conversation.channel }, participant };
+        await outgoing.append(tx, target, [{ text: answer, role: 'system', source: 'system' }], { now, turnId: null });
+      }
+      return recorded;
+    });
+    if (!result.duplicate && conversation && answer !== null) engine.notify(conversation.id);
+    return result;
   }
 
   async #participantFor(message: InboundMessage, options: { enroll: boolean } = { enroll: true }): Promise<Participant | undefined> {
@@ -123,23 +151,6 @@ export class InboundService {
     const sentAt = message.sentAt && message.sentAt < now ? message.sentAt : now;
     const phoneNumber = message.sender.startsWith('+') ? message.sender : (participant?.phoneNumber ?? null);
     await this.#deps.store.recordContactInbound({ channel: message.channel, contactId: message.contactId, participantId: participant?.id ?? null, phoneNumber }, sentAt);
-  }
-
-  /**
-   * Queues a fixed answer in the conversation's turn (after whatever is running), without
-   * holding up the caller's acknowledgement.
-   */
-  #answerWithoutTurn(conversationId: string, participant: Participant, text: string): void {
-    const { engine, store, outgoing, clock, logger } = this.#deps;
-    engine
-      .exclusive(conversationId, () =>
-        store.transaction(async (tx) => {
-          const conversation = (await tx.getConversation(conversationId))!;
-          // A system message: the person sees it, the model does not read it.
-          await outgoing.append(tx, { conversation, participant }, [{ text, role: 'system', source: 'system' }], { now: clock.now(), turnId: null });
-        }),
-      )
-      .catch((error: unknown) => logger.error({ conversationId, err: describeError(error) }, 'fixed answer not queued'));
   }
 
   async #unknownSender(message: InboundMessage): Promise<InboundResult> {

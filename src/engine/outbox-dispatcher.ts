@@ -22,9 +22,10 @@ export interface OutboxDispatcherOptions {
 
 /**
  * How long a claimed item is hidden from other senders; a sender that dies releases it this way.
- * Longer than a channel's send timeout (10 s), so a slow send is never claimed twice.
+ * Longer than the longest send (WhatsApp: free-form, then the template, 10 s each), so a slow
+ * send is never claimed twice.
  */
-const CLAIM_MS = 20_000;
+const CLAIM_MS = 30_000;
 
 /** Delay before attempt `attempts + 1`: 1 s, 2 s, 4 s … capped at 5 minutes. */
 export function retryDelayMs(attempts: number): number {

@@ -47,23 +47,23 @@ export class Outgoing {
   async append(tx: StoreTx, target: OutgoingTarget, drafts: OutgoingDraft[], context: { now: Date; turnId: string | null }): Promise<void> {
     if (drafts.length === 0) return;
     const { conversation, participant } = target;
-    const messages: NewMessage[] = drafts.map((draft) => ({
+    const firstNumbers = firstNumbersOfBatch(drafts.map((draft) => ({ poll: draft.poll ?? null })));
+    const messages: NewMessage[] = drafts.map((draft, position) => ({
       id: draft.id ?? this.#ids.next('msg'),
       conversationId: conversation.id,
       role: draft.role ?? 'assistant',
       kind: draft.kind ?? 'text',
       text: draft.text,
-      poll: draft.poll ?? null,
+      poll: draft.poll ? { ...draft.poll, firstNumber: firstNumbers[position]! } : null,
       source: draft.source,
       turnId: context.turnId,
       createdAt: context.now,
     }));
     const appended = await tx.appendMessages(messages);
     const capabilities = this.#channels.get(conversation.channel)?.capabilities ?? NO_LIMITS;
-    const firstNumbers = firstNumbersOfBatch(appended);
     const items: NewOutboxItem[] = [];
-    for (const [position, message] of appended.entries()) {
-      const parts = render(message, capabilities, firstNumbers[position] ?? 1);
+    for (const message of appended) {
+      const parts = render(message, capabilities);
       parts.forEach((part, index) =>
         items.push({
           id: this.#ids.next('out'),
@@ -87,8 +87,8 @@ function fitsNatively(poll: Poll, capabilities: ChannelCapabilities): boolean {
   return limits !== null && poll.options.length <= limits.maxOptions && poll.options.every((option) => option.length <= limits.maxOptionLength);
 }
 
-export function render(message: Pick<Message, 'kind' | 'text' | 'poll'>, capabilities: ChannelCapabilities, firstNumber: number): WirePart[] {
+export function render(message: Pick<Message, 'kind' | 'text' | 'poll'>, capabilities: ChannelCapabilities): WirePart[] {
   if (message.poll && fitsNatively(message.poll, capabilities)) return [{ kind: 'poll', text: message.text, poll: message.poll }];
-  const text = message.poll ? pollAsText(message.poll, firstNumber) : message.text;
+  const text = message.poll ? pollAsText(message.poll, message.poll.firstNumber ?? 1) : message.text;
   return splitText(text, capabilities.maxTextLength).map((part) => ({ kind: 'text', text: part, poll: null }));
 }

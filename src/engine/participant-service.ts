@@ -3,7 +3,7 @@ import type { ChannelDirectory } from '../channels/channel.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, Participant, ParticipantStatus } from '../core/domain.ts';
 import { AppError, describeError } from '../core/errors.ts';
-import type { Store } from '../store/store.ts';
+import type { Store, StoreTx } from '../store/store.ts';
 import type { Engine } from './engine.ts';
 import type { Flow } from './flow.ts';
 
@@ -94,18 +94,21 @@ export class ParticipantService {
    * back to `active` lets the flow re-arm what it needs (daily schedules).
    */
   async update(id: string, patch: ParticipantPatch): Promise<Participant> {
-    const { store, clock, flow } = this.#deps;
-    return store.transaction(async (tx) => {
-      const before = await tx.getParticipant(id);
-      if (!before) throw notFound(id);
-      const now = clock.now();
-      const updated = (await tx.updateParticipant(id, patch, now))!;
-      if (before.status === updated.status) return updated;
-      if (updated.status !== 'active') await tx.cancelTimersOf(id, now);
-      const conversation = await tx.findConversationByParticipant(id);
-      if (updated.status === 'active' && conversation) await flow.onParticipantResumed?.(tx, conversation, now);
-      return updated;
-    });
+    return this.#deps.store.transaction((tx) => this.updateIn(tx, id, patch));
+  }
+
+  /** `update` inside the caller's transaction. */
+  async updateIn(tx: StoreTx, id: string, patch: ParticipantPatch): Promise<Participant> {
+    const { clock, flow } = this.#deps;
+    const before = await tx.getParticipant(id);
+    if (!before) throw notFound(id);
+    const now = clock.now();
+    const updated = (await tx.updateParticipant(id, patch, now))!;
+    if (before.status === updated.status) return updated;
+    if (updated.status !== 'active') await tx.cancelTimersOf(id, now);
+    const conversation = await tx.findConversationByParticipant(id);
+    if (updated.status === 'active' && conversation) await flow.onParticipantResumed?.(tx, conversation, now);
+    return updated;
   }
 
   async get(id: string): Promise<Participant> {

@@ -57,7 +57,8 @@ export function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps): void 
         handler: async (request, reply) => {
           const params = signedParams(request, deps.twilio);
           const messageSid = required(params, 'MessageSid');
-          const status = STATUS_MAP[required(params, 'MessageStatus')];
+          const reported = required(params, 'MessageStatus');
+          const status = Object.hasOwn(STATUS_MAP, reported) ? STATUS_MAP[reported] : undefined;
           if (status) {
             const code = params.get('ErrorCode');
             await deps.store.recordDeliveryReceipt({ channel: TWILIO_CHANNEL, providerMessageId: messageSid, status, at: deps.clock.now(), error: code ? `Twilio error ${code}` : null });
@@ -82,11 +83,12 @@ async function handledKeyword(deps: TwilioRouteDeps, message: InboundMessage): P
     const contact = await deps.store.getContact(TWILIO_CHANNEL, message.sender);
     if (!contact?.optedOutAt) return false;
   }
-  const { duplicate, participant } = await deps.inbound.receiveCommand(message, keyword === 'help' ? SMS_HELP_TEXT : null);
-  if (duplicate || keyword === 'help') return true;
-  await deps.store.setContactOptOut(TWILIO_CHANNEL, message.sender, keyword === 'stop' ? now : null, now);
-  if (participant && keyword === 'stop' && participant.status === 'active') await deps.participants.update(participant.id, { status: 'paused' });
-  if (participant && keyword === 'start' && participant.status === 'paused') await deps.participants.update(participant.id, { status: 'active' });
+  await deps.inbound.receiveCommand(message, keyword === 'help' ? SMS_HELP_TEXT : null, async (tx, participant) => {
+    if (keyword === 'help') return;
+    await tx.setContactOptOut(TWILIO_CHANNEL, message.sender, keyword === 'stop' ? now : null, now);
+    if (participant && keyword === 'stop' && participant.status === 'active') await deps.participants.updateIn(tx, participant.id, { status: 'paused' });
+    if (participant && keyword === 'start' && participant.status === 'paused') await deps.participants.updateIn(tx, participant.id, { status: 'active' });
+  });
   return true;
 }
 

@@ -49,12 +49,14 @@ export function parseJson<S extends z.ZodType>(schema: S, text: string, what: st
   return result.data;
 }
 
-export const pollSchema = z.object({ question: z.string(), options: z.array(z.string()) });
+export const pollSchema = z.object({ question: z.string(), options: z.array(z.string()), firstNumber: z.number().int().positive().optional() });
 
 export function pollToText(poll: Poll | null): string | null {
-  return poll ? JSON.stringify({ question: poll.question, options: poll.options }) : null;
+  return poll ? JSON.stringify({ question: poll.question, options: poll.options, ...(poll.firstNumber ? { firstNumber: poll.firstNumber } : {}) }) : null;
 }
 
 export function pollFromText(text: string | null): Poll | null {
-  return text === null ? null : parseJson(pollSchema, text, 'poll');
+  if (text === null) return null;
+  const { firstNumber, ...poll } = parseJson(pollSchema, text, 'poll');
+  return firstNumber ? { ...poll, firstNumber } : poll;
 }

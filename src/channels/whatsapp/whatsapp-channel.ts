@@ -69,7 +69,9 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
 
   return {
     name: WHATSAPP_CHANNEL,
-    capabilities: { polls: { maxOptions: 10, maxOptionLength: 20 }, maxTextLength: 4096 },
+    // 1024, not the 4096 of a text message: any message may have to go out as the template,
+    // whose parameter holds 1024 characters.
+    capabilities: { polls: { maxOptions: 10, maxOptionLength: 20 }, maxTextLength: TEMPLATE_PARAMETER_MAX },
     async send(message, signal): Promise<SendReceipt> {
       const to = recipientOf(message.recipient);
       if (!(await windowOpen(options, message))) return sendTemplate(message, to, signal);

@@ -106,7 +106,7 @@ function readValue(data: z.output<typeof value>, result: WhatsAppWebhook): void 
   }
   for (const raw of data.statuses ?? []) {
     const parsed = status.safeParse(raw);
-    const mapped = parsed.success ? STATUS_MAP[parsed.data.status] : undefined;
+    const mapped = parsed.success && Object.hasOwn(STATUS_MAP, parsed.data.status) ? STATUS_MAP[parsed.data.status] : undefined;
     if (!parsed.success || !mapped) {
       if (!parsed.success) result.skipped.push('a status that could not be read');
       continue;

@@ -49,6 +49,14 @@ describe('polls', () => {
     expect(state.profile.intensity).toBe('high');
   });
 
+  it('reads the number recorded with a poll, even when the rest of its batch is out of the history window', () => {
+    const intensity = { ...pollMessage({ ...intensityPoll('normal'), firstNumber: 3 }), id: 'm2', seq: 2 };
+    expect(openPolls([intensity]).flat().map((option) => option.number)).toEqual([3, 4, 5]);
+    const state = testHabitState();
+    applyPollAnswer(state, [intensity], '1'); // "1" was Done, in the poll no longer in view: not Decrease
+    expect(state.profile.intensity).toBe('normal');
+  });
+
   it('a newer poll of the same question replaces an unanswered older one', () => {
     const newer = { ...pollMessage(donePoll(), new Date('2026-06-02T11:00:00Z')), id: 'm3', seq: 3 };
     expect(openPolls([pollMessage(), newer]).map((options) => options[0]!.messageId)).toEqual(['m3']);
