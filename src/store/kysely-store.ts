@@ -14,6 +14,7 @@ import { turnQueries } from './turns-queries.ts';
 import { eventQueries } from './events-queries.ts';
 import { contactQueries } from './contacts-queries.ts';
 import { leaseQueries } from './leases-queries.ts';
+import { demoCrmQueries } from './crm-queries.ts';
 
 /** Every operation of the port, bound to one query context (the store's pool, or a transaction). */
 export function storeOperations(ctx: QueryContext): StoreOperations {
@@ -86,6 +87,7 @@ export function createKyselyStore(db: Kysely<Database>, dialect: SqlDialect, des
   return {
     ...storeOperations(rootContext),
     dialect,
+    crm: demoCrmQueries(rootContext),
     transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
       return runTransaction((trx) => work(storeOperations(transactionContext(trx))));
     },

@@ -20,6 +20,11 @@ export interface Database {
   channel_contacts: ChannelContactsTable;
   delivery_receipts: DeliveryReceiptsTable;
   conversation_leases: ConversationLeasesTable;
+  crm_customers: { id: string; name: string; phone: string; zip: string; address: string };
+  crm_slots: { id: string; date: string; window_start: string; window_end: string; available: number };
+  crm_appointments: { id: string; customer_id: string; service: string; date: string; window_start: string; window_end: string; status: string; address: string; notes: string | null; slot_id: string | null };
+  crm_invoices: { id: string; customer_id: string; amount_cents: number; currency: string; due_date: string; status: string };
+  crm_tickets: { id: string; customer_id: string | null; reason: string; created_at: number };
 }
 
 /** Insertion order: an identity column (PostgreSQL) or the autoincrement rowid (SQLite). */

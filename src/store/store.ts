@@ -1,3 +1,4 @@
+import type { DemoCrm } from './crm-queries.ts';
 import type {
   ChannelContact,
   Conversation,
@@ -199,6 +200,8 @@ export type StoreTx = StoreOperations;
 
 export interface Store extends StoreOperations {
   readonly dialect: 'sqlite' | 'postgres';
+  /** The demo CRM (decision 005), on this database. */
+  readonly crm: DemoCrm;
   /**
    * Runs `work` in one transaction (SQLite: `BEGIN IMMEDIATE`), committing when it resolves and
    * rolling back when it throws. Transactions on one store never interleave their writes.

@@ -5,6 +5,7 @@ import { queuesContract } from './contract-queues.ts';
 import { eventsContract } from './contract-events.ts';
 import { channelsContract } from './contract-channels.ts';
 import { leasesContract } from './contract-leases.ts';
+import { crmContract } from './contract-crm.ts';
 import { emptyProfile } from '../../src/core/profile.ts';
 import { conversation, message, participant, T0 } from './store-fixtures.ts';
 
@@ -140,6 +141,7 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
     eventsContract(store);
     channelsContract(store);
     leasesContract(store);
+    crmContract(store);
   });
 }
 

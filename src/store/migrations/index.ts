@@ -4,6 +4,7 @@ import { initialMigration } from './001-initial.ts';
 import { turnLatencyMigration } from './002-turn-latency.ts';
 import { channelsMigration } from './003-channels.ts';
 import { leasesMigration } from './004-leases.ts';
+import { demoCrmMigration } from './005-demo-crm.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -15,5 +16,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '002_turn_latency': turnLatencyMigration(),
     '003_channels': channelsMigration(),
     '004_leases': leasesMigration(),
+    '005_demo_crm': demoCrmMigration(),
   };
 }

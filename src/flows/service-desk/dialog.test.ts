@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import { DIALOG_STATES, initialDialog, MAX_ZIP_ATTEMPTS, pendingAction, transition, type Dialog, type DialogEvent, type DialogState } from './dialog.ts';
+
+/** A typical dialog in each state, with what that state implies (verified, something presented or selected). */
+function inState(state: DialogState, purpose: Dialog['purpose'] = null): Dialog {
+  const base = { ...initialDialog(), state, customerId: state === 'CollectingVerification' ? null : 'cus_1' };
+  switch (state) {
+    case 'PresentingAppointments':
+      return { ...base, presentedAppointmentIds: ['apt_1', 'apt_2'], purpose: purpose ?? 'cancel' };
+    case 'PresentingSlots':
+      return { ...base, presentedSlotIds: ['slot_1'], purpose: purpose ?? 'reschedule', selectedAppointmentId: 'apt_1' };
+    case 'PendingCancellationConfirmation':
+      return { ...base, purpose: 'cancel', presentedAppointmentIds: ['apt_1'], selectedAppointmentId: 'apt_1' };
+    case 'PendingRescheduleConfirmation':
+      return { ...base, purpose: 'reschedule', selectedAppointmentId: 'apt_1', presentedSlotIds: ['slot_1'], selectedSlotId: 'slot_1' };
+    case 'PendingScheduleDetails':
+      return { ...base, purpose: 'schedule', addressConfirmed: true };
+    case 'PendingScheduleConfirmation':
+      return { ...base, purpose: 'schedule', presentedSlotIds: ['slot_1'], selectedSlotId: 'slot_1' };
+    default:
+      return base;
+  }
+}
+
+const EVENTS: Record<DialogEvent['type'], DialogEvent> = {
+  intent_stated: { type: 'intent_stated', intent: 'next_appointment' },
+  verified: { type: 'verified', customerId: 'cus_9' },
+  verification_failed: { type: 'verification_failed' },
+  intent_unclear: { type: 'intent_unclear' },
+  appointments_presented: { type: 'appointments_presented', ids: ['apt_1'], purpose: 'cancel' },
+  appointment_selected: { type: 'appointment_selected', id: 'apt_1' },
+  schedule_requested: { type: 'schedule_requested' },
+  address_confirmed: { type: 'address_confirmed' },
+  slots_presented: { type: 'slots_presented', ids: ['slot_1'] },
+  slot_selected: { type: 'slot_selected', id: 'slot_1' },
+  confirmed: { type: 'confirmed' },
+  declined: { type: 'declined' },
+  escalated: { type: 'escalated' },
+};
+
+const IDLE = ['VerifiedIdle', 'DisambiguatingIntent', 'Completed'];
+const PENDING = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'];
+/** Where each event is valid, for the typical dialog of each state. Everything else must be refused. */
+const VALID: Record<DialogEvent['type'], readonly string[]> = {
+  intent_stated: DIALOG_STATES,
+  verified: ['CollectingVerification'],
+  verification_failed: ['CollectingVerification'],
+  intent_unclear: IDLE,
+  appointments_presented: [...IDLE, 'PresentingAppointments'],
+  appointment_selected: ['PresentingAppointments'],
+  schedule_requested: IDLE,
+  address_confirmed: ['PendingScheduleDetails'],
+  slots_presented: ['PresentingSlots', 'PendingScheduleDetails'],
+  slot_selected: ['PresentingSlots'],
+  confirmed: PENDING,
+  declined: [...PENDING, 'PresentingSlots', 'PresentingAppointments'],
+  escalated: DIALOG_STATES,
+};
+
+describe('dialog transitions', () => {
+  for (const [type, event] of Object.entries(EVENTS) as Array<[DialogEvent['type'], DialogEvent]>) {
+    it.each(DIALOG_STATES.map((state) => [state, VALID[type].includes(state)] as const))(`${type} from %s: valid %s`, (state, valid) => {
+      const result = transition(inState(state), event);
+      expect(result.ok).toBe(valid);
+      if (!result.ok) expect(result.reason).toMatch(new RegExp(`^${type}: `));
+    });
+  }
+
+  it('keeps the intent stated before verification, and spends one stated after', () => {
+    const waiting = transition(initialDialog(), EVENTS.intent_stated);
+    expect(waiting.ok && waiting.dialog.pendingIntent).toBe('next_appointment');
+    const verified = transition(inState('VerifiedIdle'), EVENTS.intent_stated);
+    expect(verified.ok && verified.dialog.pendingIntent).toBeNull();
+    const after = waiting.ok ? transition(waiting.dialog, EVENTS.verified) : undefined;
+    expect(after?.ok && after.dialog).toMatchObject({ state: 'VerifiedIdle', customerId: 'cus_9', pendingIntent: 'next_appointment' });
+  });
+
+  it('offers escalation after three wrong ZIP codes', () => {
+    let dialog = initialDialog();
+    for (let attempt = 1; attempt <= MAX_ZIP_ATTEMPTS; attempt++) {
+      const result = transition(dialog, EVENTS.verification_failed);
+      if (!result.ok) throw new Error(result.reason);
+      dialog = result.dialog;
+      expect(dialog).toMatchObject({ zipAttempts: attempt, escalationOffered: attempt >= MAX_ZIP_ATTEMPTS, state: 'CollectingVerification' });
+    }
+  });
+
+  it('selects only what was presented', () => {
+    expect(transition(inState('PresentingAppointments'), { type: 'appointment_selected', id: 'apt_other' })).toEqual({ ok: false, reason: 'appointment_selected: not among the appointments presented' });
+    expect(transition(inState('PresentingSlots'), { type: 'slot_selected', id: 'slot_9' })).toEqual({ ok: false, reason: 'slot_selected: not among the slots presented' });
+  });
+
+  it('routes a selection by why the options were shown', () => {
+    const cancel = transition(inState('PresentingAppointments', 'cancel'), EVENTS.appointment_selected);
+    expect(cancel.ok && cancel.dialog.state).toBe('PendingCancellationConfirmation');
+    const reschedule = transition(inState('PresentingAppointments', 'reschedule'), EVENTS.appointment_selected);
+    expect(reschedule.ok && reschedule.dialog).toMatchObject({ state: 'PresentingAppointments', selectedAppointmentId: 'apt_1' });
+    const slots = reschedule.ok ? transition(reschedule.dialog, EVENTS.slots_presented) : undefined;
+    expect(slots?.ok && slots.dialog.state).toBe('PresentingSlots');
+    const info = transition({ ...inState('PresentingAppointments'), purpose: null }, EVENTS.appointment_selected);
+    expect(info.ok).toBe(false);
+    const rescheduleSlot = transition(inState('PresentingSlots', 'reschedule'), EVENTS.slot_selected);
+    expect(rescheduleSlot.ok && rescheduleSlot.dialog.state).toBe('PendingRescheduleConfirmation');
+    const scheduleSlot = transition(inState('PresentingSlots', 'schedule'), EVENTS.slot_selected);
+    expect(scheduleSlot.ok && scheduleSlot.dialog.state).toBe('PendingScheduleConfirmation');
+  });
+
+  it('scheduling asks for the address on file before slots, and never goes through rescheduling', () => {
+    const details = transition(inState('VerifiedIdle'), EVENTS.schedule_requested);
+    expect(details.ok && details.dialog).toMatchObject({ state: 'PendingScheduleDetails', purpose: 'schedule', selectedAppointmentId: null });
+    const early = details.ok ? transition(details.dialog, EVENTS.slots_presented) : undefined;
+    expect(early?.ok).toBe(false);
+  });
+
+  it('a finished or declined task leaves nothing pending', () => {
+    for (const state of PENDING as DialogState[]) {
+      for (const event of [EVENTS.confirmed, EVENTS.declined]) {
+        const result = transition(inState(state), event);
+        expect(result.ok && result.dialog).toMatchObject({ presentedAppointmentIds: [], presentedSlotIds: [], selectedAppointmentId: null, selectedSlotId: null, purpose: null });
+        expect(result.ok && pendingAction(result.dialog)).toBeNull();
+      }
+    }
+  });
+
+  it('a replayed yes does nothing: the second confirmation is refused', () => {
+    const first = transition(inState('PendingCancellationConfirmation'), EVENTS.confirmed);
+    expect(first.ok).toBe(true);
+    expect(first.ok && transition(first.dialog, EVENTS.confirmed).ok).toBe(false);
+  });
+
+  it('names the pending side effect with arguments from the dialog', () => {
+    expect(pendingAction(inState('PendingCancellationConfirmation'))).toEqual({ tool: 'cancel_appointment', appointmentId: 'apt_1' });
+    expect(pendingAction(inState('PendingRescheduleConfirmation'))).toEqual({ tool: 'reschedule_appointment', appointmentId: 'apt_1', slotId: 'slot_1' });
+    expect(pendingAction(inState('PendingScheduleConfirmation'))).toEqual({ tool: 'create_appointment', slotId: 'slot_1' });
+    expect(pendingAction(inState('VerifiedIdle'))).toBeNull();
+  });
+});

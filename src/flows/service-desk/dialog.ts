@@ -1,0 +1,154 @@
+import { z } from 'zod';
+
+/** The states of spec 004's service-desk conversation; code owns them, never the model. */
+export const DIALOG_STATES = [
+  'CollectingVerification',
+  'VerifiedIdle',
+  'DisambiguatingIntent',
+  'PresentingAppointments',
+  'PresentingSlots',
+  'PendingCancellationConfirmation',
+  'PendingRescheduleConfirmation',
+  'PendingScheduleDetails',
+  'PendingScheduleConfirmation',
+  'Completed',
+] as const;
+export type DialogState = (typeof DIALOG_STATES)[number];
+
+/** What the caller wants, as the interpreter classifies it. */
+export const INTENTS = ['next_appointment', 'list_appointments', 'cancel', 'reschedule', 'schedule', 'billing', 'policy', 'human', 'other'] as const;
+export type Intent = (typeof INTENTS)[number];
+
+/** After this many wrong ZIP codes, a human is offered. */
+export const MAX_ZIP_ATTEMPTS = 3;
+
+export const dialogSchema = z.object({
+  state: z.enum(DIALOG_STATES),
+  customerId: z.string().nullable(),
+  zipAttempts: z.number().int().min(0),
+  escalationOffered: z.boolean(),
+  /** Stated before verification and answered by the turn that verifies (durably kept meanwhile). */
+  pendingIntent: z.enum(INTENTS).nullable(),
+  /** Why appointments or slots are on the table. */
+  purpose: z.enum(['cancel', 'reschedule', 'schedule']).nullable(),
+  presentedAppointmentIds: z.array(z.string()),
+  presentedSlotIds: z.array(z.string()),
+  selectedAppointmentId: z.string().nullable(),
+  selectedSlotId: z.string().nullable(),
+  addressConfirmed: z.boolean(),
+});
+export type Dialog = z.infer<typeof dialogSchema>;
+
+export const initialDialog = (): Dialog => ({
+  state: 'CollectingVerification',
+  customerId: null,
+  zipAttempts: 0,
+  escalationOffered: false,
+  pendingIntent: null,
+  purpose: null,
+  presentedAppointmentIds: [],
+  presentedSlotIds: [],
+  selectedAppointmentId: null,
+  selectedSlotId: null,
+  addressConfirmed: false,
+});
+
+/** Everything that can happen to a dialog. Tools and the interpreter produce these; `transition` judges them. */
+export type DialogEvent =
+  | { type: 'intent_stated'; intent: Intent }
+  | { type: 'verified'; customerId: string }
+  | { type: 'verification_failed' }
+  | { type: 'intent_unclear' }
+  | { type: 'appointments_presented'; ids: string[]; purpose: 'cancel' | 'reschedule' | null }
+  | { type: 'appointment_selected'; id: string }
+  | { type: 'schedule_requested' }
+  | { type: 'address_confirmed' }
+  | { type: 'slots_presented'; ids: string[] }
+  | { type: 'slot_selected'; id: string }
+  | { type: 'confirmed' }
+  | { type: 'declined' }
+  | { type: 'escalated' };
+
+export type TransitionResult = { ok: true; dialog: Dialog } | { ok: false; reason: string };
+
+const PENDING_CONFIRMATION: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'];
+/** States from which a verified caller may start something new. */
+const IDLE: readonly DialogState[] = ['VerifiedIdle', 'DisambiguatingIntent', 'Completed'];
+
+const refuse = (dialog: Dialog, event: DialogEvent, why = `not valid in ${dialog.state}`): TransitionResult => ({ ok: false, reason: `${event.type}: ${why}` });
+const to = (dialog: Dialog, patch: Partial<Dialog>): TransitionResult => ({ ok: true, dialog: { ...dialog, ...patch } });
+
+/** Back to idle with nothing pending: a finished or abandoned task never hijacks a later turn. */
+function cleared(dialog: Dialog, state: DialogState): Partial<Dialog> {
+  return { state, purpose: null, presentedAppointmentIds: [], presentedSlotIds: [], selectedAppointmentId: null, selectedSlotId: null, addressConfirmed: false };
+}
+
+/** The one way a dialog changes. Pure: the same dialog and event always give the same result. */
+export function transition(dialog: Dialog, event: DialogEvent): TransitionResult {
+  const verified = dialog.customerId !== null;
+  switch (event.type) {
+    case 'intent_stated':
+      // Before verification the intent waits; afterwards the turn acts on it and it is spent.
+      return to(dialog, { pendingIntent: verified ? null : event.intent });
+    case 'verified':
+      if (dialog.state !== 'CollectingVerification') return refuse(dialog, event, 'already verified');
+      return to(dialog, { ...cleared(dialog, 'VerifiedIdle'), customerId: event.customerId, zipAttempts: 0 });
+    case 'verification_failed': {
+      if (dialog.state !== 'CollectingVerification') return refuse(dialog, event);
+      const zipAttempts = dialog.zipAttempts + 1;
+      return to(dialog, { zipAttempts, escalationOffered: dialog.escalationOffered || zipAttempts >= MAX_ZIP_ATTEMPTS });
+    }
+    case 'intent_unclear':
+      if (!IDLE.includes(dialog.state)) return refuse(dialog, event);
+      return to(dialog, cleared(dialog, 'DisambiguatingIntent'));
+    case 'appointments_presented':
+      if (!verified || !(IDLE.includes(dialog.state) || dialog.state === 'PresentingAppointments')) return refuse(dialog, event);
+      return to(dialog, { ...cleared(dialog, 'PresentingAppointments'), presentedAppointmentIds: [...event.ids], purpose: event.purpose });
+    case 'appointment_selected':
+      if (dialog.state !== 'PresentingAppointments') return refuse(dialog, event);
+      if (!dialog.presentedAppointmentIds.includes(event.id)) return refuse(dialog, event, 'not among the appointments presented');
+      if (dialog.purpose === 'cancel') return to(dialog, { state: 'PendingCancellationConfirmation', selectedAppointmentId: event.id });
+      if (dialog.purpose === 'reschedule') return to(dialog, { selectedAppointmentId: event.id });
+      return refuse(dialog, event, 'the appointments were shown for information, not to pick one');
+    case 'schedule_requested':
+      if (!verified || !IDLE.includes(dialog.state)) return refuse(dialog, event);
+      return to(dialog, { ...cleared(dialog, 'PendingScheduleDetails'), purpose: 'schedule' });
+    case 'address_confirmed':
+      if (dialog.state !== 'PendingScheduleDetails') return refuse(dialog, event);
+      return to(dialog, { addressConfirmed: true });
+    case 'slots_presented': {
+      const forReschedule = dialog.state === 'PresentingAppointments' && dialog.purpose === 'reschedule' && dialog.selectedAppointmentId !== null;
+      const forSchedule = dialog.state === 'PendingScheduleDetails' && dialog.addressConfirmed;
+      const again = dialog.state === 'PresentingSlots';
+      if (!forReschedule && !forSchedule && !again) return refuse(dialog, event, 'needs an appointment chosen to move, or the address on file confirmed for a new one');
+      return to(dialog, { state: 'PresentingSlots', presentedSlotIds: [...event.ids], selectedSlotId: null });
+    }
+    case 'slot_selected':
+      if (dialog.state !== 'PresentingSlots') return refuse(dialog, event);
+      if (!dialog.presentedSlotIds.includes(event.id)) return refuse(dialog, event, 'not among the slots presented');
+      return to(dialog, { state: dialog.purpose === 'reschedule' ? 'PendingRescheduleConfirmation' : 'PendingScheduleConfirmation', selectedSlotId: event.id });
+    case 'confirmed':
+      // The side effect ran (exactly once) on this yes; the task is finished.
+      if (!PENDING_CONFIRMATION.includes(dialog.state)) return refuse(dialog, event, 'nothing is waiting for a yes');
+      return to(dialog, cleared(dialog, 'Completed'));
+    case 'declined':
+      if (!PENDING_CONFIRMATION.includes(dialog.state) && dialog.state !== 'PresentingSlots' && dialog.state !== 'PresentingAppointments') return refuse(dialog, event);
+      return to(dialog, cleared(dialog, 'VerifiedIdle'));
+    case 'escalated':
+      return to(dialog, { ...cleared(dialog, 'Completed'), pendingIntent: null });
+  }
+}
+
+/** The side effect a confirmation state is waiting for, with its arguments from the dialog (never from the model). */
+export function pendingAction(dialog: Dialog):
+  | { tool: 'cancel_appointment'; appointmentId: string }
+  | { tool: 'reschedule_appointment'; appointmentId: string; slotId: string }
+  | { tool: 'create_appointment'; slotId: string }
+  | null {
+  if (dialog.state === 'PendingCancellationConfirmation' && dialog.selectedAppointmentId) return { tool: 'cancel_appointment', appointmentId: dialog.selectedAppointmentId };
+  if (dialog.state === 'PendingRescheduleConfirmation' && dialog.selectedAppointmentId && dialog.selectedSlotId) {
+    return { tool: 'reschedule_appointment', appointmentId: dialog.selectedAppointmentId, slotId: dialog.selectedSlotId };
+  }
+  if (dialog.state === 'PendingScheduleConfirmation' && dialog.selectedSlotId) return { tool: 'create_appointment', slotId: dialog.selectedSlotId };
+  return null;
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { CrmError } from '../../src/crm/crm.ts';
+import type { Store } from '../../src/store/store.ts';
+
+const TODAY = '2026-06-01';
+
+/** The demo CRM (decision 005): seed, lookups, and changes that only ever touch the caller's own records. */
+export function crmContract(store: () => Store): void {
+  describe('demo CRM', () => {
+    const seeded = async () => {
+      expect(await store().crm.seedIfEmpty(TODAY)).toBe(true);
+      expect(await store().crm.seedIfEmpty(TODAY)).toBe(false);
+      return store().crm;
+    };
+
+    it('finds every customer sharing a phone, and their upcoming appointments soonest first', async () => {
+      const crm = await seeded();
+      expect((await crm.findCustomersByPhone('+14155550100')).map((c) => [c.id, c.zip])).toEqual([['cus_alex', '94107'], ['cus_jordan', '94110']]);
+      expect(await crm.findCustomersByPhone('+19999999999')).toEqual([]);
+      expect((await crm.upcomingAppointments('cus_alex', TODAY, 3)).map((a) => [a.id, a.date, a.windowStart])).toEqual([
+        ['apt_alex_1', '2026-06-04', '09:00'],
+        ['apt_alex_2', '2026-06-18', '13:00'],
+      ]);
+      expect(await crm.upcomingAppointments('cus_alex', TODAY, 1)).toHaveLength(1);
+      expect((await crm.openInvoices('cus_alex')).map((i) => [i.id, i.amountCents])).toEqual([['inv_alex_1', 12900]]);
+    });
+
+    it('lists free slots in a date range, soonest first', async () => {
+      const crm = await seeded();
+      const slots = await crm.availableSlots('2026-06-02', '2026-06-03', 10);
+      expect(slots.map((s) => `${s.date} ${s.windowStart}-${s.windowEnd}`)).toEqual(['2026-06-02 09:00-11:00', '2026-06-02 13:00-15:00', '2026-06-03 09:00-11:00', '2026-06-03 13:00-15:00']);
+      expect(await crm.availableSlots('2026-06-02', '2026-06-15', 3)).toHaveLength(3);
+    });
+
+    it('cancels only the caller\'s own scheduled appointment, once', async () => {
+      const crm = await seeded();
+      await expect(crm.cancelAppointment('cus_alex', 'apt_jordan_1')).rejects.toMatchObject({ code: 'not_yours' });
+      await expect(crm.cancelAppointment('cus_alex', 'apt_nope')).rejects.toBeInstanceOf(CrmError);
+      expect(await crm.cancelAppointment('cus_alex', 'apt_alex_1')).toMatchObject({ id: 'apt_alex_1', status: 'cancelled' });
+      await expect(crm.cancelAppointment('cus_alex', 'apt_alex_1')).rejects.toMatchObject({ code: 'not_scheduled' });
+      expect((await crm.upcomingAppointments('cus_alex', TODAY, 3)).map((a) => a.id)).toEqual(['apt_alex_2']);
+      expect((await crm.upcomingAppointments('cus_jordan', TODAY, 3)).map((a) => a.id)).toEqual(['apt_jordan_1']);
+    });
+
+    it('reschedules into a free slot, which is then taken; books a new appointment at the address on file', async () => {
+      const crm = await seeded();
+      const [first, second] = await crm.availableSlots('2026-06-02', '2026-06-02', 2);
+      expect(await crm.rescheduleAppointment('cus_alex', 'apt_alex_1', first!.id)).toMatchObject({ date: '2026-06-02', windowStart: '09:00', status: 'scheduled' });
+      await expect(crm.createAppointment('cus_sam', first!.id, null)).rejects.toMatchObject({ code: 'not_available' });
+      const created = await crm.createAppointment('cus_sam', second!.id, 'Side door');
+      expect(created).toMatchObject({ customerId: 'cus_sam', date: '2026-06-02', windowStart: '13:00', address: '5 W 30th St, New York, NY 10001', notes: 'Side door' });
+      expect((await crm.availableSlots('2026-06-02', '2026-06-02', 5))).toEqual([]);
+      // Cancelling the moved appointment frees its slot again.
+      await crm.cancelAppointment('cus_alex', 'apt_alex_1');
+      expect((await crm.availableSlots('2026-06-02', '2026-06-02', 5)).map((s) => s.id)).toEqual([first!.id]);
+    });
+
+    it('gives one free slot to only one of two concurrent bookings', async () => {
+      const crm = await seeded();
+      const [slot] = await crm.availableSlots('2026-06-05', '2026-06-05', 1);
+      const results = await Promise.allSettled([crm.createAppointment('cus_alex', slot!.id, null), crm.createAppointment('cus_sam', slot!.id, null)]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    });
+
+    it('opens escalation tickets', async () => {
+      const crm = await seeded();
+      const ticket = await crm.createTicket(null, 'wrong ZIP three times');
+      expect(ticket.id).toMatch(/^tkt_/);
+    });
+  });
+}
