@@ -2,7 +2,7 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import { toMs } from './codec.ts';
 
-type LeaseOperations = Pick<StoreOperations, 'acquireLease' | 'releaseLease' | 'clearLeases'>;
+type LeaseOperations = Pick<StoreOperations, 'acquireLease' | 'releaseLease' | 'clearLeases' | 'getFlowState' | 'saveFlowState'>;
 
 export function leaseQueries({ db }: QueryContext): LeaseOperations {
   return {
@@ -24,6 +24,20 @@ export function leaseQueries({ db }: QueryContext): LeaseOperations {
 
     async releaseLease(conversationId, owner) {
       await db.deleteFrom('conversation_leases').where('conversation_id', '=', conversationId).where('owner', '=', owner).execute();
+    },
+
+    async getFlowState(conversationId) {
+      const row = await db.selectFrom('flow_states').select('data').where('conversation_id', '=', conversationId).executeTakeFirst();
+      return row ? (JSON.parse(row.data) as unknown) : undefined;
+    },
+
+    async saveFlowState(conversationId, data, now) {
+      const text = JSON.stringify(data);
+      await db
+        .insertInto('flow_states')
+        .values({ conversation_id: conversationId, data: text, updated_at: toMs(now) })
+        .onConflict((oc) => oc.column('conversation_id').doUpdateSet({ data: text, updated_at: toMs(now) }))
+        .execute();
     },
 
     async clearLeases() {

@@ -25,6 +25,7 @@ export interface Database {
   crm_appointments: { id: string; customer_id: string; service: string; date: string; window_start: string; window_end: string; status: string; address: string; notes: string | null; slot_id: string | null };
   crm_invoices: { id: string; customer_id: string; amount_cents: number; currency: string; due_date: string; status: string };
   crm_tickets: { id: string; customer_id: string | null; reason: string; created_at: number };
+  flow_states: { conversation_id: string; data: string; updated_at: number };
 }
 
 /** Insertion order: an identity column (PostgreSQL) or the autoincrement rowid (SQLite). */

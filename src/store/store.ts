@@ -168,6 +168,10 @@ export interface StoreOperations {
   /** Records an opt-out (`at`) or opt-in (null), creating the contact when needed. */
   setContactOptOut(channel: string, contactId: string, at: Date | null, now: Date): Promise<ChannelContact>;
 
+  // A flow's working state per conversation (JSON the flow validates)
+  getFlowState(conversationId: string): Promise<unknown>;
+  saveFlowState(conversationId: string, data: unknown, now: Date): Promise<void>;
+
   // Conversation leases (decision 004)
   /**
    * Takes or renews the conversation's lease for `owner` until `until`: true when the lease was

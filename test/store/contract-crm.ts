@@ -62,6 +62,15 @@ export function crmContract(store: () => Store): void {
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     });
 
+    it('keeps a flow\'s state per conversation, replaced on save', async () => {
+      const { participantWithConversation, at } = await import('./store-fixtures.ts');
+      const { c } = await participantWithConversation(store());
+      expect(await store().getFlowState(c.id)).toBeUndefined();
+      await store().saveFlowState(c.id, { state: 'VerifiedIdle', ids: ['a'] }, at(1));
+      await store().saveFlowState(c.id, { state: 'Completed', ids: [] }, at(2));
+      expect(await store().getFlowState(c.id)).toEqual({ state: 'Completed', ids: [] });
+    });
+
     it('opens escalation tickets', async () => {
       const crm = await seeded();
       const ticket = await crm.createTicket(null, 'wrong ZIP three times');

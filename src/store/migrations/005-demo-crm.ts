@@ -1,6 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
 
-/** The demo CRM's tables (decision 005): a stand-in for a real CRM, seeded at start when empty. */
+/** The demo CRM's tables (decision 005), a stand-in for a real CRM seeded at start when empty, and flows' per-conversation state. */
 export function demoCrmMigration(): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
@@ -45,6 +45,13 @@ export function demoCrmMigration(): Migration {
         .addColumn('currency', 'text', (c) => c.notNull())
         .addColumn('due_date', 'text', (c) => c.notNull())
         .addColumn('status', 'text', (c) => c.notNull())
+        .execute();
+      // A flow's working state per conversation, as JSON (the service desk's dialog).
+      await s
+        .createTable('flow_states')
+        .addColumn('conversation_id', 'text', (c) => c.primaryKey().references('conversations.id').onDelete('cascade'))
+        .addColumn('data', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
         .execute();
       await s
         .createTable('crm_tickets')

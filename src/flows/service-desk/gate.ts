@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { describeIssues } from '../../tools/define-tool.ts';
+import { INTENTS, type Dialog, type DialogState, type Intent } from './dialog.ts';
+import { deskTool, type DeskTool } from './desk-tools.ts';
+
+/**
+ * What the decision call may propose: a tool, a choice the dialog is waiting for, or just an
+ * answer. Validated before anything runs ("model proposes, code disposes", decision 005).
+ */
+export const actionPlanSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('tool'), name: z.string().min(1).max(64), arguments: z.unknown() }),
+  z.object({ kind: z.literal('answer') }),
+]);
+export type ActionPlan = z.infer<typeof actionPlanSchema>;
+
+/** The choices the interpreter makes, offered to the model as tools in the states that expect them. */
+export const CHOICES = {
+  note_intent: z.object({ intent: z.enum(INTENTS) }),
+  confirm: z.object({ answer: z.enum(['yes', 'no']) }),
+  select_appointment: z.object({ appointmentId: z.string().min(1).max(100) }),
+  select_slot: z.object({ slotId: z.string().min(1).max(100) }),
+  confirm_address: z.object({ confirmed: z.boolean() }),
+  schedule_new_visit: z.object({}),
+} as const;
+export type ChoiceName = keyof typeof CHOICES;
+
+export type GateDecision =
+  | { decision: 'run'; tool: DeskTool; input: unknown }
+  | { decision: 'choice'; choice: ChoiceName; input: Record<string, unknown> }
+  | { decision: 'answer' }
+  | { decision: 'refuse'; code: 'unknown_action' | 'invalid_arguments' | 'not_verified' | 'needs_confirmation' | 'not_offered'; reason: string; intent?: Intent };
+
+const CONFIRMING: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'];
+
+/** The choices each state offers (besides the tools every state offers). */
+export function choicesFor(state: DialogState): ChoiceName[] {
+  if (state === 'CollectingVerification') return ['note_intent'];
+  if (CONFIRMING.includes(state)) return ['confirm'];
+  if (state === 'PresentingAppointments') return ['select_appointment', 'schedule_new_visit'];
+  if (state === 'PresentingSlots') return ['select_slot'];
+  if (state === 'PendingScheduleDetails') return ['confirm_address'];
+  return ['schedule_new_visit'];
+}
+
+/** The policy gate: checks a proposal against the dialog before anything runs. Pure. */
+export function gate(dialog: Dialog, plan: ActionPlan): GateDecision {
+  if (plan.kind === 'answer') return { decision: 'answer' };
+  const args = plan.arguments ?? {};
+  if (plan.name in CHOICES) {
+    const choice = plan.name as ChoiceName;
+    if (!choicesFor(dialog.state).includes(choice)) return { decision: 'refuse', code: 'not_offered', reason: `${choice} is not a choice in ${dialog.state}` };
+    const parsed = CHOICES[choice].safeParse(args);
+    if (!parsed.success) return { decision: 'refuse', code: 'invalid_arguments', reason: `${choice}: ${describeIssues(parsed.error)}` };
+    return { decision: 'choice', choice, input: parsed.data };
+  }
+  const tool = deskTool(plan.name);
+  if (!tool) return { decision: 'refuse', code: 'unknown_action', reason: `there is no tool named ${plan.name}` };
+  const parsed = tool.input.safeParse(args);
+  if (!parsed.success) return { decision: 'refuse', code: 'invalid_arguments', reason: `${tool.name}: ${describeIssues(parsed.error)}` };
+  if (tool.customerScoped && dialog.customerId === null) {
+    return { decision: 'refuse', code: 'not_verified', reason: `${tool.name} needs a verified caller`, ...intentOf(tool.name) };
+  }
+  // Side effects never run from a proposal: the options are shown and a yes collected first.
+  if (tool.sideEffect) return { decision: 'refuse', code: 'needs_confirmation', reason: `${tool.name} needs the options shown and an explicit yes`, ...intentOf(tool.name) };
+  if (tool.name === 'verify_account' && dialog.customerId !== null) return { decision: 'refuse', code: 'not_offered', reason: 'the caller is already verified' };
+  return { decision: 'run', tool, input: parsed.data };
+}
+
+/** The intent behind a refused tool, so the flow can take the proper path to it. */
+function intentOf(name: string): { intent?: Intent } {
+  const intents: Record<string, Intent> = {
+    cancel_appointment: 'cancel', reschedule_appointment: 'reschedule', create_appointment: 'schedule', list_appointments: 'list_appointments',
+    get_available_slots: 'schedule', open_invoices: 'billing',
+  };
+  return intents[name] ? { intent: intents[name] } : {};
+}
