@@ -5,6 +5,8 @@ import { ChannelDirectory, type Channel } from './channels/channel.ts';
 import { createTwilioChannel } from './channels/twilio/twilio-channel.ts';
 import { createWebhookChannel } from './channels/webhook-channel.ts';
 import { createWhatsAppChannel } from './channels/whatsapp/whatsapp-channel.ts';
+import { createWebChannel } from './channels/web-channel.ts';
+import { createServiceDeskFlow } from './flows/service-desk/service-desk-flow.ts';
 import type { AppConfig } from './config/config.ts';
 import { randomIds, systemClock, type Clock, type IdGenerator } from './core/clock.ts';
 import { ChangeFeed } from './engine/change-feed.ts';
@@ -82,7 +84,7 @@ function createChannels(
   if (config.whatsapp) providers.push(createWhatsAppChannel({ ...config.whatsapp, store, clock, logger, fetch }));
   if (config.twilio) providers.push(createTwilioChannel({ ...config.twilio, store, logger, fetch }));
   if (config.whatsapp && !config.whatsapp.template) logger.warn('WHATSAPP_TEMPLATE_NAME is not set: messages outside the 24-hour window cannot be sent');
-  return new ChannelDirectory([...providers, deps.webhook ?? createWebhookChannel({ url: config.outbound.webhookUrl, logger })]);
+  return new ChannelDirectory([...providers, deps.webhook ?? createWebhookChannel({ url: config.outbound.webhookUrl, logger }), createWebChannel()]);
 }
 
 /** The composition root: the only place adapters are chosen and wired. */
@@ -101,6 +103,11 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const outgoing = new Outgoing({ ids, channels });
   const prompts = loadHabitPrompts(config.habit.promptFiles, logger);
   const flow = createHabitCoachFlow({ prompts, provider, ids, clock, random, prepMinutes: config.habit.prepMinutes, debug: config.conversation.debug });
+  // The demo CRM's appointments are local dates in the demo business's zone.
+  const deskZone = 'America/Los_Angeles';
+  await store.crm.seedIfEmpty(new Intl.DateTimeFormat('en-CA', { timeZone: deskZone }).format(clock.now()));
+  const desk = createServiceDeskFlow({ crm: store.crm, interpreterModel: config.llm.interpreterModel, timeZone: deskZone });
+  const flows = new Map([flow, desk].map((f) => [f.id, f]));
 
   const dispatcher = new OutboxDispatcher({ store, channels, clock, logger, maxAttempts: config.outbound.maxAttempts });
   let fanout: PgFanout | undefined;
@@ -112,7 +119,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     hooks: { acquired: (id) => events.catchUp(id), releasing: (id) => events.flush(id) },
   });
   const runner = new TurnRunner({
-    store, provider, flows: new Map([[flow.id, flow]]), clock, ids, logger, outgoing,
+    store, provider, flows, clock, ids, logger, outgoing,
     historyLimit: config.conversation.chatHistoryLimit,
     narrator: createNarrator(events),
   });
@@ -121,7 +128,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // Under the conversation's lease: the event log has one writer at a time, across processes.
   changes.subscribe((id) => void engine.exclusive(id, () => events.syncMessages(id), { quiet: true }).catch(() => undefined));
   const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases });
-  const participants = new ParticipantService({ store, engine, flow, channels, clock, ids, logger });
+  const participants = new ParticipantService({ store, engine, flows, defaultFlow: flow.id, channels, clock, ids, logger });
   const inbound = new InboundService({ store, engine, participants, channels, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
   const timerDeps = { store, engine, ids, outgoing, clock, logger, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays };
   const worker = new TimerWorker({ store, kinds: new TimerKindRegistry().register(...habitTimerKinds(timerDeps)), clock, logger });

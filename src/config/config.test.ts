@@ -20,7 +20,8 @@ describe('loadConfig defaults', () => {
     expect(loadConfig({})).toEqual({
       server: { host: '127.0.0.1', port: 8080, apiToken: undefined, maxBodyBytes: 65536, shutdownTimeoutMs: 10000 },
       database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public', poolMax: 10 },
-      llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', timeoutMs: 60000, maxRetries: 2 },
+      llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', interpreterModel: undefined,
+        timeoutMs: 60000, maxRetries: 2 },
       conversation: { chatHistoryLimit: 30, autoEnrollNewUsers: false, debug: false },
       habit: {
         promptFiles: { intake: undefined, feedback: undefined, generator: undefined },
@@ -97,7 +98,7 @@ describe('loadConfig LLM provider', () => {
   it('defaults to offline without LLM_BASE_URL and to openai with it', () => {
     expect(loadConfig({}).llm).toMatchObject({ provider: 'offline', model: 'offline-demo' });
     expect(loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:11434/v1', LLM_API_KEY: 'k' }).llm).toEqual({
-      provider: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'k', model: 'gpt-4o-mini', timeoutMs: 60000, maxRetries: 2,
+      provider: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'k', model: 'gpt-4o-mini', interpreterModel: undefined, timeoutMs: 60000, maxRetries: 2,
     });
   });
 

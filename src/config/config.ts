@@ -34,6 +34,8 @@ export interface AppConfig {
     readonly baseUrl: string | undefined;
     readonly apiKey: string | undefined;
     readonly model: string;
+    /** The service desk's interpreter; undefined = `model`. */
+    readonly interpreterModel: string | undefined;
     readonly timeoutMs: number;
     readonly maxRetries: number;
   };
@@ -119,6 +121,7 @@ function toAppConfig(env: ParsedEnv): AppConfig {
       baseUrl: env.LLM_BASE_URL,
       apiKey: env.LLM_API_KEY,
       model: env.LLM_MODEL ?? (provider === 'openai' ? DEFAULT_OPENAI_MODEL : OFFLINE_MODEL),
+      interpreterModel: env.LLM_INTERPRETER_MODEL,
       timeoutMs: env.LLM_TIMEOUT_MS,
       maxRetries: env.LLM_MAX_RETRIES,
     },

@@ -26,6 +26,7 @@ export const envSchema = z.object({
   LLM_BASE_URL: httpUrl().optional(),
   LLM_API_KEY: z.string().optional(),
   LLM_MODEL: token('a model name').optional(),
+  LLM_INTERPRETER_MODEL: token('a model name').optional(),
   LLM_TIMEOUT_MS: integer(1, MAX_TIMER_MS, 'an integer greater than 0'),
   LLM_MAX_RETRIES: integer(0, 10),
 

@@ -37,6 +37,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Model', 'LLM_BASE_URL', undefined, 'Base URL of the OpenAI-compatible API, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1.'),
   v('Model', 'LLM_API_KEY', undefined, 'API key sent as a bearer token to LLM_BASE_URL (optional for local servers).', { secret: true }),
   v('Model', 'LLM_MODEL', undefined, 'Model name passed to the provider.', { defaultNote: 'gpt-4o-mini for openai, offline-demo for offline' }),
+  v('Model', 'LLM_INTERPRETER_MODEL', undefined, 'Model for the service desk\'s decision calls (intent, choices, yes/no); the narrator uses LLM_MODEL.', { defaultNote: 'LLM_MODEL' }),
   v('Model', 'LLM_TIMEOUT_MS', '60000', 'Timeout of one model call, in ms.'),
   v('Model', 'LLM_MAX_RETRIES', '2', 'Retries of a failed model call (0-10).'),
 

@@ -2,7 +2,14 @@ import type { Conversation, Message, Participant, Poll } from '../core/domain.ts
 import type { LlmMessage } from '../llm/llm-provider.ts';
 import type { StoreOperations, StoreTx } from '../store/store.ts';
 import type { AnyTool } from '../tools/define-tool.ts';
-import type { ToolLoopResult } from './tool-loop.ts';
+import type { ExecutedToolCall, ToolLoopInput, ToolLoopResult } from './tool-loop.ts';
+
+/** What a flow's own turn procedure gets: the model, the transcript and the narration hooks. */
+export type FlowRunContext = Pick<ToolLoopInput, 'provider' | 'messages' | 'signal' | 'elapsed' | 'onTextDelta' | 'onModelCall' | 'onToolStart'> & {
+  onToolCall?: (executed: ExecutedToolCall) => void;
+  /** Records an entry in the turn's audit (a proposal, a gate decision) without narrating it. */
+  onAudit?: (entry: ExecutedToolCall) => void;
+};
 
 /** What starts a turn: a participant's message, or an event the flow reacts to (a greeting, a timer). */
 export type TurnInput =
@@ -51,6 +58,11 @@ export interface PreparedTurn {
   systemMessages: LlmMessage[];
   tools: ReadonlyArray<AnyTool>;
   fallbackText: string;
+  /**
+   * The flow's own turn procedure in place of the default tool loop (the service desk: decide,
+   * gate, act, narrate). Its tool calls are audited and narrated like the loop's.
+   */
+  run?(context: FlowRunContext): Promise<ToolLoopResult>;
   /** Called once the loop ended (or the model failed, with `result` undefined). */
   finish(result: ToolLoopResult | undefined): TurnOutcome;
   /** Writes the flow's working state in the turn's transaction. */
@@ -64,6 +76,8 @@ export interface Flow {
   initialState(): { state: string; subState: string | null };
   /** The sub-states an operator may force (`INTAKE`, `FEEDBACK`). */
   readonly subStates: readonly string[];
+  /** False for flows a web session may run without a participant (the service desk). */
+  readonly needsParticipant?: boolean;
   /** Runs in the transaction of an operator's forced sub-state change (cancel what it obsoletes). */
   onSubStateForced?(tx: StoreTx, conversation: Conversation, now: Date): Promise<void>;
   /** Runs in the transaction that sets a paused (or otherwise inactive) participant active again. */

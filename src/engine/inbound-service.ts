@@ -33,7 +33,7 @@ export interface InboundMessage {
 }
 
 export type InboundResult =
-  | { status: 'queued'; inboxId: string; participantId: string; duplicate: boolean; turn: Promise<unknown> }
+  | { status: 'queued'; inboxId: string; participantId: string | null; duplicate: boolean; turn: Promise<unknown> }
   | { status: 'unknown-sender'; inboxId: string; duplicate: boolean }
   | { status: 'unsupported'; inboxId: string; duplicate: boolean };
 
@@ -75,6 +75,18 @@ export class InboundService {
     const turn = duplicate ? Promise.resolve() : nextTick().then(() => this.#deps.engine.processInbox(item));
     turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'));
     return { status: 'queued', inboxId: item.id, participantId: participant.id, duplicate, turn };
+  }
+
+  /**
+   * A message typed into a web session that has no participant (a service-desk caller): recorded
+   * for the conversation itself, then its turn is queued.
+   */
+  async receiveForConversation(conversation: Conversation, text: string, messageId: string | null): Promise<InboundResult> {
+    const message: InboundMessage = { channel: 'web', sender: `web:${conversation.id}`, text, channelMessageId: messageId === null ? null : `${conversation.id}:${messageId}` };
+    const { item, duplicate } = await this.#deps.store.insertInbox(this.#item(message, null, conversation.id, 'pending'));
+    const turn = duplicate ? Promise.resolve() : nextTick().then(() => this.#deps.engine.processInbox(item));
+    turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'));
+    return { status: 'queued', inboxId: item.id, participantId: null, duplicate, turn };
   }
 
   /**

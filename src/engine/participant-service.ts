@@ -18,6 +18,8 @@ export interface EnrollmentInput {
   timezone?: string | null;
   /** The channel to reach them on (one of the configured ones); default: the server's default channel. */
   channel?: string | undefined;
+  /** The flow their conversation runs; default: the server's default flow (habit coaching). */
+  flow?: string | undefined;
 }
 
 export type ParticipantPatch = Partial<Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'debug'>>;
@@ -25,7 +27,9 @@ export type ParticipantPatch = Partial<Pick<Participant, 'name' | 'gender' | 'et
 export interface ParticipantServiceDeps {
   store: Store;
   engine: Engine;
-  flow: Flow;
+  /** Every flow this server runs, and the one enrollment picks unless told otherwise. */
+  flows: ReadonlyMap<string, Flow>;
+  defaultFlow: string;
   /** The channels participants are reached on; the default one unless enrollment names another. */
   channels: ChannelDirectory;
   clock: Clock;
@@ -49,7 +53,8 @@ export class ParticipantService {
     input: EnrollmentInput,
     options: { greet?: boolean } = {},
   ): Promise<{ participant: Participant; conversation: Conversation; greeting: Promise<unknown> }> {
-    const { store, clock, ids, flow, channels } = this.#deps;
+    const { store, clock, ids, channels } = this.#deps;
+    const flow = this.#flowNamed(input.flow ?? this.#deps.defaultFlow);
     if (input.channel !== undefined && !channels.get(input.channel)) {
       throw new AppError('invalid_request', `channel: must be one of ${channels.names.join(', ')} (the channels this server runs)`, { field: 'channel' });
     }
@@ -90,6 +95,30 @@ export class ParticipantService {
   }
 
   /**
+   * A web session of a flow that needs no participant (the service desk): the conversation, then
+   * its greeting turn (not awaited).
+   */
+  async startSession(flowName: string): Promise<Conversation> {
+    const { store, clock, ids, engine, logger } = this.#deps;
+    const flow = this.#flowNamed(flowName);
+    if (flow.needsParticipant !== false) {
+      throw new AppError('invalid_request', `flow: "${flow.id}" needs a participant; enrol one (POST /conversation/participants with "flow") instead`, { field: 'flow' });
+    }
+    const now = clock.now();
+    const conversation: Conversation = { id: ids.next('conv'), participantId: null, channel: 'web', flow: flow.id, ...flow.initialState(), version: 1, createdAt: now, updatedAt: now };
+    await store.insertConversation(conversation);
+    engine
+      .trigger(conversation.id, { kind: 'event', trigger: 'greeting', hint: '[A caller has just connected.]' })
+      .catch((error) => logger.error({ conversationId: conversation.id, err: describeError(error) }, 'greeting turn failed'));
+    return conversation;
+  }
+
+  /** The flows a conversation may be started with. */
+  get flowNames(): string[] {
+    return [...this.#deps.flows.keys()];
+  }
+
+  /**
    * A partial update. Leaving `active` cancels every pending timer of the participant; coming
    * back to `active` lets the flow re-arm what it needs (daily schedules).
    */
@@ -99,7 +128,7 @@ export class ParticipantService {
 
   /** `update` inside the caller's transaction. */
   async updateIn(tx: StoreTx, id: string, patch: ParticipantPatch): Promise<Participant> {
-    const { clock, flow } = this.#deps;
+    const { clock } = this.#deps;
     const before = await tx.getParticipant(id);
     if (!before) throw notFound(id);
     const now = clock.now();
@@ -107,7 +136,7 @@ export class ParticipantService {
     if (before.status === updated.status) return updated;
     if (updated.status !== 'active') await tx.cancelTimersOf(id, now);
     const conversation = await tx.findConversationByParticipant(id);
-    if (updated.status === 'active' && conversation) await flow.onParticipantResumed?.(tx, conversation, now);
+    if (updated.status === 'active' && conversation) await this.flowOf(conversation).onParticipantResumed?.(tx, conversation, now);
     return updated;
   }
 
@@ -121,9 +150,16 @@ export class ParticipantService {
     return this.#deps.store.listParticipants(filter);
   }
 
-  /** The sub-states an operator may force. */
-  get subStates(): readonly string[] {
-    return this.#deps.flow.subStates;
+  /** The flow a conversation runs. */
+  flowOf(conversation: Conversation): Flow {
+    return this.#flowNamed(conversation.flow);
+  }
+
+  /** The flow of that name; a 400 naming the field `flow` when there is none. */
+  #flowNamed(name: string): Flow {
+    const flow = this.#deps.flows.get(name);
+    if (!flow) throw new AppError('invalid_request', `flow: must be one of ${[...this.#deps.flows.keys()].join(', ')}`, { field: 'flow' });
+    return flow;
   }
 
   async conversationOf(participantId: string): Promise<Conversation> {
@@ -137,11 +173,12 @@ export class ParticipantService {
    * change is recorded in the transcript as an operator note, which the model does not read.
    */
   async forceSubState(participantId: string, subState: string, reason: string | undefined): Promise<Conversation> {
-    const { flow, store, clock, ids } = this.#deps;
-    if (!flow.subStates.includes(subState)) {
-      throw new AppError('invalid_request', `sub_state: must be one of ${flow.subStates.join(', ')}`, { field: 'sub_state' });
-    }
+    const { store, clock, ids } = this.#deps;
     const current = await this.conversationOf(participantId);
+    const flow = this.flowOf(current);
+    if (!flow.subStates.includes(subState)) {
+      throw new AppError('invalid_request', `sub_state: must be one of ${flow.subStates.join(', ') || '(none: this flow has no sub-states)'}`, { field: 'sub_state' });
+    }
     return this.#deps.engine.exclusive(current.id, () =>
       store.transaction(async (tx) => {
         const now = clock.now();

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, Message, NewMessage, Participant, ToolCallRecord, TurnRecord } from '../core/domain.ts';
 import { AppError, describeError } from '../core/errors.ts';
-import type { LlmProvider } from '../llm/llm-provider.ts';
+import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
 import type { Store, StoreTx } from '../store/store.ts';
 import type { ExtraMessage, Flow, PreparedTurn, TurnInput, TurnOutcome } from './flow.ts';
 import { buildModelMessages, HISTORY_WINDOW } from './model-context.ts';
@@ -105,21 +105,21 @@ export class TurnRunner {
     const executed: ExecutedToolCall[] = [];
     const signal = signals.interrupt ? AbortSignal.any([signals.shutdown, signals.interrupt]) : signals.shutdown;
     try {
-      const result = await runToolLoop({
+      const context = {
         provider: this.#deps.provider,
         messages,
-        tools: prepared.tools,
-        fallbackText: prepared.fallbackText,
         signal,
         elapsed: this.#elapsed,
         onModelCall: () => narration?.modelCallStarted(),
-        onTextDelta: narration ? (delta) => narration.textDelta(delta) : undefined,
-        onToolStart: (call) => narration?.toolStarted(call),
-        onToolCall: (call) => {
+        onTextDelta: narration ? (delta: string) => narration.textDelta(delta) : undefined,
+        onToolStart: (call: LlmToolCall) => narration?.toolStarted(call),
+        onToolCall: (call: ExecutedToolCall) => {
           executed.push(call);
           narration?.toolFinished(call);
         },
-      });
+        onAudit: (entry: ExecutedToolCall) => void executed.push(entry),
+      };
+      const result = prepared.run ? await prepared.run(context) : await runToolLoop({ ...context, tools: prepared.tools, fallbackText: prepared.fallbackText });
       return { result, error: undefined, executed, interrupted: false };
     } catch (error) {
       if (signals.shutdown.aborted) throw error;

@@ -152,7 +152,7 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
           status: participant.status,
           state: conversation.state,
           sub_state: conversation.subState,
-          sub_states: participants.subStates,
+          sub_states: participants.flowOf(conversation).subStates,
           version: conversation.version,
           profile: profile ? profileJson(profile) : null,
           schedules: schedules.map(scheduleJson),

@@ -15,6 +15,8 @@ export const enrollmentBody = z.strictObject({
   timezone: z.string().max(64).nullable().optional(),
   /** Checked against the channels the server runs by the service. */
   channel: z.string().min(1).max(40).optional(),
+  /** Checked against the flows the server runs by the service. */
+  flow: z.string().min(1).max(40).optional(),
 });
 
 export const participantUpdateBody = z

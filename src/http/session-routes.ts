@@ -40,6 +40,7 @@ export const sessionMessageBody = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('barge_in') }),
 ]);
 const resyncBody = z.strictObject({ lastEventId: z.number().int().nonnegative() });
+const startBody = z.strictObject({ flow: z.string().min(1).max(40) });
 /** What a client may send on the socket. */
 export const socketFrame = z.discriminatedUnion('type', [z.strictObject({ type: z.literal('resync'), lastEventId: z.number().int().nonnegative() }), z.strictObject({ type: z.literal('ping') })]);
 
@@ -92,6 +93,17 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
     },
   });
 
+  resource(app, '/api/conversations', {
+    POST: {
+      schema: { tags, summary: 'Start a web session of a flow that needs no participant (the service desk); answers its id', body: jsonSchema(startBody) },
+      handler: async (request, reply) => {
+        const body = parseRequest(startBody, request.body ?? {}, 'body');
+        const conversation = await deps.participants.startSession(body.flow);
+        return reply.status(201).send(ok('Conversation started', { id: conversation.id, flow: conversation.flow, state: conversation.state, channel: conversation.channel }));
+      },
+    },
+  });
+
   resource(app, '/api/conversations/:id/message', {
     POST: {
       schema: { tags, summary: 'Input: a text or final transcript (starts a turn), a partial transcript (UI only) or a barge-in', body: jsonSchema(sessionMessageBody) },
@@ -105,8 +117,9 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
           return { ok: true, callSessionId };
         }
         const participant = conversation.participantId ? await deps.participants.get(conversation.participantId) : undefined;
-        if (!participant) throw new AppError('conflict', 'this conversation has no participant to speak for', { field: 'id' });
-        const outcome = await deps.inbound.receive({ channel: 'web', sender: participant.phoneNumber, text: body.text, channelMessageId: body.message_id ?? null });
+        const outcome = participant
+          ? await deps.inbound.receive({ channel: 'web', sender: participant.phoneNumber, text: body.text, channelMessageId: body.message_id ?? null })
+          : await deps.inbound.receiveForConversation(conversation, body.text, body.message_id ?? null);
         return reply.status(202).send({ ok: true, callSessionId, inboxId: outcome.inboxId, duplicate: outcome.duplicate });
       },
     },

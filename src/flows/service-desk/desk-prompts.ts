@@ -1,0 +1,60 @@
+import type { Appointment, Slot } from '../../crm/crm.ts';
+import type { LlmMessage } from '../../llm/llm-provider.ts';
+import type { DeskTurnEnv } from './desk-turn.ts';
+
+/** What the narrator speaks from: tool results and the code's instructions, never the model's own guesses. */
+export interface Facts {
+  userText: string;
+  notes: string[];
+  appointments: Appointment[];
+  slots: Slot[];
+}
+
+/** Role markers: the offline demo policy reads them to know which role it plays. */
+export const ROLE = { acknowledge: '[service-desk:acknowledge]', decide: '[service-desk:decide]', narrate: '[service-desk:narrate]' } as const;
+
+const VOICE =
+  'You are the friendly voice of Acme Pest Control\'s service desk. Write plain conversational text only: no JSON, no markdown, no internal ids. Be brief (at most three sentences unless listing options).';
+
+const when = (date: string, start: string, end: string) => {
+  const day = new Date(`${date}T12:00:00Z`).toLocaleDateString('en-US', { weekday: 'long', month: 'long', day: 'numeric', timeZone: 'UTC' });
+  return `${day}, ${start}–${end}`;
+};
+export const describeAppointment = (a: Appointment) => `${a.service} on ${when(a.date, a.windowStart, a.windowEnd)} at ${a.address}`;
+export const describeSlot = (s: Slot) => when(s.date, s.windowStart, s.windowEnd);
+
+export function acknowledgePrompt(_env: DeskTurnEnv, history: LlmMessage[]): LlmMessage[] {
+  return [
+    { role: 'system', content: `${ROLE.acknowledge}\n${VOICE}\nAcknowledge the caller's latest message in one short sentence (under 12 words). Do not answer it, ask anything, or promise an outcome: tools are still running.` },
+    ...history,
+  ];
+}
+
+export function decisionPrompt(env: DeskTurnEnv, history: LlmMessage[]): LlmMessage[] {
+  const { dialog } = env;
+  const lines = [
+    ROLE.decide,
+    'You are the interpreter of a pest-control service desk. Read the caller\'s latest message and call exactly one tool that captures it, or call none if it needs only an answer.',
+    'Only pick ids from the lists below. Never invent ids. Scheduling a new visit is not rescheduling.',
+    `State: ${dialog.state}. Caller verified: ${dialog.customerId ? 'yes' : 'no'}.`,
+    env.callerPhone ? `The caller's phone number is ${env.callerPhone}.` : 'The caller has not given a phone number yet.',
+    dialog.pendingIntent ? `Stated before verification: ${dialog.pendingIntent}.` : '',
+    dialog.escalationOffered ? 'A person was offered after failed verification; use escalate if the caller accepts.' : '',
+    ...env.presented.appointments.map((a, i) => `Appointment option ${i + 1}: id ${a.id}: ${describeAppointment(a)}`),
+    ...env.presented.slots.map((s, i) => `Window option ${i + 1}: id ${s.id}: ${describeSlot(s)}`),
+  ];
+  return [{ role: 'system', content: lines.filter(Boolean).join('\n') }, ...history];
+}
+
+export function narratorPrompt(facts: Facts, history: LlmMessage[]): LlmMessage[] {
+  const lines = [
+    ROLE.narrate,
+    VOICE,
+    'You have already acknowledged the request; continue from there without greeting again. Say what the facts below say, and ask what they say to ask.',
+    ...facts.notes.map((note) => `Fact: ${note}`),
+    ...facts.appointments.map((a, i) => `Appointment ${i + 1}: ${describeAppointment(a)}`),
+    ...facts.slots.map((s, i) => `Window ${i + 1}: ${describeSlot(s)}`),
+  ];
+  if (facts.notes.length === 0 && facts.appointments.length === 0 && facts.slots.length === 0) lines.push('Fact: nothing was looked up; answer from the conversation, or ask how you can help.');
+  return [{ role: 'system', content: lines.join('\n') }, ...history];
+}

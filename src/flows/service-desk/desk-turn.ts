@@ -1,0 +1,304 @@
+import type { Crm, Appointment, Slot } from '../../crm/crm.ts';
+import { CrmError } from '../../crm/crm.ts';
+import { describeError } from '../../core/errors.ts';
+import type { FlowRunContext } from '../../engine/flow.ts';
+import type { ExecutedToolCall, ToolLoopResult } from '../../engine/tool-loop.ts';
+import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';
+import { toolSpec } from '../../tools/define-tool.ts';
+import { pendingAction, transition, type Dialog, type DialogEvent, type Intent } from './dialog.ts';
+import { deskTool, DESK_TOOLS, type DeskTool } from './desk-tools.ts';
+import { actionPlanSchema, choicesFor, CHOICES, gate, type ActionPlan, type ChoiceName } from './gate.ts';
+import { acknowledgePrompt, decisionPrompt, narratorPrompt, type Facts } from './desk-prompts.ts';
+
+export const DESK_FALLBACK = 'Sorry, I could not finish that just now. Could you say it once more?';
+
+export interface DeskTurnEnv {
+  crm: Crm;
+  dialog: Dialog;
+  /** The caller's phone when the channel told us (WhatsApp, SMS); web callers say it. */
+  callerPhone: string | null;
+  today: string;
+  /** The interpreter's model (`LLM_INTERPRETER_MODEL`), when it differs from the narrator's. */
+  interpreterModel: string | undefined;
+  userText: string;
+  /** What is on the table, with the details the interpreter needs to map "the first one" to an id. */
+  presented: { appointments: Appointment[]; slots: Slot[] };
+}
+
+/**
+ * One service-desk turn (decision 005): an acknowledgement streams while the interpreter's one
+ * decision call is made and gated and any tool runs; then the narrator tells the outcome, built
+ * from tool results. Returns the new dialog with the loop-shaped result the engine records.
+ */
+export async function runDeskTurn(context: FlowRunContext, env: DeskTurnEnv): Promise<{ result: ToolLoopResult; dialog: Dialog }> {
+  const ledger = new Ledger(context);
+  let text = '';
+  const stream = (delta: string) => {
+    text += delta;
+    context.onTextDelta?.(delta);
+  };
+  // The acknowledgement streams first; the decision and tools run meanwhile, and their narration waits for it.
+  const ack = ledger.model(() => context.provider.complete({ messages: acknowledgePrompt(env, history(context)) }, { signal: context.signal, onTextDelta: stream }), true);
+  const work = decideAndAct(context, env, ledger);
+  const [acknowledged, outcome] = await Promise.allSettled([ack, work]);
+  if (outcome.status === 'rejected') throw outcome.reason;
+  if (acknowledged.status === 'fulfilled' && text.trim()) stream(' ');
+  try {
+    await ledger.model(() => context.provider.complete({ messages: narratorPrompt(outcome.value.facts, history(context)) }, { signal: context.signal, onTextDelta: stream }), true);
+  } catch (error) {
+    if (context.signal.aborted) throw error;
+    stream(DESK_FALLBACK); // the narrator is the only voice; fixed text only when it failed entirely
+  }
+  return { result: ledger.result(text.trim()), dialog: outcome.value.dialog };
+}
+
+const history = (context: FlowRunContext): LlmMessage[] => context.messages.filter((message) => message.role !== 'system').slice(-9);
+
+/** The interpreter's one decision, the gate, and what code does with it. */
+async function decideAndAct(context: FlowRunContext, env: DeskTurnEnv, ledger: Ledger): Promise<{ dialog: Dialog; facts: Facts }> {
+  const state = new TurnState(env);
+  const offered = [...choicesFor(env.dialog.state).map(choiceSpec), ...DESK_TOOLS.filter((tool) => !tool.sideEffect).map((tool) => toolSpec(asSpecTool(tool)))];
+  const response = await ledger.model(() =>
+    context.provider.complete({ messages: decisionPrompt(env, history(context)), tools: offered, ...(env.interpreterModel ? { model: env.interpreterModel } : {}) }, { signal: context.signal }),
+  );
+  const plan = planOf(response.toolCalls[0]);
+  const decision = gate(env.dialog, plan);
+  ledger.audit('gate', { proposal: plan, decision: decision.decision, ...(decision.decision === 'refuse' ? { code: decision.code, reason: decision.reason } : {}) });
+
+  if (decision.decision === 'run') await state.runTool(decision.tool, decision.input, ledger);
+  else if (decision.decision === 'choice') await state.choose(decision.choice, decision.input, ledger);
+  else if (decision.decision === 'refuse') await state.refused(decision.code, decision.reason, decision.intent, ledger);
+  return { dialog: state.dialog, facts: state.facts };
+}
+
+function planOf(call: LlmToolCall | undefined): ActionPlan {
+  if (!call) return { kind: 'answer' };
+  let args: unknown;
+  try {
+    args = JSON.parse(call.arguments || '{}');
+  } catch {
+    args = { unparsable: call.arguments };
+  }
+  return actionPlanSchema.parse({ kind: 'tool', name: call.name, arguments: args });
+}
+
+/** The dialog as this turn changes it, and the facts the narrator speaks from. */
+class TurnState {
+  dialog: Dialog;
+  readonly facts: Facts;
+  readonly #env: DeskTurnEnv;
+
+  constructor(env: DeskTurnEnv) {
+    this.#env = env;
+    this.dialog = env.dialog;
+    this.facts = { userText: env.userText, notes: [], appointments: [], slots: [] };
+  }
+
+  apply(event: DialogEvent): boolean {
+    const result = transition(this.dialog, event);
+    if (result.ok) this.dialog = result.dialog;
+    else this.facts.notes.push(`Could not do that: ${result.reason}.`);
+    return result.ok;
+  }
+
+  async runTool(tool: DeskTool, input: unknown, ledger: Ledger): Promise<void> {
+    const context = { crm: this.#env.crm, customerId: this.dialog.customerId, today: this.#env.today };
+    const output = await ledger.tool(tool, input, () => tool.run(input, context));
+    if (output === undefined) return;
+    await this.#after(tool.name, input as Record<string, unknown>, output as Record<string, unknown>, ledger);
+  }
+
+  async #after(name: string, input: Record<string, unknown>, output: Record<string, unknown>, ledger: Ledger): Promise<void> {
+    switch (name) {
+      case 'verify_account': {
+        if (input.intent) this.apply({ type: 'intent_stated', intent: input.intent as Intent });
+        if (!output.verified) {
+          this.apply({ type: 'verification_failed' });
+          this.facts.notes.push(`Verification failed (${String(output.reason)}). Ask again for the phone number and ZIP code on the account.`);
+          if (this.dialog.escalationOffered) this.facts.notes.push('Offer to connect the caller with a person (escalate).');
+          return;
+        }
+        const intent = this.dialog.pendingIntent;
+        this.apply({ type: 'verified', customerId: String(output.customerId) });
+        this.facts.notes.push(`The caller is verified as ${String(output.customerName)}.`);
+        if (intent) await this.#pursue(intent, ledger);
+        return;
+      }
+      case 'list_appointments': {
+        const appointments = (output.appointments as Appointment[]) ?? [];
+        const purpose = input.purpose === 'cancel' || input.purpose === 'reschedule' ? input.purpose : null;
+        this.facts.appointments = appointments;
+        if (appointments.length === 0) this.facts.notes.push('The caller has no upcoming appointments.');
+        else if (this.apply({ type: 'appointments_presented', ids: appointments.map((a) => a.id), purpose }) && purpose) this.facts.notes.push(`Ask which appointment to ${purpose}.`);
+        return;
+      }
+      case 'get_available_slots': {
+        if (this.dialog.state !== 'PendingScheduleDetails' && this.dialog.state !== 'PresentingSlots' && !(this.dialog.state === 'PresentingAppointments' && this.dialog.selectedAppointmentId)) {
+          // Scheduling starts by confirming the address on file, not with slots or the appointment list.
+          await this.#pursue('schedule', ledger);
+          return;
+        }
+        const slots = (output.slots as Slot[]) ?? [];
+        this.facts.slots = slots;
+        if (slots.length === 0) this.facts.notes.push('There are no open windows in that range.');
+        else if (this.apply({ type: 'slots_presented', ids: slots.map((s) => s.id) })) this.facts.notes.push('Ask which window suits the caller.');
+        return;
+      }
+      case 'escalate':
+        this.apply({ type: 'escalated' });
+        this.facts.notes.push(`A person will call back; the ticket number is ${String(output.ticketId)}.`);
+        return;
+      default:
+        this.facts.notes.push(`${name} returned: ${JSON.stringify(output)}`);
+    }
+  }
+
+  /** Acts on a stated intent the proper way (the one path per intent). */
+  async #pursue(intent: Intent, ledger: Ledger): Promise<void> {
+    const run = (name: string, input: unknown) => this.runTool(deskTool(name)!, deskTool(name)!.input.parse(input), ledger);
+    if (intent === 'next_appointment' || intent === 'list_appointments') return run('list_appointments', { purpose: 'info', limit: intent === 'next_appointment' ? 1 : 3 });
+    if (intent === 'cancel' || intent === 'reschedule') return run('list_appointments', { purpose: intent });
+    if (intent === 'billing') return run('open_invoices', {});
+    if (intent === 'human') return run('escalate', { reason: 'the caller asked for a person' });
+    if (intent === 'schedule') {
+      if (this.apply({ type: 'schedule_requested' })) {
+        const customer = this.dialog.customerId ? await this.#env.crm.getCustomer(this.dialog.customerId) : undefined;
+        this.facts.notes.push(`Before looking for windows, ask the caller to confirm the visit is at the address on file: ${customer?.address ?? 'unknown'}.`);
+      }
+      return;
+    }
+    this.facts.notes.push('Ask what the caller would like to do.');
+  }
+
+  async choose(choice: ChoiceName, input: Record<string, unknown>, ledger: Ledger): Promise<void> {
+    switch (choice) {
+      case 'note_intent':
+        this.apply({ type: 'intent_stated', intent: input.intent as Intent });
+        this.facts.notes.push('Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.');
+        return;
+      case 'confirm':
+        return input.answer === 'yes' ? this.#confirmed(ledger) : void (this.apply({ type: 'declined' }) && this.facts.notes.push('Nothing was changed, as the caller said no.'));
+      case 'select_appointment':
+        if (!this.apply({ type: 'appointment_selected', id: String(input.appointmentId) })) return void this.facts.notes.push('Ask the caller to pick one of the appointments listed.');
+        if (this.dialog.state === 'PendingCancellationConfirmation') return void this.facts.notes.push('Ask the caller to confirm the cancellation (yes or no).');
+        return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 }, ledger);
+      case 'select_slot':
+        if (!this.apply({ type: 'slot_selected', id: String(input.slotId) })) return void this.facts.notes.push('Ask the caller to pick one of the windows listed.');
+        return void this.facts.notes.push('Ask the caller to confirm the chosen window (yes or no).');
+      case 'confirm_address':
+        if (input.confirmed !== true) {
+          this.facts.notes.push('We can only book at the address on file; offer to connect the caller with a person to change it.');
+          return;
+        }
+        this.apply({ type: 'address_confirmed' });
+        return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 }, ledger);
+      case 'schedule_new_visit':
+        return this.#pursue('schedule', ledger);
+    }
+  }
+
+  /** The one place a side effect runs: from a confirmation state, on a yes, with the dialog's ids. */
+  async #confirmed(ledger: Ledger): Promise<void> {
+    const action = pendingAction(this.dialog);
+    if (!action) return void this.facts.notes.push('There is nothing waiting for a yes.');
+    const { tool: name, ...ids } = action;
+    const tool = deskTool(name)!;
+    const output = await ledger.tool(tool, ids, () => tool.run(tool.input.parse(ids), { crm: this.#env.crm, customerId: this.dialog.customerId, today: this.#env.today }));
+    if (output === undefined) {
+      this.apply({ type: 'declined' });
+      this.facts.notes.push('That could not be done; nothing was changed.');
+      return;
+    }
+    this.apply({ type: 'confirmed' });
+    this.facts.appointments = [(output as { appointment: Appointment }).appointment];
+    this.facts.notes.push(`Done: ${name.replace('_appointment', '')} succeeded.`);
+  }
+
+  async refused(code: string, reason: string, intent: Intent | undefined, ledger: Ledger): Promise<void> {
+    if (code === 'not_verified') {
+      if (intent) this.apply({ type: 'intent_stated', intent });
+      this.facts.notes.push('Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.');
+      return;
+    }
+    if (code === 'needs_confirmation' && intent) return this.#pursue(intent, ledger);
+    this.facts.notes.push(`Ask the caller to clarify (internal: ${reason}).`);
+  }
+}
+
+function choiceSpec(name: ChoiceName) {
+  const descriptions: Record<ChoiceName, string> = {
+    note_intent: 'Record what the caller wants before they are verified.',
+    confirm: 'The caller answered the pending confirmation: yes or no.',
+    select_appointment: 'The caller picked one of the appointments presented (by its id).',
+    select_slot: 'The caller picked one of the windows presented (by its id).',
+    confirm_address: 'Whether the caller confirmed the address on file for a new visit.',
+    schedule_new_visit: 'The caller wants a new visit (not moving an existing one).',
+  };
+  return toolSpec({ name, description: descriptions[name], input: CHOICES[name], execute: () => '' });
+}
+
+const asSpecTool = (tool: DeskTool) => ({ name: tool.name, description: tool.description, input: tool.input, execute: () => '' });
+
+/** Model and tool calls of the turn, recorded as the engine's audit expects (proposals and gate decisions too). */
+class Ledger {
+  readonly #context: FlowRunContext;
+  readonly #calls: ExecutedToolCall[] = [];
+  #modelCalls = 0;
+  #modelMs = 0;
+  #toolMs = 0;
+  #model = '';
+  #sequence = 0;
+
+  constructor(context: FlowRunContext) {
+    this.#context = context;
+    this.#model = context.provider.model;
+  }
+
+  async model<T extends { model: string }>(call: () => Promise<T>, narrating = false): Promise<T> {
+    if (narrating) this.#context.onModelCall?.();
+    const started = this.#context.elapsed();
+    try {
+      const response = await call();
+      this.#model = response.model;
+      return response;
+    } finally {
+      this.#modelCalls += 1;
+      this.#modelMs += this.#context.elapsed() - started;
+    }
+  }
+
+  /** Runs a tool with status events and an audit record; its output is checked against the tool's schema. Undefined when it failed. */
+  async tool(tool: DeskTool, input: unknown, run: () => Promise<unknown>): Promise<unknown> {
+    const call = { id: `desk_${++this.#sequence}`, name: tool.name, arguments: JSON.stringify(input) };
+    this.#context.onToolStart?.(call);
+    const started = this.#context.elapsed();
+    let outcome: ExecutedToolCall['outcome'];
+    let output: unknown;
+    try {
+      output = tool.output.parse(await run());
+      outcome = { status: 'ok', result: JSON.stringify(output) };
+    } catch (error) {
+      output = undefined;
+      outcome = { status: 'error', result: `Error: ${error instanceof CrmError ? error.message : describeError(error)}` };
+    }
+    const durationMs = this.#context.elapsed() - started;
+    this.#toolMs += durationMs;
+    this.#record({ round: 1, call, outcome, startedAt: started, durationMs });
+    return output;
+  }
+
+  audit(name: string, details: unknown): void {
+    const entry = { round: 0, call: { id: `desk_${++this.#sequence}`, name, arguments: JSON.stringify(details) }, outcome: { status: 'ok' as const, result: 'recorded' }, startedAt: this.#context.elapsed(), durationMs: 0 };
+    this.#calls.push(entry);
+    this.#context.onAudit?.(entry);
+  }
+
+  #record(executed: ExecutedToolCall): void {
+    this.#calls.push(executed);
+    this.#context.onToolCall?.(executed);
+  }
+
+  result(text: string): ToolLoopResult {
+    return { text, endedBy: 'reply', toolCalls: this.#calls, modelCalls: this.#modelCalls, toolRounds: this.#calls.length > 0 ? 1 : 0, modelMs: this.#modelMs, toolMs: this.#toolMs, model: this.#model };
+  }
+}

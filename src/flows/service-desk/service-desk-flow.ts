@@ -1,0 +1,80 @@
+import type { Crm } from '../../crm/crm.ts';
+import type { Flow, PreparedTurn, TurnRequest } from '../../engine/flow.ts';
+import type { ToolLoopResult } from '../../engine/tool-loop.ts';
+import { dialogSchema, initialDialog, type Dialog } from './dialog.ts';
+import { DESK_FALLBACK, runDeskTurn } from './desk-turn.ts';
+import { narratorPrompt } from './desk-prompts.ts';
+
+export const SERVICE_DESK_FLOW = 'service-desk';
+
+export interface ServiceDeskOptions {
+  crm: Crm;
+  /** `LLM_INTERPRETER_MODEL`: the decision calls' model, when it differs from the narrator's. */
+  interpreterModel: string | undefined;
+  /** The business's zone, for "today" (appointments are local dates). */
+  timeZone: string;
+}
+
+/**
+ * Spec 004's customer-service agent on our engine (decision 005): a code-owned dialog, one
+ * decision per turn that code gates, tools over the CRM, and a narrator that is the only voice.
+ * It needs no participant: a web caller verifies with phone and ZIP.
+ */
+export function createServiceDeskFlow(options: ServiceDeskOptions): Flow {
+  return {
+    id: SERVICE_DESK_FLOW,
+    initialState: () => ({ state: 'CollectingVerification', subState: null }),
+    subStates: [],
+    needsParticipant: false,
+    greetingHint: () => '[A caller has just connected. Greet them and ask how you can help.]',
+    prepareTurn: (request) => prepareDeskTurn(request, options),
+  };
+}
+
+async function prepareDeskTurn(request: TurnRequest, options: ServiceDeskOptions): Promise<PreparedTurn> {
+  const { conversation, input, store } = request;
+  const stored = dialogSchema.safeParse(await store.getFlowState(conversation.id));
+  const dialog = stored.success ? stored.data : initialDialog();
+  const today = localDate(request.now, options.timeZone);
+  let next: Dialog = dialog;
+  const run = async (context: Parameters<NonNullable<PreparedTurn['run']>>[0]): Promise<ToolLoopResult> => {
+    if (input.kind === 'event') return greet(context);
+    const presented = await presentedOptions(options.crm, dialog, today);
+    const callerPhone = request.participant?.phoneNumber ?? null;
+    const turn = await runDeskTurn(context, { crm: options.crm, dialog, callerPhone, today, interpreterModel: options.interpreterModel, userText: input.text, presented });
+    next = turn.dialog;
+    return turn.result;
+  };
+  return {
+    module: dialog.state,
+    systemMessages: [],
+    tools: [],
+    fallbackText: DESK_FALLBACK,
+    run,
+    finish: () => (next.state !== conversation.state ? { conversationPatch: { state: next.state } } : {}),
+    commit: (tx) => tx.saveFlowState(conversation.id, next, request.now),
+  };
+}
+
+async function greet(context: Parameters<NonNullable<PreparedTurn['run']>>[0]): Promise<ToolLoopResult> {
+  context.onModelCall?.();
+  const started = context.elapsed();
+  const facts = { userText: '', notes: ['A caller has just connected. Greet them and ask how you can help.'], appointments: [], slots: [] };
+  const response = await context.provider.complete({ messages: narratorPrompt(facts, []) }, { signal: context.signal, onTextDelta: context.onTextDelta });
+  return { text: response.text, endedBy: 'reply', toolCalls: [], modelCalls: 1, toolRounds: 0, modelMs: context.elapsed() - started, toolMs: 0, model: response.model };
+}
+
+/** The appointments and windows last shown, with their details, so "the second one" can be mapped to an id. */
+async function presentedOptions(crm: Crm, dialog: Dialog, today: string) {
+  const appointments =
+    dialog.customerId && dialog.presentedAppointmentIds.length > 0
+      ? (await crm.upcomingAppointments(dialog.customerId, today, 50)).filter((a) => dialog.presentedAppointmentIds.includes(a.id))
+      : [];
+  const slots = dialog.presentedSlotIds.length > 0 ? (await crm.availableSlots(today, '9999-12-31', 500)).filter((s) => dialog.presentedSlotIds.includes(s.id)) : [];
+  const order = <T extends { id: string }>(items: T[], ids: string[]) => ids.map((id) => items.find((item) => item.id === id)).filter((item): item is T => item !== undefined);
+  return { appointments: order(appointments, dialog.presentedAppointmentIds), slots: order(slots, dialog.presentedSlotIds) };
+}
+
+function localDate(at: Date, zone: string): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+}

@@ -1,0 +1,151 @@
+import type { LlmRequest } from '../llm-provider.ts';
+import type { OfflineStep } from './habit-policy.ts';
+
+/**
+ * The offline demo model's service-desk roles (decision 005), read from the role marker the
+ * flow puts in its system message: a one-line acknowledgement, a keyword interpreter that
+ * proposes one tool, and a narrator that words the facts it is given. Deterministic.
+ */
+export const DESK_MARKER = /^\[service-desk:(acknowledge|decide|narrate)\]/;
+
+export function offlineDeskStep(request: LlmRequest): OfflineStep | null {
+  const system = request.messages.find((message) => message.role === 'system')?.content ?? '';
+  const role = DESK_MARKER.exec(system)?.[1];
+  if (!role) return null;
+  const said = [...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
+  if (role === 'acknowledge') return { text: acknowledge(said), toolCalls: [] };
+  if (role === 'narrate') return { text: narrate(system), toolCalls: [] };
+  const offered = new Set((request.tools ?? []).map((tool) => tool.name));
+  const call = decide(system, said, offered);
+  return { text: '', toolCalls: call ? [call] : [] };
+}
+
+const has = (text: string, pattern: RegExp) => pattern.test(text.toLowerCase());
+
+function acknowledge(said: string): string {
+  if (has(said, /\b\d{5}\b/)) return 'One moment while I check that.';
+  if (has(said, /cancel/)) return "Okay, let's sort out that cancellation.";
+  if (has(said, /reschedul|move|change/)) return "Sure, let's find you a new time.";
+  if (has(said, /schedul|book|availab/)) return "Happy to set up a visit.";
+  if (has(said, /appointment/)) return 'Let me look into your appointments.';
+  if (has(said, /bill|invoice|owe|pay/)) return 'Let me pull up your billing.';
+  return 'Got it.';
+}
+
+function intentOf(said: string): string | null {
+  if (has(said, /\b(human|person|agent|representative|someone)\b/)) return 'human';
+  if (has(said, /cancel/)) return 'cancel';
+  if (has(said, /reschedul|move my|change my/)) return 'reschedule';
+  if (has(said, /schedul|book|availab|new appointment|another appointment/)) return 'schedule';
+  if (has(said, /next appointment|when is my/)) return 'next_appointment';
+  if (has(said, /appointments?/)) return 'list_appointments';
+  if (has(said, /bill|invoice|owe|pay/)) return 'billing';
+  return null;
+}
+
+const YES = /^(yes|yeah|yep|sure|ok|okay|please do|correct|that's right|confirm)\b/;
+const NO = /^(no|nope|don't|do not|not really|cancel that)\b/;
+// "one" alone is not an ordinal: "the second one" must not read as the first.
+const ORDINALS: Array<[RegExp, number]> = [[/\b(first|1st|1)\b/, 0], [/\b(second|2nd|two|2)\b/, 1], [/\b(third|3rd|three|3)\b/, 2], [/\b(fourth|4th|four|4)\b/, 3], [/\b(fifth|5th|five|5)\b/, 4]];
+
+function pick(system: string, said: string, kind: 'Appointment' | 'Window'): string | null {
+  const ids = [...system.matchAll(new RegExp(`^${kind} option \\d+: id (\\S+):`, 'gm'))].map((match) => match[1]!);
+  if (has(said, /\blast\b/)) return ids.at(-1) ?? null;
+  for (const [pattern, index] of ORDINALS) if (has(said, pattern)) return ids[index] ?? null;
+  return ids.length === 1 ? ids[0]! : null;
+}
+
+function decide(system: string, said: string, offered: Set<string>): { name: string; arguments: Record<string, unknown> } | null {
+  const text = said.trim().toLowerCase();
+  const policy = /polic|\bfee/.test(text) ? policyTopic(text) : null;
+  if (policy) return { name: 'service_policy', arguments: { topic: policy } };
+  const intent = intentOf(said);
+  if (intent === 'human' || (system.includes('A person was offered') && YES.test(text))) return { name: 'escalate', arguments: { reason: 'the caller asked for a person' } };
+  if (offered.has('confirm')) return YES.test(text) ? { name: 'confirm', arguments: { answer: 'yes' } } : NO.test(text) ? { name: 'confirm', arguments: { answer: 'no' } } : null;
+  if (offered.has('confirm_address') && (YES.test(text) || NO.test(text))) return { name: 'confirm_address', arguments: { confirmed: YES.test(text) } };
+  if (offered.has('select_slot')) {
+    const id = pick(system, said, 'Window');
+    if (id) return { name: 'select_slot', arguments: { slotId: id } };
+  }
+  if (offered.has('select_appointment') && !intent) {
+    const id = pick(system, said, 'Appointment');
+    if (id) return { name: 'select_appointment', arguments: { appointmentId: id } };
+  }
+  const zip = /\b(\d{5})\b/.exec(said)?.[1];
+  if (zip && offered.has('verify_account')) {
+    const phone = /(\+?\d[\d\s().-]{8,}\d)/.exec(said.replace(zip, ''))?.[1] ?? /The caller's phone number is (\+\d+)/.exec(system)?.[1];
+    return { name: 'verify_account', arguments: { zip, ...(phone ? { phone: phone.startsWith('+') ? phone : `+1${phone.replace(/\D/g, '')}` } : {}), ...(intent ? { intent } : {}) } };
+  }
+  if (offered.has('note_intent') && intent) return { name: 'note_intent', arguments: { intent } };
+  switch (intent) {
+    case 'human':
+      return { name: 'escalate', arguments: { reason: 'the caller asked for a person' } };
+    case 'cancel':
+    case 'reschedule':
+      return { name: 'list_appointments', arguments: { purpose: intent } };
+    case 'schedule':
+      return offered.has('schedule_new_visit') ? { name: 'schedule_new_visit', arguments: {} } : { name: 'get_available_slots', arguments: {} };
+    case 'next_appointment':
+      return { name: 'list_appointments', arguments: { purpose: 'info', limit: 1 } };
+    case 'list_appointments':
+      return { name: 'list_appointments', arguments: { purpose: 'info' } };
+    case 'billing':
+      return { name: 'open_invoices', arguments: {} };
+    default:
+      return null;
+  }
+}
+
+function policyTopic(text: string): string {
+  if (/reschedul|move/.test(text)) return 'rescheduling';
+  if (/bill|pay|invoice/.test(text)) return 'billing';
+  if (/area|where/.test(text)) return 'service_area';
+  if (/prepar|before/.test(text)) return 'preparation';
+  return 'cancellation';
+}
+
+const PHRASES: Array<[RegExp, (match: RegExpExecArray) => string]> = [
+  [/^A caller has just connected/, () => 'Hi, thanks for contacting Acme Pest Control. How can I help you today?'],
+  [/^Ask for the phone number and ZIP code/, () => "I can help with that. First, what's the phone number and 5-digit ZIP code on your account?"],
+  [/^The caller is verified as (.+)\.$/, (m) => `Thanks, ${m[1]}, you're verified.`],
+  [/^Verification failed/, () => "Sorry, I couldn't match that phone number and ZIP code. Could you check them and try again?"],
+  [/^Offer to connect/, () => 'If you prefer, I can connect you with a person.'],
+  [/^Ask which appointment to (\w+)\.$/, (m) => `Which appointment would you like to ${m[1]}?`],
+  [/^Ask which window suits/, () => 'Which of these windows works for you?'],
+  [/^Ask the caller to confirm the cancellation/, () => 'Shall I cancel it? Please answer yes or no.'],
+  [/^Ask the caller to confirm the chosen window/, () => 'Shall I book that window? Please answer yes or no.'],
+  [/^Ask the caller to pick one of the (\w+)/, (m) => `Which of the ${m[1]} I listed do you mean? You can say "the first one".`],
+  [/^Before looking for windows, .*address on file: (.+)\.$/, (m) => `Is the visit for ${m[1]}? Please answer yes or no.`],
+  [/^Done: (\w+) succeeded\.$/, (m) => ({ cancel: 'Done, that appointment is cancelled.', reschedule: 'Done, your appointment has been moved.', create: 'Done, your visit is booked.' })[m[1]!] ?? 'Done.'],
+  [/^Nothing was changed/, () => "No problem, I've left everything as it was."],
+  [/^The caller has no upcoming appointments/, () => "You don't have any upcoming appointments."],
+  [/^There are no open windows/, () => "I'm sorry, there are no open windows in that range."],
+  [/^A person will call back; the ticket number is (\S+)\.$/, (m) => `A member of our team will call you back. Your ticket number is ${m[1]}.`],
+  [/^open_invoices returned: (.+)$/, (m) => invoices(m[1]!)],
+  [/^service_policy returned: (.+)$/, (m) => (JSON.parse(m[1]!) as { policy: string }).policy],
+  [/^We can only book at the address on file/, () => 'I can only book at the address on file; a person can help change it. Shall I connect you?'],
+  [/^Ask what the caller would like to do/, () => 'What would you like to do next?'],
+  [/^nothing was looked up/, () => 'Is there anything else I can help you with?'],
+];
+
+function invoices(json: string): string {
+  const list = (JSON.parse(json) as { invoices: Array<{ amountCents: number; dueDate: string }> }).invoices;
+  if (list.length === 0) return 'You have no open invoices.';
+  return `You have ${list.length} open invoice${list.length > 1 ? 's' : ''}: ${list.map((i) => `$${(i.amountCents / 100).toFixed(2)} due ${i.dueDate}`).join(', ')}.`;
+}
+
+function narrate(system: string): string {
+  const sentences: string[] = [];
+  for (const [, fact] of system.matchAll(/^Fact: (.+)$/gm)) {
+    const phrase = PHRASES.find(([pattern]) => pattern.test(fact!));
+    const match = phrase && phrase[0].exec(fact!);
+    sentences.push(phrase && match ? phrase[1](match) : fact!.replace(/\s*\(internal: .*\)\.?$/, '.'));
+  }
+  const appointments = [...system.matchAll(/^Appointment (\d+): (.+)$/gm)].map(([, n, text]) => `${n}. ${text}`);
+  const windows = [...system.matchAll(/^Window (\d+): (.+)$/gm)].map(([, n, text]) => `${n}. ${text}`);
+  const lists = [...(appointments.length ? [appointments.length === 1 ? `Your appointment: ${appointments[0]!.slice(3)}.` : `Your upcoming appointments:\n${appointments.join('\n')}`] : []), ...(windows.length ? [`Open windows:\n${windows.join('\n')}`] : [])];
+  // Lists before the question that closes them.
+  const questions = sentences.filter((s) => s.endsWith('?'));
+  const statements = sentences.filter((s) => !s.endsWith('?'));
+  return [...statements, ...lists, ...questions].join('\n') || 'How can I help you today?';
+}

@@ -1,0 +1,104 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { EventClient } from '../kit/event-client.ts';
+import { startTestServer, type TestServer } from '../kit/test-server.ts';
+import { waitFor } from '../kit/wait-for.ts';
+
+// The service desk end to end with the offline demo policy (deterministic) and the demo CRM:
+// HTTP input, WebSocket output (decision 005, issue #9).
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function session() {
+  server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z' });
+  const started = await server.request('POST', '/api/conversations', { flow: 'service-desk' });
+  expect(started.status).toBe(201);
+  const id = started.body.result.id as string;
+  const client = await EventClient.connect(server.url, id, '?lastEventId=0'); // replays the greeting
+  const finals = () => client.of('final').map((event) => ('text' in event ? String(event.text) : ''));
+  await waitFor(() => finals().length === 1, { what: 'greeting' });
+  const say = async (text: string) => {
+    const before = finals().length;
+    const answer = await server!.request('POST', `/api/conversations/${id}/message`, { text });
+    expect(answer.status).toBe(202);
+    await waitFor(() => finals().length > before, { what: `reply to "${text}"` });
+    return finals().at(-1)!;
+  };
+  const state = async () => (await server!.store.getConversation(id))!.state;
+  return { id, client, say, state, finals };
+}
+
+describe('service desk (offline policy, demo CRM)', () => {
+  it('greets, keeps the intent across ZIP verification, and answers it in the verifying turn', async () => {
+    const { say, state, finals } = await session();
+    expect(finals()[0]).toMatch(/How can I help/);
+    expect(await say('When is my next appointment?')).toMatch(/phone number and 5-digit ZIP/);
+    expect(await state()).toBe('CollectingVerification');
+    const verified = await say('It is 415-555-0100, ZIP 94107');
+    expect(verified).toMatch(/Alex Rivera, you're verified/);
+    expect(verified).toMatch(/Quarterly pest control on Thursday, June 4, 09:00–11:00/);
+    expect(verified).not.toMatch(/apt_/);
+  });
+
+  it('offers a person after three wrong ZIP codes', async () => {
+    const { say } = await session();
+    await say('I want to see my bill');
+    await say('415-555-0100 and 11111');
+    await say('415-555-0100 and 22222');
+    const third = await say('415-555-0100 and 33333');
+    expect(third).toMatch(/connect you with a person/);
+    expect(await say('yes please, a person')).toMatch(/ticket number is tkt_/);
+  });
+
+  it('cancels only after a selection and a yes, exactly once; a replayed yes changes nothing', async () => {
+    const { say, state } = await session();
+    await say('I need to cancel an appointment');
+    const list = await say('+14155550100 94107');
+    expect(list).toMatch(/1\. Quarterly pest control[\s\S]*2\. Termite inspection[\s\S]*Which appointment would you like to cancel\?/);
+    expect(await state()).toBe('PresentingAppointments');
+    expect(await say('the second one')).toMatch(/Shall I cancel it\?/);
+    expect(await state()).toBe('PendingCancellationConfirmation');
+    expect(await say('yes')).toMatch(/that appointment is cancelled/);
+    expect(await state()).toBe('Completed');
+    const upcoming = await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5);
+    expect(upcoming.map((a) => a.id)).toEqual(['apt_alex_1']);
+    expect(await say('yes')).not.toMatch(/cancelled/);
+    expect((await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_alex_1']);
+  });
+
+  it('"no" at the confirmation changes nothing', async () => {
+    const { say, state } = await session();
+    await say('cancel my appointment please');
+    await say('4155550100 94107');
+    await say('first');
+    expect(await say('no')).toMatch(/left everything as it was/);
+    expect(await state()).toBe('VerifiedIdle');
+    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+  });
+
+  it('scheduling another appointment confirms the address, then offers windows, never rescheduling', async () => {
+    const { say, state } = await session();
+    await say('4155550100 94107');
+    const address = await say('Schedule another appointment');
+    expect(address).toMatch(/Is the visit for 123 Market St/);
+    expect(await state()).toBe('PendingScheduleDetails');
+    const windows = await say('yes');
+    expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 09:00–11:00/);
+    expect(windows).not.toMatch(/slot_/);
+    expect(await say('the first one')).toMatch(/Shall I book that window\?/);
+    expect(await say('yes')).toMatch(/your visit is booked/);
+    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(3);
+  });
+
+  it('records the decision, the gate and every tool call in the audit and the summary, with first-token latency', async () => {
+    const { id, say } = await session();
+    await say('4155550100 94107');
+    const summary = await server!.request('GET', `/api/conversations/${id}/summary`);
+    expect(summary.body).toMatch(/gate/);
+    expect(summary.body).toMatch(/verify_account/);
+    const turns = await server!.store.listTurns(id);
+    expect(turns.at(-1)!.firstTokenMs).not.toBeNull();
+  });
+});
