@@ -30,6 +30,11 @@ export interface InboundMessage {
   sentAt?: Date;
   /** Set for content we cannot read (`image`, `audio`, …): recorded and answered politely, no turn. */
   unsupported?: string;
+  /**
+   * The channel the person wrote on, when replies should follow them there (a provider webhook);
+   * unset for the console, web sessions and the generic HTTP channel, which do not move replies.
+   */
+  replyChannel?: string;
 }
 
 export type InboundResult =
@@ -126,7 +131,7 @@ export class InboundService {
       const recorded = await tx.insertInbox(this.#item(message, participant?.id ?? null, conversation?.id ?? null, status));
       if (recorded.duplicate) return recorded;
       const now = clock.now();
-      const replyChannel = channels.get(message.channel) ? message.channel : undefined;
+      const replyChannel = message.replyChannel && channels.get(message.replyChannel) ? message.replyChannel : undefined;
       if (conversation && replyChannel && conversation.channel !== replyChannel) await tx.setConversationChannel(conversation.id, replyChannel, now);
       await effects?.(tx, participant);
       if (conversation && participant && answer !== null) {
@@ -148,7 +153,7 @@ export class InboundService {
     const existing = await store.findParticipantByPhone(message.sender);
     if (existing || !this.#deps.autoEnroll || !options.enroll) return existing;
     try {
-      const { participant } = await this.#deps.participants.enroll({ phoneNumber: message.sender, channel: this.#deps.channels.get(message.channel)?.name }, { greet: false });
+      const { participant } = await this.#deps.participants.enroll({ phoneNumber: message.sender, channel: message.replyChannel && this.#deps.channels.get(message.replyChannel)?.name }, { greet: false });
       return participant;
     } catch (error) {
       // Two first messages from one new number raced; the other one enrolled them.

@@ -42,7 +42,7 @@ export function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps): void 
           const from = required(params, 'From');
           const sender = canonicalPhone(from) ?? from;
           const text = params.get('Body') ?? '';
-          const message: InboundMessage = { channel: TWILIO_CHANNEL, sender, contactId: sender, text, channelMessageId: messageSid };
+          const message: InboundMessage = { channel: TWILIO_CHANNEL, replyChannel: TWILIO_CHANNEL, sender, contactId: sender, text, channelMessageId: messageSid };
           if (!(await handledKeyword(deps, message))) {
             const hasMedia = Number(params.get('NumMedia') ?? '0') > 0;
             await deps.inbound.receive(text.trim() === '' ? { ...message, unsupported: hasMedia ? 'media' : 'empty' } : message);

@@ -84,6 +84,7 @@ function toInbound(message: WhatsAppInbound): InboundMessage | null {
   if (!contactId) return null;
   return {
     channel: WHATSAPP_CHANNEL,
+    replyChannel: WHATSAPP_CHANNEL,
     sender: phone ?? contactId,
     contactId,
     text: message.text ?? '',

@@ -42,6 +42,12 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(verified).not.toMatch(/apt_/);
   });
 
+  it('an intent stated in the same message as the ZIP counts too', async () => {
+    const { say } = await session();
+    const reply = await say('This is 415-555-0100, ZIP 94107 - when is my next appointment?');
+    expect(reply).toMatch(/you're verified[\s\S]*Quarterly pest control/);
+  });
+
   it('offers a person after three wrong ZIP codes', async () => {
     const { say } = await session();
     await say('I want to see my bill');

@@ -5,6 +5,7 @@ import type { FlowRunContext } from '../../engine/flow.ts';
 import type { ExecutedToolCall, ToolLoopResult } from '../../engine/tool-loop.ts';
 import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';
 import { toolSpec } from '../../tools/define-tool.ts';
+import { plainReply } from '../../engine/plain-text.ts';
 import { pendingAction, transition, type Dialog, type DialogEvent, type Intent } from './dialog.ts';
 import { deskTool, DESK_TOOLS, type DeskTool } from './desk-tools.ts';
 import { actionPlanSchema, choicesFor, CHOICES, gate, type ActionPlan, type ChoiceName } from './gate.ts';
@@ -32,24 +33,25 @@ export interface DeskTurnEnv {
  */
 export async function runDeskTurn(context: FlowRunContext, env: DeskTurnEnv): Promise<{ result: ToolLoopResult; dialog: Dialog }> {
   const ledger = new Ledger(context);
-  let text = '';
-  const stream = (delta: string) => {
-    text += delta;
-    context.onTextDelta?.(delta);
-  };
+  const stream = (delta: string) => context.onTextDelta?.(delta);
   // The acknowledgement streams first; the decision and tools run meanwhile, and their narration waits for it.
   const ack = ledger.model(() => context.provider.complete({ messages: acknowledgePrompt(env, history(context)) }, { signal: context.signal, onTextDelta: stream }), true);
   const work = decideAndAct(context, env, ledger);
   const [acknowledged, outcome] = await Promise.allSettled([ack, work]);
   if (outcome.status === 'rejected') throw outcome.reason;
-  if (acknowledged.status === 'fulfilled' && text.trim()) stream(' ');
+  // Each call's text is plain text or nothing: JSON-looking output is held back while streaming and dropped here.
+  const ackText = acknowledged.status === 'fulfilled' ? plainReply(acknowledged.value.text, '').trim() : '';
+  if (ackText) stream(' ');
+  let narration: string;
   try {
-    await ledger.model(() => context.provider.complete({ messages: narratorPrompt(outcome.value.facts, history(context)) }, { signal: context.signal, onTextDelta: stream }), true);
+    const response = await ledger.model(() => context.provider.complete({ messages: narratorPrompt(outcome.value.facts, history(context)) }, { signal: context.signal, onTextDelta: stream }), true);
+    narration = plainReply(response.text, DESK_FALLBACK).trim() || DESK_FALLBACK;
   } catch (error) {
     if (context.signal.aborted) throw error;
-    stream(DESK_FALLBACK); // the narrator is the only voice; fixed text only when it failed entirely
+    narration = DESK_FALLBACK; // the narrator is the only voice; fixed text only when it failed entirely
+    stream(narration);
   }
-  return { result: ledger.result(text.trim()), dialog: outcome.value.dialog };
+  return { result: ledger.result([ackText, narration].filter(Boolean).join(' ')), dialog: outcome.value.dialog };
 }
 
 const history = (context: FlowRunContext): LlmMessage[] => context.messages.filter((message) => message.role !== 'system').slice(-9);

@@ -1,0 +1,111 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { LlmRequest } from '../../src/llm/llm-provider.ts';
+import { createScriptedProvider, type ScriptedStep } from '../../src/llm/scripted-provider.ts';
+import { EventClient } from '../kit/event-client.ts';
+import { startTestServer, type TestServer } from '../kit/test-server.ts';
+import { waitFor } from '../kit/wait-for.ts';
+
+// The service desk against a scripted model that plays each role (acknowledge, decide, narrate)
+// as the test says, including badly: proposals the gate must refuse, narration in JSON.
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+type Role = 'acknowledge' | 'decide' | 'narrate';
+const roleOf = (request: LlmRequest): Role => /^\[service-desk:(\w+)\]/.exec(request.messages[0]?.content ?? '')![1] as Role;
+const lastUser = (request: LlmRequest) => [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+
+async function session(decide: (said: string, request: LlmRequest) => ScriptedStep, narrate: (request: LlmRequest) => ScriptedStep = (request) => ({ text: `Narrated: ${request.messages[0]!.content.split('\n').filter((l) => l.startsWith('Fact:')).join(' ')}` })) {
+  const provider = createScriptedProvider((request) => {
+    const role = roleOf(request);
+    if (role === 'acknowledge') return { text: 'On it.' };
+    if (role === 'decide') return decide(lastUser(request), request);
+    return narrate(request);
+  });
+  server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z' }, { provider });
+  const id = (await server.request('POST', '/api/conversations', { flow: 'service-desk' })).body.result.id as string;
+  const client = await EventClient.connect(server.url, id, '?lastEventId=0');
+  await waitFor(() => client.of('final').length === 1, { what: 'greeting' });
+  const say = async (text: string) => {
+    const before = client.of('final').length;
+    await server!.request('POST', `/api/conversations/${id}/message`, { text });
+    await waitFor(() => client.of('final').length > before, { what: `reply to ${text}` });
+    return client.of('final').at(-1) as { text: string };
+  };
+  return { id, client, say, provider };
+}
+
+const verify = { toolCalls: [{ name: 'verify_account', arguments: { phone: '+14155550100', zip: '94107' } }] };
+
+describe('service desk against a misbehaving model', () => {
+  it("a proposal to cancel another customer's appointment is refused and nothing changes", async () => {
+    const { say, id } = await session((said) => (said === 'verify me' ? verify : { toolCalls: [{ name: 'cancel_appointment', arguments: { appointmentId: 'apt_jordan_1' } }] }));
+    await say('verify me');
+    await say('cancel apt_jordan_1');
+    expect((await server!.store.crm.upcomingAppointments('cus_jordan', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_jordan_1']);
+    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+    const gateEntries = (await server!.store.listToolCalls(id)).filter((call) => call.name === 'gate').map((call) => JSON.parse(call.arguments));
+    expect(gateEntries.at(-1)).toMatchObject({ decision: 'refuse', code: 'needs_confirmation', proposal: { name: 'cancel_appointment' } });
+    // The refusal took the proper path: Alex's own appointments are shown for a choice.
+    expect((await server!.store.getConversation(id))!.state).toBe('PresentingAppointments');
+  });
+
+  it('a selection of an id that was never presented is no selection, and a proposal with invalid arguments is not executed', async () => {
+    const { say, id } = await session((said) => {
+      if (said === 'verify me') return verify;
+      if (said === 'cancel') return { toolCalls: [{ name: 'list_appointments', arguments: { purpose: 'cancel' } }] };
+      if (said === 'jordan one') return { toolCalls: [{ name: 'select_appointment', arguments: { appointmentId: 'apt_jordan_1' } }] };
+      return { toolCalls: [{ name: 'list_appointments', arguments: { limit: 'many' } }] };
+    });
+    await say('verify me');
+    await say('cancel');
+    const refused = await say('jordan one');
+    expect(refused.text).toMatch(/pick one of the appointments listed/);
+    expect((await server!.store.getConversation(id))!.state).toBe('PresentingAppointments');
+    await say('garbage');
+    const [lastTurn] = (await server!.store.listTurns(id, { limit: 1 })).slice(-1);
+    const calls = await server!.store.listToolCalls(id, { turnId: lastTurn!.id });
+    expect(calls.map((call) => [call.name, JSON.parse(call.arguments).code])).toEqual([['gate', 'invalid_arguments']]);
+    expect((await server!.store.listToolCalls(id)).filter((call) => call.name === 'list_appointments')).toHaveLength(1);
+  });
+
+  it('a yes with nothing pending runs nothing; a model proposing the side effect itself is refused', async () => {
+    const { say, id } = await session((said) => (said === 'verify me' ? verify : said === 'yes' ? { toolCalls: [{ name: 'confirm', arguments: { answer: 'yes' } }] } : { toolCalls: [{ name: 'create_appointment', arguments: { slotId: 'slot_20260602_0900' } }] }));
+    await say('verify me');
+    await say('yes');
+    await say('book slot_20260602_0900');
+    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 10)).toHaveLength(2);
+    const decisions = (await server!.store.listToolCalls(id)).filter((call) => call.name === 'gate').map((call) => JSON.parse(call.arguments).code ?? JSON.parse(call.arguments).decision);
+    expect(decisions).toEqual(['run', 'not_offered', 'needs_confirmation']);
+    expect((await server!.store.getConversation(id))!.state).toBe('PendingScheduleDetails'); // the booking intent took the address-first path
+  });
+
+  it('JSON-looking narration never reaches the client; the acknowledgement arrives before any tool result and first_token_ms is recorded', async () => {
+    const { say, client, id } = await session(() => verify, () => ({ text: '{"answer":"You are verified, Alex."}' }));
+    const reply = await say('verify me');
+    const turnEvents = client.events.filter((event) => event.turnId === 2);
+    const tokens = turnEvents.filter((event) => event.type === 'token').map((event) => ('text' in event ? event.text : ''));
+    expect(tokens.join('')).not.toContain('{');
+    expect(reply.text).not.toContain('{"answer"');
+    const firstToken = turnEvents.findIndex((event) => event.type === 'token');
+    const firstToolResult = turnEvents.findIndex((event) => event.type === 'status' && (event as { data?: { phase?: string } }).data?.phase === 'finished');
+    expect(firstToken).toBeGreaterThanOrEqual(0);
+    expect(firstToolResult).toBeGreaterThan(firstToken);
+    const turns = await server!.store.listTurns(id);
+    expect(turns.at(-1)!.firstTokenMs).not.toBeNull(); // the acknowledgement's (the JSON greeting streamed nothing)
+  });
+
+  it('when every model call fails, the caller gets the fixed fallback and the dialog is unchanged', async () => {
+    const provider = createScriptedProvider((request) => (request.messages[0]?.content.startsWith('[service-desk:narrate]') && lastUser(request) === '' ? { text: 'Hello!' } : { error: new Error('model down') }));
+    server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z' }, { provider });
+    const id = (await server.request('POST', '/api/conversations', { flow: 'service-desk' })).body.result.id as string;
+    await server.engine.idle();
+    await server.request('POST', `/api/conversations/${id}/message`, { text: '4155550100 94107' });
+    await server.engine.idle();
+    const messages = await server.store.listMessages(id);
+    expect(messages.at(-1)).toMatchObject({ role: 'assistant' });
+    expect((await server.store.getConversation(id))!.state).toBe('CollectingVerification');
+  });
+});
