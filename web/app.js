@@ -3,7 +3,7 @@ import { api, ApiError, followChanges, token } from './api.js';
 import { el, fmtRelative, fmtTime, json, section, table } from './render.js';
 
 const $ = (selector) => document.querySelector(selector);
-const state = { participants: [], selectedId: null, clock: null, refreshing: new Set() };
+const state = { participants: [], selectedId: null, sessionId: null, sessions: [], clock: null, refreshing: new Set() };
 
 function announce(text, kind = 'info') {
   const status = $('#status');
@@ -102,6 +102,14 @@ async function enrol(event) {
 // ---- one participant -----------------------------------------------------------------------
 
 function selectFromHash() {
+  const session = /^#\/s\/(.+)$/.exec(location.hash);
+  state.sessionId = session ? decodeURIComponent(session[1]) : null;
+  if (state.sessionId) {
+    state.selectedId = null;
+    renderSessionList();
+    buildSession();
+    return;
+  }
   const match = /^#\/p\/(.+)$/.exec(location.hash);
   state.selectedId = match ? decodeURIComponent(match[1]) : null;
   for (const link of document.querySelectorAll('#participant-list a')) {
@@ -169,8 +177,82 @@ async function followConversation(id) {
     socket.onmessage = (message) => onStreamEvent(JSON.parse(message.data));
     socket.onclose = () => {
       if ($('#stream-state')) $('#stream-state').textContent = '· reconnecting';
-      stream.retry = setTimeout(() => state.selectedId === id && followConversation(id), 1000);
+      stream.retry = setTimeout(() => (state.selectedId === id || state.sessionId === id) && followConversation(id), 1000);
     };
+  } catch (error) {
+    reportError(error);
+  }
+}
+
+// ---- service-desk web sessions (no participant: the conversation is the whole context) ------
+
+async function startSession() {
+  try {
+    const session = await api('POST', '/api/conversations', { flow: 'service-desk' });
+    state.sessions.unshift(session.id);
+    location.hash = `#/s/${encodeURIComponent(session.id)}`;
+  } catch (error) {
+    reportError(error);
+  }
+}
+
+function renderSessionList() {
+  $('#session-list').replaceChildren(
+    ...state.sessions.map((id, index) =>
+      el('li', {}, el('a', { href: `#/s/${encodeURIComponent(id)}`, 'aria-current': id === state.sessionId ? 'page' : undefined }, `Session ${state.sessions.length - index}`)),
+    ),
+  );
+}
+
+function buildSession() {
+  const chat = el(
+    'form#chat-form.chat',
+    { onsubmit: sendAsCaller },
+    el('label', { for: 'chat-text' }, 'Write as the caller'),
+    el('input#chat-text', { name: 'text', autocomplete: 'off', required: true, maxLength: 4096, placeholder: 'e.g. When is my next appointment?' }),
+    el('button', { type: 'submit' }, 'Send'),
+  );
+  $('#detail').replaceChildren(
+    el('div#participant-header', {}, el('h2', {}, 'Service-desk session'), el('p.muted', {}, 'Demo callers: +1 415 555 0100 with ZIP 94107 (Alex) or 94110 (Jordan); +1 212 555 0123 with 10001 (Sam).'), el('p', {}, 'Dialog state: ', el('strong#session-state', {}, '…'))),
+    el(
+      'div.conversation',
+      {},
+      el('h3', {}, 'Conversation ', el('span#stream-state.muted', {}, '')),
+      el('ol#messages.messages', { 'aria-live': 'polite' }),
+      el('p#streaming.message.assistant.streaming', { hidden: true, 'aria-live': 'polite' }),
+      el('ul#activity.activity', { 'aria-label': 'What the engine is doing' }),
+      chat,
+    ),
+  );
+  followConversation(state.sessionId);
+}
+
+async function refreshSession() {
+  const id = state.sessionId;
+  if (!id || state.refreshing.has(id)) return;
+  state.refreshing.add(id);
+  try {
+    const { resync } = await api('POST', `/api/conversations/${encodeURIComponent(id)}/resync`, { lastEventId: 0 });
+    if (state.sessionId !== id) return;
+    $('#session-state').textContent = resync.data.state;
+    $('#messages').replaceChildren(
+      ...resync.data.messages.map((message) => el(`li.message.${message.role}`, {}, el('div.meta', {}, `${message.role} · ${fmtTime(message.at)}`), el('div.text', {}, message.text))),
+    );
+  } catch (error) {
+    reportError(error);
+  } finally {
+    state.refreshing.delete(id);
+  }
+}
+
+async function sendAsCaller(event) {
+  event.preventDefault();
+  const input = $('#chat-text');
+  const text = input.value.trim();
+  if (!text) return;
+  try {
+    await api('POST', `/api/conversations/${encodeURIComponent(state.sessionId)}/message`, { text });
+    input.value = '';
   } catch (error) {
     reportError(error);
   }
@@ -193,7 +275,7 @@ function onStreamEvent(event) {
     while (activity.children.length > 6) activity.lastChild.remove();
   } else if (event.type === 'final' || event.type === 'resync' || (event.type === 'speaking' && !event.data.speaking)) {
     if (event.type !== 'final' || event.messageId === bubble.dataset.messageId) bubble.hidden = true;
-    void refreshDetail();
+    void (state.sessionId ? refreshSession() : refreshDetail());
   }
 }
 
@@ -359,6 +441,7 @@ function onChange(conversationId) {
 
 async function start() {
   $('#enrol-form').addEventListener('submit', enrol);
+  $('#start-session').addEventListener('click', startSession);
   $('#enrol-form').elements.timezone.value = Intl.DateTimeFormat().resolvedOptions().timeZone;
   $('#token-form').addEventListener('submit', (event) => {
     event.preventDefault();

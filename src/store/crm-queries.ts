@@ -101,14 +101,16 @@ export function demoCrmQueries(ctx: QueryContext): DemoCrm {
     async seedIfEmpty(today) {
       const any = await db.selectFrom('crm_customers').select('id').limit(1).executeTakeFirst();
       if (any) return false;
-      await ctx.atomic(async ({ db: tx }) => {
+      // Several processes may start at once: whoever comes second inserts nothing.
+      return ctx.atomic(async ({ db: tx }) => {
         const seed = demoSeed(today);
-        await tx.insertInto('crm_customers').values(seed.customers).execute();
-        await tx.insertInto('crm_slots').values(seed.slots).execute();
-        await tx.insertInto('crm_appointments').values(seed.appointments).execute();
-        await tx.insertInto('crm_invoices').values(seed.invoices).execute();
+        const inserted = await tx.insertInto('crm_customers').values(seed.customers).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) return false;
+        await tx.insertInto('crm_slots').values(seed.slots).onConflict((oc) => oc.column('id').doNothing()).execute();
+        await tx.insertInto('crm_appointments').values(seed.appointments).onConflict((oc) => oc.column('id').doNothing()).execute();
+        await tx.insertInto('crm_invoices').values(seed.invoices).onConflict((oc) => oc.column('id').doNothing()).execute();
+        return true;
       });
-      return true;
     },
   };
 }

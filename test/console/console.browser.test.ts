@@ -105,6 +105,14 @@ describe('operator console in headless Chromium', () => {
     await page.locator('#messages li.user .text', { hasText: 'sent from my phone' }).waitFor();
   });
 
+  it('runs a service-desk session: verification keeps the question and answers it', async () => {
+    await page.getByRole('button', { name: 'Start a service-desk session' }).click();
+    await page.locator('#messages li.assistant .text', { hasText: 'How can I help' }).waitFor();
+    await chat('When is my next appointment?', /phone number and 5-digit ZIP/);
+    await chat('415-555-0100, ZIP 94107', /Quarterly pest control/);
+    await expect.poll(() => page.textContent('#session-state')).toBe('PresentingAppointments');
+  });
+
   it('renders the API reference from /openapi.json', async () => {
     const docs = await browser.newPage();
     await docs.goto(`${server.url}/docs`);

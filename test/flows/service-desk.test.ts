@@ -48,6 +48,17 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(reply).toMatch(/you're verified[\s\S]*Quarterly pest control/);
   });
 
+  it('a participant enrolled on the service desk verifies with the ZIP alone: the channel gave their number', async () => {
+    server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z' });
+    const enrolled = await server.request('POST', '/conversation/participants', { phone_number: '+12125550123', flow: 'service-desk' });
+    expect(enrolled.status).toBe(201);
+    await waitFor(() => server!.sink.to('+12125550123').length === 1, { what: 'greeting' });
+    await server.request('POST', '/conversation/inbound', { from: '+12125550123', text: 'My ZIP is 10001, what do I owe?' });
+    await waitFor(() => server!.sink.to('+12125550123').length === 2, { what: 'reply' });
+    expect(server.sink.to('+12125550123')[1]!.text).toMatch(/Sam Patel, you're verified[\s\S]*\$89\.00/);
+    expect((await server.request('POST', '/conversation/participants', { phone_number: '+12125550124', flow: 'nope' })).body).toMatchObject({ code: 'invalid_request', field: 'flow' });
+  });
+
   it('offers a person after three wrong ZIP codes', async () => {
     const { say } = await session();
     await say('I want to see my bill');
@@ -82,6 +93,21 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await say('no')).toMatch(/left everything as it was/);
     expect(await state()).toBe('VerifiedIdle');
     expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+  });
+
+  it('rescheduling presents the appointments, then windows (without raw ids), then asks before moving it', async () => {
+    const { say, state } = await session();
+    await say('4155550100 94107');
+    expect(await say('I need to reschedule')).toMatch(/Which appointment would you like to reschedule\?/);
+    const windows = await say('the first one');
+    expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 09:00–11:00/);
+    expect(windows).not.toMatch(/slot_|apt_/);
+    expect(await state()).toBe('PresentingSlots');
+    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([{ date: '2026-06-04' }]);
+    expect(await say('the second')).toMatch(/Shall I book that window\?/);
+    expect(await state()).toBe('PendingRescheduleConfirmation');
+    expect(await say('yes')).toMatch(/your appointment has been moved/);
+    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([{ id: 'apt_alex_1', date: '2026-06-02', windowStart: '13:00' }]);
   });
 
   it('scheduling another appointment confirms the address, then offers windows, never rescheduling', async () => {

@@ -71,6 +71,12 @@ export function crmContract(store: () => Store): void {
       expect(await store().getFlowState(c.id)).toEqual({ state: 'Completed', ids: [] });
     });
 
+    it('is seeded once when several processes start together', async () => {
+      const results = await Promise.all(Array.from({ length: 4 }, () => store().crm.seedIfEmpty(TODAY)));
+      expect(results.filter(Boolean).length).toBeLessThanOrEqual(1);
+      expect(await store().crm.findCustomersByPhone('+14155550100')).toHaveLength(2);
+    });
+
     it('opens escalation tickets', async () => {
       const crm = await seeded();
       const ticket = await crm.createTicket(null, 'wrong ZIP three times');

@@ -14,6 +14,8 @@ export interface DeskToolContext {
   customerId: string | null;
   /** Today's date where the business is, YYYY-MM-DD. */
   today: string;
+  /** The caller's number when the channel told us (WhatsApp, SMS): verification uses it if the caller does not say one. */
+  callerPhone?: string | null;
 }
 
 export interface DeskTool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
@@ -47,7 +49,8 @@ export const verifyAccount = tool({
   customerScoped: false,
   sideEffect: false,
   async run(input, context) {
-    const phone = input.phone ? canonicalPhone(input.phone) : null;
+    const given = input.phone ?? context.callerPhone ?? null;
+    const phone = given ? canonicalPhone(given) : null;
     if (!phone) return { verified: false, customerId: null, customerName: null, reason: 'no_phone' as const };
     const candidates = await context.crm.findCustomersByPhone(phone);
     if (candidates.length === 0) return { verified: false, customerId: null, customerName: null, reason: 'unknown_phone' as const };
@@ -55,6 +58,20 @@ export const verifyAccount = tool({
     const match = candidates.find((customer) => customer.zip === input.zip);
     if (!match) return { verified: false, customerId: null, customerName: null, reason: 'zip_mismatch' as const };
     return { verified: true, customerId: match.id, customerName: match.name, reason: 'ok' as const };
+  },
+});
+
+export const lookupAccount = tool({
+  name: 'lookup_account',
+  description: "The verified customer's name and the service address on file.",
+  input: z.object({}),
+  output: z.object({ name: z.string(), address: z.string() }),
+  customerScoped: true,
+  sideEffect: false,
+  async run(_input, context) {
+    const customer = await context.crm.getCustomer(customerOf(context));
+    if (!customer) throw new CrmError('not_found', 'the verified customer no longer exists');
+    return { name: customer.name, address: customer.address };
   },
 });
 
@@ -146,5 +163,5 @@ export const escalate = tool({
   run: async (input, context) => ({ ticketId: (await context.crm.createTicket(context.customerId, input.reason)).id }),
 });
 
-export const DESK_TOOLS: ReadonlyArray<DeskTool> = [verifyAccount, listAppointments, getAvailableSlots, cancelAppointment, rescheduleAppointment, createAppointment, openInvoices, servicePolicy, escalate];
+export const DESK_TOOLS: ReadonlyArray<DeskTool> = [verifyAccount, lookupAccount, listAppointments, getAvailableSlots, cancelAppointment, rescheduleAppointment, createAppointment, openInvoices, servicePolicy, escalate];
 export const deskTool = (name: string): DeskTool | undefined => DESK_TOOLS.find((candidate) => candidate.name === name);

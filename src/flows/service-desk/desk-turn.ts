@@ -104,7 +104,7 @@ class TurnState {
   }
 
   async runTool(tool: DeskTool, input: unknown, ledger: Ledger): Promise<void> {
-    const context = { crm: this.#env.crm, customerId: this.dialog.customerId, today: this.#env.today };
+    const context = { crm: this.#env.crm, customerId: this.dialog.customerId, today: this.#env.today, callerPhone: this.#env.callerPhone };
     const output = await ledger.tool(tool, input, () => tool.run(input, context));
     if (output === undefined) return;
     await this.#after(tool.name, input as Record<string, unknown>, output as Record<string, unknown>, ledger);
@@ -149,6 +149,9 @@ class TurnState {
       case 'escalate':
         this.apply({ type: 'escalated' });
         this.facts.notes.push(`A person will call back; the ticket number is ${String(output.ticketId)}.`);
+        return;
+      case 'lookup_account':
+        this.facts.notes.push(`The account is ${String(output.name)}, service address ${String(output.address)}.`);
         return;
       default:
         this.facts.notes.push(`${name} returned: ${JSON.stringify(output)}`);

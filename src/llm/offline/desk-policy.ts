@@ -57,6 +57,7 @@ function pick(system: string, said: string, kind: 'Appointment' | 'Window'): str
 
 function decide(system: string, said: string, offered: Set<string>): { name: string; arguments: Record<string, unknown> } | null {
   const text = said.trim().toLowerCase();
+  if (/address on file|my address|which address/.test(text) && offered.has('lookup_account')) return { name: 'lookup_account', arguments: {} };
   const policy = /polic|\bfee/.test(text) ? policyTopic(text) : null;
   if (policy) return { name: 'service_policy', arguments: { topic: policy } };
   const intent = intentOf(said);
