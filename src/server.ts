@@ -113,7 +113,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   let fanout: PgFanout | undefined;
   const events = new EventHub({ store, clock, logger, written: (id) => fanout?.notify(id) });
   const leases = new ConversationLeases({
-    store, logger,
+    store, logger, shared: store.dialect === 'postgres',
     owner: `${hostname()}:${process.pid}:${randomIds.next('proc')}`,
     now: () => (dbClock ?? systemClock).now(), // wall time, never the virtual clock
     hooks: { acquired: (id) => events.catchUp(id), releasing: (id) => events.flush(id) },
@@ -126,7 +126,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const changes = new ChangeFeed();
   // Whatever else wrote to a conversation (a timer's prompt, an operator) reaches its stream too.
   // Under the conversation's lease: the event log has one writer at a time, across processes.
-  changes.subscribe((id) => void engine.exclusive(id, () => events.syncMessages(id), { quiet: true }).catch(() => undefined));
+  // A turn already streamed its own messages; anything else (a timer, an operator) is synced here.
+  changes.subscribe((id, origin) => void (origin === 'other' && engine.exclusive(id, () => events.syncMessages(id), { quiet: true }).catch(() => undefined)));
   const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases });
   const participants = new ParticipantService({ store, engine, flows, defaultFlow: flow.id, channels, clock, ids, logger });
   const inbound = new InboundService({ store, engine, participants, channels, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });

@@ -139,19 +139,24 @@ function buildDetail() {
     el(
       'div.columns',
       {},
-      el(
-        'div.conversation',
-        {},
-        el('h3', {}, 'Conversation ', el('span#stream-state.muted', {}, '')),
-        el('ol#messages.messages', { 'aria-live': 'polite' }),
-        el('p#streaming.message.assistant.streaming', { hidden: true, 'aria-live': 'polite' }),
-        el('ul#activity.activity', { 'aria-label': 'What the engine is doing' }),
-        chat,
-      ),
+      conversationPanel(chat),
       el('div#side.side'),
     ),
   );
   followConversation(state.selectedId);
+}
+
+/** The live transcript, the streaming reply, the engine's activity and the chat box. */
+function conversationPanel(chat) {
+  return el(
+    'div.conversation',
+    {},
+    el('h3', {}, 'Conversation ', el('span#stream-state.muted', {}, '')),
+    el('ol#messages.messages', { 'aria-live': 'polite' }),
+    el('p#streaming.message.assistant.streaming', { hidden: true, 'aria-live': 'polite' }),
+    el('ul#activity.activity', { 'aria-label': 'What the engine is doing' }),
+    chat,
+  );
 }
 
 // ---- the selected conversation's session stream (WebSocket, resumable by seq) ------------
@@ -214,15 +219,7 @@ function buildSession() {
   );
   $('#detail').replaceChildren(
     el('div#participant-header', {}, el('h2', {}, 'Service-desk session'), el('p.muted', {}, 'Demo callers: +1 415 555 0100 with ZIP 94107 (Alex) or 94110 (Jordan); +1 212 555 0123 with 10001 (Sam).'), el('p', {}, 'Dialog state: ', el('strong#session-state', {}, '…'))),
-    el(
-      'div.conversation',
-      {},
-      el('h3', {}, 'Conversation ', el('span#stream-state.muted', {}, '')),
-      el('ol#messages.messages', { 'aria-live': 'polite' }),
-      el('p#streaming.message.assistant.streaming', { hidden: true, 'aria-live': 'polite' }),
-      el('ul#activity.activity', { 'aria-label': 'What the engine is doing' }),
-      chat,
-    ),
+    conversationPanel(chat),
   );
   followConversation(state.sessionId);
 }

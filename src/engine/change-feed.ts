@@ -3,7 +3,9 @@
  * for a conversation (a turn, a timer, an operator action). Listeners re-read what they show;
  * the feed carries no data, so a missed or coalesced notification loses nothing.
  */
-export type ChangeListener = (conversationId: string) => void;
+/** `turn`: a turn's commit, whose messages the turn already put on the event stream; `other`: anything else. */
+export type ChangeOrigin = 'turn' | 'other';
+export type ChangeListener = (conversationId: string, origin: ChangeOrigin) => void;
 
 export class ChangeFeed {
   readonly #listeners = new Set<ChangeListener>();
@@ -13,10 +15,10 @@ export class ChangeFeed {
     return () => this.#listeners.delete(listener);
   }
 
-  publish(conversationId: string): void {
+  publish(conversationId: string, origin: ChangeOrigin = 'other'): void {
     for (const listener of this.#listeners) {
       try {
-        listener(conversationId);
+        listener(conversationId, origin);
       } catch {
         // A broken listener must not break the engine or the other listeners.
       }

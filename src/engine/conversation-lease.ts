@@ -11,6 +11,11 @@ export interface LeaseHooks {
 
 export interface ConversationLeasesOptions {
   store: Store;
+  /**
+   * False when only this process can use the store (SQLite): the engine's keyed queue already
+   * serialises a conversation's work, and no lease is taken.
+   */
+  shared: boolean;
   /** This process, unique among those sharing the database. */
   owner: string;
   /** Wall-clock time for lease expiry (the database's in PostgreSQL mode), never the virtual clock. */
@@ -40,6 +45,7 @@ export class ConversationLeases {
   }
 
   async hold<T>(conversationId: string, work: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    if (!this.#options.shared) return work();
     await this.#acquire(conversationId, signal);
     const { hooks, ttlMs, logger } = this.#options;
     const renewal = setInterval(() => {

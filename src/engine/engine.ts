@@ -157,7 +157,7 @@ export class Engine {
       if (this.#shutdown.signal.aborted) return undefined;
       const summary = await this.#deps.leases.hold(conversationId, run, this.#shutdown.signal);
       void this.#deps.dispatcher.kick();
-      this.#deps.changes?.publish(conversationId);
+      this.#deps.changes?.publish(conversationId, 'turn');
       return summary;
     });
   }
@@ -172,7 +172,7 @@ export class Engine {
       for (const item of target === -1 ? pending : pending.slice(0, target + 1)) {
         if (this.#shutdown.signal.aborted) return undefined;
         summary = await this.#runWithRetries(conversationId, { kind: 'message', text: item.text, inboxId: item.id }, item.id);
-        if (item.id !== inboxId) this.#deps.changes?.publish(conversationId);
+        if (item.id !== inboxId) this.#deps.changes?.publish(conversationId, 'turn');
       }
       if (target !== -1) return summary;
     }

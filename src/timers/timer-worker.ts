@@ -63,9 +63,10 @@ export class TimerWorker {
       const claimed = await store.claimDueTimers(now, this.#options.batchSize ?? 50, new Date(now.getTime() + this.#leaseMs));
       if (claimed.length === 0) return fired;
       failpoint('timer.after-claim');
+      const claimedAt = clock.now().getTime();
       for (const timer of claimed) {
         if (this.#abort.signal.aborted) return fired;
-        await this.#fire(timer, now);
+        await this.#fire(timer, now, claimedAt);
         fired += 1;
       }
     }
@@ -108,12 +109,14 @@ export class TimerWorker {
     return this.#options.leaseMs ?? 15_000;
   }
 
-  async #fire(timer: Timer, now: Date): Promise<void> {
+  async #fire(timer: Timer, now: Date, claimedAt: number): Promise<void> {
     const { store, kinds, logger, clock } = this.#options;
     const kind = kinds.get(timer.kind);
-    // A claim that waited in the batch may have expired and gone to another process: then it is theirs.
+    // A claim that waited long in the batch may have expired and gone to another process: then
+    // it is theirs. A fresh one is still well within its lease and needs no round trip.
     const until = () => new Date(clock.now().getTime() + this.#leaseMs);
-    if (!(await store.extendTimerLease(timer.id, timer.attempts, until()))) return;
+    const aged = clock.now().getTime() - claimedAt > this.#leaseMs / 3;
+    if (aged && !(await store.extendTimerLease(timer.id, timer.attempts, until()))) return;
     const renewal = setInterval(() => {
       void store.extendTimerLease(timer.id, timer.attempts, until()).catch(() => undefined);
     }, this.#leaseMs / 3);
