@@ -36,6 +36,12 @@ const runs: Run[] = [
       args: [...args, '--conversations', String(conversations), '--turns', '10', '--concurrency', String(concurrency)],
     })),
   ),
+  ...(['reply', 'tool', 'recall'] as const).map((variant) => ({
+    group: 'assistant',
+    name: { reply: 'assistant turn: route + recall extraction + reply', tool: '… + one calculator round', recall: '… + one round + transcript recall (FTS5)' }[variant],
+    file: 'turn-assistant.ts',
+    args: ['--variant', variant, '--conversations', String(quick ? 50 : 200), '--turns', '10', '--concurrency', '10'],
+  })),
   { group: 'timers', name: '10k timers due in 10 s, SQLite', file: 'timers.ts', args: ['--store', 'sqlite', '--timers', quick ? '2000' : '10000'] },
   { group: 'timers', name: '10k timers due in 10 s, PostgreSQL', file: 'timers.ts', args: ['--store', 'postgres', '--timers', quick ? '2000' : '10000'] },
   { group: 'memory', name: 'memory per idle conversation (10k conversations, one turn each)', file: 'idle-memory.ts', args: ['--conversations', quick ? '2000' : '10000'], nodeFlags: ['--expose-gc'] },
@@ -79,6 +85,16 @@ if (turns.length) {
     const floor = turns.find((t) => t.file === 'turn-floor.ts' && t.name.endsWith(mode!));
     const ratio = floor ? floor.result.turnsPerSecond / r.result.turnsPerSecond : Number.NaN;
     lines.push(`| ${r.name} | ${fmt(r.result.turnsPerSecond, 0)} | ${fmt(r.result.latencyMs.p50, 2)} | ${fmt(r.result.latencyMs.p99, 2)} | ${fmt(r.result.peakRssMiB)} | ${fmt(r.result.databaseMiB)} | ${r.file === 'turn-floor.ts' ? '1×' : `${fmt(ratio)}× slower`} |`);
+  }
+  lines.push('');
+}
+const assistant = results.filter((r) => r.group === 'assistant');
+if (assistant.length) {
+  const base = assistant.find((r) => r.result.variant === 'reply');
+  lines.push('| assistant flow on SQLite (scripted instant model, 10 concurrent conversations) | turns/s | p50 ms | p99 ms | vs the plain reply |', '| --- | ---: | ---: | ---: | ---: |');
+  for (const r of assistant) {
+    const ratio = base ? base.result.turnsPerSecond / r.result.turnsPerSecond : Number.NaN;
+    lines.push(`| ${r.name} | ${fmt(r.result.turnsPerSecond, 0)} | ${fmt(r.result.latencyMs.p50, 2)} | ${fmt(r.result.latencyMs.p99, 2)} | ${r === base ? '1×' : `${fmt(ratio, 2)}× slower`} |`);
   }
   lines.push('');
 }

@@ -31,6 +31,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
+  // Configuration files (assistant profiles, MCP servers) are read as the server starts.
+  if (error instanceof ConfigError) {
+    process.stderr.write(`PromptPipe cannot start: invalid configuration\n${error.message}\n`);
+    process.exit(78);
+  }
   process.stderr.write(`PromptPipe failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });

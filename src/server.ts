@@ -7,6 +7,9 @@ import { createWebhookChannel } from './channels/webhook-channel.ts';
 import { createWhatsAppChannel } from './channels/whatsapp/whatsapp-channel.ts';
 import { createWebChannel } from './channels/web-channel.ts';
 import { createServiceDeskFlow } from './flows/service-desk/service-desk-flow.ts';
+import { createAssistantFlow } from './flows/assistant/assistant-flow.ts';
+import { loadProfiles, SHIPPED_PROFILES_DIR } from './flows/assistant/profiles.ts';
+import { loadMcpConfig, McpTools } from './flows/assistant/mcp-tools.ts';
 import type { AppConfig } from './config/config.ts';
 import { randomIds, systemClock, type Clock, type IdGenerator } from './core/clock.ts';
 import { ChangeFeed } from './engine/change-feed.ts';
@@ -82,16 +85,22 @@ function createChannels(
   const { store, clock, logger, fetch } = deps;
   const providers: Channel[] = [];
   if (config.whatsapp) providers.push(createWhatsAppChannel({ ...config.whatsapp, store, clock, logger, fetch }));
-  if (config.twilio) providers.push(createTwilioChannel({ ...config.twilio, store, logger, fetch }));
+  if (config.twilio) providers.push(createTwilioChannel({ ...config.twilio, store, clock, logger, fetch }));
   if (config.whatsapp && !config.whatsapp.template) logger.warn('WHATSAPP_TEMPLATE_NAME is not set: messages outside the 24-hour window cannot be sent');
   return new ChannelDirectory([...providers, deps.webhook ?? createWebhookChannel({ url: config.outbound.webhookUrl, logger }), createWebChannel()]);
 }
+
+/** Connect and call timeout of MCP servers. */
+const MCP_TIMEOUT_MS = 30_000;
 
 /** The composition root: the only place adapters are chosen and wired. */
 export async function startServer(config: AppConfig, logger: Logger, overrides: ServerOverrides = {}): Promise<RunningServer> {
   const virtualClock = config.clock.mode === 'virtual' ? new VirtualClock(config.clock.start ?? new Date()) : undefined;
   const ids = overrides.ids ?? randomIds;
   const random = overrides.random ?? Math.random;
+  // Configuration files first: a mistake in one stops start-up before anything is opened.
+  const profiles = loadProfiles(config.assistant.profilesDir ?? SHIPPED_PROFILES_DIR, config.assistant.defaultProfile);
+  const mcpServers = config.assistant.mcpConfigFile ? loadMcpConfig(config.assistant.mcpConfigFile) : [];
   const store = await openStore(config.database.url, { schema: config.database.schema, poolMax: config.database.poolMax, logger });
   // Several processes may share PostgreSQL: its clock decides what is due and when leases end.
   const dbClock = !virtualClock && store.dialect === 'postgres' ? await databaseClock(store, logger) : undefined;
@@ -107,7 +116,17 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const deskZone = 'America/Los_Angeles';
   await store.crm.seedIfEmpty(new Intl.DateTimeFormat('en-CA', { timeZone: deskZone }).format(clock.now()));
   const desk = createServiceDeskFlow({ crm: store.crm, interpreterModel: config.llm.interpreterModel, timeZone: deskZone });
-  const flows = new Map([flow, desk].map((f) => [f.id, f]));
+  const mcp = mcpServers.length > 0 ? new McpTools({ servers: mcpServers, logger, timeoutMs: MCP_TIMEOUT_MS }) : undefined;
+  await mcp?.start();
+  const assistant = createAssistantFlow({
+    ...config.assistant,
+    mcp,
+    profiles,
+    clock, ids,
+    recallLimit: config.assistant.recallMaxResults,
+    helperModel: config.llm.interpreterModel,
+  });
+  const flows = new Map([flow, desk, assistant].map((f) => [f.id, f]));
 
   const dispatcher = new OutboxDispatcher({ store, channels, clock, logger, maxAttempts: config.outbound.maxAttempts });
   let fanout: PgFanout | undefined;
@@ -117,6 +136,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     owner: `${hostname()}:${process.pid}:${randomIds.next('proc')}`,
     now: () => (dbClock ?? systemClock).now(), // wall time, never the virtual clock
     hooks: { acquired: (id) => events.catchUp(id), releasing: (id) => events.flush(id) },
+    released: (id) => fanout?.notifyReleased(id),
   });
   const runner = new TurnRunner({
     store, provider, flows, clock, ids, logger, outgoing,
@@ -156,8 +176,10 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     fanout = await startPgFanout({
       url: config.database.url, schema: config.database.schema, logger,
       written: (id) => void (events.followed(id) && events.catchUp(id).catch(() => undefined)),
+      released: (id) => leases.wake(id),
       reconnected: () => void events.catchUpFollowed().catch(() => undefined),
     });
+    // Pending messages whose receiver died (SQLite is one process: start-up recovery is enough).
     engine.startSweeper(5000);
   }
   const address = await app.listen({ host: config.server.host, port: config.server.port });
@@ -176,6 +198,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
       await engine.shutdown(config.server.shutdownTimeoutMs);
       await events.flushAll();
       await fanout?.close();
+      await mcp?.close();
       dbClock?.stop();
       await store.close();
     })();

@@ -189,12 +189,26 @@ async function followConversation(id) {
   }
 }
 
-// ---- service-desk web sessions (no participant: the conversation is the whole context) ------
+// ---- web sessions (no participant: the conversation is the whole context) -------------------
+
+const SESSION_FLOWS = {
+  'service-desk': {
+    title: 'Service-desk session',
+    hint: 'Demo callers: +1 415 555 0100 with ZIP 94107 (Alex) or 94110 (Jordan); +1 212 555 0123 with 10001 (Sam).',
+    placeholder: 'e.g. When is my next appointment?',
+  },
+  assistant: {
+    title: 'Assistant session',
+    hint: 'Try: what is 1,250 * 12 · note: buy oat milk · list my notes · what did I say about milk?',
+    placeholder: 'e.g. What is 15% of 240?',
+  },
+};
 
 async function startSession() {
   try {
-    const session = await api('POST', '/api/conversations', { flow: 'service-desk' });
-    state.sessions.unshift(session.id);
+    const flow = $('#session-flow').value;
+    const session = await api('POST', '/api/conversations', { flow });
+    state.sessions.unshift({ id: session.id, flow });
     location.hash = `#/s/${encodeURIComponent(session.id)}`;
   } catch (error) {
     reportError(error);
@@ -203,22 +217,24 @@ async function startSession() {
 
 function renderSessionList() {
   $('#session-list').replaceChildren(
-    ...state.sessions.map((id, index) =>
-      el('li', {}, el('a', { href: `#/s/${encodeURIComponent(id)}`, 'aria-current': id === state.sessionId ? 'page' : undefined }, `Session ${state.sessions.length - index}`)),
+    ...state.sessions.map(({ id, flow }, index) =>
+      el('li', {}, el('a', { href: `#/s/${encodeURIComponent(id)}`, 'aria-current': id === state.sessionId ? 'page' : undefined }, `${SESSION_FLOWS[flow]?.title ?? 'Session'} ${state.sessions.length - index}`)),
     ),
   );
 }
 
 function buildSession() {
+  const known = state.sessions.find((session) => session.id === state.sessionId);
+  const flow = SESSION_FLOWS[known?.flow] ?? { title: 'Web session', hint: '', placeholder: '' };
   const chat = el(
     'form#chat-form.chat',
     { onsubmit: sendAsCaller },
-    el('label', { for: 'chat-text' }, 'Write as the caller'),
-    el('input#chat-text', { name: 'text', autocomplete: 'off', required: true, maxLength: 4096, placeholder: 'e.g. When is my next appointment?' }),
+    el('label', { for: 'chat-text' }, 'Write as the user'),
+    el('input#chat-text', { name: 'text', autocomplete: 'off', required: true, maxLength: 32000, placeholder: flow.placeholder }),
     el('button', { type: 'submit' }, 'Send'),
   );
   $('#detail').replaceChildren(
-    el('div#participant-header', {}, el('h2', {}, 'Service-desk session'), el('p.muted', {}, 'Demo callers: +1 415 555 0100 with ZIP 94107 (Alex) or 94110 (Jordan); +1 212 555 0123 with 10001 (Sam).'), el('p', {}, 'Dialog state: ', el('strong#session-state', {}, '…'))),
+    el('div#participant-header', {}, el('h2#session-title', {}, flow.title), el('p.muted#session-hint', {}, flow.hint), el('p', {}, 'State: ', el('strong#session-state', {}, '…'))),
     conversationPanel(chat),
   );
   followConversation(state.sessionId);
@@ -232,6 +248,11 @@ async function refreshSession() {
     const { resync } = await api('POST', `/api/conversations/${encodeURIComponent(id)}/resync`, { lastEventId: 0 });
     if (state.sessionId !== id) return;
     $('#session-state').textContent = resync.data.state;
+    const flow = SESSION_FLOWS[resync.data.flow];
+    if (flow && $('#session-title').textContent !== flow.title) {
+      $('#session-title').textContent = flow.title;
+      $('#session-hint').textContent = flow.hint;
+    }
     $('#messages').replaceChildren(
       ...resync.data.messages.map((message) => el(`li.message.${message.role}`, {}, el('div.meta', {}, `${message.role} · ${fmtTime(message.at)}`), el('div.text', {}, message.text))),
     );

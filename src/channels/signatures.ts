@@ -29,6 +29,24 @@ export function twilioSignature(authToken: string, url: string, params: Readonly
   return createHmac('sha1', authToken).update(data, 'utf8').digest('base64');
 }
 
+/**
+ * Valid for the URL as given, without its port, or with the scheme's default port: Twilio signs
+ * one of these depending on how the URL was configured (its own SDK checks all of them).
+ */
 export function twilioSignatureValid(authToken: string, url: string, params: ReadonlyArray<readonly [string, string]>, header: string | undefined): boolean {
-  return header !== undefined && safeEqual(header.trim(), twilioSignature(authToken, url, params));
+  if (header === undefined) return false;
+  return urlVariants(url).some((candidate) => safeEqual(header.trim(), twilioSignature(authToken, candidate, params)));
+}
+
+function urlVariants(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [url];
+  }
+  const rest = `${parsed.pathname}${parsed.search}`;
+  const base = `${parsed.protocol}//${parsed.username ? `${parsed.username}${parsed.password ? `:${parsed.password}` : ''}@` : ''}${parsed.hostname}`;
+  const defaultPort = parsed.protocol === 'https:' ? '443' : '80';
+  return [...new Set([url, `${base}${rest}`, `${base}:${parsed.port || defaultPort}${rest}`])];
 }

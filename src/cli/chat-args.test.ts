@@ -3,8 +3,8 @@ import { parseChatArgs } from './chat-args.ts';
 
 describe('parseChatArgs', () => {
   it('reads the flags, with defaults from the environment', () => {
-    const parsed = parseChatArgs(['--phone', '+14165550123', '--timezone', 'UTC'], { PROMPTPIPE_URL: 'http://127.0.0.1:9000/', API_TOKEN: 't' });
-    expect(parsed).toEqual({ ok: true, args: { phone: '+14165550123', name: undefined, timezone: 'UTC', url: 'http://127.0.0.1:9000', token: 't', embedded: false } });
+    const parsed = parseChatArgs(['--phone', '+14165550123', '--timezone', 'UTC', '--flow', 'assistant'], { PROMPTPIPE_URL: 'http://127.0.0.1:9000/', API_TOKEN: 't' });
+    expect(parsed).toEqual({ ok: true, args: { phone: '+14165550123', name: undefined, timezone: 'UTC', flow: 'assistant', url: 'http://127.0.0.1:9000', token: 't', embedded: false } });
   });
 
   it('explains what is wrong', () => {

@@ -7,6 +7,7 @@ Usage: npm run chat -- --phone +14165550123 [options]
   --phone <number>     the participant's phone number (international format); enrolled if new
   --name <name>        their name, when enrolling
   --timezone <zone>    their IANA time zone, when enrolling (default: this machine's)
+  --flow <name>        the flow, when enrolling: habit-coach (default), service-desk, assistant
   --url <url>          a running server (default: $PROMPTPIPE_URL or http://127.0.0.1:8080)
   --token <token>      its API token (default: $API_TOKEN)
   --embedded           start a server in this process instead: in-memory SQLite, the offline
@@ -20,6 +21,7 @@ export interface ChatArgs {
   phone: string;
   name: string | undefined;
   timezone: string;
+  flow: string | undefined;
   url: string;
   token: string | undefined;
   embedded: boolean;
@@ -37,6 +39,7 @@ export function parseChatArgs(argv: string[], env: Record<string, string | undef
         phone: { type: 'string' },
         name: { type: 'string' },
         timezone: { type: 'string' },
+        flow: { type: 'string' },
         url: { type: 'string' },
         token: { type: 'string' },
         embedded: { type: 'boolean', default: false },
@@ -56,6 +59,7 @@ export function parseChatArgs(argv: string[], env: Record<string, string | undef
       phone: values.phone,
       name: values.name,
       timezone: values.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+      flow: values.flow,
       url: url.replace(/\/+$/, ''),
       token: values.token ?? env.API_TOKEN,
       embedded: values.embedded,

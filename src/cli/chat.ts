@@ -49,7 +49,7 @@ async function startEmbedded(): Promise<RunningServer> {
 
 async function enrolOrFind(api: ChatApi, args: ChatArgs) {
   try {
-    return await api.enrol({ phone_number: args.phone, name: args.name, timezone: args.timezone });
+    return await api.enrol({ phone_number: args.phone, name: args.name, timezone: args.timezone, ...(args.flow ? { flow: args.flow } : {}) });
   } catch (error) {
     if (!(error instanceof ChatApiError) || error.code !== 'participant_exists') throw error;
     const existing = await api.findByPhone(args.phone);

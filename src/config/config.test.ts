@@ -28,6 +28,10 @@ describe('loadConfig defaults', () => {
         prepMinutes: 10,
         delays: { reminderMs: 5 * 3_600_000, autoFeedbackMs: 5 * 60_000, feedbackInitialMs: 15 * 60_000, feedbackFollowupMs: 3 * 3_600_000 },
       },
+      assistant: {
+        profilesDir: undefined, defaultProfile: 'life', location: 'Unknown', recentWindowMs: 5 * 60_000, recentMaxMessages: 20,
+        maxModelCalls: 8, recallMaxResults: 10, helperTimeoutMs: 5000, mcpConfigFile: undefined,
+      },
       clock: { mode: 'system', start: undefined },
       outbound: { webhookUrl: undefined, maxAttempts: 8 },
       whatsapp: undefined,
@@ -123,6 +127,9 @@ describe('loadConfig errors', () => {
     ['DAILY_PROMPT_REMINDER_DELAY', '5 hours'], ['AUTO_FEEDBACK_AFTER_PROMPT_ENABLED', 'y'], ['FEEDBACK_INITIAL_TIMEOUT', '15'],
     ['FEEDBACK_FOLLOWUP_DELAY', '-3h'], ['CLOCK', 'fake'], ['OUTBOUND_WEBHOOK_URL', 'example.org'],
     ['OUTBOUND_MAX_ATTEMPTS', '0'], ['LOG_LEVEL', 'verbose'], ['LOG_REDACT', 'nope'],
+    ['ASSISTANT_DEFAULT_PROFILE', 'my profile'], ['ASSISTANT_LOCATION', 'x'.repeat(201)], ['ASSISTANT_RECENT_WINDOW', '5 minutes'],
+    ['ASSISTANT_RECENT_MAX_MESSAGES', '51'], ['ASSISTANT_MAX_MODEL_CALLS', '0'], ['ASSISTANT_RECALL_MAX_RESULTS', '101'],
+    ['ASSISTANT_HELPER_TIMEOUT_MS', '0'], ['WHATSAPP_TEMPLATE_TEXT_LENGTH', '1001'], ['WHATSAPP_TEMPLATE_TEXT_LENGTH', 'ten'],
   ];
 
   it.each(bad)('%s=%j is rejected with a message naming the variable', (name, value) => {

@@ -53,6 +53,18 @@ export interface AppConfig {
     /** In ms; 0 disables that timer. */
     readonly delays: { readonly reminderMs: number; readonly autoFeedbackMs: number; readonly feedbackInitialMs: number; readonly feedbackFollowupMs: number };
   };
+  readonly assistant: {
+    /** Undefined = the shipped profiles. */
+    readonly profilesDir: string | undefined;
+    readonly defaultProfile: string;
+    readonly location: string;
+    readonly recentWindowMs: number;
+    readonly recentMaxMessages: number;
+    readonly maxModelCalls: number;
+    readonly recallMaxResults: number;
+    readonly helperTimeoutMs: number;
+    readonly mcpConfigFile: string | undefined;
+  };
   readonly clock: {
     readonly mode: ClockMode;
     /** Start of the virtual clock; undefined = the time the server starts. */
@@ -67,7 +79,7 @@ export interface AppConfig {
         readonly appSecret: string;
         readonly verifyToken: string;
         readonly apiBaseUrl: string;
-        readonly template: { readonly name: string; readonly language: string } | undefined;
+        readonly template: { readonly name: string; readonly language: string; readonly textLength: number } | undefined;
       }
     | undefined;
   readonly twilio:
@@ -140,6 +152,17 @@ function toAppConfig(env: ParsedEnv): AppConfig {
         feedbackFollowupMs: env.FEEDBACK_FOLLOWUP_DELAY,
       },
     },
+    assistant: {
+      profilesDir: env.ASSISTANT_PROFILES_DIR,
+      defaultProfile: env.ASSISTANT_DEFAULT_PROFILE,
+      location: env.ASSISTANT_LOCATION,
+      recentWindowMs: env.ASSISTANT_RECENT_WINDOW,
+      recentMaxMessages: env.ASSISTANT_RECENT_MAX_MESSAGES,
+      maxModelCalls: env.ASSISTANT_MAX_MODEL_CALLS,
+      recallMaxResults: env.ASSISTANT_RECALL_MAX_RESULTS,
+      helperTimeoutMs: env.ASSISTANT_HELPER_TIMEOUT_MS,
+      mcpConfigFile: env.MCP_CONFIG_FILE,
+    },
     clock: { mode: env.CLOCK, start: env.CLOCK_START },
     outbound: { webhookUrl: env.OUTBOUND_WEBHOOK_URL, maxAttempts: env.OUTBOUND_MAX_ATTEMPTS },
     whatsapp: env.WHATSAPP_ACCESS_TOKEN
@@ -149,7 +172,9 @@ function toAppConfig(env: ParsedEnv): AppConfig {
           appSecret: env.WHATSAPP_APP_SECRET!,
           verifyToken: env.WHATSAPP_VERIFY_TOKEN!,
           apiBaseUrl: env.WHATSAPP_API_BASE_URL.replace(/\/+$/, ''),
-          template: env.WHATSAPP_TEMPLATE_NAME ? { name: env.WHATSAPP_TEMPLATE_NAME, language: env.WHATSAPP_TEMPLATE_LANGUAGE } : undefined,
+          template: env.WHATSAPP_TEMPLATE_NAME
+            ? { name: env.WHATSAPP_TEMPLATE_NAME, language: env.WHATSAPP_TEMPLATE_LANGUAGE, textLength: env.WHATSAPP_TEMPLATE_TEXT_LENGTH }
+            : undefined,
         }
       : undefined,
     twilio: env.TWILIO_ACCOUNT_SID

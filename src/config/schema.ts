@@ -44,6 +44,16 @@ export const envSchema = z.object({
   FEEDBACK_INITIAL_TIMEOUT: duration(),
   FEEDBACK_FOLLOWUP_DELAY: duration(),
 
+  ASSISTANT_PROFILES_DIR: z.string().optional(),
+  ASSISTANT_DEFAULT_PROFILE: token('a profile name'),
+  ASSISTANT_LOCATION: z.string().max(200, 'must be at most 200 characters'),
+  ASSISTANT_RECENT_WINDOW: duration(),
+  ASSISTANT_RECENT_MAX_MESSAGES: integer(0, 50),
+  ASSISTANT_MAX_MODEL_CALLS: integer(1, 50),
+  ASSISTANT_RECALL_MAX_RESULTS: integer(1, 100),
+  ASSISTANT_HELPER_TIMEOUT_MS: integer(1, MAX_TIMER_MS, 'an integer greater than 0'),
+  MCP_CONFIG_FILE: z.string().optional(),
+
   CLOCK: oneOf(CLOCK_MODES),
   CLOCK_START: isoDateTime().optional(),
 
@@ -57,6 +67,7 @@ export const envSchema = z.object({
   WHATSAPP_API_BASE_URL: httpUrl(),
   WHATSAPP_TEMPLATE_NAME: templateName().optional(),
   WHATSAPP_TEMPLATE_LANGUAGE: token('a language code like en_US'),
+  WHATSAPP_TEMPLATE_TEXT_LENGTH: integer(0, 1000),
 
   TWILIO_ACCOUNT_SID: twilioSid('AC').optional(),
   TWILIO_AUTH_TOKEN: secret(8).optional(),

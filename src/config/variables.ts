@@ -37,7 +37,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Model', 'LLM_BASE_URL', undefined, 'Base URL of the OpenAI-compatible API, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1.'),
   v('Model', 'LLM_API_KEY', undefined, 'API key sent as a bearer token to LLM_BASE_URL (optional for local servers).', { secret: true }),
   v('Model', 'LLM_MODEL', undefined, 'Model name passed to the provider.', { defaultNote: 'gpt-4o-mini for openai, offline-demo for offline' }),
-  v('Model', 'LLM_INTERPRETER_MODEL', undefined, 'Model for the service desk\'s decision calls (intent, choices, yes/no); the narrator uses LLM_MODEL.', { defaultNote: 'LLM_MODEL' }),
+  v('Model', 'LLM_INTERPRETER_MODEL', undefined, 'Model for short decision calls: the service desk\'s interpreter, the assistant\'s profile router and recall extraction; replies use LLM_MODEL.', { defaultNote: 'LLM_MODEL' }),
   v('Model', 'LLM_TIMEOUT_MS', '60000', 'Timeout of one model call, in ms.'),
   v('Model', 'LLM_MAX_RETRIES', '2', 'Retries of a failed model call (0-10).'),
 
@@ -55,6 +55,16 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Habit coach', 'FEEDBACK_INITIAL_TIMEOUT', '15m', 'First feedback nudge after a daily prompt (duration; 0 = off).'),
   v('Habit coach', 'FEEDBACK_FOLLOWUP_DELAY', '3h', 'Follow-up nudge after the first one (duration; 0 = off).'),
 
+  v('Assistant', 'ASSISTANT_PROFILES_DIR', undefined, 'Directory of persona profile files (*.json: name, description, systemPrompt, tools).', { defaultNote: 'the shipped developer, business and life profiles' }),
+  v('Assistant', 'ASSISTANT_DEFAULT_PROFILE', 'life', 'Profile used when routing names none, fails or times out.'),
+  v('Assistant', 'ASSISTANT_LOCATION', 'Unknown', 'Location shown to the model in every context block, e.g. "Berlin, Germany (Europe/Berlin)".'),
+  v('Assistant', 'ASSISTANT_RECENT_WINDOW', '5m', 'Short-term memory: messages this recent go in as prior dialogue (duration; 0 = none).'),
+  v('Assistant', 'ASSISTANT_RECENT_MAX_MESSAGES', '20', 'At most this many recent messages (0-50).'),
+  v('Assistant', 'ASSISTANT_MAX_MODEL_CALLS', '8', 'Model calls per reply in the agentic loop (1-50).'),
+  v('Assistant', 'ASSISTANT_RECALL_MAX_RESULTS', '10', 'Recalled transcript messages at most (1-100).'),
+  v('Assistant', 'ASSISTANT_HELPER_TIMEOUT_MS', '5000', 'Timeout of the profile-routing and recall-extraction calls, in ms (they fall back, never fail the turn).'),
+  v('Assistant', 'MCP_CONFIG_FILE', undefined, 'JSON file of MCP servers whose tools the assistant may call: {"mcpServers": {"name": {"command", "args", "env"} | {"url", "headers"}}}.'),
+
   v('Clock', 'CLOCK', 'system', 'system, or virtual: time stands still until POST /admin/clock moves it (demos, tests).'),
   v('Clock', 'CLOCK_START', undefined, 'Start of the virtual clock, an ISO 8601 date-time with offset (only with CLOCK=virtual).', { defaultNote: 'the current time' }),
 
@@ -68,6 +78,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('WhatsApp', 'WHATSAPP_API_BASE_URL', 'https://graph.facebook.com/v23.0', 'Graph API base URL including the version (tests point it at a local fake).'),
   v('WhatsApp', 'WHATSAPP_TEMPLATE_NAME', undefined, 'Approved template (one body variable, {{1}}) used outside the 24-hour window; unset = such sends fail with a clear error.'),
   v('WhatsApp', 'WHATSAPP_TEMPLATE_LANGUAGE', 'en_US', 'Language code of WHATSAPP_TEMPLATE_NAME.'),
+  v('WhatsApp', 'WHATSAPP_TEMPLATE_TEXT_LENGTH', '100', "Characters of the template's own body text around {{1}}. Meta caps the whole body at 1,024, so with a template set, messages are split into parts of 1,024 minus this (else 4,096)."),
 
   v('Twilio SMS', 'TWILIO_ACCOUNT_SID', undefined, 'Account SID (AC…). Setting any TWILIO_* variable but the base URL enables SMS and requires the other two.'),
   v('Twilio SMS', 'TWILIO_AUTH_TOKEN', undefined, 'Auth token: signs webhooks (X-Twilio-Signature) and authenticates REST calls.', { secret: true }),

@@ -205,3 +205,11 @@ export interface StoredEvent {
   payload: Record<string, unknown>;
   at: Date;
 }
+
+/** A note the assistant keeps for a conversation (its notes tool). */
+export interface Note {
+  id: string;
+  conversationId: string;
+  text: string;
+  createdAt: Date;
+}

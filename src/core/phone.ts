@@ -12,6 +12,20 @@ export function canonicalPhone(raw: string): string | null {
   return parsed.number;
 }
 
+/**
+ * The E.164 number behind a WhatsApp `wa_id` (digits only), or null. WhatsApp keeps two legacy
+ * forms that are not valid numbers today: Mexican mobiles with the old `1` after `52`, and
+ * Brazilian mobiles without the ninth digit; both are mapped to the number people enrol with.
+ */
+export function phoneFromWhatsAppId(waId: string): string | null {
+  if (!/^\d{6,15}$/.test(waId)) return null;
+  const direct = canonicalPhone(`+${waId}`);
+  if (direct) return direct;
+  if (/^521\d{10}$/.test(waId)) return canonicalPhone(`+52${waId.slice(3)}`);
+  if (/^55\d{2}[6-9]\d{7}$/.test(waId)) return canonicalPhone(`+${waId.slice(0, 4)}9${waId.slice(4)}`);
+  return null;
+}
+
 const knownZones = new Set(Intl.supportedValuesOf('timeZone'));
 
 /** True for an IANA zone name this runtime knows (`America/Toronto`, `UTC`, `Etc/GMT+5`). */

@@ -28,6 +28,19 @@ describe('splitText', () => {
     expect(parts.join('')).toBe('😀'.repeat(10));
   });
 
+  it('never splits a grapheme: ZWJ families, flags, accents', () => {
+    const family = '👨‍👩‍👧‍👦';
+    expect(splitText(family.repeat(3), 25)).toEqual([family.repeat(2), family]);
+    expect(splitText('🇨🇦🇫🇷🇯🇵', 5)).toEqual(['🇨🇦', '🇫🇷', '🇯🇵']);
+    const accented = splitText('cafe\u0301cafe\u0301', 4);
+    expect(accented).toEqual(['caf', 'e\u0301ca', 'fe\u0301']);
+    for (const part of accented) expect(part).toMatch(/^\P{M}/u);
+  });
+
+  it('cuts CJK text after its full stops, which have no space after them', () => {
+    expect(splitText('今日は歩きました。明日も歩きます。', 12)).toEqual(['今日は歩きました。', '明日も歩きます。']);
+  });
+
   it('cuts a word longer than the limit hard', () => {
     expect(splitText('abcdefghij', 4)).toEqual(['abcd', 'efgh', 'ij']);
   });

@@ -8,7 +8,7 @@ export function splitText(text: string, max: number): string[] {
   const parts: string[] = [];
   let rest = text.trim();
   while (rest.length > max) {
-    const cut = keepPairs(rest, bestCut(rest, max));
+    const cut = graphemeStart(rest, bestCut(rest, max));
     parts.push(rest.slice(0, cut).trimEnd());
     rest = rest.slice(cut).trimStart();
   }
@@ -16,7 +16,8 @@ export function splitText(text: string, max: number): string[] {
   return parts;
 }
 
-const BOUNDARIES = [/\n\s*\n/g, /\n/g, /[.!?…]["')\]]?\s+/g, /\s+/g];
+/** Paragraphs, lines, sentences (CJK full stops need no space after them), words. */
+const BOUNDARIES = [/\n\s*\n/g, /\n/g, /[.!?…]["')\]]?\s+|[。！？][」』）]?/g, /\s+/g];
 
 /** Where to cut: the end of the last boundary match that fits, trying the strongest kind first. */
 function bestCut(text: string, max: number): number {
@@ -33,9 +34,19 @@ function bestCut(text: string, max: number): number {
   return max;
 }
 
-/** Never between the two halves of a surrogate pair (an emoji): cut one earlier, or one later when it would be empty. */
-function keepPairs(text: string, cut: number): number {
-  const code = text.charCodeAt(cut - 1);
-  if (code < 0xd800 || code > 0xdbff) return cut;
-  return cut > 1 ? cut - 1 : cut + 1;
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/**
+ * The cut moved back to the start of the grapheme it falls in, so no character is split (an
+ * emoji's surrogate pair, a ZWJ family, a flag, a letter and its accent). A first grapheme
+ * longer than the whole part is cut between code points instead.
+ */
+function graphemeStart(text: string, cut: number): number {
+  for (const { index, segment } of graphemes.segment(text)) {
+    if (index + segment.length <= cut) continue;
+    if (index > 0) return index;
+    const high = text.charCodeAt(cut - 1);
+    return high >= 0xd800 && high <= 0xdbff && cut > 1 ? cut - 1 : cut;
+  }
+  return cut;
 }

@@ -101,11 +101,12 @@ export class Engine {
   /**
    * Queues every pending inbox item that has no job in this process (after a restart, or when the
    * process that received it died), in arrival order. With `olderThanMs`, only items that waited
-   * at least that long (a sweep leaves fresh ones to their receivers).
+   * at least that long (a sweep leaves fresh ones to their receivers); without it, all of them,
+   * even those that seem to come from the future (a virtual clock restarts at wall time).
    */
-  async recover(olderThanMs = 0): Promise<number> {
-    const cutoff = this.#deps.clock.now().getTime() - olderThanMs;
-    const pending = (await this.#deps.store.listPendingInbox(1000)).filter(
+  async recover(olderThanMs?: number): Promise<number> {
+    const cutoff = olderThanMs === undefined ? Infinity : this.#deps.clock.now().getTime() - olderThanMs;
+    const pending = (await this.#deps.store.listPendingInbox(olderThanMs === undefined ? 100_000 : 1000)).filter(
       (item) => item.conversationId && !this.#queuedInbox.has(item.id) && item.receivedAt.getTime() <= cutoff,
     );
     for (const item of pending) {

@@ -59,6 +59,11 @@ export interface PreparedTurn {
   tools: ReadonlyArray<AnyTool>;
   fallbackText: string;
   /**
+   * The reply may be code or JSON (the assistant answering a developer) and is kept as written;
+   * otherwise it is narration, and JSON-looking output never reaches the person.
+   */
+  codeAllowed?: boolean;
+  /**
    * The flow's own turn procedure in place of the default tool loop (the service desk: decide,
    * gate, act, narrate). Its tool calls are audited and narrated like the loop's.
    */
@@ -78,11 +83,16 @@ export interface Flow {
   readonly subStates: readonly string[];
   /** False for flows a web session may run without a participant (the service desk). */
   readonly needsParticipant?: boolean;
+  /**
+   * Rewrites a person's message before it is stored anywhere (the inbox, then the transcript):
+   * the assistant redacts secrets and caps the length. Must be idempotent.
+   */
+  redactInput?(text: string): string;
   /** Runs in the transaction of an operator's forced sub-state change (cancel what it obsoletes). */
   onSubStateForced?(tx: StoreTx, conversation: Conversation, now: Date): Promise<void>;
   /** Runs in the transaction that sets a paused (or otherwise inactive) participant active again. */
   onParticipantResumed?(tx: StoreTx, conversation: Conversation, now: Date): Promise<void>;
-  /** The hint for the first turn after enrollment. */
-  greetingHint(participant: Participant): string;
+  /** The hint for the first turn after enrollment, or of a web session (no participant). */
+  greetingHint(participant: Participant | null): string;
   prepareTurn(request: TurnRequest): Promise<PreparedTurn>;
 }

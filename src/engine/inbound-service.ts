@@ -88,7 +88,7 @@ export class InboundService {
    */
   async receiveForConversation(conversation: Conversation, text: string, messageId: string | null): Promise<InboundResult> {
     const message: InboundMessage = { channel: 'web', sender: `web:${conversation.id}`, text, channelMessageId: messageId === null ? null : `${conversation.id}:${messageId}` };
-    const { item, duplicate } = await this.#deps.store.insertInbox(this.#item(message, null, conversation.id, 'pending'));
+    const { item, duplicate } = await this.#deps.store.insertInbox(this.#item(message, null, conversation, 'pending'));
     const turn = duplicate ? Promise.resolve() : nextTick().then(() => this.#deps.engine.processInbox(item));
     turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'));
     return { status: 'queued', inboxId: item.id, participantId: null, duplicate, turn };
@@ -128,7 +128,7 @@ export class InboundService {
   ): Promise<{ item: InboxItem; duplicate: boolean }> {
     const { store, channels, outgoing, clock, engine } = this.#deps;
     const result = await store.transaction(async (tx) => {
-      const recorded = await tx.insertInbox(this.#item(message, participant?.id ?? null, conversation?.id ?? null, status));
+      const recorded = await tx.insertInbox(this.#item(message, participant?.id ?? null, conversation, status));
       if (recorded.duplicate) return recorded;
       const now = clock.now();
       const replyChannel = message.replyChannel && channels.get(message.replyChannel) ? message.replyChannel : undefined;
@@ -195,15 +195,20 @@ export class InboundService {
     }
   }
 
-  #item(message: InboundMessage, participantId: string | null, conversationId: string | null, status: InboxItem['status']): InboxItem {
+  /**
+   * The inbox row. A flow that redacts (the assistant) gets the text redacted here, before it is
+   * stored anywhere: the inbox, the transcript, the search index and every model call see only that.
+   */
+  #item(message: InboundMessage, participantId: string | null, conversation: Conversation | null | undefined, status: InboxItem['status']): InboxItem {
+    const redact = conversation ? this.#deps.participants.findFlowOf(conversation)?.redactInput : undefined;
     return {
       id: this.#deps.ids.next('in'),
       channel: message.channel,
       channelMessageId: message.channelMessageId,
       sender: message.sender,
-      text: message.unsupported ? `[${message.unsupported}]` : message.text,
+      text: message.unsupported ? `[${message.unsupported}]` : (redact?.(message.text) ?? message.text),
       participantId,
-      conversationId,
+      conversationId: conversation?.id ?? null,
       status,
       error: null,
       receivedAt: this.#deps.clock.now(),

@@ -7,6 +7,8 @@ import type { ExecutedToolCall } from './tool-loop.ts';
  */
 export interface TurnNarration {
   modelCallStarted(): void;
+  /** The flow's replies may be code or JSON (an assistant showing a config file): stream them as they come. */
+  allowCode(): void;
   textDelta(delta: string): void;
   toolStarted(call: LlmToolCall): void;
   toolFinished(executed: ExecutedToolCall): void;

@@ -82,9 +82,12 @@ export class Outgoing {
   }
 }
 
+/** Native when the channel has polls and the options are distinct, non-blank and within its limits (in characters). */
 function fitsNatively(poll: Poll, capabilities: ChannelCapabilities): boolean {
   const limits = capabilities.polls;
-  return limits !== null && poll.options.length <= limits.maxOptions && poll.options.every((option) => option.length <= limits.maxOptionLength);
+  if (limits === null || poll.options.length > limits.maxOptions || poll.question.trim() === '') return false;
+  const titles = poll.options.map((option) => option.trim());
+  return new Set(titles).size === titles.length && titles.every((title) => title !== '' && [...title].length <= limits.maxOptionLength);
 }
 
 export function render(message: Pick<Message, 'kind' | 'text' | 'poll'>, capabilities: ChannelCapabilities): WirePart[] {

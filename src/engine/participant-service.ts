@@ -108,7 +108,7 @@ export class ParticipantService {
     const conversation: Conversation = { id: ids.next('conv'), participantId: null, channel: 'web', flow: flow.id, ...flow.initialState(), version: 1, createdAt: now, updatedAt: now };
     await store.insertConversation(conversation);
     engine
-      .trigger(conversation.id, { kind: 'event', trigger: 'greeting', hint: '[A caller has just connected.]' })
+      .trigger(conversation.id, { kind: 'event', trigger: 'greeting', hint: flow.greetingHint(null) })
       .catch((error) => logger.error({ conversationId: conversation.id, err: describeError(error) }, 'greeting turn failed'));
     return conversation;
   }
@@ -151,6 +151,11 @@ export class ParticipantService {
   }
 
   /** The flow a conversation runs. */
+  /** The conversation's flow, or undefined when this server does not run it (a changed configuration). */
+  findFlowOf(conversation: Conversation): Flow | undefined {
+    return this.#deps.flows.get(conversation.flow);
+  }
+
   flowOf(conversation: Conversation): Flow {
     return this.#flowNamed(conversation.flow);
   }

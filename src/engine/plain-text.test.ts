@@ -13,6 +13,13 @@ describe('plainReply', () => {
     expect(plainReply('```json\n{"message": "See you tomorrow."}\n```', 'fallback')).toBe('See you tomorrow.');
   });
 
+  it('keeps a fenced code sample that is not JSON', () => {
+    const sample = '```bash\nnpm install zod\n```\nThen import it.';
+    expect(plainReply(sample, 'fallback')).toBe(sample);
+    expect(plainReply('```\nls -la\n```', 'fallback')).toBe('```\nls -la\n```');
+    expect(plainReply('```\n{"state": 1}\n```', 'fallback')).toBe('fallback');
+  });
+
   it('falls back when JSON carries no usable text', () => {
     expect(plainReply('{"state": "FEEDBACK"}', 'fallback')).toBe('fallback');
     expect(plainReply('[1, 2, 3]', 'fallback')).toBe('fallback');
@@ -35,11 +42,18 @@ describe('JsonGuard', () => {
   it('suppresses a stream that starts like JSON or a fence, however it is split', () => {
     expect(run(['', '  ', '{"re', 'ply": "x"}'])).toBe('');
     expect(run(['`', '`', '`json\n{}'])).toBe('');
+    expect(run(['``', '`\n', '  [1]'])).toBe('');
+  });
+
+  it('releases a fenced code sample once its language (or body) shows it is not JSON', () => {
+    expect(run(['``', '`ba', 'sh\nls\n```'])).toBe('```bash\nls\n```');
+    expect(run(['```', '\n', 'ls'])).toBe('```\nls');
   });
 
   it('never releases anything from a JSON-looking stream, and never loses text from a plain one', () => {
     fc.assert(
-      fc.property(fc.string(), fc.array(fc.nat({ max: 5 }), { maxLength: 10 }), (text, cuts) => {
+      // Texts made of the characters that matter (fences, tags, brackets), as well as any text.
+      fc.property(fc.oneof(fc.string(), fc.string({ unit: fc.constantFrom('`', 'j', 's', 'o', 'n', 'b', '\n', ' ', '{', '[', 'x') })), fc.array(fc.nat({ max: 5 }), { maxLength: 10 }), (text, cuts) => {
         const deltas: string[] = [];
         let rest = text;
         for (const cut of cuts) {

@@ -1,16 +1,31 @@
 /**
  * Narration is plain text. Models sometimes answer with JSON (`{"reply": "..."}`) or a fenced
- * block; that must never reach a participant. Detect it from the first characters.
+ * JSON block; that must never reach a participant. Detect it from the first characters. A fenced
+ * code sample in another language (an assistant showing a shell command) is text.
  */
 
-const JSON_START = /^(?:[{[]|```)/;
 const REPLY_FIELDS = ['reply', 'text', 'message', 'response', 'content', 'answer'];
 
-/** Null while the start is still ambiguous (blank, or a lone backtick or two). */
+/** Null while the start is still ambiguous (blank, a lone backtick or two, a fence whose language is not known yet). */
 export function startsLikeJson(text: string): boolean | null {
   const start = text.trimStart();
-  if (start.length === 0 || (start.length < 3 && /^`+$/.test(start))) return null;
-  return JSON_START.test(start);
+  if (start.length === 0) return null;
+  if (start[0] === '{' || start[0] === '[') return true;
+  if (!start.startsWith('`')) return false;
+  if (!'```'.startsWith(start.slice(0, 3))) return false;
+  if (start.length < 3) return null;
+  return fenceLooksLikeJson(start.slice(3));
+}
+
+/** After the opening ```: a `json` tag, or no tag and a body that opens like JSON. */
+function fenceLooksLikeJson(afterFence: string): boolean | null {
+  const newline = afterFence.indexOf('\n');
+  const tag = (newline < 0 ? afterFence : afterFence.slice(0, newline)).trim().toLowerCase();
+  if (newline < 0) return 'json'.startsWith(tag) ? null : false;
+  if (tag === 'json') return true;
+  if (tag !== '') return false;
+  const body = afterFence.slice(newline + 1).trimStart();
+  return body.length === 0 ? null : body[0] === '{' || body[0] === '[';
 }
 
 /** The reply to store and send: the text itself, a reply field pulled out of JSON, or the fallback. */
@@ -28,7 +43,7 @@ export function plainReply(text: string, fallback: string): string {
   } catch {
     // Not JSON after all (a fenced code sample, a list in brackets): fall through.
   }
-  return startsLikeJson(body) === false && !text.trim().startsWith('```') ? text : fallback;
+  return fallback;
 }
 
 /**

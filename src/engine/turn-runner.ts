@@ -69,9 +69,10 @@ export class TurnRunner {
       const history = await store.listMessages(conversation.id, { limit: HISTORY_WINDOW });
       const flow = this.#flow(conversation);
       const prepared = await flow.prepareTurn({ conversation, participant, history, input, now: startedAt, store });
+      if (prepared.codeAllowed) narration?.allowCode();
       const { result, error, executed, interrupted } = await this.#loop(prepared, history, input, signals, narration);
       const outcome = interrupted ? {} : prepared.finish(result);
-      const reply = interrupted ? null : result ? plainReply(result.text, prepared.fallbackText) : MODEL_FAILURE_REPLY;
+      const reply = interrupted ? null : result ? (prepared.codeAllowed ? result.text.trim() || prepared.fallbackText : plainReply(result.text, prepared.fallbackText)) : MODEL_FAILURE_REPLY;
       const status = interrupted ? 'cancelled' : error ? 'failed' : 'completed';
 
       await store.transaction(async (tx) => {

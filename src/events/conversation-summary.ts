@@ -25,11 +25,11 @@ export function conversationSummary({ conversation, participant, turns, toolCall
     '',
     '## Turns',
   ];
-  let module: string | null = null;
   turns.forEach((turn, index) => {
     lines.push('', `### ${index + 1}. ${turn.startedAt.toISOString()} · ${turn.trigger} · ${turn.module} · ${turn.status}`);
-    if (module !== null && module !== turn.module) lines.push(`- State change: ${module} → ${turn.module}`);
-    module = turn.module;
+    // A turn records the state it started in: the state it left behind is where the next one started.
+    const next = turns[index + 1];
+    if (next && next.module !== turn.module) lines.push(`- State change: ${turn.module} → ${next.module}`);
     lines.push(
       `- Model calls: ${turn.modelCalls} (${model.provider} / ${model.model}); tool rounds: ${turn.toolRounds}`,
       `- Latency: first token ${ms(turn.firstTokenMs)}, first status ${ms(turn.timeToStatusMs)}, model ${ms(turn.modelMs)}, tools ${ms(turn.toolMs)}, total ${ms(turn.totalMs)}`,

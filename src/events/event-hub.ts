@@ -308,6 +308,7 @@ export class EventHub {
     return {
       conversationId,
       participantId: conversation?.participantId ?? null,
+      flow: conversation?.flow ?? 'unknown',
       state: conversation?.state ?? 'unknown',
       subState: conversation?.subState ?? null,
       speaking: stream.speaking,

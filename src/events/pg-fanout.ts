@@ -8,6 +8,8 @@ export interface PgFanoutOptions {
   logger: Logger;
   /** Another process (or this one) wrote events of this conversation. */
   written: (conversationId: string) => void;
+  /** Another process (or this one) let go of this conversation's lease. */
+  released: (conversationId: string) => void;
   /** The listening connection was re-established: notifications may have been missed. */
   reconnected: () => void;
 }
@@ -15,6 +17,8 @@ export interface PgFanoutOptions {
 export interface PgFanout {
   /** Tells every process that events of the conversation were written (coalesced, asynchronous). */
   notify(conversationId: string): void;
+  /** Tells every process that this one let go of the conversation's lease. */
+  notifyReleased(conversationId: string): void;
   close(): Promise<void>;
 }
 
@@ -24,10 +28,13 @@ const COALESCE_MS = 5;
 /**
  * Event fan-out between processes on one PostgreSQL database (decision 004): `NOTIFY` carries
  * only the conversation id; the events themselves are read from the table, which stays the one
- * source of truth (and of replay). One dedicated connection listens and notifies.
+ * source of truth (and of replay). A second channel says a conversation's lease was let go, so
+ * a process waiting for it need not poll. One dedicated connection listens and notifies.
  */
 export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout> {
   const channel = `promptpipe_events_${options.schema}`.toLowerCase();
+  const leaseChannel = `promptpipe_leases_${options.schema}`.toLowerCase();
+  /** Pending notifications: the channel, a space, the conversation id. */
   const pending = new Set<string>();
   let client: pg.Client | null = null;
   let closed = false;
@@ -36,7 +43,9 @@ export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout>
   const connect = async (): Promise<void> => {
     const next = new pg.Client({ connectionString: options.url });
     next.on('notification', (message) => {
-      if (message.channel === channel && message.payload) options.written(message.payload);
+      if (!message.payload) return;
+      if (message.channel === channel) options.written(message.payload);
+      else if (message.channel === leaseChannel) options.released(message.payload);
     });
     next.on('error', (error) => {
       options.logger.warn({ err: describeError(error) }, 'event fan-out connection lost; reconnecting');
@@ -45,7 +54,7 @@ export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout>
       if (!closed) setTimeout(() => void reconnect(), 1000).unref();
     });
     await next.connect();
-    await next.query(`LISTEN "${channel}"`);
+    await next.query(`LISTEN "${channel}"; LISTEN "${leaseChannel}"`);
     client = next;
   };
   const reconnect = async () => {
@@ -57,22 +66,33 @@ export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout>
       if (!closed) setTimeout(() => void reconnect(), 1000).unref();
     }
   };
-  const send = async () => {
+  /** Sends what is pending in one statement; sends never overlap (one connection, one query at a time). */
+  let sending: Promise<void> = Promise.resolve();
+  const send = (): Promise<void> => {
     timer = null;
-    const ids = [...pending];
-    pending.clear();
-    for (const id of ids) {
-      await client?.query('select pg_notify($1, $2)', [channel, id]).catch((error: unknown) => options.logger.warn({ err: describeError(error) }, 'event notification not sent'));
-    }
+    sending = sending.then(async () => {
+      const keys = [...pending];
+      pending.clear();
+      if (keys.length === 0 || !client) return;
+      const channels = keys.map((key) => key.slice(0, key.indexOf(' ')));
+      const ids = keys.map((key) => key.slice(key.indexOf(' ') + 1));
+      await client
+        .query('select pg_notify(c, id) from unnest($1::text[], $2::text[]) as t(c, id)', [channels, ids])
+        .catch((error: unknown) => options.logger.warn({ err: describeError(error) }, 'event notification not sent'));
+    });
+    return sending;
+  };
+
+  const enqueue = (on: string, conversationId: string) => {
+    if (closed) return;
+    pending.add(`${on} ${conversationId}`);
+    timer ??= setTimeout(() => void send(), COALESCE_MS);
   };
 
   await connect();
   return {
-    notify(conversationId) {
-      if (closed) return;
-      pending.add(conversationId);
-      timer ??= setTimeout(() => void send(), COALESCE_MS);
-    },
+    notify: (conversationId) => enqueue(channel, conversationId),
+    notifyReleased: (conversationId) => enqueue(leaseChannel, conversationId),
     async close() {
       closed = true;
       if (timer) clearTimeout(timer);

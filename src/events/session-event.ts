@@ -25,6 +25,8 @@ const common = {
 const snapshot = z.object({
   conversationId: z.string(),
   participantId: z.string().nullable(),
+  /** The conversation's flow (`habit-coach`, `service-desk`, `assistant`). */
+  flow: z.string(),
   state: z.string(),
   subState: z.string().nullable(),
   speaking: z.boolean(),

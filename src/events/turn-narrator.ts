@@ -30,6 +30,7 @@ class EventNarration implements TurnNarration {
   readonly #started: number;
   readonly #statusTimer: NodeJS.Timeout;
   #guard = new JsonGuard();
+  #plainText = true;
   #firstTokenMs: number | null = null;
   #timeToStatusMs: number | null = null;
   #speaking = false;
@@ -50,9 +51,13 @@ class EventNarration implements TurnNarration {
     this.#guard = new JsonGuard();
   }
 
+  allowCode(): void {
+    this.#plainText = false;
+  }
+
   textDelta(delta: string): void {
     if (this.#closed) return;
-    const text = this.#guard.push(delta);
+    const text = this.#plainText ? this.#guard.push(delta) : delta;
     if (!text) return;
     if (this.#firstTokenMs === null) {
       this.#firstTokenMs = this.#elapsed() - this.#started;

@@ -9,9 +9,18 @@ import { jsonSchema } from './participant-schemas.ts';
 import { ok } from './participant-routes.ts';
 import { resource } from './resource.ts';
 
+/** The farthest one move may take the clock (timers, schedules and dates stay in range). */
+const MAX_MOVE_MS = 3660 * 86_400_000;
+/** However many moves: dates past this would leave what the store and time zones handle. */
+const LATEST_CLOCK_MS = Date.UTC(2200, 0, 1);
+
 const clockBody = z
   .strictObject({
-    advance: z.string().refine((text) => (parseDuration(text) ?? -1) > 0, 'must be a positive duration such as "30s", "5m", "1h" or "1d"').optional(),
+    advance: z
+      .string()
+      .refine((text) => (parseDuration(text) ?? -1) > 0, 'must be a positive duration such as "30s", "5m", "1h" or "1d"')
+      .refine((text) => (parseDuration(text) ?? 0) <= MAX_MOVE_MS, 'must be at most 3660d (ten years) per move')
+      .optional(),
     to: z.iso.datetime({ offset: true }).optional(),
   })
   .refine((body) => (body.advance === undefined) !== (body.to === undefined), 'give exactly one of "advance" or "to"');
@@ -42,6 +51,12 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
           const target = body.advance ? new Date(now.getTime() + parseDuration(body.advance)!) : new Date(body.to!);
           if (target.getTime() < now.getTime()) {
             throw new AppError('invalid_request', `to: ${body.to} is before the clock's now (${now.toISOString()}); the clock never goes back`, { field: 'to' });
+          }
+          if (target.getTime() >= LATEST_CLOCK_MS) {
+            throw new AppError('invalid_request', `the clock cannot move past ${new Date(LATEST_CLOCK_MS).toISOString()}`, { field: body.to ? 'to' : 'advance' });
+          }
+          if (target.getTime() - now.getTime() > MAX_MOVE_MS) {
+            throw new AppError('invalid_request', `to: ${body.to} is more than ten years after the clock's now (${now.toISOString()}); move in steps`, { field: 'to' });
           }
           return advanceClock(control, target);
         });

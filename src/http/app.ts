@@ -56,6 +56,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     onConstructorPoisoning: 'error',
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // A client that stops sending half-way through a request does not hold a connection for ever.
+    requestTimeout: 30_000,
+    // Errors the router raises before any route runs leave in the error envelope too.
+    frameworkErrors: (error, request, reply) => {
+      const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment is longer than 100 characters' : 'is not a valid URL (bad percent-encoding)';
+      handleError(new AppError('invalid_request', `url: ${detail}`, { field: 'url' }), request, reply);
+    },
   });
   app.setValidatorCompiler(() => (value) => ({ value }));
   // The API speaks JSON only: any other body is a 415, not a string for the schema to puzzle over.

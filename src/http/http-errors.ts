@@ -62,12 +62,22 @@ export function requestError(part: 'body' | 'query' | 'params', error: z.ZodErro
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') return `unknown field(s) ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
   if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
+  if (issue.code === 'invalid_type') return `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`} (got ${typeName(issue.input)})`;
   return issue.message;
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number' && Number.isNaN(value)) return 'not a number';
+  if (typeof value === 'number' && !Number.isInteger(value)) return 'a fraction';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 /** Parses one request part with a schema, throwing a 400 that names the field. */
 export function parseRequest<Schema extends z.ZodType>(schema: Schema, value: unknown, part: 'body' | 'query' | 'params'): z.output<Schema> {
-  const result = schema.safeParse(value ?? (part === 'body' ? undefined : {}));
+  // With the input in each issue, a field of the wrong type is told apart from a missing one.
+  const result = schema.safeParse(value ?? (part === 'body' ? undefined : {}), { reportInput: true });
   if (!result.success) throw requestError(part, result.error);
   return result.data;
 }

@@ -15,7 +15,7 @@ export function inboundRoutes(app: FastifyInstance, deps: { inbound: InboundServ
       schema: { tags: ['messages'], summary: 'Receive a message from a participant (generic HTTP channel)', body: jsonSchema(inboundBody) },
       handler: async (request, reply) => {
         const body = parseRequest(inboundBody, request.body, 'body');
-        const sender = requirePhone(body.from);
+        const sender = requirePhone(body.from, 'from');
         const outcome = await deps.inbound.receive({ channel: 'http', sender, text: body.text, channelMessageId: body.message_id ?? null });
         const result =
           outcome.status === 'queued'

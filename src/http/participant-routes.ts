@@ -171,12 +171,10 @@ function idOf(params: unknown): string {
   return parseRequest(participantParams, params, 'params').id;
 }
 
-export function requirePhone(raw: string): string {
+export function requirePhone(raw: string, field = 'phone_number'): string {
   const phone = canonicalPhone(raw);
   if (!phone) {
-    throw new AppError('invalid_phone_number', `phone_number: "${raw}" is not a valid phone number in international format (E.164, e.g. +14165550123)`, {
-      field: 'phone_number',
-    });
+    throw new AppError('invalid_phone_number', `${field}: "${raw}" is not a valid phone number in international format (E.164, e.g. +14165550123)`, { field });
   }
   return phone;
 }

@@ -52,7 +52,7 @@ export const turnsQuery = z.strictObject({ limit: z.coerce.number().int().min(1)
 
 export const inboundBody = z.object({
   from: z.string().min(1).max(40),
-  text: z.string().min(1).max(4096),
+  text: z.string().max(4096).refine((text) => text.trim() !== '', 'must contain text, not only spaces'),
   message_id: z.string().min(1).max(200).optional(),
 });
 

@@ -33,7 +33,9 @@ export const SLOW_CONSUMER_CLOSE_CODE = 4008;
 const tags = ['session stream'];
 const params = z.strictObject({ id: z.string().min(1).max(100) });
 const cursorQuery = z.object({ lastEventId: z.coerce.number().int().nonnegative().optional(), ticket: z.string().optional() });
-const text = z.string().trim().min(1).max(4096);
+/** A web or voice session may send long text (a pasted document, a long transcript); flows cap what they read (the assistant: 8,000 characters). */
+export const MAX_SESSION_TEXT = 32_000;
+const text = z.string().trim().min(1).max(MAX_SESSION_TEXT);
 export const sessionMessageBody = z.discriminatedUnion('type', [
   z.strictObject({ type: z.enum(['text', 'final_transcript']), text, message_id: z.string().min(1).max(200).optional() }),
   z.strictObject({ type: z.literal('partial_transcript'), text }),
@@ -55,6 +57,17 @@ export interface Socket {
 }
 
 /** Spec 004's API surface: the authoritative WebSocket, an SSE adapter, input, resync, summary. */
+/**
+ * Text typed into a conversation: as its participant's message when it has one, else (a web
+ * session of the service desk or the assistant) as the conversation's own.
+ */
+export async function submitText(deps: Pick<SessionRouteDeps, 'participants' | 'inbound'>, conversation: Conversation, text: string, messageId: string | null) {
+  const participant = conversation.participantId ? await deps.participants.get(conversation.participantId) : undefined;
+  return participant
+    ? deps.inbound.receive({ channel: 'web', sender: participant.phoneNumber, text, channelMessageId: messageId })
+    : deps.inbound.receiveForConversation(conversation, text, messageId);
+}
+
 /** `:id` is a conversation id, or a participant id standing for their conversation. */
 export async function resolveConversation(deps: Pick<SessionRouteDeps, 'store' | 'participants'>, request: FastifyRequest): Promise<Conversation> {
   const { id } = parseRequest(params, request.params, 'params');
@@ -113,13 +126,12 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
         const callSessionId = conversation.id;
         if (body.type === 'barge_in') return { ok: true, callSessionId, interrupted: deps.engine.interrupt(conversation.id) };
         if (body.type === 'partial_transcript') {
-          await deps.events.emit(conversation.id, { type: 'status', role: 'system', text: body.text, data: { phase: 'partial_transcript' } });
+          // Persisted in the event log: redacted like any input of the conversation's flow.
+          const redact = deps.participants.findFlowOf(conversation)?.redactInput ?? ((text: string) => text);
+          await deps.events.emit(conversation.id, { type: 'status', role: 'system', text: redact(body.text), data: { phase: 'partial_transcript' } });
           return { ok: true, callSessionId };
         }
-        const participant = conversation.participantId ? await deps.participants.get(conversation.participantId) : undefined;
-        const outcome = participant
-          ? await deps.inbound.receive({ channel: 'web', sender: participant.phoneNumber, text: body.text, channelMessageId: body.message_id ?? null })
-          : await deps.inbound.receiveForConversation(conversation, body.text, body.message_id ?? null);
+        const outcome = await submitText(deps, conversation, body.text, body.message_id ?? null);
         return reply.status(202).send({ ok: true, callSessionId, inboxId: outcome.inboxId, duplicate: outcome.duplicate });
       },
     },
@@ -192,14 +204,36 @@ export function streamToSocket(socket: Socket, events: EventHub, conversationId:
     }
     socket.send(JSON.stringify(event));
   };
+  // One replay at a time: resync frames that arrive during one are folded into the latest.
+  let wanted: { from: number | null } | null = null;
+  let following = false;
   const follow = (from: number | null) => {
-    detach?.();
-    events.attach(conversationId, from, send).then(
-      (unsubscribe) => (closed ? unsubscribe() : (detach = unsubscribe)),
-      (error) => send(errorEvent(conversationId, error)),
-    );
+    wanted = { from };
+    if (following) return;
+    following = true;
+    void (async () => {
+      while (wanted && !closed) {
+        const { from: next } = wanted;
+        wanted = null;
+        detach?.();
+        detach = undefined;
+        try {
+          const unsubscribe = await events.attach(conversationId, next, send);
+          if (closed) unsubscribe();
+          else detach = unsubscribe;
+        } catch (error) {
+          send(errorEvent(conversationId, error));
+        }
+      }
+      following = false;
+    })();
   };
+  const budget = new FrameBudget();
   socket.on('message', (data) => {
+    const verdict = budget.take();
+    if (verdict === 'close') return socket.close(POLICY_VIOLATION, 'too many frames');
+    if (verdict === 'refuse') return send(errorEvent(conversationId, new AppError('rate_limited', `more than ${FrameBudget.PER_SECOND} frames a second; this one was dropped`, { field: 'frame' })));
+    if (verdict === 'drop') return;
     const frame = parseFrame(String(data));
     if (!frame.success) return send(errorEvent(conversationId, frame.error));
     if (frame.data.type === 'resync') follow(frame.data.lastEventId);
@@ -209,6 +243,30 @@ export function streamToSocket(socket: Socket, events: EventHub, conversationId:
     detach?.();
   });
   follow(cursor);
+}
+
+const POLICY_VIOLATION = 1008;
+
+/**
+ * How many frames a client may send: `PER_SECOND` in any one-second window are handled; the
+ * first frame over is answered with an error, later ones are dropped silently, and a client far
+ * over (ten times) is disconnected.
+ */
+class FrameBudget {
+  static readonly PER_SECOND = 20;
+  #windowStart = 0;
+  #count = 0;
+
+  take(now = Date.now()): 'ok' | 'refuse' | 'drop' | 'close' {
+    if (now - this.#windowStart >= 1000) {
+      this.#windowStart = now;
+      this.#count = 0;
+    }
+    this.#count += 1;
+    if (this.#count <= FrameBudget.PER_SECOND) return 'ok';
+    if (this.#count === FrameBudget.PER_SECOND + 1) return 'refuse';
+    return this.#count > FrameBudget.PER_SECOND * 10 ? 'close' : 'drop';
+  }
 }
 
 function parseFrame(text: string): { success: true; data: z.output<typeof socketFrame> } | { success: false; error: AppError } {

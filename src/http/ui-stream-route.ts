@@ -6,7 +6,7 @@ import { parseRequest } from './http-errors.ts';
 import { jsonSchema } from './participant-schemas.ts';
 import { resource } from './resource.ts';
 import type { SessionRouteDeps } from './session-routes.ts';
-import { resolveConversation } from './session-routes.ts';
+import { MAX_SESSION_TEXT, resolveConversation, submitText } from './session-routes.ts';
 
 /** The request `useChat` (Vercel AI SDK UI) sends: the whole message list; we answer its last user message. */
 const uiChatBody = z.looseObject({
@@ -41,11 +41,8 @@ export function uiStreamRoute(app: FastifyInstance, deps: SessionRouteDeps): voi
         const last = body.messages.at(-1)!;
         const text = last.parts.filter((part) => part.type === 'text').map((part) => part.text ?? '').join('').trim();
         if (last.role !== 'user' || !text) throw new AppError('invalid_request', 'messages: the last message must be a user message with text', { field: 'messages' });
-        const participant = conversation.participantId ? await deps.participants.get(conversation.participantId) : undefined;
-        if (!participant) throw new AppError('conflict', 'this conversation has no participant to speak for', { field: 'id' });
-        await streamTurn(reply, deps, conversation.id, () =>
-          deps.inbound.receive({ channel: 'web', sender: participant.phoneNumber, text, channelMessageId: `ui:${body.id ?? conversation.id}:${last.id}` }),
-        );
+        if (text.length > MAX_SESSION_TEXT) throw new AppError('invalid_request', `messages: the last message is longer than ${MAX_SESSION_TEXT} characters`, { field: 'messages' });
+        await streamTurn(reply, deps, conversation.id, () => submitText(deps, conversation, text, `ui:${body.id ?? conversation.id}:${last.id}`));
       },
     },
   });
@@ -70,6 +67,8 @@ async function streamTurn(reply: FastifyReply, deps: SessionRouteDeps, conversat
     if (ours !== null) for (const event of seen.filter((e) => e.turnId === ours)) writer.event(event);
     writer.start();
     if (outcome.status === 'queued') await outcome.turn;
+    // The same message again (a retried request): answer with what was already replied to it.
+    if (outcome.duplicate && ours === null) for (const answer of await answersTo(deps, conversationId, inboxId)) writer.text(answer.id, answer.text);
     writer.finish();
   } catch (error) {
     writer.error(describeError(error));
@@ -77,6 +76,24 @@ async function streamTurn(reply: FastifyReply, deps: SessionRouteDeps, conversat
     offTurn();
     offEvents();
   }
+}
+
+/** How long a retried request waits for the first one's turn to finish before it gives up. */
+const RETRY_WAIT_MS = 60_000;
+
+/**
+ * The assistant messages of the turn that answered an inbox item, once it is answered (a retry
+ * that arrives while the first request's turn still runs waits for it, up to a minute).
+ */
+async function answersTo(deps: SessionRouteDeps, conversationId: string, inboxId: string): Promise<Array<{ id: string; text: string }>> {
+  const deadline = Date.now() + RETRY_WAIT_MS;
+  while ((await deps.store.getInbox(inboxId))?.status === 'pending' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  const turn = (await deps.store.listTurns(conversationId, { limit: 200 })).findLast((candidate) => candidate.inboxId === inboxId && candidate.status === 'completed');
+  if (!turn) return [];
+  const messages = await deps.store.listMessages(conversationId, { limit: 200 });
+  return messages
+    .filter((message) => message.turnId === turn.id && message.role === 'assistant')
+    .map((message) => ({ id: message.id, text: message.poll ? pollText(message.text, message.poll.options) : message.text }));
 }
 
 /** Writes UI message chunks in the order the protocol requires (start, text-start before deltas, ...). */
@@ -113,6 +130,14 @@ class UiChunkWriter {
       }
       this.#textEnd(event.messageId);
     }
+  }
+
+  /** A whole text message at once (one already stored). */
+  text(id: string, text: string): void {
+    this.start();
+    this.#textStart(id);
+    this.#write({ type: 'text-delta', id, delta: text });
+    this.#textEnd(id);
   }
 
   finish(): void {

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { safeEqual, whatsappSignatureValid } from '../channels/signatures.ts';
-import { WHATSAPP_CHANNEL } from '../channels/whatsapp/whatsapp-channel.ts';
+import { TEMPLATE_RESEND, WHATSAPP_CHANNEL, WINDOW_CLOSED } from '../channels/whatsapp/whatsapp-channel.ts';
 import { readWhatsAppWebhook, whatsappEnvelope, type WhatsAppInbound } from '../channels/whatsapp/whatsapp-webhook.ts';
 import type { Clock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
-import { canonicalPhone } from '../core/phone.ts';
+import { phoneFromWhatsAppId } from '../core/phone.ts';
+import type { Engine } from '../engine/engine.ts';
 import type { InboundMessage, InboundService } from '../engine/inbound-service.ts';
 import type { Store } from '../store/store.ts';
 import { parseRequest } from './http-errors.ts';
@@ -13,6 +14,7 @@ import { resource } from './resource.ts';
 
 export interface WhatsAppRouteDeps {
   inbound: InboundService;
+  engine: Pick<Engine, 'notify'>;
   store: Store;
   clock: Clock;
   whatsapp: { appSecret: string; verifyToken: string; phoneNumberId: string };
@@ -59,14 +61,38 @@ export function whatsappRoutes(app: FastifyInstance, deps: WhatsAppRouteDeps): v
             await deps.inbound.receive(inbound);
             accepted += 1;
           }
-          for (const receipt of webhook.receipts) {
-            await deps.store.recordDeliveryReceipt({ channel: WHATSAPP_CHANNEL, ...receipt, at: receipt.at ?? deps.clock.now() });
+          for (const { errorCode, ...receipt } of webhook.receipts) {
+            const recorded = await deps.store.recordDeliveryReceipt({ channel: WHATSAPP_CHANNEL, ...receipt, at: receipt.at ?? deps.clock.now() });
+            // Also for a repeated receipt: Meta retries when our first answer failed half-way.
+            if (errorCode === WINDOW_CLOSED && recorded.outboxId) await resendAsTemplate(deps, recorded.outboxId);
           }
           return reply.send({ status: 'ok', messages: accepted, statuses: webhook.receipts.length });
         },
       },
     });
   });
+}
+
+/**
+ * Meta accepted a free-form message, then reported that the 24-hour window was closed: the
+ * message goes out again as the template, once (the copy's id is fixed; a second insert of it,
+ * by a repeated receipt or another process, finds it there).
+ */
+async function resendAsTemplate(deps: WhatsAppRouteDeps, outboxId: string): Promise<void> {
+  const item = await deps.store.getOutbox(outboxId);
+  if (!item || item.idempotencyKey.endsWith(TEMPLATE_RESEND)) return;
+  const copyId = `${item.id}${TEMPLATE_RESEND}`;
+  if (await deps.store.getOutbox(copyId)) return;
+  const now = deps.clock.now();
+  const { conversationId, participantId, channel, recipient, kind, text, poll, idempotencyKey } = item;
+  try {
+    await deps.store.enqueueOutbox([
+      { id: copyId, conversationId, participantId, channel, recipient, kind, text, poll, idempotencyKey: `${idempotencyKey}${TEMPLATE_RESEND}`, nextAttemptAt: now, createdAt: now },
+    ]);
+  } catch (error) {
+    if (!(await deps.store.getOutbox(copyId))) throw error; // not a concurrent insert of the same copy
+  }
+  deps.engine.notify(conversationId);
 }
 
 function parseJson(raw: Buffer): unknown {
@@ -79,7 +105,7 @@ function parseJson(raw: Buffer): unknown {
 
 /** Contacts key by the business-scoped user id when there is one, else `wa_id` (decision 003). */
 function toInbound(message: WhatsAppInbound): InboundMessage | null {
-  const phone = message.waId ? canonicalPhone(`+${message.waId}`) : null;
+  const phone = message.waId ? phoneFromWhatsAppId(message.waId) : null;
   const contactId = message.userId ?? message.waId;
   if (!contactId) return null;
   return {

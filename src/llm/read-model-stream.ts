@@ -23,6 +23,7 @@ export class TextDeltaCallbackError extends Error {
 
 interface Accumulator {
   text: string;
+  reasoning: string;
   toolCalls: LlmToolCall[];
   model: string;
   finishReason?: LlmFinishReason;
@@ -33,7 +34,7 @@ interface Accumulator {
 /** Reads the AI SDK stream parts of one attempt into a response. */
 export async function readModelStream(stream: ReadableStream<LanguageModelV3StreamPart>, context: StreamReadContext): Promise<LlmResponse> {
   const reader = stream.getReader();
-  const accumulator: Accumulator = { text: '', toolCalls: [], model: context.fallbackModel, endedWithoutFinishReason: false };
+  const accumulator: Accumulator = { text: '', reasoning: '', toolCalls: [], model: context.fallbackModel, endedWithoutFinishReason: false };
   try {
     for (;;) {
       const next = await readUnlessAborted(reader, context.signal);
@@ -72,6 +73,9 @@ function applyPart(part: LanguageModelV3StreamPart, accumulator: Accumulator, co
     case 'text-delta':
       accumulator.text += part.delta;
       deliverText(part.delta, context);
+      return;
+    case 'reasoning-delta':
+      accumulator.reasoning += part.delta;
       return;
     case 'tool-call':
       accumulator.toolCalls.push({ id: part.toolCallId, name: part.toolName, arguments: part.input });
@@ -136,10 +140,10 @@ function toResponse(accumulator: Accumulator): LlmResponse {
   if (accumulator.endedWithoutFinishReason || accumulator.finishReason === undefined) {
     throw new LlmAttemptError({ kind: 'stream-interrupted', message: 'the model stream ended before its finish chunk' });
   }
-  const { text, toolCalls, model, usage } = accumulator;
+  const { text, reasoning, toolCalls, model, usage } = accumulator;
   // Ollama reports "stop" for messages that carry tool calls.
   const finishReason = toolCalls.length > 0 && accumulator.finishReason === 'stop' ? 'tool-calls' : accumulator.finishReason;
-  return { text, toolCalls, finishReason, model, ...(usage ? { usage } : {}) };
+  return { text, toolCalls, finishReason, model, ...(reasoning ? { reasoning } : {}), ...(usage ? { usage } : {}) };
 }
 
 function describe(error: unknown): string {

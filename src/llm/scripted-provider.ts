@@ -5,6 +5,8 @@ import type { LlmProvider, LlmRequest, LlmResponse, LlmToolCall } from './llm-pr
 /** One scripted model answer. */
 export interface ScriptedStep {
   text?: string;
+  /** Reasoning the model "thought" (not streamed as text). */
+  reasoning?: string;
   /** `arguments` objects are JSON-stringified; strings are passed through raw (malformed JSON too). */
   toolCalls?: Array<{ name: string; arguments: unknown; id?: string }>;
   /** Wait this long (on the clock) before answering; an abort during the wait rejects. */
@@ -72,7 +74,7 @@ function toResponse(step: ScriptedStep, callIndex: number, model: string): LlmRe
     name: call.name,
     arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
   }));
-  return { text: step.text ?? '', toolCalls, finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop', model };
+  return { text: step.text ?? '', toolCalls, finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop', model, ...(step.reasoning ? { reasoning: step.reasoning } : {}) };
 }
 
 /** Up to three roughly equal pieces, split on code points so no character is broken. */

@@ -15,6 +15,7 @@ import { eventQueries } from './events-queries.ts';
 import { contactQueries } from './contacts-queries.ts';
 import { leaseQueries } from './leases-queries.ts';
 import { demoCrmQueries } from './crm-queries.ts';
+import { searchQueries } from './search-queries.ts';
 
 /** Every operation of the port, bound to one query context (the store's pool, or a transaction). */
 export function storeOperations(ctx: QueryContext): StoreOperations {
@@ -31,6 +32,7 @@ export function storeOperations(ctx: QueryContext): StoreOperations {
     ...eventQueries(ctx),
     ...contactQueries(ctx),
     ...leaseQueries(ctx),
+    ...searchQueries(ctx),
   };
 }
 

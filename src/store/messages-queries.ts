@@ -68,7 +68,7 @@ export function messageQueries(ctx: QueryContext): MessageOperations {
   };
 }
 
-function toMessage(row: Selectable<MessagesTable>): Message {
+export function toMessage(row: Selectable<MessagesTable>): Message {
   return {
     id: row.id,
     conversationId: row.conversation_id,

@@ -51,9 +51,27 @@ async function openPostgresStore(url: string, options: OpenStoreOptions): Promis
   const schema = options.schema ?? 'public';
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid PostgreSQL schema name ${JSON.stringify(schema)}: use letters, digits and underscores`);
   await ensureSchema(url, schema);
+  const pool = createPgPool(url, schema, options);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const destroy = () => db.destroy();
+  try {
+    await migrateToLatest(db, 'postgres', { schema, logger: options.logger });
+  } catch (error) {
+    await destroy();
+    throw error;
+  }
+  return createKyselyStore(db, 'postgres', destroy);
+}
+
+/**
+ * The store's connection pool: every connection resolves unqualified names in `schema`, fails
+ * fast when the database is unreachable, and reads int8 as JS numbers. A connection that dies
+ * (idle or checked out between two queries) is logged and dropped, never an uncaught 'error'
+ * event: the query it was running, if any, rejects, and the pool discards it on release.
+ */
+export function createPgPool(url: string, schema: string, options: Pick<OpenStoreOptions, 'poolMax' | 'logger'> = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    // Every pooled connection resolves unqualified names in the store's schema.
     // A runaway statement is cut off rather than holding a connection for ever.
     options: `-c search_path="${schema}" -c statement_timeout=30000`,
     max: options.poolMax ?? 10,
@@ -66,16 +84,11 @@ async function openPostgresStore(url: string, options: OpenStoreOptions): Promis
         oid === PG_INT8 && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  pool.on('error', (error) => options.logger?.info({ err: error.message }, 'idle PostgreSQL connection failed'));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const destroy = () => db.destroy();
-  try {
-    await migrateToLatest(db, 'postgres', { schema, logger: options.logger });
-  } catch (error) {
-    await destroy();
-    throw error;
-  }
-  return createKyselyStore(db, 'postgres', destroy);
+  const lost = (error: Error) => options.logger?.info({ err: error.message }, 'PostgreSQL connection lost');
+  pool.on('error', lost);
+  // pg-pool listens for errors only on idle clients; a checked-out client needs its own listener.
+  pool.on('connect', (client) => client.on('error', lost));
+  return pool;
 }
 
 function parseInt8(text: string): number {
@@ -87,6 +100,7 @@ function parseInt8(text: string): number {
 /** `CREATE SCHEMA IF NOT EXISTS`, over a short-lived client (concurrent creators may still race). */
 async function ensureSchema(url: string, schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined); // a lost connection rejects the pending query instead
   await client.connect();
   try {
     const exists = await client.query('select 1 from pg_namespace where nspname = $1', [schema]);

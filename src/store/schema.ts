@@ -26,6 +26,7 @@ export interface Database {
   crm_invoices: { id: string; customer_id: string; amount_cents: number; currency: string; due_date: string; status: string };
   crm_tickets: { id: string; customer_id: string | null; reason: string; created_at: number };
   flow_states: { conversation_id: string; data: string; updated_at: number };
+  assistant_notes: { id: string; conversation_id: string; text: string; created_at: number };
 }
 
 /** Insertion order: an identity column (PostgreSQL) or the autoincrement rowid (SQLite). */

@@ -8,6 +8,7 @@ import type {
   Message,
   NewMessage,
   NewOutboxItem,
+  Note,
   OutboxItem,
   Participant,
   ParticipantStatus,
@@ -167,6 +168,18 @@ export interface StoreOperations {
   findContactOfParticipant(channel: string, participantId: string): Promise<ChannelContact | undefined>;
   /** Records an opt-out (`at`) or opt-in (null), creating the contact when needed. */
   setContactOptOut(channel: string, contactId: string, at: Date | null, now: Date): Promise<ChannelContact>;
+
+  // Transcript search and the assistant's notes (decision 006)
+  /**
+   * The conversation's user and assistant messages matching any word of `keywords` (full text,
+   * stemmed), within `from`..`to` when given (applied before `limit`), best matches first.
+   */
+  searchMessages(conversationId: string, search: { keywords: string[]; from?: Date; to?: Date; limit: number }): Promise<Message[]>;
+  /** Oldest first. */
+  listNotes(conversationId: string): Promise<Note[]>;
+  addNote(note: Note): Promise<void>;
+  /** False when the conversation has no such note. */
+  deleteNote(conversationId: string, noteId: string): Promise<boolean>;
 
   // A flow's working state per conversation (JSON the flow validates)
   getFlowState(conversationId: string): Promise<unknown>;

@@ -19,6 +19,8 @@ export interface ToolDefinition<Input = unknown> {
   name: string;
   description: string;
   input: z.ZodType<Input>;
+  /** The JSON Schema the model sees, when it does not come from `input` (an MCP server's own schema). */
+  parameters?: Record<string, unknown>;
   execute(input: Input, execution: ToolExecution): Promise<string | ToolOutcome> | string | ToolOutcome;
 }
 
@@ -41,6 +43,7 @@ const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
 
 /** The JSON-schema description the model sees, generated from the same zod schema that validates. */
 export function toolSpec(tool: AnyTool): LlmToolSpec {
+  if (tool.parameters) return { name: tool.name, description: tool.description, parameters: tool.parameters };
   let schema = jsonSchemas.get(tool.input);
   if (!schema) {
     schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;

@@ -29,10 +29,13 @@ export async function executeToolCall(
   }
 }
 
-function parseArguments(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+/** Arguments as an object, or as a JSON string holding one (some models encode them twice). */
+export function parseArguments(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
   if (text.trim() === '') return { ok: true, value: {} };
   try {
-    return { ok: true, value: JSON.parse(text) };
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'string' && /^\s*\{/.test(value)) return { ok: true, value: JSON.parse(value) };
+    return { ok: true, value };
   } catch (error) {
     return { ok: false, reason: describeError(error) };
   }

@@ -56,6 +56,16 @@ describe('signature vectors', () => {
     expect(twilioSignatureValid('54321', url, entries, signature)).toBe(false);
     expect(twilioSignatureValid(authToken, url, entries, undefined)).toBe(false);
   });
+
+  it("accepts a signature made for the URL with or without the scheme's default port, as Twilio's SDK does", () => {
+    const { authToken, params } = TWILIO_DOCS_EXAMPLE;
+    const entries = Object.entries(params);
+    const plain = 'https://pp.example.org/webhooks/twilio?x=1';
+    const withPort = 'https://pp.example.org:443/webhooks/twilio?x=1';
+    expect(twilioSignatureValid(authToken, plain, entries, productionSignature(authToken, withPort, entries))).toBe(true);
+    expect(twilioSignatureValid(authToken, withPort, entries, productionSignature(authToken, plain, entries))).toBe(true);
+    expect(twilioSignatureValid(authToken, plain, entries, productionSignature(authToken, 'https://pp.example.org:8443/webhooks/twilio?x=1', entries))).toBe(false);
+  });
 });
 
 describe('inbound SMS', () => {
@@ -267,5 +277,20 @@ describe('REST failures', () => {
     const conversationId = (await s.store.findConversationByParticipant(created.body.result.id))!.id;
     await waitFor(async () => (await s.store.listOutbox(conversationId))[0]?.status === 'failed', { what: 'greeting failed' });
     expect((await s.store.listOutbox(conversationId))[0]).toMatchObject({ attempts: 1, lastError: expect.stringContaining('21610') });
+    // Remembered as an opt-out: nothing more is tried until they send START.
+    expect(await s.store.getContact('twilio', PHONE)).toMatchObject({ optedOutAt: expect.any(Date) });
+    await postTwilio(s, '/webhooks/twilio', smsForm(PHONE, 'hello?'));
+    await waitFor(async () => (await s.store.listOutbox(conversationId)).at(-1)?.lastError?.includes('opted out'), { what: 'reply refused locally' });
+    expect(api.attempts).toHaveLength(1);
+  });
+
+  it("retries when the sender's queue is full (21611, answered 400)", async () => {
+    api.failures = [{ status: 400, code: 21611 }];
+    const s = await start();
+    await s.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'twilio' });
+    await waitFor(() => api.attempts.length > 0, { what: 'first attempt' });
+    await s.request('POST', '/admin/clock', { advance: '1s' });
+    await api.waitForSent(1);
+    expect(api.attempts.map((attempt) => attempt.status)).toEqual([400, 201]);
   });
 });

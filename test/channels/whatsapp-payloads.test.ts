@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { freeFormBody, templateBody } from '../../src/channels/whatsapp/whatsapp-channel.ts';
+import { freeFormBody, recipientOf, templateBody } from '../../src/channels/whatsapp/whatsapp-channel.ts';
 import { readWhatsAppWebhook, whatsappEnvelope } from '../../src/channels/whatsapp/whatsapp-webhook.ts';
 import { fixture } from '../kit/provider-kit.ts';
 
@@ -30,17 +30,42 @@ describe('reading WhatsApp webhooks', () => {
     expect(read('text').messages[0]).toMatchObject({ waId: '16505551234', userId: null, profileName: 'Sheena Nelson' });
   });
 
+  it('keeps a message whose optional parts are null or unreadable, answering it as unsupported when its text is', () => {
+    const envelope = fixture('whatsapp', 'text') as any;
+    const value = envelope.entry[0].changes[0].value;
+    value.contacts[0].profile.name = null;
+    value.messages[0].from_user_id = null;
+    value.messages.push({ ...value.messages[0], id: 'wamid.second', text: { body: 42 } });
+    value.messages.push({ ...value.messages[0], id: 'wamid.blank', text: { body: '  ' } });
+    const { messages, skipped } = readWhatsAppWebhook(whatsappEnvelope.parse(envelope));
+    expect(skipped).toEqual([]);
+    expect(messages).toEqual([
+      expect.objectContaining({ waId: '16505551234', userId: null, profileName: null, text: 'I walked 20 minutes today' }),
+      expect.objectContaining({ messageId: 'wamid.second', waId: '16505551234', text: null, type: 'text' }),
+      expect.objectContaining({ messageId: 'wamid.blank', text: null, type: 'text' }),
+    ]);
+  });
+
+  it("never takes another person's contact for a sender", () => {
+    const envelope = fixture('whatsapp', 'text-bsuid') as any;
+    const value = envelope.entry[0].changes[0].value;
+    value.messages[0].from = '14165550199'; // not the listed contact
+    delete value.messages[0].from_user_id;
+    const [message] = readWhatsAppWebhook(whatsappEnvelope.parse(envelope)).messages;
+    expect(message).toMatchObject({ waId: '14165550199', userId: null, profileName: null });
+  });
+
   it('skips system messages, which the person did not write', () => {
     expect(read('system-changed-number')).toEqual({ messages: [], receipts: [], skipped: [] });
   });
 
   it.each([
-    ['status-sent', 'sent', null],
-    ['status-delivered', 'delivered', null],
-    ['status-read', 'read', null],
-    ['status-failed', 'failed', expect.stringMatching(/^131026 /)],
-  ])('%s → receipt %s', (name, status, error) => {
-    expect(read(name).receipts).toEqual([{ providerMessageId: expect.stringMatching(/^wamid\./), status, at: expect.any(Date), error }]);
+    ['status-sent', 'sent', null, null],
+    ['status-delivered', 'delivered', null, null],
+    ['status-read', 'read', null, null],
+    ['status-failed', 'failed', expect.stringMatching(/^131026 /), 131026],
+  ])('%s → receipt %s', (name, status, error, errorCode) => {
+    expect(read(name).receipts).toEqual([{ providerMessageId: expect.stringMatching(/^wamid\./), status, at: expect.any(Date), error, errorCode }]);
   });
 
   it('reads every entry and change of a batch', () => {
@@ -68,10 +93,27 @@ describe('WhatsApp message bodies', () => {
     const list = freeFormBody({ text: 'q', poll: { question: 'Pick a day', options: ['Mon', 'Tue', 'Wed', 'Thu'] } }) as any;
     expect(list.interactive.type).toBe('list');
     expect(list.interactive.action.sections[0].rows.map((row: any) => row.id)).toEqual(['opt:1', 'opt:2', 'opt:3', 'opt:4']);
+    // Button titles hold 20 characters, list rows 24: a longer option turns 3 buttons into a list.
+    const long = freeFormBody({ text: 'q', poll: { question: 'How hard?', options: ['Easier', 'About the same as now', 'Harder'] } }) as any;
+    expect(long.interactive.type).toBe('list');
+  });
+
+  it('sends to a phone number in `to` (also a bare wa_id) and to a business-scoped user id in `recipient`', () => {
+    expect(recipientOf('+14165550123')).toEqual({ to: '14165550123' });
+    expect(recipientOf('5215512345678')).toEqual({ to: '5215512345678' });
+    expect(recipientOf('US.13491208655302741918')).toEqual({ recipient: 'US.13491208655302741918' });
+  });
+
+  it('cuts a template parameter to what the template leaves of 1,024 characters, never inside a character', () => {
+    const body = templateBody({ text: '😀'.repeat(2000), poll: null }, { name: 't', language: 'en_US', textLength: 100 }) as any;
+    const parameter: string = body.template.components[0].parameters[0].text;
+    expect([...parameter]).toHaveLength(924);
+    expect(parameter.endsWith('😀…')).toBe(true);
+    expect(parameter.isWellFormed()).toBe(true);
   });
 
   it('a template carries the text as its one parameter, whitespace collapsed as Meta requires', () => {
-    expect(templateBody({ text: 'Line one.\n\nLine    two.\tEnd', poll: null }, { name: 'daily_checkin', language: 'en_US' })).toEqual({
+    expect(templateBody({ text: 'Line one.\n\nLine    two.\tEnd', poll: null }, { name: 'daily_checkin', language: 'en_US', textLength: 60 })).toEqual({
       type: 'template',
       template: { name: 'daily_checkin', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'Line one. Line two. End' }] }] },
     });

@@ -94,6 +94,14 @@ describe('signatures', () => {
     await waitFor(async () => (await messagesOf(s, participantId)).some((m: any) => m.role === 'user' && m.text === 'hello'), { what: 'stored message' });
   });
 
+  it('takes a batch larger than MAX_BODY_BYTES (Meta sends up to 3 MB)', async () => {
+    const s = await start({ MAX_BODY_BYTES: '65536' });
+    const batch = whatsappText('hi');
+    batch.entry[0].changes[0].value.padding = 'x'.repeat(200_000);
+    expect((await postWhatsApp(s, batch)).status).toBe(200);
+    expect((await s.request('POST', '/conversation/participants', { phone_number: PHONE, notes: 'x'.repeat(70_000) })).status).toBe(413);
+  });
+
   it('answers 400 for signed bytes that are not JSON or not a webhook envelope', async () => {
     const s = await start();
     expect((await postWhatsApp(s, '{"object":')).body).toMatchObject({ code: 'invalid_json', field: 'body' });
@@ -230,6 +238,21 @@ describe('the 24-hour window', () => {
     expect(graph.sent[3]!.body).toMatchObject({ type: 'template', template: { components: [{ parameters: [{ text: 'You said: back again' }] }] } });
   });
 
+  it('when Meta accepts a free-form reply and later reports 131047 in a failed status, the reply goes out again as the template, once', async () => {
+    const { s, participantId } = await enrolled();
+    await postWhatsApp(s, whatsappText('are you there?', { at: new Date(NOW) }));
+    await graph.waitForSent(2);
+    const reply = (await settledOutbox(s, participantId)).at(-1)!;
+    expect(graph.sent[1]!.body.type).toBe('text');
+    const failed = whatsappStatus(reply.providerMessageId!, 'failed', new Date(NOW), [{ code: 131047, title: 'Re-engagement message' }]);
+    for (let i = 0; i < 3; i++) await postWhatsApp(s, failed); // Meta retries its webhooks too
+    await graph.waitForSent(3);
+    expect(graph.sent[2]!.body).toMatchObject({ type: 'template', template: { components: [{ parameters: [{ text: 'You said: are you there?' }] }] } });
+    const outbox = await settledOutbox(s, participantId);
+    expect(outbox.map((item) => item.idempotencyKey)).toEqual([expect.any(String), reply.idempotencyKey, `${reply.idempotencyKey}#template`]);
+    expect(graph.sent).toHaveLength(3);
+  });
+
   it('without a configured template, a send outside the window fails with a clear reason and is not retried', async () => {
     const { s, participantId } = await enrolledWithoutTemplate();
     const conversationId = (await s.store.findConversationByParticipant(participantId))!.id;
@@ -246,7 +269,30 @@ async function enrolledWithoutTemplate() {
   return { s, participantId: created.body.result.id as string };
 }
 
+describe('numbers WhatsApp writes in a legacy form', () => {
+  it("a Mexican mobile's wa_id with the old 1 after 52 reaches the participant enrolled with the current number", async () => {
+    const s = await start();
+    const created = await s.request('POST', '/conversation/participants', { phone_number: '+525512345678', channel: 'whatsapp' });
+    await graph.waitForSent(1);
+    await postWhatsApp(s, whatsappText('hola', { waId: '5215512345678', at: new Date(NOW) }));
+    await graph.waitForSent(2);
+    expect(graph.sent[1]!.body).toMatchObject({ to: '525512345678', type: 'text', text: { body: 'You said: hola' } });
+    expect(await messagesOf(s, created.body.result.id)).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'user', text: 'hola' })]));
+  });
+});
+
 describe('outbound failures', () => {
+  it('an expired access token (401, code 190) keeps the message for a retry instead of failing it', async () => {
+    graph.failures = [{ status: 401, code: 190 }];
+    const s = await start();
+    await s.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'whatsapp' });
+    await waitFor(() => graph.attempts.length > 0, { what: 'first attempt' });
+    await s.request('POST', '/admin/clock', { advance: '1s' });
+    await graph.waitForSent(1);
+    expect(graph.attempts.map((attempt) => attempt.status)).toEqual([401, 200]);
+  });
+
+
   it('retries rate limits and server errors, gives up at once on a permanent refusal', async () => {
     graph.failures = [{ status: 429, code: 130429 }, { status: 500, code: 1 }];
     const s = await start();

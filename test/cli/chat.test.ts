@@ -44,6 +44,15 @@ describe('npm run chat', () => {
     expect(chat.output.stdout).toContain('Bye, +14165550177.');
   }, 40_000);
 
+  it('talks to the assistant flow when enrolled with --flow assistant', async () => {
+    const chat = runChat(['--embedded', '--phone', '+1 416 555 0179', '--flow', 'assistant'], { DATABASE_URL: 'sqlite::memory:' });
+    await chat.expectOutput(/offline demo model/, 'the greeting');
+    chat.type('what is 6 * 7');
+    await chat.expectOutput(/6 \* 7 = 42/, 'the calculator\'s answer');
+    chat.type('/quit');
+    await waitFor(() => chat.output.code === 0, { what: 'exit 0' });
+  }, 30_000);
+
   it('talks to a running server, finding an already-enrolled participant', async () => {
     server = await startTestServer({ CLOCK: 'virtual' });
     await server.request('POST', '/conversation/participants', { phone_number: '+14165550178', name: 'Bo' });

@@ -106,11 +106,23 @@ describe('operator console in headless Chromium', () => {
   });
 
   it('runs a service-desk session: verification keeps the question and answers it', async () => {
-    await page.getByRole('button', { name: 'Start a service-desk session' }).click();
+    await page.selectOption('#session-flow', 'service-desk');
+    await page.getByRole('button', { name: 'Start a session' }).click();
     await page.locator('#messages li.assistant .text', { hasText: 'How can I help' }).waitFor();
     await chat('When is my next appointment?', /phone number and 5-digit ZIP/);
     await chat('415-555-0100, ZIP 94107', /Quarterly pest control/);
     await expect.poll(() => page.textContent('#session-state')).toBe('PresentingAppointments');
+  });
+
+  it('runs an assistant session on the offline model: arithmetic, notes and recall', async () => {
+    await page.selectOption('#session-flow', 'assistant');
+    await page.getByRole('button', { name: 'Start a session' }).click();
+    await expect.poll(() => page.textContent('#session-title')).toBe('Assistant session');
+    await page.locator('#messages li.assistant .text', { hasText: 'offline demo model' }).waitFor();
+    await chat('what is 1,250 * 12', /1,250 \* 12 = 15000/);
+    await chat('note: buy oat milk', /Saved note note_/);
+    await chat('list my notes', /buy oat milk/);
+    await chat('what did I say about milk?', /UTC\] User: note: buy oat milk/);
   });
 
   it('renders the API reference from /openapi.json', async () => {

@@ -193,7 +193,18 @@ describe('session event stream over a real WebSocket', () => {
 
     expect((await message(id, { type: 'shout', text: 'x' })).body).toMatchObject({ code: 'invalid_request', field: 'type' });
     expect((await message(id, { type: 'text' })).body).toMatchObject({ code: 'invalid_request', field: 'text' });
+    expect((await message(id, { type: 'text', text: 'x'.repeat(32_001) })).body).toMatchObject({ code: 'invalid_request', field: 'text' });
     expect((await server!.request('GET', '/api/conversations/nope/summary')).status).toBe(404);
+  });
+
+  it('answers the first frame over the budget, then disconnects a client that floods the socket', async () => {
+    const id = await start(() => ({ text: 'ok' }));
+    const client = await connect(id);
+    await client.waitFor((event) => event.type === 'resync', 'initial snapshot');
+    for (let i = 0; i < 300; i++) client.send({ type: 'resync', lastEventId: 0 });
+    expect(await client.closed()).toBe(1008);
+    expect(client.of('error').map((event) => (event.type === 'error' ? event.data : null))).toEqual([{ code: 'rate_limited', field: 'frame' }]);
+    expect((await server!.request('GET', '/health')).status).toBe(200);
   });
 
   it('requires the token, or a single-use ticket for a browser WebSocket', async () => {

@@ -58,9 +58,34 @@ describe('AI SDK UI message stream (useChat)', () => {
     expect(history.at(-2)).toMatchObject({ role: 'user', text: 'I want to walk' });
   });
 
+  it('talks to a web session that has no participant (the assistant)', async () => {
+    server = await startTestServer({}, { provider: createScriptedProvider((request) => ({ text: request.messages.at(-1)!.content.startsWith('[') ? 'Hi!' : 'Six times seven is 42.' })) });
+    const id = (await server.request('POST', '/api/conversations', { flow: 'assistant' })).body.result.id as string;
+    const { message } = await chat(id, [userMessage('u1', 'what is 6 * 7? mail me at jo@example.com')]);
+    expect(message!.parts.filter((part) => part.type === 'text').map((part) => part.text).join('')).toBe('Six times seven is 42.');
+    const stored = (await server.store.listMessages(id)).filter((m) => m.role === 'user');
+    expect(stored.map((m) => m.text)).toEqual(['what is 6 * 7? mail me at [email]']);
+
+    // The same message again (a retried request): the stored answer, no second turn.
+    const again = await chat(id, [userMessage('u1', 'what is 6 * 7? mail me at jo@example.com')]);
+    expect(again.message!.parts.filter((part) => part.type === 'text').map((part) => part.text).join('')).toBe('Six times seven is 42.');
+    expect((await server.store.listMessages(id)).filter((m) => m.role === 'user')).toHaveLength(1);
+  });
+
+  it('a retry sent while the first request is still being answered gets the same answer', async () => {
+    server = await startTestServer({}, { provider: createScriptedProvider((request) => (request.messages.at(-1)!.content.startsWith('[') ? { text: 'Hi!' } : { text: 'Slow but sure.', delayMs: 400 })) });
+    const id = (await server.request('POST', '/api/conversations', { flow: 'assistant' })).body.result.id as string;
+    const text = (reply: Awaited<ReturnType<typeof chat>>) => reply.message!.parts.filter((part) => part.type === 'text').map((part) => part.text).join('');
+    const [first, retry] = await Promise.all([chat(id, [userMessage('u1', 'take your time')]), chat(id, [userMessage('u1', 'take your time')])]);
+    expect([text(first), text(retry)]).toEqual(['Slow but sure.', 'Slow but sure.']);
+    expect((await server.store.listMessages(id)).filter((m) => m.role === 'user')).toHaveLength(1);
+  });
+
   it('rejects a request whose last message is not a user text', async () => {
     const id = await start();
     const response = await server!.request('POST', `/api/conversations/${id}/chat`, { messages: [{ id: 'a', role: 'assistant', parts: [{ type: 'text', text: 'hi' }] }] });
     expect(response).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'messages' } });
+    const long = await server!.request('POST', `/api/conversations/${id}/chat`, { messages: [userMessage('u9', 'x'.repeat(32_001))] });
+    expect(long).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'messages' } });
   });
 });

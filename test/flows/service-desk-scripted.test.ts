@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LlmRequest } from '../../src/llm/llm-provider.ts';
 import { createScriptedProvider, type ScriptedStep } from '../../src/llm/scripted-provider.ts';
-import { EventClient } from '../kit/event-client.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
-import { waitFor } from '../kit/wait-for.ts';
+import { openWebSession } from '../kit/web-session.ts';
 
 // The service desk against a scripted model that plays each role (acknowledge, decide, narrate)
 // as the test says, including badly: proposals the gate must refuse, narration in JSON.
@@ -25,16 +24,7 @@ async function session(decide: (said: string, request: LlmRequest) => ScriptedSt
     return narrate(request);
   });
   server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z' }, { provider });
-  const id = (await server.request('POST', '/api/conversations', { flow: 'service-desk' })).body.result.id as string;
-  const client = await EventClient.connect(server.url, id, '?lastEventId=0');
-  await waitFor(() => client.of('final').length === 1, { what: 'greeting' });
-  const say = async (text: string) => {
-    const before = client.of('final').length;
-    await server!.request('POST', `/api/conversations/${id}/message`, { text });
-    await waitFor(() => client.of('final').length > before, { what: `reply to ${text}` });
-    return client.of('final').at(-1) as { text: string };
-  };
-  return { id, client, say, provider };
+  return { ...(await openWebSession(server, 'service-desk')), provider };
 }
 
 const verify = { toolCalls: [{ name: 'verify_account', arguments: { phone: '+14155550100', zip: '94107' } }] };

@@ -127,9 +127,13 @@ describe('service desk (offline policy, demo CRM)', () => {
   it('records the decision, the gate and every tool call in the audit and the summary, with first-token latency', async () => {
     const { id, say } = await session();
     await say('4155550100 94107');
+    await say('when is my next appointment?');
     const summary = await server!.request('GET', `/api/conversations/${id}/summary`);
     expect(summary.body).toMatch(/gate/);
     expect(summary.body).toMatch(/verify_account/);
+    // The change is listed under the turn that verified, not the one after it.
+    const verifying = summary.body.split('\n### ').find((section: string) => section.includes('verify_account'));
+    expect(verifying).toContain('State change: CollectingVerification → VerifiedIdle');
     const turns = await server!.store.listTurns(id);
     expect(turns.at(-1)!.firstTokenMs).not.toBeNull();
   });

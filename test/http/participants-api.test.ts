@@ -58,6 +58,19 @@ describe('enrollment', () => {
     expect(response.body.message).toContain(field === 'body' ? '' : field);
   });
 
+  it('tells a field of the wrong type from a missing one', async () => {
+    expect((await enrol({})).body.message).toBe('phone_number: is required');
+    expect((await enrol({ phone_number: 14165550125 })).body.message).toBe('phone_number: must be of type string (got a number)');
+    expect((await enrol({ phone_number: '+14165550125', name: ['x'] })).body.message).toBe('name: must be of type string (got an array)');
+    expect((await enrol([])).body.message).toBe('body: must be of type object (got an array)');
+  });
+
+  it('answers router errors (bad percent-encoding, an over-long path segment) in the error envelope', async () => {
+    for (const path of ['/conversation/participants/%ZZ', `/conversation/participants/${'p'.repeat(150)}`]) {
+      expect(await server.request('GET', path)).toMatchObject({ status: 400, body: { status: 'error', code: 'invalid_request', field: 'url' } });
+    }
+  });
+
   it('rejects malformed JSON, prototype pollution, the wrong media type and oversized bodies', async () => {
     const malformed = await server.request('POST', '/conversation/participants', '{"phone_number": ');
     expect(malformed).toMatchObject({ status: 400, body: { code: 'invalid_json' } });
@@ -111,6 +124,11 @@ describe('participant resource', () => {
     expect(wrong.headers.get('allow')).toBe('GET, POST');
     expect(wrong.body.code).toBe('method_not_allowed');
     expect((await server.request('GET', '/nowhere')).body.code).toBe('not_found');
+  });
+
+  it('names the inbound sender field when its number is invalid', async () => {
+    expect(await server.request('POST', '/conversation/inbound', { from: 'abc', text: 'hi' })).toMatchObject({ status: 400, body: { code: 'invalid_phone_number', field: 'from' } });
+    expect(await server.request('POST', '/conversation/inbound', { from: '+14165550177', text: '   ' })).toMatchObject({ status: 400, body: { field: 'text' } });
   });
 
   it('validates list queries', async () => {

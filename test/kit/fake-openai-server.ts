@@ -243,6 +243,8 @@ export interface FakeToolCall {
 
 export interface FakeReply {
   text?: string;
+  /** Streamed first as `delta.reasoning_content` (DeepSeek, llama.cpp), before any content. */
+  reasoning?: string;
   toolCalls?: FakeToolCall[];
   /** Default `tool_calls` when there are tool calls, else `stop`. */
   finishReason?: string;
@@ -275,6 +277,7 @@ export function buildStreamChunks(reply: FakeReply, context: ChunkContext): Chun
   });
   const calls = normalizedCalls(reply);
   const chunks: Chunk[] = [chunk({ role: 'assistant', content: calls.length > 0 && !reply.text ? null : '' })];
+  for (const piece of splitEvery(reply.reasoning ?? '', reply.chunkSize ?? 4)) chunks.push(chunk({ reasoning_content: piece }));
   for (const piece of splitEvery(reply.text ?? '', reply.chunkSize ?? 4)) chunks.push(chunk({ content: piece }));
   chunks.push(...toolCallChunks(calls, chunk));
   chunks.push(chunk({}, finishReasonOf(reply)));

@@ -71,6 +71,13 @@ describe('openai-compatible provider: streaming', () => {
     expect(response).toEqual({ text, toolCalls: [], finishReason: 'stop', model: 'gpt-test-2026-01-01', usage: { inputTokens: 42, outputTokens: 17 } });
   });
 
+  it('keeps reasoning (reasoning_content) apart from the text: never streamed as text', async () => {
+    const { call, deltas } = setup([{ reasoning: 'The user greets me; greet back.', text: 'Hi!' }, { reasoning: 'Only thinking this time.' }]);
+    expect(await call()).toMatchObject({ text: 'Hi!', reasoning: 'The user greets me; greet back.' });
+    expect(deltas.join('')).toBe('Hi!');
+    expect(await call()).toMatchObject({ text: '', reasoning: 'Only thinking this time.', toolCalls: [] });
+  });
+
   it('reassembles two tool calls whose argument fragments interleave', async () => {
     const { call } = setup([
       {

@@ -6,6 +6,7 @@ import { eventsContract } from './contract-events.ts';
 import { channelsContract } from './contract-channels.ts';
 import { leasesContract } from './contract-leases.ts';
 import { crmContract } from './contract-crm.ts';
+import { searchContract } from './contract-search.ts';
 import { emptyProfile } from '../../src/core/profile.ts';
 import { conversation, message, participant, T0 } from './store-fixtures.ts';
 
@@ -142,6 +143,7 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
     channelsContract(store);
     leasesContract(store);
     crmContract(store);
+    searchContract(store);
   });
 }
 

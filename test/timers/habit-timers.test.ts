@@ -164,6 +164,16 @@ describe('habit timers on the virtual clock', () => {
     server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z' }, { provider: model({}) });
     expect(await server.request('POST', '/admin/clock', { advance: 'soon' })).toMatchObject({ status: 400, body: { field: 'advance' } });
     expect(await server.request('POST', '/admin/clock', { to: '2020-01-01T00:00:00Z' })).toMatchObject({ status: 400, body: { field: 'to' } });
+    // Out of any date's range: refused, and the clock (and everything using it) keeps working.
+    expect(await server.request('POST', '/admin/clock', { advance: '99999999999999h' })).toMatchObject({ status: 400, body: { field: 'advance' } });
+    expect(await server.request('POST', '/admin/clock', { to: '9999-12-31T23:59:59Z' })).toMatchObject({ status: 400, body: { field: 'to' } });
     expect((await server.request('POST', '/admin/clock', { advance: '90m' })).body.result).toEqual({ now: '2026-06-01T13:30:00.000Z', fired: 0 });
+    expect((await server.request('POST', '/conversation/participants', { phone_number: '+14165550111' })).status).toBe(201);
+    // Many allowed moves still stop short of dates the store cannot hold.
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) statuses.push((await server.request('POST', '/admin/clock', { advance: '3660d' })).status);
+    expect(statuses.slice(0, 17).every((status) => status === 200)).toBe(true);
+    expect(statuses.at(-1)).toBe(400);
+    expect((await server.request('POST', '/conversation/participants', { phone_number: '+14165550112' })).status).toBe(201);
   });
 });

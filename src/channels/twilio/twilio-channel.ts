@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import type { Clock } from '../../core/clock.ts';
 import type { Store } from '../../store/store.ts';
 import { ChannelError, type Channel, type SendReceipt } from '../channel.ts';
 import { callProvider, retryableStatus } from '../http-send.ts';
@@ -9,6 +10,10 @@ export const TWILIO_CHANNEL = 'twilio';
 export const SMS_MAX_LENGTH = 1600;
 /** Twilio error codes a later attempt cannot fix: unsubscribed, invalid or unreachable numbers. */
 const FINAL_CODES = new Set([21211, 21408, 21610, 21612, 21614, 21606, 30004, 30006]);
+/** Refusals that pass (answered 400 all the same): the sender's queue is full, too many requests. */
+const PASSING_CODES = new Set([21611, 20429, 14107]);
+/** The recipient replied STOP to this sender (maybe before we knew them, or on another of our numbers). */
+const UNSUBSCRIBED = 21610;
 
 export interface TwilioChannelOptions {
   accountSid: string;
@@ -19,6 +24,7 @@ export interface TwilioChannelOptions {
   /** Where status callbacks are asked for; none without it. */
   publicBaseUrl: string | undefined;
   store: Store;
+  clock: Clock;
   logger: Logger;
   timeoutMs?: number;
   fetch?: typeof fetch;
@@ -56,7 +62,12 @@ export function createTwilioChannel(options: TwilioChannelOptions): Channel {
       if (answer.status >= 200 && answer.status < 300 && accepted.success) return { providerMessageId: accepted.data.sid };
       const error = twilioError.safeParse(answer.body);
       const code = error.success ? error.data.code : undefined;
-      const retryable = retryableStatus(answer.status) && !(code !== undefined && FINAL_CODES.has(code));
+      const retryable = code !== undefined && FINAL_CODES.has(code) ? false : retryableStatus(answer.status) || (code !== undefined && PASSING_CODES.has(code));
+      if (code === UNSUBSCRIBED) {
+        // Remember it: no later message is tried until they send START.
+        const now = options.clock.now();
+        await options.store.setContactOptOut(TWILIO_CHANNEL, message.recipient, now, now).catch(() => undefined);
+      }
       throw new ChannelError(`Twilio answered ${answer.status}${code ? ` (code ${code})` : ''}: ${(error.success && error.data.message) || 'no error body'}`, { retryable });
     },
   };

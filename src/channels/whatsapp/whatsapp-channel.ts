@@ -8,24 +8,42 @@ import { callProvider, retryableStatus } from '../http-send.ts';
 export const WHATSAPP_CHANNEL = 'whatsapp';
 /** Free-form messages are allowed for this long after the person's last message. */
 export const SERVICE_WINDOW_MS = 24 * 3_600_000;
-/** Meta: "re-engagement message", the window is closed. */
-const WINDOW_CLOSED = 131047;
+/** Meta: "re-engagement message", the window is closed (answered at once, or later as a failed status). */
+export const WINDOW_CLOSED = 131047;
+/**
+ * Ends the idempotency key of a message sent again as the template because Meta reported, after
+ * accepting it, that the window had closed (our record of the window was off).
+ */
+export const TEMPLATE_RESEND = '#template';
 /** Graph error codes that mean "slow down" or a passing fault. */
 const TRANSIENT_CODES = new Set([1, 2, 4, 17, 341, 80007, 130429, 131000, 131016, 131048, 131056]);
+/** Graph error codes of a bad or expired access token: every send fails until it is replaced. */
+const AUTH_CODES = new Set([190, 102, 10, 200]);
 const MAX_BUTTONS = 3;
+const BUTTON_TITLE_MAX = 20;
+const LIST_ROW_TITLE_MAX = 24;
 const INTERACTIVE_BODY_MAX = 1024;
-const TEMPLATE_PARAMETER_MAX = 1024;
+/** Meta caps a template's body, its own text and the parameters together, at 1,024 characters. */
+const TEMPLATE_BODY_MAX = 1024;
+const TEXT_BODY_MAX = 4096;
 
 export interface WhatsAppChannelOptions {
   accessToken: string;
   phoneNumberId: string;
   apiBaseUrl: string;
-  template: { name: string; language: string } | undefined;
+  template: WhatsAppTemplate | undefined;
   store: Store;
   clock: Clock;
   logger: Logger;
   timeoutMs?: number;
   fetch?: typeof fetch;
+}
+
+/** The approved template for sends outside the window; `textLength` counts its own body text besides `{{1}}`. */
+export interface WhatsAppTemplate {
+  name: string;
+  language: string;
+  textLength: number;
 }
 
 const sendAnswer = z.looseObject({ messages: z.array(z.looseObject({ id: z.string() })).min(1) });
@@ -56,7 +74,8 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
     if (answer.status >= 200 && answer.status < 300 && accepted.success) return { providerMessageId: accepted.data.messages[0]!.id };
     const error = graphError.safeParse(answer.body);
     const code = error.success ? error.data.error.code : undefined;
-    const retryable = retryableStatus(answer.status) || (code !== undefined && TRANSIENT_CODES.has(code));
+    // An expired token fails every send until someone replaces it: keep the message for then.
+    const retryable = retryableStatus(answer.status) || answer.status === 401 || (code !== undefined && (TRANSIENT_CODES.has(code) || AUTH_CODES.has(code)));
     throw new WhatsAppSendError(`WhatsApp Cloud API answered ${answer.status}${code ? ` (code ${code})` : ''}: ${error.success ? error.data.error.message : 'no error body'}`, { retryable, code });
   };
 
@@ -69,12 +88,14 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
 
   return {
     name: WHATSAPP_CHANNEL,
-    // 1024, not the 4096 of a text message: any message may have to go out as the template,
-    // whose parameter holds 1024 characters.
-    capabilities: { polls: { maxOptions: 10, maxOptionLength: 20 }, maxTextLength: TEMPLATE_PARAMETER_MAX },
+    // With a template, any message may have to go out as its parameter: the parts must fit there.
+    capabilities: {
+      polls: { maxOptions: 10, maxOptionLength: LIST_ROW_TITLE_MAX },
+      maxTextLength: options.template ? templateParameterMax(options.template) : TEXT_BODY_MAX,
+    },
     async send(message, signal): Promise<SendReceipt> {
       const to = recipientOf(message.recipient);
-      if (!(await windowOpen(options, message))) return sendTemplate(message, to, signal);
+      if (message.idempotencyKey.endsWith(TEMPLATE_RESEND) || !(await windowOpen(options, message))) return sendTemplate(message, to, signal);
       try {
         return await post({ ...envelope(to), ...freeFormBody(message) }, signal);
       } catch (error) {
@@ -96,9 +117,14 @@ class WhatsAppSendError extends ChannelError {
 
 type Recipient = { to: string } | { recipient: string };
 
-/** E.164 numbers go in `to` as digits; anything else is a business-scoped user id. */
-function recipientOf(address: string): Recipient {
-  return address.startsWith('+') ? { to: address.slice(1) } : { recipient: address };
+/** Phone numbers (E.164 or a bare wa_id) go in `to` as digits; a business-scoped user id (`US.…`) in `recipient`. */
+export function recipientOf(address: string): Recipient {
+  if (address.startsWith('+')) return { to: address.slice(1) };
+  return /^\d+$/.test(address) ? { to: address } : { recipient: address };
+}
+
+function templateParameterMax(template: WhatsAppTemplate): number {
+  return Math.max(TEMPLATE_BODY_MAX - template.textLength, 1);
 }
 
 function envelope(to: Recipient) {
@@ -120,22 +146,24 @@ export function freeFormBody(message: Pick<OutboundMessage, 'text' | 'poll'>): o
   if (!poll) return { type: 'text', text: { body: message.text, preview_url: false } };
   const body = { text: clip(poll.question, INTERACTIVE_BODY_MAX) };
   const ids = poll.options.map((_option, index) => `opt:${index + 1}`);
-  if (poll.options.length <= MAX_BUTTONS) {
+  if (poll.options.length <= MAX_BUTTONS && poll.options.every((title) => [...title].length <= BUTTON_TITLE_MAX)) {
     return { type: 'interactive', interactive: { type: 'button', body, action: { buttons: poll.options.map((title, index) => ({ type: 'reply', reply: { id: ids[index], title } })) } } };
   }
   return { type: 'interactive', interactive: { type: 'list', body, action: { button: 'Choose', sections: [{ title: 'Options', rows: poll.options.map((title, index) => ({ id: ids[index], title })) }] } } };
 }
 
 /** The template with the text as its one body parameter; Meta refuses newlines and long runs of spaces there. */
-export function templateBody(message: Pick<OutboundMessage, 'text' | 'poll'>, template: { name: string; language: string }): object {
+export function templateBody(message: Pick<OutboundMessage, 'text' | 'poll'>, template: WhatsAppTemplate): object {
   const text = message.poll ? `${message.poll.question} (${message.poll.options.join(' / ')})` : message.text;
-  const parameter = clip(text.replace(/\s+/g, ' ').trim(), TEMPLATE_PARAMETER_MAX);
+  const parameter = clip(text.replace(/\s+/g, ' ').trim(), templateParameterMax(template));
   return {
     type: 'template',
     template: { name: template.name, language: { code: template.language }, components: [{ type: 'body', parameters: [{ type: 'text', text: parameter }] }] },
   };
 }
 
+/** At most `max` characters (code points, never half a surrogate pair), with an ellipsis when cut. */
 function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+  const chars = [...text];
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
 }

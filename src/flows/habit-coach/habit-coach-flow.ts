@@ -59,7 +59,7 @@ export function createHabitCoachFlow(options: HabitCoachOptions): Flow {
       }
     },
     greetingHint: (participant) =>
-      `[The participant ${participant.name ? `(${participant.name}) ` : ''}has just joined the program and is expecting a greeting. ` +
+      `[The participant ${participant?.name ? `(${participant.name}) ` : ''}has just joined the program and is expecting a greeting. ` +
       'Greet them warmly, say in a sentence what this is about, and ask your first question.]',
     prepareTurn: async (request) => prepareTurn(request, options),
   };

@@ -5,6 +5,7 @@ import { turnLatencyMigration } from './002-turn-latency.ts';
 import { channelsMigration } from './003-channels.ts';
 import { leasesMigration } from './004-leases.ts';
 import { demoCrmMigration } from './005-demo-crm.ts';
+import { assistantMigration } from './006-assistant.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -17,5 +18,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '003_channels': channelsMigration(),
     '004_leases': leasesMigration(),
     '005_demo_crm': demoCrmMigration(),
+    '006_assistant': assistantMigration(dialect),
   };
 }

@@ -1,0 +1,153 @@
+import type { FlowRunContext } from '../../engine/flow.ts';
+import type { ExecutedToolCall, ToolLoopResult } from '../../engine/tool-loop.ts';
+import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';
+import { toolSpec, type AnyTool } from '../../tools/define-tool.ts';
+import { executeToolCall } from '../../tools/execute-tool-call.ts';
+import { decideAssistantStep } from './assistant-step.ts';
+import { CallGuard } from './call-guard.ts';
+import { createMarkerFilter, stripToolMarkers } from './tool-markers.ts';
+
+export const ASSISTANT_APOLOGY = "Sorry, I couldn't put an answer together this time. Could you ask again, maybe in other words?";
+export const CONTINUE_AFTER_THINKING = 'Go on: answer my request now, or call the tool you need.';
+export const ANSWER_FROM_RESULTS = 'Answer my request now, using the tool results above. Do not call more tools unless they are essential.';
+
+export interface AgenticLoopInput extends FlowRunContext {
+  /** The system message without the per-call context block. */
+  system: string;
+  /** A fresh context block (time, location), built before every model call. */
+  context: () => string;
+  /** Recent dialogue and the current request (no system message). */
+  dialogue: LlmMessage[];
+  /** The tools this reply may use: the profile's allowlist and the MCP tools. */
+  tools: ReadonlyArray<AnyTool>;
+  maxModelCalls: number;
+}
+
+/**
+ * Spec 003's agentic loop, guarded: at most `maxModelCalls` calls; every tool call of a response
+ * runs (or is refused by the `CallGuard`) and gets exactly one result with its id; exactly one
+ * context block, inside the system message, per call; the person always gets an answer.
+ */
+export async function runAgenticLoop(input: AgenticLoopInput): Promise<ToolLoopResult> {
+  const toolsByName = new Map(input.tools.map((tool) => [tool.name, tool]));
+  const specs = input.tools.map(toolSpec);
+  const guard = new CallGuard({ allowed: [...toolsByName.keys()] });
+  const dialogue = [...input.dialogue];
+  const result: ToolLoopResult = { text: '', endedBy: 'reply', toolCalls: [], modelCalls: 0, toolRounds: 0, modelMs: 0, toolMs: 0, model: input.provider.model };
+  let nudged = false;
+  let continued = false;
+  /** What the person was already told in earlier rounds ("Let me check…"): part of the answer. */
+  const said: string[] = [];
+  const ids = new CallIds();
+
+  for (;;) {
+    const modelStart = input.elapsed();
+    input.onModelCall?.();
+    const sawToolResults = dialogue.some((message) => message.role === 'tool');
+    // The last call is asked to answer from the results in hand. Its tools stay declared: some
+    // providers refuse a history of tool calls without them; a call it proposes is not run.
+    const last = result.modelCalls === input.maxModelCalls - 1;
+    if (last && sawToolResults && !nudged) {
+      nudged = true;
+      dialogue.push({ role: 'user', content: ANSWER_FROM_RESULTS });
+    }
+    const messages: LlmMessage[] = [{ role: 'system', content: `${input.system}\n\n${input.context()}` }, ...dialogue];
+    const onTextDelta = input.onTextDelta && separated(input.onTextDelta, () => said.length > 0);
+    const filter = onTextDelta ? createMarkerFilter(onTextDelta) : undefined;
+    const tools = specs.length > 0 ? specs : undefined;
+    const response = await input.provider.complete({ messages, tools }, { signal: input.signal, onTextDelta: filter && ((delta) => filter.push(delta)) });
+    filter?.flush();
+    result.modelMs += input.elapsed() - modelStart;
+    result.modelCalls += 1;
+    result.model = response.model;
+
+    const step = decideAssistantStep(response, { modelCalls: result.modelCalls, maxModelCalls: input.maxModelCalls, sawToolResults, nudged });
+    switch (step.kind) {
+      case 'reply':
+        return { ...result, text: [...said, step.text].join('\n\n') };
+      case 'apologize':
+        // What was said along the way is an answer of sorts; only silence gets the apology.
+        return said.length > 0 ? { ...result, text: said.join('\n\n') } : { ...result, text: ASSISTANT_APOLOGY, endedBy: step.reason };
+      case 'continue':
+        // Reasoning is never sent back (providers reject or ignore it); one note moves the model on.
+        if (!continued) dialogue.push({ role: 'user', content: CONTINUE_AFTER_THINKING });
+        continued = true;
+        continue;
+      case 'nudge':
+        nudged = true;
+        dialogue.push({ role: 'user', content: ANSWER_FROM_RESULTS });
+        continue;
+      case 'run-tools': {
+        result.toolRounds += 1;
+        const text = stripToolMarkers(response.text);
+        if (text) said.push(text);
+        const calls = step.calls.map((call) => ids.unique(call));
+        dialogue.push({ role: 'assistant', content: response.text, toolCalls: calls });
+        for (const call of calls) {
+          const executed = await runGuarded(call, { guard, toolsByName, round: result.toolRounds, input });
+          result.toolCalls.push(executed);
+          result.toolMs += executed.durationMs;
+          dialogue.push({ role: 'tool', toolCallId: call.id, content: executed.outcome.result });
+        }
+      }
+    }
+  }
+}
+
+/** Streams a later round's text after a blank line, so it reads as it will be stored. */
+function separated(onTextDelta: (delta: string) => void, spokeBefore: () => boolean): (delta: string) => void {
+  let first = true;
+  return (delta) => {
+    if (!delta) return;
+    if (first && spokeBefore()) onTextDelta('\n\n');
+    first = false;
+    onTextDelta(delta);
+  };
+}
+
+/**
+ * Tool-call ids unique within the reply: some models send empty ids, or reuse `call_0` in every
+ * response, and a tool result must answer exactly one call.
+ */
+class CallIds {
+  readonly #seen = new Set<string>();
+
+  unique(call: LlmToolCall): LlmToolCall {
+    let id = call.id.trim();
+    if (!id || this.#seen.has(id)) {
+      const base = id || 'call';
+      for (let n = 2; ; n++) {
+        const candidate = `${base}_${n}`;
+        if (!this.#seen.has(candidate)) {
+          id = candidate;
+          break;
+        }
+      }
+    }
+    this.#seen.add(id);
+    return id === call.id ? call : { ...call, id };
+  }
+}
+
+interface RunContext {
+  guard: CallGuard;
+  toolsByName: ReadonlyMap<string, AnyTool>;
+  round: number;
+  input: AgenticLoopInput;
+}
+
+async function runGuarded(call: LlmToolCall, { guard, toolsByName, round, input }: RunContext): Promise<ExecutedToolCall> {
+  const startedAt = input.elapsed();
+  const verdict = guard.check(call);
+  if (!verdict.run) {
+    const refused = { round, call, outcome: verdict.outcome, startedAt, durationMs: 0 };
+    input.onAudit?.(refused);
+    return refused;
+  }
+  input.onToolStart?.(call);
+  const outcome = await executeToolCall(toolsByName, call, input.signal);
+  guard.ran(call, outcome);
+  const executed = { round, call, outcome, startedAt, durationMs: input.elapsed() - startedAt };
+  input.onToolCall?.(executed);
+  return executed;
+}
