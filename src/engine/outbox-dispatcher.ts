@@ -42,6 +42,12 @@ export class OutboxDispatcher {
   #again = false;
   #timer: NodeJS.Timeout | null = null;
   #stopped = false;
+  /**
+   * Sent, but the store did not take the "sent" mark (it was unreachable): marked before anything
+   * else is claimed, and never sent again by this process, so an outage between the send and the
+   * mark neither repeats the message nor holds the conversation's next one for the claim time.
+   */
+  readonly #unmarked = new Map<string, { at: Date; attempts: number; providerMessageId: string | null }>();
 
   constructor(options: OutboxDispatcherOptions) {
     this.#options = options;
@@ -85,34 +91,47 @@ export class OutboxDispatcher {
 
   async #pass(): Promise<void> {
     const { store, clock } = this.#options;
+    await this.#markSent();
     // One item per conversation per claim, so a conversation's messages leave in order even
     // when several processes deliver; the next one is claimable once this one is sent.
     for (;;) {
       const now = clock.now();
       const claimed = await store.claimDueOutbox(now, this.#options.batchSize ?? 100, new Date(now.getTime() + CLAIM_MS));
       if (claimed.length === 0) return;
-      await Promise.all(claimed.map((item) => this.#deliver(item)));
+      const failed = (await Promise.allSettled(claimed.map((item) => this.#deliver(item)))).find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
       if (this.#stopped) return;
     }
   }
 
-  async #deliver(item: OutboxItem): Promise<boolean> {
+  /** Records the sends the store missed; throws (the pass fails, to be retried) while it is still down. */
+  async #markSent(): Promise<void> {
+    for (const [id, sent] of this.#unmarked) {
+      await this.#options.store.markOutboxSent(id, sent.at, sent.attempts, sent.providerMessageId);
+      this.#unmarked.delete(id);
+    }
+  }
+
+  async #deliver(item: OutboxItem): Promise<void> {
     const { store, clock, logger, channels, maxAttempts } = this.#options;
     const attempts = item.attempts + 1;
     const channel = channels.get(item.channel);
+    let sent: { at: Date; attempts: number; providerMessageId: string | null };
     try {
       if (!channel) throw new ChannelError(`no channel named "${item.channel}" is configured`, { retryable: false });
       const receipt = await channel.send({ ...item, participantId: item.participantId });
-      failpoint('outbox.after-send');
-      await store.markOutboxSent(item.id, clock.now(), attempts, receipt?.providerMessageId ?? null);
-      return true;
+      sent = { at: clock.now(), attempts, providerMessageId: receipt?.providerMessageId ?? null };
     } catch (error) {
       const retryable = !(error instanceof ChannelError) || error.retryable;
       const giveUp = !retryable || attempts >= maxAttempts;
       const nextAttemptAt = giveUp ? null : new Date(clock.now().getTime() + retryDelayMs(attempts));
       await store.markOutboxAttemptFailed(item.id, { attempts, error: describeError(error), nextAttemptAt });
       logger.warn({ outboxId: item.id, channel: item.channel, attempts, giveUp, err: describeError(error) }, 'outbound delivery failed');
-      return false;
+      return;
     }
+    failpoint('outbox.after-send');
+    this.#unmarked.set(item.id, sent);
+    await store.markOutboxSent(item.id, sent.at, sent.attempts, sent.providerMessageId);
+    this.#unmarked.delete(item.id);
   }
 }

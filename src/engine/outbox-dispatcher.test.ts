@@ -1,0 +1,95 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { Channel } from '../channels/channel.ts';
+import type { OutboxItem } from '../core/domain.ts';
+import type { Store } from '../store/store.ts';
+import { OutboxDispatcher } from './outbox-dispatcher.ts';
+
+/**
+ * The three outbox calls of a store, in memory, with the same claim rule as the real ones (the
+ * first unsent item of each conversation, when due, hidden until `leaseUntil`), and a switch that
+ * makes the store unreachable.
+ */
+function outboxStore(items: OutboxItem[]) {
+  const state = { down: false, marks: 0 };
+  const reachable = () => {
+    if (state.down) throw new Error('Connection terminated unexpectedly');
+  };
+  const store = {
+    async claimDueOutbox(now: Date, limit: number, leaseUntil: Date) {
+      reachable();
+      const firsts = new Map<string, OutboxItem>();
+      for (const item of items) if (item.status === 'pending' && !firsts.has(item.conversationId)) firsts.set(item.conversationId, item);
+      const due = [...firsts.values()].filter((item) => item.nextAttemptAt <= now).slice(0, limit);
+      for (const item of due) item.nextAttemptAt = leaseUntil;
+      return due.map((item) => ({ ...item }));
+    },
+    async markOutboxSent(id: string, at: Date, attempts: number) {
+      reachable();
+      state.marks += 1;
+      Object.assign(items.find((item) => item.id === id)!, { status: 'sent', sentAt: at, attempts });
+    },
+    async markOutboxAttemptFailed(id: string, failure: { attempts: number; error: string; nextAttemptAt: Date | null }) {
+      reachable();
+      Object.assign(items.find((item) => item.id === id)!, {
+        attempts: failure.attempts,
+        lastError: failure.error,
+        status: failure.nextAttemptAt ? 'pending' : 'failed',
+        nextAttemptAt: failure.nextAttemptAt ?? new Date(0),
+      });
+    },
+  };
+  return { store: store as unknown as Store, state };
+}
+
+function item(id: string, conversationId: string, at: Date): OutboxItem {
+  return {
+    id, conversationId, participantId: null, channel: 'sink', recipient: '+14165550100', kind: 'text', text: id, poll: null,
+    idempotencyKey: `key_${id}`, status: 'pending', attempts: 0, nextAttemptAt: at, lastError: null, createdAt: at, sentAt: null,
+    providerMessageId: null, deliveryStatus: null, deliveryStatusAt: null, deliveryError: null,
+  };
+}
+
+function setup(items: OutboxItem[], onSend: (text: string) => void = () => undefined) {
+  const sent: string[] = [];
+  const channel: Channel = {
+    name: 'sink',
+    capabilities: {} as Channel['capabilities'],
+    async send(message) {
+      sent.push(message.text);
+      onSend(message.text);
+    },
+  };
+  const clock = { now: () => new Date(1_000_000), sleep: async () => undefined };
+  const { store, state } = outboxStore(items);
+  const dispatcher = new OutboxDispatcher({ store, channels: new Map([['sink', channel]]), clock, logger: pino({ level: 'silent' }), maxAttempts: 3 });
+  return { dispatcher, sent, state };
+}
+
+describe('OutboxDispatcher', () => {
+  it('sends a conversation\'s messages one after the other, in order, each once', async () => {
+    const at = new Date(0);
+    const { dispatcher, sent } = setup([item('a1', 'a', at), item('b1', 'b', at), item('a2', 'a', at), item('a3', 'a', at)]);
+    await dispatcher.kick();
+    expect(sent.filter((text) => text.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
+    expect(sent.sort()).toEqual(['a1', 'a2', 'a3', 'b1']);
+  });
+
+  it('does not send again what the store missed marking sent, and sends the next message as soon as the store is back', async () => {
+    const at = new Date(0);
+    const items = [item('m1', 'c', at), item('m2', 'c', at)];
+    // The store goes away between the first send and its "sent" mark.
+    const { dispatcher, sent, state } = setup(items, (text) => (state.down = text === 'm1'));
+    await dispatcher.kick();
+    expect(sent).toEqual(['m1']);
+    expect(items[0]!.status).toBe('pending'); // its claim still hides it; it must not be sent twice
+
+    await dispatcher.kick(); // still down: nothing moves, nothing is lost
+    expect(sent).toEqual(['m1']);
+
+    state.down = false;
+    await dispatcher.kick();
+    expect(sent).toEqual(['m1', 'm2']);
+    expect(items.map((entry) => [entry.status, entry.attempts])).toEqual([['sent', 1], ['sent', 1]]);
+  });
+});
