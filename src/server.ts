@@ -80,12 +80,15 @@ export function createProvider(config: AppConfig): LlmProvider {
  */
 function createChannels(
   config: AppConfig,
-  deps: { store: Store; clock: Clock; logger: Logger; webhook: Channel | undefined; fetch: typeof fetch | undefined },
+  deps: {
+    store: Store; clock: Clock; logger: Logger; webhook: Channel | undefined; fetch: typeof fetch | undefined;
+    unsubscribed: (participantId: string) => Promise<void>;
+  },
 ): ChannelDirectory {
-  const { store, clock, logger, fetch } = deps;
+  const { store, clock, logger, fetch, unsubscribed } = deps;
   const providers: Channel[] = [];
   if (config.whatsapp) providers.push(createWhatsAppChannel({ ...config.whatsapp, store, clock, logger, fetch }));
-  if (config.twilio) providers.push(createTwilioChannel({ ...config.twilio, store, clock, logger, fetch }));
+  if (config.twilio) providers.push(createTwilioChannel({ ...config.twilio, store, clock, logger, fetch, unsubscribed }));
   if (config.whatsapp && !config.whatsapp.template) logger.warn('WHATSAPP_TEMPLATE_NAME is not set: messages outside the 24-hour window cannot be sent');
   return new ChannelDirectory([...providers, deps.webhook ?? createWebhookChannel({ url: config.outbound.webhookUrl, logger }), createWebChannel()]);
 }
@@ -108,7 +111,11 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // SQLite is one process: whoever held a lease before this start is gone.
   if (store.dialect === 'sqlite') await store.clearLeases();
   const provider = overrides.provider ?? createProvider(config);
-  const channels = createChannels(config, { store, clock, logger, webhook: overrides.channel, fetch: overrides.fetch });
+  const channels = createChannels(config, {
+    store, clock, logger, webhook: overrides.channel, fetch: overrides.fetch,
+    // Set once the participant service exists; channels only send after start-up.
+    unsubscribed: (participantId) => participants.pause(participantId),
+  });
   const outgoing = new Outgoing({ ids, channels });
   const prompts = loadHabitPrompts(config.habit.promptFiles, logger);
   const flow = createHabitCoachFlow({ prompts, provider, ids, clock, random, prepMinutes: config.habit.prepMinutes, debug: config.conversation.debug });

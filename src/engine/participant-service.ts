@@ -126,6 +126,13 @@ export class ParticipantService {
     return this.#deps.store.transaction((tx) => this.updateIn(tx, id, patch));
   }
 
+  /** Pauses an active participant (they opted out on their channel); anyone else is left as is. */
+  async pause(id: string): Promise<void> {
+    await this.#deps.store.transaction(async (tx) => {
+      if ((await tx.getParticipant(id))?.status === 'active') await this.updateIn(tx, id, { status: 'paused' });
+    });
+  }
+
   /** `update` inside the caller's transaction. */
   async updateIn(tx: StoreTx, id: string, patch: ParticipantPatch): Promise<Participant> {
     const { clock } = this.#deps;

@@ -270,7 +270,7 @@ describe('status callbacks', () => {
 });
 
 describe('REST failures', () => {
-  it('gives up at once when Twilio says the recipient unsubscribed (21610)', async () => {
+  it('gives up at once when Twilio says the recipient unsubscribed (21610), and pauses them as a STOP would', async () => {
     api.failures = [{ status: 400, code: 21610 }];
     const s = await start();
     const created = await s.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'twilio' });
@@ -279,9 +279,19 @@ describe('REST failures', () => {
     expect((await s.store.listOutbox(conversationId))[0]).toMatchObject({ attempts: 1, lastError: expect.stringContaining('21610') });
     // Remembered as an opt-out: nothing more is tried until they send START.
     expect(await s.store.getContact('twilio', PHONE)).toMatchObject({ optedOutAt: expect.any(Date) });
+    const participant = (await s.request('GET', `/conversation/participants/${created.body.result.id}`)).body.result;
+    expect(participant.status).toBe('paused');
+    // What they write is kept, and not answered while they are paused.
     await postTwilio(s, '/webhooks/twilio', smsForm(PHONE, 'hello?'));
-    await waitFor(async () => (await s.store.listOutbox(conversationId)).at(-1)?.lastError?.includes('opted out'), { what: 'reply refused locally' });
+    await s.engine.idle();
+    expect(await userTexts(s, created.body.result.id)).toEqual(['hello?']);
+    expect(await s.store.listOutbox(conversationId)).toHaveLength(1);
     expect(api.attempts).toHaveLength(1);
+
+    // START undoes it: the participant is active again and hears from the program.
+    await postTwilio(s, '/webhooks/twilio', smsForm(PHONE, 'START'));
+    await waitFor(async () => (await s.request('GET', `/conversation/participants/${created.body.result.id}`)).body.result.status === 'active', { what: 'resumed' });
+    expect(await s.store.getContact('twilio', PHONE)).toMatchObject({ optedOutAt: null });
   });
 
   it("retries when the sender's queue is full (21611, answered 400)", async () => {

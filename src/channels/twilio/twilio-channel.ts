@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
+import { describeError } from '../../core/errors.ts';
 import type { Store } from '../../store/store.ts';
 import { ChannelError, type Channel, type SendReceipt } from '../channel.ts';
 import { callProvider, retryableStatus } from '../http-send.ts';
@@ -28,6 +29,8 @@ export interface TwilioChannelOptions {
   logger: Logger;
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** Twilio refused a participant's message because they unsubscribed (as a STOP would pause them). */
+  unsubscribed?: (participantId: string) => Promise<void>;
 }
 
 const created = z.looseObject({ sid: z.string().min(1) });
@@ -67,6 +70,9 @@ export function createTwilioChannel(options: TwilioChannelOptions): Channel {
         // Remember it: no later message is tried until they send START.
         const now = options.clock.now();
         await options.store.setContactOptOut(TWILIO_CHANNEL, message.recipient, now, now).catch(() => undefined);
+        if (message.participantId) {
+          await options.unsubscribed?.(message.participantId).catch((failure: unknown) => options.logger.warn({ participantId: message.participantId, err: describeError(failure) }, 'unsubscribed participant not paused'));
+        }
       }
       throw new ChannelError(`Twilio answered ${answer.status}${code ? ` (code ${code})` : ''}: ${(error.success && error.data.message) || 'no error body'}`, { retryable });
     },
