@@ -170,9 +170,16 @@ export class InboundService {
     await this.#deps.store.recordContactInbound({ channel: message.channel, contactId: message.contactId, participantId: participant?.id ?? null, phoneNumber }, sentAt);
   }
 
+  /**
+   * Someone not enrolled is told so once a day (UTC) at most, whatever they send: a number that
+   * keeps writing (or a script) does not cost a reply per message. The first message of the day
+   * is answered, so two arriving together still get exactly one.
+   */
   async #unknownSender(message: InboundMessage): Promise<InboundResult> {
-    const { item, duplicate } = await this.#deps.store.insertInbox(this.#item(message, null, null, 'ignored'));
-    if (!duplicate) void this.#acknowledge(item);
+    const { store, clock } = this.#deps;
+    const { item, duplicate } = await store.insertInbox(this.#item(message, null, null, 'ignored'));
+    const since = new Date(clock.now().toISOString().slice(0, 10));
+    if (!duplicate && (await store.firstInboxFrom(item.channel, item.sender, since))?.id === item.id) void this.#acknowledge(item);
     return { status: 'unknown-sender', inboxId: item.id, duplicate };
   }
 

@@ -5,7 +5,7 @@ import type { QueryContext } from './query-context.ts';
 import type { InboxTable } from './schema.ts';
 import { fromMs, fromMsOrNull, oneOf, toMs, toMsOrNull } from './codec.ts';
 
-type InboxOperations = Pick<StoreOperations, 'insertInbox' | 'getInbox' | 'listPendingInbox' | 'setInboxStatus' | 'listPendingInboxOf' | 'completeInbox'>;
+type InboxOperations = Pick<StoreOperations, 'insertInbox' | 'getInbox' | 'listPendingInbox' | 'setInboxStatus' | 'listPendingInboxOf' | 'firstInboxFrom' | 'completeInbox'>;
 
 const STATUSES = ['pending', 'processed', 'failed', 'ignored'] as const satisfies readonly InboxStatus[];
 
@@ -63,6 +63,20 @@ export function inboxQueries({ db }: QueryContext): InboxOperations {
         .limit(Math.max(0, limit))
         .execute();
       return rows.map(toInboxItem);
+    },
+
+    async firstInboxFrom(channel, sender, since) {
+      const row = await db
+        .selectFrom('inbox')
+        .selectAll()
+        .where('channel', '=', channel)
+        .where('sender', '=', sender)
+        .where('received_at', '>=', toMs(since))
+        .orderBy('received_at')
+        .orderBy('ordinal')
+        .limit(1)
+        .executeTakeFirst();
+      return row && toInboxItem(row);
     },
 
     async completeInbox(id, status, at, error = null) {

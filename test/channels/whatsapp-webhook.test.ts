@@ -154,11 +154,23 @@ describe('inbound messages', () => {
     expect((await postWhatsApp(s, payload)).body).toMatchObject({ messages: 0 });
   });
 
-  it('someone not enrolled gets the polite not-enrolled answer on WhatsApp', async () => {
+  it('someone not enrolled gets the polite not-enrolled answer on WhatsApp, once a day (UTC) however much they write', async () => {
     const s = await start();
     await postWhatsApp(s, whatsappText('who is this?', { waId: '14165550123' }));
     await graph.waitForSent(1);
     expect(graph.sent[0]!.body).toMatchObject({ to: '14165550123', type: 'text', text: { body: UNKNOWN_SENDER_REPLY } });
+
+    for (const text of ['hello?', 'anyone?', 'HELLO']) await postWhatsApp(s, whatsappText(text, { waId: '14165550123' }));
+    await postWhatsApp(s, whatsappText('me too', { waId: '14165550124' }));
+    await graph.waitForSent(2);
+    // Once per UTC day: the clock starts at 20:30.
+    await s.request('POST', '/admin/clock', { advance: '3h' });
+    await postWhatsApp(s, whatsappText('still there?', { waId: '14165550123' }));
+    await s.request('POST', '/admin/clock', { advance: '1h' });
+    await postWhatsApp(s, whatsappText('the next day', { waId: '14165550123' }));
+    await graph.waitForSent(3);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // nothing more is on its way
+    expect(graph.sent.map((sent) => sent.body.to)).toEqual(['14165550123', '14165550124', '14165550123']);
   });
 
   it('keys the contact by the business-scoped user id, so a later message without the phone number still reaches the participant', async () => {

@@ -154,6 +154,19 @@ export function queuesContract(store: () => Store): void {
       expect(await store().getInbox(firstA.id)).toMatchObject({ status: 'processed', processedAt: at(3000), error: null });
       expect(await store().getInbox(firstB.id)).toMatchObject({ status: 'failed', processedAt: at(3100), error: 'model down' });
     });
+
+    it("finds a sender's first message on a channel since a time", async () => {
+      const old = inboxItem({ sender: '+14165550111', receivedAt: at(1000) });
+      const firstA = inboxItem({ sender: '+14165550111', receivedAt: at(5000) });
+      const firstB = inboxItem({ sender: '+14165550111', receivedAt: at(5000) });
+      const other = inboxItem({ sender: '+14165550112', receivedAt: at(4000) });
+      const elsewhere = inboxItem({ sender: '+14165550111', channel: 'twilio', receivedAt: at(3000) });
+      for (const item of [firstB, old, other, elsewhere, firstA]) await store().insertInbox(item);
+      expect((await store().firstInboxFrom('webhook', '+14165550111', at(0)))?.id).toBe(old.id);
+      expect((await store().firstInboxFrom('webhook', '+14165550111', at(2000)))?.id).toBe(firstB.id); // same time: arrival order
+      expect((await store().firstInboxFrom('twilio', '+14165550111', at(0)))?.id).toBe(elsewhere.id);
+      expect(await store().firstInboxFrom('webhook', '+14165550111', at(6000))).toBeUndefined();
+    });
   });
 
   describe('outbox', () => {

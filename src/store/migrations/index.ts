@@ -6,6 +6,7 @@ import { channelsMigration } from './003-channels.ts';
 import { leasesMigration } from './004-leases.ts';
 import { demoCrmMigration } from './005-demo-crm.ts';
 import { assistantMigration } from './006-assistant.ts';
+import { inboxSenderMigration } from './007-inbox-sender.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -19,5 +20,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '004_leases': leasesMigration(),
     '005_demo_crm': demoCrmMigration(),
     '006_assistant': assistantMigration(dialect),
+    '007_inbox_sender': inboxSenderMigration(),
   };
 }
