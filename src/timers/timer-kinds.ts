@@ -13,12 +13,19 @@ export interface TimerKind<Payload = unknown> {
   kind: string;
   payload: z.ZodType<Payload>;
   handle(timer: Timer, payload: Payload, context: TimerContext): Promise<void>;
+  /**
+   * Runs when the timer has failed for the last time, before it is marked failed: a recurring
+   * kind arms its next occurrence here, so one bad day does not end the series. If this throws
+   * too, the timer is retried later as if it had not given up.
+   */
+  giveUp?(timer: Timer, payload: Payload, context: TimerContext): Promise<void>;
 }
 
 export function defineTimerKind<Schema extends z.ZodType>(kind: {
   kind: string;
   payload: Schema;
   handle: TimerKind<z.output<Schema>>['handle'];
+  giveUp?: TimerKind<z.output<Schema>>['giveUp'];
 }): TimerKind<z.output<Schema>> {
   // zod cannot prove a generic Schema is a ZodType of its own output; it always is.
   return kind as unknown as TimerKind<z.output<Schema>>;

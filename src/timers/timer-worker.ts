@@ -3,7 +3,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Timer } from '../core/timer.ts';
 import { describeError } from '../core/errors.ts';
 import type { Store } from '../store/store.ts';
-import type { TimerKindRegistry } from './timer-kinds.ts';
+import type { TimerKind, TimerKindRegistry } from './timer-kinds.ts';
 import { failpoint } from '../core/failpoint.ts';
 
 export interface TimerWorkerOptions {
@@ -127,12 +127,26 @@ export class TimerWorker {
       await kind.handle(timer, payload, { now, signal: this.#abort.signal });
       await store.completeTimer(timer.id, clock.now());
     } catch (error) {
-      const final = !kind || timer.attempts >= (this.#options.maxAttempts ?? 5);
+      const final = !kind || (timer.attempts >= (this.#options.maxAttempts ?? 5) && (await this.#giveUp(kind, timer, now)));
       const retryAt = final ? null : new Date(clock.now().getTime() + timerRetryDelayMs(timer.attempts));
       await store.failTimer(timer.id, describeError(error), retryAt);
       logger.warn({ timerId: timer.id, kind: timer.kind, attempts: timer.attempts, final, err: describeError(error) }, 'timer failed');
     } finally {
       clearInterval(renewal);
+    }
+  }
+
+  /** The kind's last word on a timer that failed for good; false when that failed too (retry later). */
+  async #giveUp(kind: TimerKind, timer: Timer, now: Date): Promise<boolean> {
+    if (!kind.giveUp) return true;
+    const payload = kind.payload.safeParse(timer.payload);
+    if (!payload.success) return true; // nothing to act on: the timer itself is malformed
+    try {
+      await kind.giveUp(timer, payload.data, { now, signal: this.#abort.signal });
+      return true;
+    } catch (error) {
+      this.#options.logger.error({ timerId: timer.id, kind: timer.kind, err: describeError(error) }, 'timer give-up failed; it will be retried');
+      return false;
     }
   }
 }

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { randomIds, type IdGenerator } from '../../src/core/clock.ts';
 import type { LlmRequest } from '../../src/llm/llm-provider.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
@@ -32,8 +33,8 @@ function model(schedule: object) {
   });
 }
 
-async function start(schedule: object, clockStart: string, env: Record<string, string> = {}) {
-  server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: clockStart, ...env }, { provider: model(schedule) });
+async function start(schedule: object, clockStart: string, env: Record<string, string> = {}, ids?: IdGenerator) {
+  server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: clockStart, ...env }, { provider: model(schedule), ids });
   const created = await server.request('POST', '/conversation/participants', { phone_number: PHONE, timezone: 'America/Toronto' });
   await waitFor(() => server!.sink.to(PHONE).length === 1, { what: 'greeting' });
   return created.body.result.id as string;
@@ -145,6 +146,33 @@ describe('habit timers on the virtual clock', () => {
     expect((await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result).toHaveLength(1);
     await advance({ advance: '1d' });
     expect(texts()).toContain('After coffee, walk around the block.');
+  });
+
+  it('a daily prompt that fails for good is lost, its schedule is not: the next day fires', async () => {
+    // Timer ids fail while armed: the prompt's transaction (it arms the follow-ups) rolls back.
+    let failures = 0;
+    const ids: IdGenerator = {
+      next: (prefix) => {
+        if (prefix === 'tmr' && failures > 0 && failures--) throw new Error('injected failure');
+        return randomIds.next(prefix);
+      },
+    };
+    const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z', {}, ids);
+    await say('set me up');
+    failures = 5; // one per attempt; the sixth id (the give-up's) is given
+    await advance({ to: '2026-06-02T12:00:00Z' }); // 07:50 local, then the retries over 75 s
+    expect(failures).toBe(0);
+    expect(texts()).not.toContain('After coffee, walk around the block.');
+    const timers = (await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result;
+    expect(timers).toEqual([expect.objectContaining({ kind: 'daily-prompt', due_at: '2026-06-03T11:50:00.000Z' })]);
+    await advance({ to: '2026-06-03T12:00:00Z' });
+    expect(texts().filter((text) => text === 'After coffee, walk around the block.')).toHaveLength(1);
+
+    // When giving up fails too, the timer is kept and tried again later: this time it goes out late.
+    failures = 6;
+    await advance({ to: '2026-06-04T12:00:00Z' });
+    expect(failures).toBe(0);
+    expect(texts().filter((text) => text === 'After coffee, walk around the block.')).toHaveLength(2);
   });
 
   it('fires a 0.5-minute delayed transition at 30 s, not before', async () => {

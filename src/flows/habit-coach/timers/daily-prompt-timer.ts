@@ -68,6 +68,13 @@ export function dailyPromptTimerKind(deps: HabitTimerDeps) {
         });
       });
     },
+    // This prompt is lost after its retries; the schedule is not: its next occurrence is armed.
+    giveUp: async (timer, { scheduleId }) => {
+      await whileActive(deps, timer, async (conversation, participant) => {
+        const schedule = (await deps.store.listSchedules(participant.id)).find((candidate) => candidate.id === scheduleId);
+        if (schedule) await deps.store.scheduleTimer(dailyPromptTimer(schedule, conversation.id, deps.clock.now(), deps, timer.dueAt));
+      });
+    },
   });
 }
 
