@@ -129,14 +129,14 @@ export class ParticipantService {
   /** Pauses an active participant (they opted out on their channel); anyone else is left as is. */
   async pause(id: string): Promise<void> {
     await this.#deps.store.transaction(async (tx) => {
-      if ((await tx.getParticipant(id))?.status === 'active') await this.updateIn(tx, id, { status: 'paused' });
+      if ((await tx.lockParticipant(id))?.status === 'active') await this.updateIn(tx, id, { status: 'paused' });
     });
   }
 
   /** `update` inside the caller's transaction. */
   async updateIn(tx: StoreTx, id: string, patch: ParticipantPatch): Promise<Participant> {
     const { clock } = this.#deps;
-    const before = await tx.getParticipant(id);
+    const before = await tx.lockParticipant(id); // a turn or timer committing meanwhile sees the change
     if (!before) throw notFound(id);
     const now = clock.now();
     const updated = (await tx.updateParticipant(id, patch, now))!;

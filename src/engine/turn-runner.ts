@@ -75,8 +75,13 @@ export class TurnRunner {
       const reply = interrupted ? null : result ? (prepared.codeAllowed ? result.text.trim() || prepared.fallbackText : plainReply(result.text, prepared.fallbackText)) : MODEL_FAILURE_REPLY;
       const status = interrupted ? 'cancelled' : error ? 'failed' : 'completed';
 
-      await store.transaction(async (tx) => {
+      const committed = await store.transaction(async (tx) => {
         const now = clock.now();
+        // Paused (or withdrawn) while the model ran: the message is kept, nothing the turn did is.
+        if (participant && (await tx.lockParticipant(participant.id))?.status !== 'active') {
+          await this.#keepMessageOnly(tx, conversation, input, now);
+          return false;
+        }
         await this.#appendTranscript(tx, { conversation, participant }, input, turnId, { id: replyId, text: reply }, outcome.extraMessages ?? [], now);
         await prepared.commit(tx);
         await this.#patchConversation(tx, conversation, outcome, now);
@@ -84,7 +89,12 @@ export class TurnRunner {
         const latency = narration?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
         await tx.insertTurn(this.#turnRecord({ turnId, conversation, input, prepared, result, error, status, latency, startedAt, finishedAt: now, started }));
         if (input.kind === 'message') await completeOnce(tx, input.inboxId, 'processed', now);
+        return true;
       });
+      if (!committed) {
+        await narration?.committed(turnId);
+        return { turnId, status: 'skipped', reply: null };
+      }
       if (error) this.#deps.logger.warn({ conversationId, turnId, err: describeError(error) }, 'model failed; apology sent');
       await (interrupted ? narration?.cancelled('interrupted') : narration?.committed(turnId));
       return { turnId, status, reply };
@@ -131,14 +141,14 @@ export class TurnRunner {
 
   /** An inactive participant's message is kept in the transcript; no model turn runs. */
   async #recordOnly(conversation: Conversation, input: TurnInput, turnId: string): Promise<TurnSummary> {
-    if (input.kind === 'message') {
-      await this.#deps.store.transaction(async (tx) => {
-        const now = this.#deps.clock.now();
-        await tx.appendMessages([this.#userMessage(conversation.id, input.text, null, now)]);
-        await completeOnce(tx, input.inboxId, 'ignored', now);
-      });
-    }
+    await this.#deps.store.transaction((tx) => this.#keepMessageOnly(tx, conversation, input, this.#deps.clock.now()));
     return { turnId, status: 'skipped', reply: null };
+  }
+
+  async #keepMessageOnly(tx: StoreTx, conversation: Conversation, input: TurnInput, now: Date): Promise<void> {
+    if (input.kind !== 'message') return;
+    await tx.appendMessages([this.#userMessage(conversation.id, input.text, null, now)]);
+    await completeOnce(tx, input.inboxId, 'ignored', now);
   }
 
   async #appendTranscript(

@@ -9,7 +9,7 @@ import { fromBool, fromMs, oneOf, toBool, toMs } from './codec.ts';
 
 type ParticipantOperations = Pick<
   StoreOperations,
-  'insertParticipant' | 'getParticipant' | 'findParticipantByPhone' | 'listParticipants' | 'updateParticipant' | 'deleteParticipant'
+  'insertParticipant' | 'getParticipant' | 'lockParticipant' | 'findParticipantByPhone' | 'listParticipants' | 'updateParticipant' | 'deleteParticipant'
 >;
 
 const PHONE_UNIQUE = { constraint: 'participants_phone_number_unique', sqliteColumns: 'participants.phone_number' };
@@ -50,6 +50,13 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
 
     async getParticipant(id) {
       const row = await db.selectFrom('participants').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toParticipant(row);
+    },
+
+    async lockParticipant(id) {
+      let query = db.selectFrom('participants').selectAll().where('id', '=', id);
+      if (ctx.dialect === 'postgres') query = query.forUpdate();
+      const row = await query.executeTakeFirst();
       return row && toParticipant(row);
     },
 

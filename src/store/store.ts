@@ -30,6 +30,12 @@ export interface StoreOperations {
   /** Throws `AppError('participant_exists')` when the phone number is taken. */
   insertParticipant(participant: Participant): Promise<void>;
   getParticipant(id: string): Promise<Participant | undefined>;
+  /**
+   * `getParticipant`, holding the row until the transaction ends (PostgreSQL `FOR UPDATE`; SQLite's
+   * transactions are exclusive already): a status change and a commit that depends on the status
+   * cannot interleave.
+   */
+  lockParticipant(id: string): Promise<Participant | undefined>;
   findParticipantByPhone(phoneNumber: string): Promise<Participant | undefined>;
   /** Ordered by enrollment time, oldest first. */
   listParticipants(filter?: { status?: ParticipantStatus; limit?: number; offset?: number }): Promise<Participant[]>;

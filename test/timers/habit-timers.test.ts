@@ -175,6 +175,57 @@ describe('habit timers on the virtual clock', () => {
     expect(texts().filter((text) => text === 'After coffee, walk around the block.')).toHaveLength(2);
   });
 
+  it('pausing while a turn or a daily prompt is being written: nothing it did is kept, and no timer is left', async () => {
+    // The model's call that `holding` picks waits for `release`.
+    let holding: (request: LlmRequest) => boolean = () => false;
+    let release!: () => void;
+    let hold: Promise<void> = Promise.resolve();
+    const holdWhen = (which: (request: LlmRequest) => boolean) => {
+      holding = which;
+      hold = new Promise((resolve) => (release = resolve));
+    };
+    const scripted = model({ type: 'fixed', fixed_time: '08:00' });
+    const provider = createScriptedProvider(async (request) => {
+      if (holding(request)) await hold;
+      const response = await scripted.complete(request, {});
+      return { text: response.text, toolCalls: response.toolCalls };
+    });
+    server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z' }, { provider });
+    const id = (await server.request('POST', '/conversation/participants', { phone_number: PHONE, timezone: 'America/Toronto' })).body.result.id;
+    await waitFor(() => server!.sink.to(PHONE).length === 1, { what: 'greeting' });
+    const timers = async () => (await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result;
+    const setStatus = (status: string) => server!.request('PUT', `/conversation/participants/${id}`, { status });
+
+    // A turn: the tools ran (profile, schedule), the model is writing its reply when the pause lands.
+    holdWhen((request) => request.messages.at(-1)?.role === 'tool');
+    await server.request('POST', '/conversation/inbound', { from: PHONE, text: 'set me up' });
+    await waitFor(() => provider.requests.length === 3, { what: 'the model writing its reply after the tools' });
+    expect((await setStatus('paused')).status).toBe(200);
+    release();
+    await server.engine.idle();
+    await server.request('POST', '/admin/clock', { advance: '1s' });
+    expect(texts()).toHaveLength(1);
+    expect(await timers()).toEqual([]);
+    const history = (await server.request('GET', `/conversation/participants/${id}/history`)).body.result.messages;
+    expect(history.map((m: any) => [m.role, m.text])).toEqual([['assistant', expect.any(String)], ['user', 'set me up']]);
+
+    // A daily prompt: paused while it is generated.
+    holding = () => false;
+    await setStatus('active');
+    await say('set me up');
+    expect(await timers()).toEqual([expect.objectContaining({ kind: 'daily-prompt' })]);
+    const sent = texts().length;
+    holdWhen((request) => isGenerator(request) === true);
+    const calls = provider.requests.length;
+    const fired = server.request('POST', '/admin/clock', { to: '2026-06-02T11:50:00Z' });
+    await waitFor(() => provider.requests.length > calls, { what: 'prompt generation' });
+    expect((await setStatus('paused')).status).toBe(200);
+    release();
+    expect((await fired).status).toBe(200);
+    expect(texts()).toHaveLength(sent);
+    expect(await timers()).toEqual([]);
+  });
+
   it('fires a 0.5-minute delayed transition at 30 s, not before', async () => {
     const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
     await say('feedback in 30 seconds');

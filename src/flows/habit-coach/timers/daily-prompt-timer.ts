@@ -10,7 +10,7 @@ import { localDate, nextFireTime } from '../../../timers/schedule-math.ts';
 import { defineTimerKind } from '../../../timers/timer-kinds.ts';
 import { donePoll, intensityPoll } from '../polls.ts';
 import { promptGeneratorMessages } from '../tools/generate-habit-prompt.ts';
-import { later, timerKeys, whileActive, type HabitTimerDeps } from './habit-timer-deps.ts';
+import { later, timerKeys, whileActive, whileStillActive, type HabitTimerDeps } from './habit-timer-deps.ts';
 
 export const DAILY_PROMPT_TIMER = 'daily-prompt';
 export const FALLBACK_PROMPT = "It's time for your daily habit. A small step today counts!";
@@ -50,7 +50,7 @@ export function dailyPromptTimerKind(deps: HabitTimerDeps) {
         if (!schedule) return;
         const profile = (await deps.store.getProfile(participant.id)) ?? emptyProfile(participant.id, context.now);
         const prompt = await generatePrompt(deps, participant, profile, context.signal);
-        await deps.store.transaction(async (tx) => {
+        await whileStillActive(deps, participant.id, async (tx) => {
           const now = deps.clock.now();
           // "Once per day" is the participant's local day, whatever zone the schedule is pinned to.
           const zone = participant.timezone ?? schedule.timezone;

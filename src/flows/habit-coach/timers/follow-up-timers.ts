@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { emptyProfile } from '../../../core/profile.ts';
 import { defineTimerKind } from '../../../timers/timer-kinds.ts';
-import { later, repliedSince, timerKeys, whileActive, type HabitTimerDeps } from './habit-timer-deps.ts';
+import { later, repliedSince, timerKeys, whileActive, whileStillActive, type HabitTimerDeps } from './habit-timer-deps.ts';
 
 export const REMINDER_TEXT = "Friendly check-in: how did today's habit go? Reply whenever you're ready.";
 export const FEEDBACK_NUDGE_TEXT = 'How did it go with your habit today? A one-word answer is plenty.';
@@ -19,7 +19,7 @@ export function reminderTimerKind(deps: HabitTimerDeps) {
     handle: async (timer, { promptSentAt }) => {
       await whileActive(deps, timer, async (conversation, participant) => {
         if (await repliedSince(deps.store, conversation.id, promptSentAt)) return;
-        await deps.store.transaction(async (tx) => {
+        await whileStillActive(deps, participant.id, async (tx) => {
           await deps.outgoing.append(tx, { conversation, participant }, [{ text: REMINDER_TEXT, source: 'timer' }], { now: deps.clock.now(), turnId: null });
           await tx.completeTimer(timer.id, deps.clock.now()); // with its effects: never sent twice
         });
@@ -39,7 +39,7 @@ export function autoFeedbackTimerKind(deps: HabitTimerDeps) {
         const profile = (await deps.store.getProfile(participant.id)) ?? emptyProfile(participant.id, promptSentAt);
         const last = profile.lastPromptSentAt;
         if (last && last.getTime() > promptSentAt.getTime() && deps.clock.now().getTime() - last.getTime() < RECENT_PROMPT_MS) return;
-        await deps.store.transaction(async (tx) => {
+        await whileStillActive(deps, participant.id, async (tx) => {
           await tx.updateConversation(conversation.id, conversation.version, { subState: 'FEEDBACK' }, deps.clock.now());
           await tx.completeTimer(timer.id, deps.clock.now());
         });
@@ -56,7 +56,7 @@ export function feedbackNudgeTimerKind(deps: HabitTimerDeps) {
     handle: async (timer, { promptSentAt, stage }) => {
       await whileActive(deps, timer, async (conversation, participant) => {
         if (await repliedSince(deps.store, conversation.id, promptSentAt)) return;
-        await deps.store.transaction(async (tx) => {
+        await whileStillActive(deps, participant.id, async (tx) => {
           const now = deps.clock.now();
           const text = stage === 'initial' ? FEEDBACK_NUDGE_TEXT : FEEDBACK_FOLLOWUP_TEXT;
           await deps.outgoing.append(tx, { conversation, participant }, [{ text, source: 'timer' }], { now, turnId: null });
@@ -81,7 +81,7 @@ export function stateTransitionTimerKind(deps: HabitTimerDeps) {
     payload: z.object({ target: z.enum(['INTAKE', 'FEEDBACK']) }),
     handle: async (timer, { target }) => {
       await whileActive(deps, timer, async (conversation, participant) => {
-        await deps.store.transaction(async (tx) => {
+        await whileStillActive(deps, participant.id, async (tx) => {
           const now = deps.clock.now();
           await tx.updateConversation(conversation.id, conversation.version, { subState: target }, now);
           await tx.cancelTimer(timerKeys.autoFeedback(participant.id), now);

@@ -5,7 +5,7 @@ import type { Conversation, Participant } from '../../../core/domain.ts';
 import type { Timer } from '../../../core/timer.ts';
 import type { Engine } from '../../../engine/engine.ts';
 import type { LlmProvider } from '../../../llm/llm-provider.ts';
-import type { Store } from '../../../store/store.ts';
+import type { Store, StoreTx } from '../../../store/store.ts';
 
 /** Delays of the habit flow's timers, in ms; 0 disables that timer. */
 export interface HabitDelays {
@@ -52,6 +52,16 @@ export async function whileActive(
     if (!conversation || !participant || participant.status !== 'active') return false;
     await work(conversation, participant);
     return true;
+  });
+}
+
+/**
+ * A timer's effects, committed only if the participant is still active at commit time (a pause
+ * may land while the timer's work, a prompt generation say, was running).
+ */
+export function whileStillActive(deps: HabitTimerDeps, participantId: string, work: (tx: StoreTx) => Promise<void>): Promise<void> {
+  return deps.store.transaction(async (tx) => {
+    if ((await tx.lockParticipant(participantId))?.status === 'active') await work(tx);
   });
 }
 
