@@ -66,7 +66,7 @@ export class TurnRunner {
     const replyId = ids.next('msg');
     const narration = await this.#deps.narrator?.begin(conversation.id, replyId, input.kind === 'message' ? input.inboxId : null);
     try {
-      const history = await store.listMessages(conversation.id, { limit: HISTORY_WINDOW });
+      const history = await store.listMessages(conversation.id, { limit: HISTORY_WINDOW, withoutSystem: true });
       const flow = this.#flow(conversation);
       const prepared = await flow.prepareTurn({ conversation, participant, history, input, now: startedAt, store });
       if (prepared.codeAllowed) narration?.allowCode();

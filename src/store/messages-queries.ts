@@ -61,6 +61,7 @@ export function messageQueries(ctx: QueryContext): MessageOperations {
     async listMessages(conversationId, options = {}) {
       let query = ctx.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).orderBy('seq', 'desc');
       if (options.afterSeq !== undefined) query = query.where('seq', '>', options.afterSeq);
+      if (options.withoutSystem) query = query.where('role', '!=', 'system');
       if (options.limit !== undefined) query = query.limit(Math.max(0, options.limit));
       const rows = await query.execute();
       return rows.reverse().map(toMessage);

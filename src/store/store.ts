@@ -70,7 +70,8 @@ export interface StoreOperations {
   appendMessages(messages: NewMessage[]): Promise<Message[]>;
   /** The last `limit` messages in transcript order (all of them when limit is undefined). */
   /** The last `limit` messages (all without one), oldest first; with `afterSeq`, only those after it. */
-  listMessages(conversationId: string, options?: { limit?: number; afterSeq?: number }): Promise<Message[]>;
+  /** The last `limit` messages in order; `withoutSystem` leaves out system notes (debug, operator) before counting. */
+  listMessages(conversationId: string, options?: { limit?: number; afterSeq?: number; withoutSystem?: boolean }): Promise<Message[]>;
 
   // Profiles
   getProfile(participantId: string): Promise<Profile | undefined>;

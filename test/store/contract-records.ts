@@ -110,6 +110,11 @@ export function recordsContract(store: () => Store): void {
       expect(await store().listMessages('nobody')).toEqual([]);
       expect((await store().listMessages(c.id, { afterSeq: 1 })).map((m) => m.text)).toEqual(['two', 'three']);
       expect((await store().listMessages(c.id, { afterSeq: 1, limit: 1 })).map((m) => m.text)).toEqual(['three']);
+
+      // System notes are left out before the limit counts, so they never crowd out the dialogue.
+      await store().appendMessages([message(c.id, { text: 'note', role: 'system', source: 'system' }), message(c.id, { text: 'note 2', role: 'system', source: 'system' })]);
+      expect((await store().listMessages(c.id, { limit: 2, withoutSystem: true })).map((m) => m.text)).toEqual(['two', 'three']);
+      expect((await store().listMessages(c.id, { limit: 2 })).map((m) => m.text)).toEqual(['note', 'note 2']);
     });
 
     it('numbers each conversation separately, also within one batch', async () => {

@@ -67,7 +67,7 @@ export function whileStillActive(deps: HabitTimerDeps, participantId: string, wo
 
 /** True when the participant wrote anything after `since`. */
 export async function repliedSince(store: Store, conversationId: string, since: Date): Promise<boolean> {
-  const recent = await store.listMessages(conversationId, { limit: 50 });
+  const recent = await store.listMessages(conversationId, { limit: 50, withoutSystem: true });
   return recent.some((message) => message.role === 'user' && message.createdAt.getTime() > since.getTime());
 }
 
