@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { InboxItem } from '../core/domain.ts';
 import { AppError, describeError, isAppError } from '../core/errors.ts';
 import type { Clock } from '../core/clock.ts';
+import { isDatabaseUnavailable } from '../store/db-errors.ts';
 import type { Store } from '../store/store.ts';
 import type { TurnInput } from './flow.ts';
 import type { ChangeFeed } from './change-feed.ts';
@@ -20,8 +21,10 @@ export interface EngineDeps {
   leases: ConversationLeases;
   /** Told after each piece of work on a conversation settles. */
   changes?: ChangeFeed;
-  /** Attempts of a turn that throws (store outage, version conflict) before its inbox item is marked failed. */
+  /** Attempts of a turn that throws (a version conflict, a bug) before its message is given up (kept, apology sent). */
   turnAttempts?: number;
+  /** How long a turn keeps retrying while the database is unreachable (real ms; default 10 minutes). */
+  outageWaitMs?: number;
 }
 
 /** Pending items of a conversation read per round of draining. */
@@ -179,9 +182,16 @@ export class Engine {
     }
   }
 
+  /**
+   * Runs a turn, retrying a failure twice (a version conflict, a provider hiccup). While the
+   * database is unreachable it keeps waiting instead, up to `outageWaitMs`, and then leaves the
+   * message pending for the sweep or the next start: an outage never turns into a lost message.
+   * A message that fails for good is kept, and its sender gets the apology.
+   */
   async #runWithRetries(conversationId: string, input: TurnInput, inboxId: string | null): Promise<TurnSummary | undefined> {
     const attempts = this.#deps.turnAttempts ?? 3;
-    for (let attempt = 1; ; attempt++) {
+    const outageEnds = Date.now() + (this.#deps.outageWaitMs ?? 600_000);
+    for (let attempt = 1, outagePause = 0; ; ) {
       const interrupt = new AbortController();
       this.#running.set(conversationId, interrupt);
       try {
@@ -190,25 +200,21 @@ export class Engine {
         if (this.#shutdown.signal.aborted) return undefined;
         // Another process answered the message first: nothing to retry, nothing to mark.
         if (inboxId && isAppError(error) && error.code === 'conflict') return undefined;
-        const final = attempt >= attempts;
-        this.#deps.logger.error({ conversationId, inboxId, attempt, final, err: describeError(error) }, 'turn failed');
+        const outage = isDatabaseUnavailable(error) || isDatabaseUnavailable((error as { cause?: unknown }).cause);
+        const final = outage ? Date.now() >= outageEnds : attempt >= attempts;
+        this.#deps.logger.error({ conversationId, inboxId, attempt, outage, final, err: describeError(error) }, 'turn failed');
         if (final) {
-          if (inboxId) await this.#markFailed(inboxId, error);
+          if (!outage && input.kind === 'message') await this.#deps.runner.giveUp(conversationId, input, error);
           return undefined;
         }
-        // A real pause, not the conversation clock: this waits out an outage.
-        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+        // Real pauses, not the conversation clock: these wait out an outage.
+        outagePause = outage ? Math.min(Math.max(outagePause * 2, 250), 10_000) : 0;
+        if (!outage) attempt += 1;
+        await new Promise((resolve) => setTimeout(resolve, outage ? outagePause : 100 * attempt));
       } finally {
         this.#running.delete(conversationId);
       }
     }
   }
 
-  async #markFailed(inboxId: string, error: unknown): Promise<void> {
-    try {
-      await this.#deps.store.completeInbox(inboxId, 'failed', this.#deps.clock.now(), describeError(error));
-    } catch (markError) {
-      this.#deps.logger.error({ inboxId, err: describeError(markError) }, 'could not mark inbox item failed');
-    }
-  }
 }

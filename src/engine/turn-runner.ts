@@ -139,6 +139,32 @@ export class TurnRunner {
     }
   }
 
+  /**
+   * A message whose turn failed for good (not the model: that gets its apology inside the turn):
+   * the message is kept in the transcript and the person gets the apology, in one small commit
+   * that does not depend on whatever made the turn fail. False when even that could not be done.
+   */
+  async giveUp(conversationId: string, input: Extract<TurnInput, { kind: 'message' }>, error: unknown): Promise<boolean> {
+    const { store, clock, logger } = this.#deps;
+    try {
+      return await store.transaction(async (tx) => {
+        const conversation = await tx.getConversation(conversationId);
+        if (!conversation) return false;
+        const participant = conversation.participantId ? ((await tx.getParticipant(conversation.participantId)) ?? null) : null;
+        const now = clock.now();
+        if (!(await tx.completeInbox(input.inboxId, 'failed', now, describeError(error)))) return true; // answered meanwhile
+        await tx.appendMessages([this.#userMessage(conversationId, input.text, null, now)]);
+        if (!participant || participant.status === 'active') {
+          await this.#deps.outgoing.append(tx, { conversation, participant }, [{ text: MODEL_FAILURE_REPLY, source: 'system' }], { now, turnId: null });
+        }
+        return true;
+      });
+    } catch (giveUpError) {
+      logger.error({ conversationId, inboxId: input.inboxId, err: describeError(giveUpError) }, 'failed turn could not be recorded');
+      return false;
+    }
+  }
+
   /** An inactive participant's message is kept in the transcript; no model turn runs. */
   async #recordOnly(conversation: Conversation, input: TurnInput, turnId: string): Promise<TurnSummary> {
     await this.#deps.store.transaction((tx) => this.#keepMessageOnly(tx, conversation, input, this.#deps.clock.now()));

@@ -1,0 +1,62 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../core/clock.ts';
+import type { InboxItem } from '../core/domain.ts';
+import type { Store } from '../store/store.ts';
+import { ConversationLeases } from './conversation-lease.ts';
+import { Engine } from './engine.ts';
+import type { OutboxDispatcher } from './outbox-dispatcher.ts';
+import type { TurnRunner, TurnSummary } from './turn-runner.ts';
+
+const logger = pino({ level: 'silent' });
+const unreachable = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+const item: InboxItem = {
+  id: 'in_1', channel: 'http', channelMessageId: 'm1', sender: '+14165550100', text: 'hello', participantId: 'part_1', conversationId: 'conv_1',
+  status: 'pending', error: null, receivedAt: new Date(0), processedAt: null,
+};
+
+/** An engine around a runner that fails as `failures` says, and records what it was asked. */
+function engineWith(failures: Array<() => Error>, options: { outageWaitMs?: number } = {}) {
+  const calls = { runs: 0, givenUp: [] as string[] };
+  const runner = {
+    async run(): Promise<TurnSummary> {
+      calls.runs += 1;
+      const failure = failures.shift();
+      if (failure) throw failure();
+      return { turnId: 'turn_1', status: 'completed', reply: 'hi' };
+    },
+    async giveUp(_conversationId: string, input: { text: string }) {
+      calls.givenUp.push(input.text);
+      return true;
+    },
+  } as unknown as TurnRunner;
+  const store = { listPendingInboxOf: async () => [item] } as unknown as Store;
+  const engine = new Engine({
+    store, runner, clock: systemClock, logger, ...options,
+    dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
+    leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
+  });
+  return { engine, calls };
+}
+
+describe('Engine retries', () => {
+  it('waits out an unreachable database past the usual three attempts, then answers', async () => {
+    const { engine, calls } = engineWith([unreachable, unreachable, unreachable]);
+    expect(await engine.processInbox(item)).toMatchObject({ status: 'completed' });
+    expect(calls).toEqual({ runs: 4, givenUp: [] });
+  });
+
+  it('leaves the message pending, not failed, when the outage outlasts its wait', async () => {
+    const { engine, calls } = engineWith([unreachable, unreachable, unreachable, unreachable], { outageWaitMs: 300 });
+    expect(await engine.processInbox(item)).toBeUndefined();
+    expect(calls.runs).toBeLessThan(4);
+    expect(calls.givenUp).toEqual([]);
+  });
+
+  it('gives a message up after three failures of another kind: kept, with the apology', async () => {
+    const broken = () => new Error('a bug');
+    const { engine, calls } = engineWith([broken, broken, broken, broken]);
+    expect(await engine.processInbox(item)).toBeUndefined();
+    expect(calls).toEqual({ runs: 3, givenUp: ['hello'] });
+  });
+});
