@@ -92,6 +92,8 @@ export interface Flow {
   onSubStateForced?(tx: StoreTx, conversation: Conversation, now: Date): Promise<void>;
   /** Runs in the transaction that sets a paused (or otherwise inactive) participant active again. */
   onParticipantResumed?(tx: StoreTx, conversation: Conversation, now: Date): Promise<void>;
+  /** Runs in the transaction that changes the participant's time zone (`from` is null when they had none). */
+  onParticipantMoved?(tx: StoreTx, conversation: Conversation, from: string | null, to: string, now: Date): Promise<void>;
   /** The hint for the first turn after enrollment, or of a web session (no participant). */
   greetingHint(participant: Participant | null): string;
   prepareTurn(request: TurnRequest): Promise<PreparedTurn>;

@@ -140,10 +140,14 @@ export class ParticipantService {
     if (!before) throw notFound(id);
     const now = clock.now();
     const updated = (await tx.updateParticipant(id, patch, now))!;
+    const moved = updated.timezone !== null && updated.timezone !== before.timezone;
+    if (before.status === updated.status && !moved) return updated;
+    const conversation = await tx.findConversationByParticipant(id);
+    const flow = conversation && this.flowOf(conversation);
+    if (moved && conversation) await flow?.onParticipantMoved?.(tx, conversation, before.timezone, updated.timezone!, now);
     if (before.status === updated.status) return updated;
     if (updated.status !== 'active') await tx.cancelTimersOf(id, now);
-    const conversation = await tx.findConversationByParticipant(id);
-    if (updated.status === 'active' && conversation) await this.flowOf(conversation).onParticipantResumed?.(tx, conversation, now);
+    if (updated.status === 'active' && conversation) await flow?.onParticipantResumed?.(tx, conversation, now);
     return updated;
   }
 

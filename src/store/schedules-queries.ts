@@ -5,7 +5,7 @@ import type { QueryContext } from './query-context.ts';
 import type { SchedulesTable } from './schema.ts';
 import { fromMs, oneOf, toMs } from './codec.ts';
 
-type ScheduleOperations = Pick<StoreOperations, 'listSchedules' | 'insertSchedule' | 'deleteSchedule'>;
+type ScheduleOperations = Pick<StoreOperations, 'listSchedules' | 'insertSchedule' | 'deleteSchedule' | 'setScheduleTimezone'>;
 
 const KINDS = ['fixed', 'random'] as const satisfies readonly ScheduleKind[];
 
@@ -37,6 +37,10 @@ export function scheduleQueries({ db }: QueryContext): ScheduleOperations {
           created_at: toMs(s.createdAt),
         })
         .execute();
+    },
+
+    async setScheduleTimezone(id, timezone) {
+      await db.updateTable('schedules').set({ timezone }).where('id', '=', id).execute();
     },
 
     async deleteSchedule(id) {

@@ -83,6 +83,8 @@ export interface StoreOperations {
   insertSchedule(schedule: Schedule): Promise<void>;
   /** False when there was no such schedule. */
   deleteSchedule(id: string): Promise<boolean>;
+  /** Re-reads the schedule's times in another zone (the participant moved). */
+  setScheduleTimezone(id: string, timezone: string): Promise<void>;
 
   // Timers
   /**

@@ -192,6 +192,8 @@ export function recordsContract(store: () => Store): void {
       expect(await store().deleteSchedule(random.id)).toBe(true);
       expect(await store().deleteSchedule(random.id)).toBe(false);
       expect(await store().listSchedules(p.id)).toEqual([later]);
+      await store().setScheduleTimezone(later.id, 'Europe/Paris');
+      expect(await store().listSchedules(p.id)).toEqual([{ ...later, timezone: 'Europe/Paris' }]);
     });
   });
 

@@ -226,6 +226,31 @@ describe('habit timers on the virtual clock', () => {
     expect(await timers()).toEqual([]);
   });
 
+  it('moves schedules with the participant when their time zone changes', async () => {
+    const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
+    await say('set me up');
+    const timers = async () => (await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result;
+    expect(await timers()).toEqual([expect.objectContaining({ due_at: '2026-06-02T11:50:00.000Z' })]);
+
+    expect((await server!.request('PUT', `/conversation/participants/${id}`, { timezone: 'Europe/Paris' })).status).toBe(200);
+    const state = (await server!.request('GET', `/conversation/participants/${id}/state`)).body.result;
+    expect(state.schedules.map((schedule: any) => schedule.timezone)).toEqual(['Europe/Paris']);
+    expect(await timers()).toEqual([expect.objectContaining({ due_at: '2026-06-02T05:50:00.000Z' })]); // 07:50 in Paris
+    await advance({ to: '2026-06-02T05:50:00Z' });
+    expect(texts()).toContain('After coffee, walk around the block.');
+
+  });
+
+  it('leaves a schedule pinned to another zone where it is when the participant moves', async () => {
+    const id = await start({ type: 'fixed', fixed_time: '08:00', timezone: 'Asia/Tokyo' }, '2026-06-01T12:00:00Z');
+    await say('set me up');
+    const before = (await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result;
+    await server!.request('PUT', `/conversation/participants/${id}`, { timezone: 'Europe/Paris' });
+    const state = (await server!.request('GET', `/conversation/participants/${id}/state`)).body.result;
+    expect(state.schedules.map((schedule: any) => schedule.timezone)).toEqual(['Asia/Tokyo']);
+    expect((await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result).toEqual(before);
+  });
+
   it('fires a 0.5-minute delayed transition at 30 s, not before', async () => {
     const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
     await say('feedback in 30 seconds');

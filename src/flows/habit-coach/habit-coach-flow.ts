@@ -58,6 +58,19 @@ export function createHabitCoachFlow(options: HabitCoachOptions): Flow {
         await tx.scheduleTimer(dailyPromptTimer(schedule, conversation.id, now, options));
       }
     },
+    // Schedules read in the zone they had (none chosen, or the participant's) follow them to the
+    // new one; one pinned to another zone by the model stays. The day of the last prompt is skipped.
+    onParticipantMoved: async (tx, conversation, from, to, now) => {
+      const participantId = conversation.participantId;
+      if (!participantId) return;
+      const participant = await tx.getParticipant(participantId);
+      const lastPrompt = (await tx.getProfile(participantId))?.lastPromptSentAt ?? undefined;
+      for (const schedule of await tx.listSchedules(participantId)) {
+        if (from !== null && schedule.timezone !== from) continue;
+        await tx.setScheduleTimezone(schedule.id, to);
+        if (participant?.status === 'active') await tx.scheduleTimer(dailyPromptTimer({ ...schedule, timezone: to }, conversation.id, now, options, lastPrompt));
+      }
+    },
     greetingHint: (participant) =>
       `[The participant ${participant?.name ? `(${participant.name}) ` : ''}has just joined the program and is expecting a greeting. ` +
       'Greet them warmly, say in a sentence what this is about, and ask your first question.]',
