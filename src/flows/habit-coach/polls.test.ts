@@ -43,7 +43,7 @@ describe('polls', () => {
   it('lets the two polls of one prompt be answered one after the other, keeping their numbers', () => {
     const intensity = { ...pollMessage(intensityPoll('normal')), id: 'm2', seq: 2 };
     const afterDone = [pollMessage(), intensity, userMessage('1', 3)];
-    expect(openPolls(afterDone).flat().map((option) => `${option.number} ${option.option}`)).toEqual(['3 Decrease', '4 Keep', '5 Increase']);
+    expect(openPolls(afterDone, new Date('2026-06-01T12:00:00Z')).flat().map((option) => `${option.number} ${option.option}`)).toEqual(['3 Decrease', '4 Keep', '5 Increase']);
     const state = testHabitState();
     applyPollAnswer(state, afterDone, '5');
     expect(state.profile.intensity).toBe('high');
@@ -51,7 +51,7 @@ describe('polls', () => {
 
   it('reads the number recorded with a poll, even when the rest of its batch is out of the history window', () => {
     const intensity = { ...pollMessage({ ...intensityPoll('normal'), firstNumber: 3 }), id: 'm2', seq: 2 };
-    expect(openPolls([intensity]).flat().map((option) => option.number)).toEqual([3, 4, 5]);
+    expect(openPolls([intensity], new Date('2026-06-01T12:00:00Z')).flat().map((option) => option.number)).toEqual([3, 4, 5]);
     const state = testHabitState();
     applyPollAnswer(state, [intensity], '1'); // "1" was Done, in the poll no longer in view: not Decrease
     expect(state.profile.intensity).toBe('normal');
@@ -59,7 +59,18 @@ describe('polls', () => {
 
   it('a newer poll of the same question replaces an unanswered older one', () => {
     const newer = { ...pollMessage(donePoll(), new Date('2026-06-02T11:00:00Z')), id: 'm3', seq: 3 };
-    expect(openPolls([pollMessage(), newer]).map((options) => options[0]!.messageId)).toEqual(['m3']);
+    expect(openPolls([pollMessage(), newer], new Date('2026-06-02T12:00:00Z')).map((options) => options[0]!.messageId)).toEqual(['m3']);
+  });
+
+  it('closes a poll a day after it was sent: a later "yes" answers something else', () => {
+    const poll = pollMessage(donePoll(), new Date('2026-06-01T11:00:00Z'));
+    const hourLater = testHabitState({ startedAt: new Date('2026-06-01T12:00:00Z') });
+    applyPollAnswer(hourLater, [poll], 'yes');
+    expect(hourLater.profile.successCount).toBe(1);
+    const daysLater = testHabitState({ startedAt: new Date('2026-06-03T12:00:00Z') });
+    applyPollAnswer(daysLater, [poll], 'yes');
+    expect(daysLater.profile.successCount).toBe(0);
+    expect(openPolls([poll], new Date('2026-06-02T11:00:00Z'))).toEqual([]);
   });
 
   it('reads an answer against the open polls, oldest first', () => {

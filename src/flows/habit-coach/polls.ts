@@ -37,14 +37,19 @@ export function parsePollAnswer(poll: Poll, reply: string): string | null {
   return pickOption(numberedOptions([message], message), reply)?.option ?? null;
 }
 
+/** How long a poll waits for its answer: a "yes" days later answers something else. */
+export const POLL_OPEN_MS = 24 * 3600_000;
+
 /**
- * The polls still waiting for an answer, oldest first: the latest poll of each question (a new
- * one replaces an unanswered older one) that no later reply of the person answered. So a
- * "Did you do it?" poll and the intensity poll sent with it can be answered one after the other.
+ * The polls still waiting for an answer at `now`, oldest first: the latest poll of each question
+ * (a new one replaces an unanswered older one), sent less than a day ago, that no later reply of
+ * the person answered. So a "Did you do it?" poll and the intensity poll sent with it can be
+ * answered one after the other.
  */
-export function openPolls(history: readonly Message[]): NumberedOption[][] {
+export function openPolls(history: readonly Message[], now: Date): NumberedOption[][] {
   let open: NumberedOption[][] = [];
   for (const message of history) {
+    if (now.getTime() - message.createdAt.getTime() >= POLL_OPEN_MS && message.kind === 'poll') continue;
     if (message.kind === 'poll' && message.poll) {
       open = open.filter((options) => options[0]!.poll.question !== message.poll!.question);
       open.push(numberedOptions(history, message));
@@ -62,7 +67,7 @@ export function openPolls(history: readonly Message[]): NumberedOption[][] {
  * transcript before this reply.
  */
 export function applyPollAnswer(state: HabitTurnState, history: Message[], reply: string): void {
-  const picked = pickOption(openPolls(history).flat(), reply);
+  const picked = pickOption(openPolls(history, state.startedAt).flat(), reply);
   if (!picked) return;
   const pollMessage = history.find((message) => message.id === picked.messageId)!;
   if (picked.poll.question === DONE_POLL_QUESTION && picked.option === 'Done') countSuccess(state, pollMessage.createdAt);
