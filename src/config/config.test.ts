@@ -18,7 +18,7 @@ function problemsOf(env: Record<string, string | undefined>): string[] {
 describe('loadConfig defaults', () => {
   it('gives a complete config from an empty environment', () => {
     expect(loadConfig({})).toEqual({
-      server: { host: '127.0.0.1', port: 8080, apiToken: undefined, maxBodyBytes: 65536, shutdownTimeoutMs: 10000 },
+      server: { host: '127.0.0.1', port: 8080, apiToken: undefined, maxBodyBytes: 262144, shutdownTimeoutMs: 10000 },
       database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public', poolMax: 10 },
       llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', interpreterModel: undefined,
         timeoutMs: 60000, maxRetries: 2 },

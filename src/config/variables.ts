@@ -26,7 +26,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Server', 'HOST', '127.0.0.1', 'Address to listen on. Anything but loopback (127.x, ::1, localhost) requires API_TOKEN.'),
   v('Server', 'PORT', '8080', 'TCP port, 1-65535 (0 = any free port, for tests).'),
   v('Server', 'API_TOKEN', undefined, 'Bearer token every route but /health and /openapi.json requires; at least 16 characters. Unset = no auth (a warning is logged).', { secret: true }),
-  v('Server', 'MAX_BODY_BYTES', '65536', 'Largest accepted request body, in bytes.'),
+  v('Server', 'MAX_BODY_BYTES', '262144', 'Largest accepted request body, in bytes (the default fits the 32,000-character message limit in any script).'),
   v('Server', 'SHUTDOWN_TIMEOUT_MS', '10000', 'How long shutdown waits for running turns and deliveries, in ms.'),
 
   v('Database', 'DATABASE_URL', 'sqlite:./data/promptpipe.sqlite', 'sqlite:<path>, sqlite::memory: or a postgres:// (postgresql://) URL.'),

@@ -4,7 +4,7 @@ import { z } from 'zod';
  * The session stream's wire protocol (spec 004 "Event protocol"), defined once. Every event a
  * client receives, over WebSocket or SSE, parses with `sessionEventSchema`.
  */
-export const EVENT_TYPES = ['token', 'status', 'final', 'error', 'resync', 'speaking'] as const;
+export const EVENT_TYPES = ['token', 'status', 'final', 'error', 'resync', 'speaking', 'pong'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const EVENT_ROLES = ['assistant', 'system'] as const;
 
@@ -53,6 +53,8 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ ...common, type: z.literal('error'), text: z.string(), data: z.object({ code: z.string(), field: z.string().optional() }) }),
   z.object({ ...common, type: z.literal('resync'), data: snapshot }),
   z.object({ ...common, type: z.literal('speaking'), data: z.object({ speaking: z.boolean() }) }),
+  /** The answer to a client's `ping` frame, to that client only (like `error` and `resync`: seq 0, not logged). */
+  z.object({ ...common, type: z.literal('pong') }),
 ]);
 export type SessionEvent = z.output<typeof sessionEventSchema>;
 

@@ -15,9 +15,13 @@ export function tokenMatches(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
+/** The server-sent events of a conversation, which a browser's `EventSource` opens without headers. */
+const isEventStream = (method: string, path: string) => method === 'GET' && /^\/api\/conversations\/[^/]+\/stream$/.test(path);
+
 /**
  * Requires `Authorization: Bearer <API_TOKEN>` on every route but the public ones. A WebSocket
- * upgrade may present a single-use `?ticket=` instead (browsers cannot set the header).
+ * upgrade or an event stream may present a single-use `?ticket=` instead (browsers cannot set the
+ * header on either). An `EventSource` that reconnects on its own needs a new ticket.
  */
 export function registerBearerAuth(app: FastifyInstance, token: string, redeemTicket: (ticket: string) => boolean): void {
   const expected = token;
@@ -26,7 +30,7 @@ export function registerBearerAuth(app: FastifyInstance, token: string, redeemTi
     // Providers' webhooks carry their own signatures instead.
     if (PUBLIC_PATHS.has(path) || path.startsWith('/webhooks/')) return;
     const ticket = (request.query as Record<string, unknown> | undefined)?.ticket;
-    if (request.headers.upgrade?.toLowerCase() === 'websocket' && typeof ticket === 'string' && redeemTicket(ticket)) return;
+    if (typeof ticket === 'string' && (request.headers.upgrade?.toLowerCase() === 'websocket' || isEventStream(request.method, path)) && redeemTicket(ticket)) return;
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header);
     if (!match?.[1] || !tokenMatches(match[1].trim(), expected)) {

@@ -1,3 +1,4 @@
+import { isBlank } from '../core/blank.ts';
 import { z } from 'zod';
 import { PARTICIPANT_STATUSES, type Message, type OutboxItem, type Participant, type ToolCallRecord, type TurnRecord } from '../core/domain.ts';
 import type { Profile } from '../core/profile.ts';
@@ -52,7 +53,7 @@ export const turnsQuery = z.strictObject({ limit: z.coerce.number().int().min(1)
 
 export const inboundBody = z.object({
   from: z.string().min(1).max(40),
-  text: z.string().max(4096).refine((text) => text.trim() !== '', 'must contain text, not only spaces'),
+  text: z.string().max(4096).refine((text) => !isBlank(text), 'must contain text, not only spaces'),
   message_id: z.string().min(1).max(200).optional(),
 });
 

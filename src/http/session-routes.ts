@@ -1,3 +1,4 @@
+import { isBlank } from '../core/blank.ts';
 import type {} from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -32,10 +33,11 @@ export const SLOW_CONSUMER_CLOSE_CODE = 4008;
 
 const tags = ['session stream'];
 const params = z.strictObject({ id: z.string().min(1).max(100) });
-const cursorQuery = z.object({ lastEventId: z.coerce.number().int().nonnegative().optional(), ticket: z.string().optional() });
+// An empty `?lastEventId=` is no cursor at all (not 0, which would replay everything).
+const cursorQuery = z.object({ lastEventId: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number().int().nonnegative().optional()), ticket: z.string().optional() });
 /** A web or voice session may send long text (a pasted document, a long transcript); flows cap what they read (the assistant: 8,000 characters). */
 export const MAX_SESSION_TEXT = 32_000;
-const text = z.string().trim().min(1).max(MAX_SESSION_TEXT);
+const text = z.string().trim().max(MAX_SESSION_TEXT).refine((value) => !isBlank(value), 'must contain text, not only spaces');
 export const sessionMessageBody = z.discriminatedUnion('type', [
   z.strictObject({ type: z.enum(['text', 'final_transcript']), text, message_id: z.string().min(1).max(200).optional() }),
   z.strictObject({ type: z.literal('partial_transcript'), text }),
@@ -182,13 +184,15 @@ function withDefaultType(body: unknown): unknown {
   return body && typeof body === 'object' && !Array.isArray(body) && !('type' in body) ? { ...body, type: 'text' } : body;
 }
 
+/** The fields of an event for one client only (an error, a pong): outside the log, seq 0. */
+function clientOnly(conversationId: string) {
+  return { seq: 0, conversationId, turnId: null, messageId: null, role: 'system' as const, correlationId: null, at: new Date().toISOString() };
+}
+
 function errorEvent(conversationId: string, error: unknown): SessionEvent {
   const appError = error instanceof AppError ? error : new AppError('internal', 'internal error');
   const { code, message, field } = errorBody(appError);
-  return {
-    type: 'error', seq: 0, conversationId, turnId: null, messageId: null, role: 'system', correlationId: null,
-    at: new Date().toISOString(), text: message, data: { code, ...(field ? { field } : {}) },
-  };
+  return { type: 'error', ...clientOnly(conversationId), text: message, data: { code, ...(field ? { field } : {}) } };
 }
 
 export function streamToSocket(socket: Socket, events: EventHub, conversationId: string, cursor: number | null): void {
@@ -237,6 +241,7 @@ export function streamToSocket(socket: Socket, events: EventHub, conversationId:
     const frame = parseFrame(String(data));
     if (!frame.success) return send(errorEvent(conversationId, frame.error));
     if (frame.data.type === 'resync') follow(frame.data.lastEventId);
+    else send({ type: 'pong', ...clientOnly(conversationId) });
   });
   socket.on('close', () => {
     closed = true;
@@ -279,7 +284,8 @@ function parseFrame(text: string): { success: true; data: z.output<typeof socket
   const parsed = socketFrame.safeParse(value);
   if (parsed.success) return { success: true, data: parsed.data };
   const issue = parsed.error.issues[0];
-  const field = issue?.path.length ? issue.path.join('.') : 'type';
+  // An unknown key is named itself; a frame without a known `type` is about `type`.
+  const field = issue?.path.length ? issue.path.join('.') : issue?.code === 'unrecognized_keys' ? issue.keys.join(', ') : 'type';
   return { success: false, error: new AppError('invalid_frame', `${field}: ${issue?.message ?? 'invalid frame'}`, { field }) };
 }
 

@@ -1,3 +1,4 @@
+import { isBlank } from '../core/blank.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { twilioSignatureValid } from '../channels/signatures.ts';
 import { smsKeyword } from '../channels/twilio/sms-keywords.ts';
@@ -45,7 +46,7 @@ export function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps): void 
           const message: InboundMessage = { channel: TWILIO_CHANNEL, replyChannel: TWILIO_CHANNEL, sender, contactId: sender, text, channelMessageId: messageSid };
           if (!(await handledKeyword(deps, message))) {
             const hasMedia = Number(params.get('NumMedia') ?? '0') > 0;
-            await deps.inbound.receive(text.trim() === '' ? { ...message, unsupported: hasMedia ? 'media' : 'empty' } : message);
+            await deps.inbound.receive(isBlank(text) ? { ...message, unsupported: hasMedia ? 'media' : 'empty' } : message);
           }
           return twiml(reply);
         },

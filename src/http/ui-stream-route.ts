@@ -1,3 +1,4 @@
+import { isBlank } from '../core/blank.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { AppError, describeError } from '../core/errors.ts';
@@ -40,7 +41,7 @@ export function uiStreamRoute(app: FastifyInstance, deps: SessionRouteDeps): voi
         const body = parseRequest(uiChatBody, request.body, 'body');
         const last = body.messages.at(-1)!;
         const text = last.parts.filter((part) => part.type === 'text').map((part) => part.text ?? '').join('').trim();
-        if (last.role !== 'user' || !text) throw new AppError('invalid_request', 'messages: the last message must be a user message with text', { field: 'messages' });
+        if (last.role !== 'user' || isBlank(text)) throw new AppError('invalid_request', 'messages: the last message must be a user message with text', { field: 'messages' });
         if (text.length > MAX_SESSION_TEXT) throw new AppError('invalid_request', `messages: the last message is longer than ${MAX_SESSION_TEXT} characters`, { field: 'messages' });
         await streamTurn(reply, deps, conversation.id, () => submitText(deps, conversation, text, `ui:${body.id ?? conversation.id}:${last.id}`));
       },

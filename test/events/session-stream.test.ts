@@ -183,17 +183,24 @@ describe('session event stream over a real WebSocket', () => {
     await client.waitFor((event) => event.type === 'resync', 'initial snapshot');
     client.send('not json');
     client.send({ type: 'resync', lastEventId: 'x' });
-    await waitFor(() => client.of('error').length === 2, { what: 'two error events' });
+    client.send({ type: 'ping', since: 3 });
+    await waitFor(() => client.of('error').length === 3, { what: 'three error events' });
     expect(client.of('error').map((event) => (event.type === 'error' ? event.data : null))).toEqual([
       { code: 'invalid_frame', field: 'frame' },
       { code: 'invalid_frame', field: 'lastEventId' },
+      { code: 'invalid_frame', field: 'since' },
     ]);
+    client.send({ type: 'ping' });
+    await client.waitFor((event) => event.type === 'pong', 'pong');
     client.send('x'.repeat(20_000));
     expect(await client.closed()).toBe(1009);
 
     expect((await message(id, { type: 'shout', text: 'x' })).body).toMatchObject({ code: 'invalid_request', field: 'type' });
     expect((await message(id, { type: 'text' })).body).toMatchObject({ code: 'invalid_request', field: 'text' });
     expect((await message(id, { type: 'text', text: 'x'.repeat(32_001) })).body).toMatchObject({ code: 'invalid_request', field: 'text' });
+    expect((await message(id, { type: 'text', text: '\u200B\u200D\uFEFF' })).body).toMatchObject({ code: 'invalid_request', field: 'text' });
+    // The longest text in a three-byte script fits the default body limit.
+    expect((await message(id, { type: 'text', text: '中'.repeat(32_000) })).status).toBe(202);
     expect((await server!.request('GET', '/api/conversations/nope/summary')).status).toBe(404);
   });
 
@@ -218,6 +225,26 @@ describe('session event stream over a real WebSocket', () => {
     await client.opened;
     await client.waitFor((event) => event.type === 'resync', 'snapshot');
     await expect(new EventClient(`${ws}?ticket=${ticket}`).opened).rejects.toThrow();
+
+    // A browser's EventSource cannot send the header either.
+    const sse = `${server!.url}/api/conversations/${id}/stream`;
+    expect((await fetch(sse)).status).toBe(401);
+    const sseTicket = (await server!.request('POST', '/api/tickets', undefined, { authorization: `Bearer ${token}` })).body.result.ticket;
+    const abort = new AbortController();
+    const opened = await fetch(`${sse}?ticket=${sseTicket}`, { signal: abort.signal });
+    expect([opened.status, opened.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
+    abort.abort();
+    expect((await fetch(`${sse}?ticket=${sseTicket}`)).status).toBe(401);
+    // A ticket opens only streams: not the API.
+    const apiTicket = (await server!.request('POST', '/api/tickets', undefined, { authorization: `Bearer ${token}` })).body.result.ticket;
+    expect((await fetch(`${server!.url}/api/conversations/${id}/summary?ticket=${apiTicket}`)).status).toBe(401);
+  });
+
+  it('reads an empty ?lastEventId= as no cursor: a snapshot, not a replay of everything', async () => {
+    const id = await start(() => ({ text: 'ok' }));
+    const client = await connect(id, '?lastEventId=');
+    const first = await client.waitFor(() => true, 'first event');
+    expect(first.type).toBe('resync');
   });
 });
 

@@ -83,7 +83,7 @@ describe('enrollment', () => {
     const text = await server.request('POST', '/conversation/participants', 'phone_number=+14165550126', { 'content-type': 'text/plain' });
     expect(text).toMatchObject({ status: 415, body: { code: 'unsupported_media_type' } });
 
-    const huge = await enrol({ phone_number: '+14165550126', background: 'x'.repeat(70_000) });
+    const huge = await enrol({ phone_number: '+14165550126', background: 'x'.repeat(300_000) });
     expect(huge).toMatchObject({ status: 413, body: { code: 'payload_too_large' } });
 
     const list = await server.request('GET', '/conversation/participants');

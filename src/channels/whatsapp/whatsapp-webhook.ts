@@ -1,3 +1,4 @@
+import { isBlank } from '../../core/blank.ts';
 import { z } from 'zod';
 import type { DeliveryReceipt, DeliveryStatus } from '../../core/domain.ts';
 
@@ -148,7 +149,7 @@ function senderOf(m: z.output<typeof message>, contacts: Array<z.output<typeof c
 
 /** Text, a reply button or list choice (its title, which is the option's label), a template button. */
 function textOf(m: z.output<typeof message>): string | null {
-  if (m.type === 'text') return m.text?.body.trim() ? m.text.body : null; // blank: nothing to answer but politely
+  if (m.type === 'text') return m.text && !isBlank(m.text.body) ? m.text.body : null; // blank: nothing to answer but politely
   if (m.type === 'interactive') return m.interactive?.button_reply?.title ?? m.interactive?.list_reply?.title ?? null;
   if (m.type === 'button') return m.button?.text ?? null;
   return null;
