@@ -1,12 +1,12 @@
 import type { Clock, IdGenerator } from '../../core/clock.ts';
-import { emptyProfile } from '../../core/profile.ts';
+import { emptyProfile, type Profile } from '../../core/profile.ts';
 import type { Flow, PreparedTurn, TurnRequest } from '../../engine/flow.ts';
 import type { LlmMessage, LlmProvider } from '../../llm/llm-provider.ts';
 import type { StoreTx } from '../../store/store.ts';
 import { buildToneGuide } from '../../tone/tone.ts';
 import { describeSchedule } from '../../timers/schedule-math.ts';
 import { debugMessages } from './debug-messages.ts';
-import { describeProfile, type HabitTurnState, type SubState } from './habit-turn-state.ts';
+import { describeProfile, missingFields, REQUIRED_FOR_PROMPT, type HabitTurnState, type SubState } from './habit-turn-state.ts';
 import { participantBackground } from './participant-background.ts';
 import { applyPollAnswer } from './polls.ts';
 import type { HabitPrompts } from './prompt-files.ts';
@@ -112,11 +112,13 @@ function systemMessages(state: HabitTurnState, module: SubState, options: HabitC
   return messages;
 }
 
+const CONTEXT_HEADING = 'Context for this turn (from the system, not the participant):';
+
 function intakeContext(state: HabitTurnState): string {
   const background = participantBackground(state.participant);
   const schedules = state.schedules.map((schedule) => `- ${schedule.id}: ${describeSchedule(schedule)}`);
   return [
-    'Context for this turn (from the system, not the participant):',
+    CONTEXT_HEADING,
     describeProfile(state.profile),
     background ?? 'No enrollment background was given.',
     `Participant time zone: ${state.participant.timezone ?? 'unknown (ask if it matters)'}.`,
@@ -124,18 +126,24 @@ function intakeContext(state: HabitTurnState): string {
   ].join('\n\n');
 }
 
+/**
+ * The same profile status as intake reads (known fields, what is still missing, counters), so the
+ * feedback module can see when it must send the participant back to intake (spec 000 "Profile
+ * Status Injection", 002 §9 scenario 2), plus the last prompt it asks about.
+ */
 function feedbackContext(state: HabitTurnState): string {
   const { profile } = state;
-  const field = (name: keyof typeof profile.fields) => profile.fields[name] ?? 'unknown';
-  return [
-    'Context for this turn (from the system, not the participant):',
-    `Habit domain: ${field('habit_domain')}. Motivation: ${field('motivational_frame')}.`,
-    profile.lastHabitPrompt
-      ? `Last prompt sent${profile.lastPromptSentAt ? ` at ${profile.lastPromptSentAt.toISOString()}` : ''}: "${profile.lastHabitPrompt}"`
-      : 'No habit prompt has been sent yet.',
-    `Prompts sent: ${profile.totalPrompts}. Times done: ${profile.successCount}. Intensity: ${profile.intensity}.`,
-    `Last barrier: ${field('last_barrier')}. Last tweak: ${field('last_tweak')}.`,
-  ].join('\n');
+  const lastPrompt = profile.lastHabitPrompt
+    ? `Last prompt sent${profile.lastPromptSentAt ? ` at ${profile.lastPromptSentAt.toISOString()}` : ''}: "${profile.lastHabitPrompt}"`
+    : 'No habit prompt has been sent yet.';
+  return [CONTEXT_HEADING, describeProfile(profile), intakeNeeded(profile), lastPrompt].filter(Boolean).join('\n\n');
+}
+
+/** Without these fields no prompt can be generated: the feedback module should hand back to intake, not ask itself. */
+function intakeNeeded(profile: Profile): string | undefined {
+  const missing = missingFields(profile, REQUIRED_FOR_PROMPT);
+  if (missing.length === 0) return undefined;
+  return `Habit prompts need ${missing.join(' and ')}, which the profile lacks: move back to intake with transition_state to collect them.`;
 }
 
 async function commitState(tx: StoreTx, state: HabitTurnState, request: TurnRequest, options: HabitCoachOptions): Promise<void> {
