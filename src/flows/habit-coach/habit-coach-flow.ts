@@ -1,5 +1,6 @@
 import type { Clock, IdGenerator } from '../../core/clock.ts';
 import { emptyProfile, type Profile } from '../../core/profile.ts';
+import type { Schedule } from '../../core/schedule.ts';
 import type { Flow, PreparedTurn, TurnRequest } from '../../engine/flow.ts';
 import type { LlmMessage, LlmProvider } from '../../llm/llm-provider.ts';
 import type { StoreTx } from '../../store/store.ts';
@@ -14,7 +15,7 @@ import { generateHabitPromptTool } from './tools/generate-habit-prompt.ts';
 import { saveUserProfileTool } from './tools/save-user-profile.ts';
 import { schedulerTool } from './tools/scheduler.ts';
 import { transitionStateTool } from './tools/transition-state.ts';
-import { dailyPromptTimer } from './timers/daily-prompt-timer.ts';
+import { dailyPromptTimer, dailyPromptTimerDueAt } from './timers/daily-prompt-timer.ts';
 import { timerKeys } from './timers/habit-timer-deps.ts';
 
 export const HABIT_COACH_FLOW = 'habit-coach';
@@ -69,6 +70,7 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
   const participant = request.participant;
   if (!participant) throw new Error('the habit-coach flow needs a participant');
   const route = routeSubState(request.conversation.subState);
+  const schedules = await request.store.listSchedules(participant.id);
   const state: HabitTurnState = {
     participant,
     startedAt: request.now,
@@ -77,9 +79,10 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
     subState: route.module,
     subStateChanged: route.normalized,
     subStateWritten: false,
-    schedules: await request.store.listSchedules(participant.id),
+    schedules,
     createdSchedules: [],
     deletedScheduleIds: [],
+    nextPromptAt: await armedPromptTimes(request.store, participant.id, schedules),
     delayedTransition: undefined,
     notes: [],
   };
@@ -102,6 +105,18 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
     }),
     commit: (tx) => commitState(tx, state, request, options),
   };
+}
+
+/** When each schedule's pending daily-prompt timer is due: what the scheduler tool reports as the next prompt. */
+async function armedPromptTimes(store: TurnRequest['store'], participantId: string, schedules: Schedule[]): Promise<Map<string, Date>> {
+  if (schedules.length === 0) return new Map();
+  const dueByKey = new Map((await store.listPendingTimers(participantId)).map((timer) => [timer.dedupKey, timer.dueAt]));
+  const armed = new Map<string, Date>();
+  for (const schedule of schedules) {
+    const dueAt = dueByKey.get(timerKeys.dailyPrompt(schedule.id));
+    if (dueAt) armed.set(schedule.id, dueAt);
+  }
+  return armed;
 }
 
 function systemMessages(state: HabitTurnState, module: SubState, options: HabitCoachOptions): LlmMessage[] {
@@ -146,6 +161,17 @@ function intakeNeeded(profile: Profile): string | undefined {
   return `Habit prompts need ${missing.join(' and ')}, which the profile lacks: move back to intake with transition_state to collect them.`;
 }
 
+/**
+ * The first prompt time the scheduler tool told the model for a schedule created this turn. The
+ * timer is armed for exactly that time, even if the turn ran past it (it then fires at once):
+ * a new draw would contradict what the participant was told.
+ */
+function toldPromptTime(state: HabitTurnState, schedule: Schedule): Date {
+  const told = state.nextPromptAt.get(schedule.id);
+  if (!told) throw new Error(`schedule ${schedule.id} was created without a next prompt time`);
+  return told;
+}
+
 async function commitState(tx: StoreTx, state: HabitTurnState, request: TurnRequest, options: HabitCoachOptions): Promise<void> {
   const participantId = state.participant.id;
   const conversationId = request.conversation.id;
@@ -153,7 +179,7 @@ async function commitState(tx: StoreTx, state: HabitTurnState, request: TurnRequ
   if (state.profileChanged) await tx.saveProfile(state.profile);
   for (const schedule of state.createdSchedules) {
     await tx.insertSchedule(schedule);
-    await tx.scheduleTimer(dailyPromptTimer(schedule, conversationId, now, options));
+    await tx.scheduleTimer(dailyPromptTimerDueAt(schedule, conversationId, toldPromptTime(state, schedule), now, options));
   }
   for (const id of state.deletedScheduleIds) {
     await tx.deleteSchedule(id);
