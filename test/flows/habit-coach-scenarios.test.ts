@@ -137,6 +137,9 @@ describe('habit coaching scenarios (spec 002 §9)', () => {
     expect((await state(id)).profile).toMatchObject({ last_barrier: 'it rained', last_tweak: 'walk indoors' });
     const turns = await server!.store.listTurns((await state(id)).conversation_id);
     expect(turns.at(-1)?.module).toBe('FEEDBACK');
+    // Feedback may regenerate the prompt after a tweak, and its prompt says so (BEHAVIOR-NOTES "Modules and tools").
+    const feedbackRequest = provider.requests.filter((request) => module(request) === 'FEEDBACK').at(-1)!;
+    expect(feedbackRequest.tools?.map((tool) => tool.name)).toEqual(['save_user_profile', 'scheduler', 'generate_habit_prompt', 'transition_state']);
   });
 
   it('5: a delayed transition leaves the sub-state alone and records a pending timer', async () => {

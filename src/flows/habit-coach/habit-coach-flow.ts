@@ -4,6 +4,7 @@ import type { Schedule } from '../../core/schedule.ts';
 import type { Flow, PreparedTurn, TurnRequest } from '../../engine/flow.ts';
 import type { LlmMessage, LlmProvider } from '../../llm/llm-provider.ts';
 import type { StoreTx } from '../../store/store.ts';
+import type { AnyTool } from '../../tools/define-tool.ts';
 import { buildToneGuide } from '../../tone/tone.ts';
 import { describeSchedule } from '../../timers/schedule-math.ts';
 import { debugMessages } from './debug-messages.ts';
@@ -88,16 +89,10 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
   };
   if (request.input.kind === 'message') applyPollAnswer(state, request.history, request.input.text);
   const module = state.subState;
-  const tools = [
-    saveUserProfileTool(state),
-    schedulerTool(state, options),
-    generateHabitPromptTool(state, { provider: options.provider, systemPrompt: options.prompts.generator }),
-    transitionStateTool(state),
-  ];
   return {
     module,
     systemMessages: systemMessages(state, module, options),
-    tools,
+    tools: moduleTools(state, module, options),
     fallbackText: FALLBACK_REPLY,
     finish: () => ({
       ...(state.subStateChanged ? { conversationPatch: { subState: state.subState } } : {}),
@@ -105,6 +100,28 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
     }),
     commit: (tx) => commitState(tx, state, request, options),
   };
+}
+
+const HABIT_TOOLS = ['save_user_profile', 'scheduler', 'generate_habit_prompt', 'transition_state'] as const;
+type HabitToolName = (typeof HABIT_TOOLS)[number];
+
+/**
+ * The tools each module gets (BEHAVIOR-NOTES "Modules and tools"). Its shipped prompt says when to
+ * use each of them: feedback regenerates the habit prompt when a tweak or a request calls for it.
+ */
+export const MODULE_TOOLS: Readonly<Record<SubState, readonly HabitToolName[]>> = {
+  INTAKE: HABIT_TOOLS,
+  FEEDBACK: HABIT_TOOLS,
+};
+
+function moduleTools(state: HabitTurnState, module: SubState, options: HabitCoachOptions): AnyTool[] {
+  const build: Record<HabitToolName, () => AnyTool> = {
+    save_user_profile: () => saveUserProfileTool(state),
+    scheduler: () => schedulerTool(state, options),
+    generate_habit_prompt: () => generateHabitPromptTool(state, { provider: options.provider, systemPrompt: options.prompts.generator }),
+    transition_state: () => transitionStateTool(state),
+  };
+  return MODULE_TOOLS[module].map((name) => build[name]());
 }
 
 /** When each schedule's pending daily-prompt timer is due: what the scheduler tool reports as the next prompt. */
