@@ -95,10 +95,20 @@ describe('runToolLoop', () => {
     expect(result.text).toBe('Recovered.');
   });
 
-  it('stops after 10 tool rounds with the fallback reply', async () => {
+  it('ends with the fallback reply right after the 10th round of tools, with no 11th model call', async () => {
     const provider = modelSaying(...Array.from({ length: 20 }, (_, index) => ({ toolCalls: [call('echo', { word: `w${index}` })] })));
     const result = await runToolLoop({ ...base, provider });
-    expect(result).toMatchObject({ text: 'FALLBACK', endedBy: 'round-limit', toolRounds: 10, modelCalls: 11 });
+    expect(result).toMatchObject({ text: 'FALLBACK', endedBy: 'round-limit', toolRounds: 10, modelCalls: 10 });
+    expect(result.toolCalls.map((executed) => executed.outcome.result)).toEqual(Array.from({ length: 10 }, (_, index) => `echoed w${index}`));
+    expect(provider.requests).toHaveLength(10);
+  });
+
+  it('with text and tool calls on the 10th round, runs them and replies with that text', async () => {
+    const rounds = Array.from({ length: 9 }, (_, index) => ({ toolCalls: [call('echo', { word: `w${index}` })] }));
+    const provider = modelSaying(...rounds, { text: 'Last one!', toolCalls: [call('echo', { word: 'w9' })] }, { text: 'never asked' });
+    const result = await runToolLoop({ ...base, provider });
+    expect(result).toMatchObject({ text: 'Last one!', endedBy: 'reply', toolRounds: 10, modelCalls: 10 });
+    expect(result.toolCalls.at(-1)?.outcome.result).toBe('echoed w9');
   });
 
   it('never replies with empty text', async () => {

@@ -78,7 +78,9 @@ export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult>
       result.toolMs += executed.durationMs;
       messages.push({ role: 'tool', toolCallId: call.id, content: executed.outcome.result });
     }
-    if (step.thenReply !== null) return { ...result, text: step.thenReply };
+    const after = step.afterTools;
+    if (after.kind === 'reply') return { ...result, text: after.text };
+    if (after.kind === 'fallback') return { ...result, text: input.fallbackText, endedBy: after.reason };
   }
 }
 

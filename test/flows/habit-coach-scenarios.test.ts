@@ -102,6 +102,29 @@ describe('habit coaching scenarios (spec 002 §9)', () => {
     expect(toolResults(feedbackRequest)[0]).toMatch(/^Error: cannot generate a prompt yet: the profile is missing prompt_anchor and preferred_time/);
   });
 
+  it('2: the feedback module reads the same profile status as intake: known fields, what is missing, and to go back to intake', async () => {
+    const provider = habitModel((text) => {
+      if (text.startsWith('[')) return { text: 'Hello!' };
+      if (text === 'walking after breakfast') return { toolCalls: [{ name: 'save_user_profile', arguments: { habit_domain: 'walking', prompt_anchor: 'after breakfast' } }] };
+      if (text === 'go to feedback') return { toolCalls: [{ name: 'transition_state', arguments: { target_state: 'FEEDBACK' } }] };
+      return { text: 'OK' };
+    });
+    await start(provider);
+    await say('walking after breakfast');
+    await say('hello');
+    await say('go to feedback');
+    await say('how am I doing?');
+    const context = (wanted: string) => provider.requests.filter((request) => module(request) === wanted).at(-1)!.messages[1]!.content;
+    const profileStatus = (text: string) => /Known profile fields:[\s\S]*?Successes: \d+\./.exec(text)?.[0];
+
+    const feedback = context('FEEDBACK');
+    expect(feedback).toMatch(/- prompt_anchor: after breakfast/);
+    expect(feedback).toMatch(/Still missing: motivational_frame, preferred_time\./);
+    expect(feedback).toMatch(/Habit prompts need preferred_time[^\n]*move back to intake with transition_state/);
+    expect(profileStatus(feedback)).toBeDefined();
+    expect(profileStatus(feedback)).toBe(profileStatus(context('INTAKE')));
+  });
+
   it('4: a feedback turn records a barrier and uses the feedback module', async () => {
     const provider = habitModel((text) => {
       if (text.startsWith('[')) return { text: 'Hello!' };
@@ -114,6 +137,9 @@ describe('habit coaching scenarios (spec 002 §9)', () => {
     expect((await state(id)).profile).toMatchObject({ last_barrier: 'it rained', last_tweak: 'walk indoors' });
     const turns = await server!.store.listTurns((await state(id)).conversation_id);
     expect(turns.at(-1)?.module).toBe('FEEDBACK');
+    // Feedback may regenerate the prompt after a tweak, and its prompt says so (BEHAVIOR-NOTES "Modules and tools").
+    const feedbackRequest = provider.requests.filter((request) => module(request) === 'FEEDBACK').at(-1)!;
+    expect(feedbackRequest.tools?.map((tool) => tool.name)).toEqual(['save_user_profile', 'scheduler', 'generate_habit_prompt', 'transition_state']);
   });
 
   it('5: a delayed transition leaves the sub-state alone and records a pending timer', async () => {

@@ -123,6 +123,43 @@ describe('scenario 12: tone updates through save_user_profile', () => {
   });
 });
 
+describe('scheduler: the next prompt time the model reads is the time the timer is armed for', () => {
+  /** Each draw differs from the last, so a second draw for the same firing would show. */
+  const cyclingRandom = () => {
+    const draws = [0.1, 0.9, 0.5, 0.3, 0.7];
+    let next = 0;
+    return () => draws[next++ % draws.length]!;
+  };
+  const window = { action: 'create', type: 'random', random_start_time: '09:00', random_end_time: '11:00', timezone: 'UTC' };
+  const script = (text: string) => ({ window: call('scheduler', window), list: call('scheduler', { action: 'list' }) })[text];
+  const armedPrompt = async () => {
+    const timers = (await fixture!.state()).pending_timers as Array<{ kind: string; due_at: string }>;
+    return timers.filter((timer) => timer.kind === 'daily-prompt').map((timer) => timer.due_at);
+  };
+
+  it('create and list report the armed due time (the send time, prep minutes before the target), and the prompt goes out then', async () => {
+    fixture = await startHabitFixture({ clockStart: T0, phone: '+14165550316', schedules: [], onUser: script, random: cyclingRandom() });
+    await fixture.say('window');
+    const told = /the next one at (\S+)\./.exec(lastToolResults()[0]!)?.[1];
+    const [armed] = await armedPrompt();
+    expect(armed).toBeDefined();
+    expect(told).toBe(armed);
+    // Today's window has passed: tomorrow, inside 09:00-11:00 UTC less the 10 prep minutes.
+    expect(armed! >= '2026-06-02T08:50:00.000Z' && armed! <= '2026-06-02T10:50:00.000Z').toBe(true);
+
+    await fixture.say('list');
+    expect(lastToolResults()[0]).toMatch(new RegExp(`next prompt at ${armed}$`));
+
+    await fixture.say('set me up'); // the profile a generated prompt needs
+    await fixture.advance(armed!);
+    expect(fixture.prompts().map((message) => message.createdAt.toISOString())).toEqual([armed]);
+    const [rearmed] = await armedPrompt();
+    expect(rearmed).not.toBe(armed);
+    await fixture.say('list');
+    expect(lastToolResults()[0]).toMatch(new RegExp(`next prompt at ${rearmed}$`));
+  });
+});
+
 describe('tool errors reach the model', () => {
   // The argument errors the table in habit-coach-scenarios-timed.test.ts leaves out.
   const cases: Array<[string, ToolCall | { name: string; arguments: string }, RegExp]> = [

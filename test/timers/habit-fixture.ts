@@ -58,12 +58,14 @@ export interface HabitFixtureOptions {
   schedules?: object[];
   env?: Record<string, string>;
   onUser?: (text: string) => ScriptedStep | undefined;
+  /** The server's random source (random-window draws); Math.random by default. */
+  random?: () => number;
 }
 
 /** A real server on the virtual clock with one enrolled participant who has been greeted. */
 export async function startHabitFixture(options: HabitFixtureOptions): Promise<HabitFixture> {
   const provider = habitModel(options.schedules ?? [{ type: 'fixed', fixed_time: '08:00' }], options.onUser);
-  const server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: options.clockStart, ...options.env }, { provider });
+  const server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: options.clockStart, ...options.env }, { provider, ...(options.random ? { random: options.random } : {}) });
   const { phone } = options;
   const created = await server.request('POST', '/conversation/participants', { phone_number: phone, timezone: options.timezone ?? 'America/Toronto' });
   if (created.status !== 201) throw new Error(`enrollment failed: ${JSON.stringify(created.body)}`);

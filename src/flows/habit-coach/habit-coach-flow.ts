@@ -1,12 +1,14 @@
 import type { Clock, IdGenerator } from '../../core/clock.ts';
-import { emptyProfile } from '../../core/profile.ts';
+import { emptyProfile, type Profile } from '../../core/profile.ts';
+import type { Schedule } from '../../core/schedule.ts';
 import type { Flow, PreparedTurn, TurnRequest } from '../../engine/flow.ts';
 import type { LlmMessage, LlmProvider } from '../../llm/llm-provider.ts';
 import type { StoreTx } from '../../store/store.ts';
+import type { AnyTool } from '../../tools/define-tool.ts';
 import { buildToneGuide } from '../../tone/tone.ts';
 import { describeSchedule } from '../../timers/schedule-math.ts';
 import { debugMessages } from './debug-messages.ts';
-import { describeProfile, type HabitTurnState, type SubState } from './habit-turn-state.ts';
+import { describeProfile, missingFields, REQUIRED_FOR_PROMPT, type HabitTurnState, type SubState } from './habit-turn-state.ts';
 import { participantBackground } from './participant-background.ts';
 import { applyPollAnswer } from './polls.ts';
 import type { HabitPrompts } from './prompt-files.ts';
@@ -14,7 +16,7 @@ import { generateHabitPromptTool } from './tools/generate-habit-prompt.ts';
 import { saveUserProfileTool } from './tools/save-user-profile.ts';
 import { schedulerTool } from './tools/scheduler.ts';
 import { transitionStateTool } from './tools/transition-state.ts';
-import { dailyPromptTimer } from './timers/daily-prompt-timer.ts';
+import { dailyPromptTimer, dailyPromptTimerDueAt } from './timers/daily-prompt-timer.ts';
 import { timerKeys } from './timers/habit-timer-deps.ts';
 
 export const HABIT_COACH_FLOW = 'habit-coach';
@@ -82,6 +84,7 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
   const participant = request.participant;
   if (!participant) throw new Error('the habit-coach flow needs a participant');
   const route = routeSubState(request.conversation.subState);
+  const schedules = await request.store.listSchedules(participant.id);
   const state: HabitTurnState = {
     participant,
     startedAt: request.now,
@@ -90,24 +93,19 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
     subState: route.module,
     subStateChanged: route.normalized,
     subStateWritten: false,
-    schedules: await request.store.listSchedules(participant.id),
+    schedules,
     createdSchedules: [],
     deletedScheduleIds: [],
+    nextPromptAt: await armedPromptTimes(request.store, participant.id, schedules),
     delayedTransition: undefined,
     notes: [],
   };
   if (request.input.kind === 'message') applyPollAnswer(state, request.history, request.input.text);
   const module = state.subState;
-  const tools = [
-    saveUserProfileTool(state),
-    schedulerTool(state, options),
-    generateHabitPromptTool(state, { provider: options.provider, systemPrompt: options.prompts.generator }),
-    transitionStateTool(state),
-  ];
   return {
     module,
     systemMessages: systemMessages(state, module, options),
-    tools,
+    tools: moduleTools(state, module, options),
     fallbackText: FALLBACK_REPLY,
     finish: () => ({
       ...(state.subStateChanged ? { conversationPatch: { subState: state.subState } } : {}),
@@ -115,6 +113,40 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
     }),
     commit: (tx) => commitState(tx, state, request, options),
   };
+}
+
+const HABIT_TOOLS = ['save_user_profile', 'scheduler', 'generate_habit_prompt', 'transition_state'] as const;
+type HabitToolName = (typeof HABIT_TOOLS)[number];
+
+/**
+ * The tools each module gets (BEHAVIOR-NOTES "Modules and tools"). Its shipped prompt says when to
+ * use each of them: feedback regenerates the habit prompt when a tweak or a request calls for it.
+ */
+export const MODULE_TOOLS: Readonly<Record<SubState, readonly HabitToolName[]>> = {
+  INTAKE: HABIT_TOOLS,
+  FEEDBACK: HABIT_TOOLS,
+};
+
+function moduleTools(state: HabitTurnState, module: SubState, options: HabitCoachOptions): AnyTool[] {
+  const build: Record<HabitToolName, () => AnyTool> = {
+    save_user_profile: () => saveUserProfileTool(state),
+    scheduler: () => schedulerTool(state, options),
+    generate_habit_prompt: () => generateHabitPromptTool(state, { provider: options.provider, systemPrompt: options.prompts.generator }),
+    transition_state: () => transitionStateTool(state),
+  };
+  return MODULE_TOOLS[module].map((name) => build[name]());
+}
+
+/** When each schedule's pending daily-prompt timer is due: what the scheduler tool reports as the next prompt. */
+async function armedPromptTimes(store: TurnRequest['store'], participantId: string, schedules: Schedule[]): Promise<Map<string, Date>> {
+  if (schedules.length === 0) return new Map();
+  const dueByKey = new Map((await store.listPendingTimers(participantId)).map((timer) => [timer.dedupKey, timer.dueAt]));
+  const armed = new Map<string, Date>();
+  for (const schedule of schedules) {
+    const dueAt = dueByKey.get(timerKeys.dailyPrompt(schedule.id));
+    if (dueAt) armed.set(schedule.id, dueAt);
+  }
+  return armed;
 }
 
 function systemMessages(state: HabitTurnState, module: SubState, options: HabitCoachOptions): LlmMessage[] {
@@ -125,11 +157,13 @@ function systemMessages(state: HabitTurnState, module: SubState, options: HabitC
   return messages;
 }
 
+const CONTEXT_HEADING = 'Context for this turn (from the system, not the participant):';
+
 function intakeContext(state: HabitTurnState): string {
   const background = participantBackground(state.participant);
   const schedules = state.schedules.map((schedule) => `- ${schedule.id}: ${describeSchedule(schedule)}`);
   return [
-    'Context for this turn (from the system, not the participant):',
+    CONTEXT_HEADING,
     describeProfile(state.profile),
     background ?? 'No enrollment background was given.',
     `Participant time zone: ${state.participant.timezone ?? 'unknown (ask if it matters)'}.`,
@@ -137,18 +171,35 @@ function intakeContext(state: HabitTurnState): string {
   ].join('\n\n');
 }
 
+/**
+ * The same profile status as intake reads (known fields, what is still missing, counters), so the
+ * feedback module can see when it must send the participant back to intake (spec 000 "Profile
+ * Status Injection", 002 §9 scenario 2), plus the last prompt it asks about.
+ */
 function feedbackContext(state: HabitTurnState): string {
   const { profile } = state;
-  const field = (name: keyof typeof profile.fields) => profile.fields[name] ?? 'unknown';
-  return [
-    'Context for this turn (from the system, not the participant):',
-    `Habit domain: ${field('habit_domain')}. Motivation: ${field('motivational_frame')}.`,
-    profile.lastHabitPrompt
-      ? `Last prompt sent${profile.lastPromptSentAt ? ` at ${profile.lastPromptSentAt.toISOString()}` : ''}: "${profile.lastHabitPrompt}"`
-      : 'No habit prompt has been sent yet.',
-    `Prompts sent: ${profile.totalPrompts}. Times done: ${profile.successCount}. Intensity: ${profile.intensity}.`,
-    `Last barrier: ${field('last_barrier')}. Last tweak: ${field('last_tweak')}.`,
-  ].join('\n');
+  const lastPrompt = profile.lastHabitPrompt
+    ? `Last prompt sent${profile.lastPromptSentAt ? ` at ${profile.lastPromptSentAt.toISOString()}` : ''}: "${profile.lastHabitPrompt}"`
+    : 'No habit prompt has been sent yet.';
+  return [CONTEXT_HEADING, describeProfile(profile), intakeNeeded(profile), lastPrompt].filter(Boolean).join('\n\n');
+}
+
+/** Without these fields no prompt can be generated: the feedback module should hand back to intake, not ask itself. */
+function intakeNeeded(profile: Profile): string | undefined {
+  const missing = missingFields(profile, REQUIRED_FOR_PROMPT);
+  if (missing.length === 0) return undefined;
+  return `Habit prompts need ${missing.join(' and ')}, which the profile lacks: move back to intake with transition_state to collect them.`;
+}
+
+/**
+ * The first prompt time the scheduler tool told the model for a schedule created this turn. The
+ * timer is armed for exactly that time, even if the turn ran past it (it then fires at once):
+ * a new draw would contradict what the participant was told.
+ */
+function toldPromptTime(state: HabitTurnState, schedule: Schedule): Date {
+  const told = state.nextPromptAt.get(schedule.id);
+  if (!told) throw new Error(`schedule ${schedule.id} was created without a next prompt time`);
+  return told;
 }
 
 async function commitState(tx: StoreTx, state: HabitTurnState, request: TurnRequest, options: HabitCoachOptions): Promise<void> {
@@ -158,7 +209,7 @@ async function commitState(tx: StoreTx, state: HabitTurnState, request: TurnRequ
   if (state.profileChanged) await tx.saveProfile(state.profile);
   for (const schedule of state.createdSchedules) {
     await tx.insertSchedule(schedule);
-    await tx.scheduleTimer(dailyPromptTimer(schedule, conversationId, now, options));
+    await tx.scheduleTimer(dailyPromptTimerDueAt(schedule, conversationId, toldPromptTime(state, schedule), now, options));
   }
   for (const id of state.deletedScheduleIds) {
     await tx.deleteSchedule(id);

@@ -25,6 +25,12 @@ export interface HabitTurnState {
   schedules: Schedule[];
   createdSchedules: Schedule[];
   deletedScheduleIds: string[];
+  /**
+   * Schedule id → when its next prompt goes out: its pending timer's due time, or, for a schedule
+   * created this turn, the time its timer is armed for at commit. The scheduler tool tells the
+   * model these times, so a random window is drawn once, not once for the model and once for the timer.
+   */
+  nextPromptAt: Map<string, Date>;
   /** Undefined: untouched; null: cancel any pending one; a value: replace the pending one. */
   delayedTransition: DelayedTransition | null | undefined;
   /** One line per tool effect, for debug mode. */

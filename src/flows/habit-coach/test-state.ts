@@ -20,6 +20,7 @@ export function testHabitState(overrides: Partial<HabitTurnState> = {}, particip
     schedules: [],
     createdSchedules: [],
     deletedScheduleIds: [],
+    nextPromptAt: new Map(),
     delayedTransition: undefined,
     notes: [],
     ...overrides,

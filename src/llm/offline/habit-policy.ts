@@ -28,13 +28,12 @@ function readContext(messages: LlmMessage[]): Context {
   const known: Record<string, string> = {};
   for (const match of block.matchAll(/^- ([a-z_]+): (.+)$/gm)) known[match[1]!] = match[2]!;
   const missing = /Still missing: ([^.]+)\./.exec(block)?.[1]?.split(', ').map((field) => field.trim()) ?? [];
-  const domain = /Habit domain: ([^.]+)\./.exec(block)?.[1];
-  if (domain && domain !== 'unknown') known.habit_domain ??= domain;
   return {
     known,
     missing,
     hasSchedule: /Current schedules:/.test(block),
-    feedback: /Prompts sent: \d+/.test(block) && !/Known profile fields/.test(block),
+    // Both modules show the profile status; only the feedback context shows the last prompt.
+    feedback: /^(Last prompt sent|No habit prompt has been sent yet)/m.test(block),
     name: /Name: (.+)/.exec(block)?.[1] ?? null,
   };
 }

@@ -15,7 +15,7 @@ import { later, timerKeys, whileActive, whileStillActive, type HabitTimerDeps } 
 export const DAILY_PROMPT_TIMER = 'daily-prompt';
 export const FALLBACK_PROMPT = "It's time for your daily habit. A small step today counts!";
 
-/** The timer row that fires a schedule's next prompt. */
+/** The timer row that fires a schedule's next prompt after `after` (a new draw for a random window). */
 export function dailyPromptTimer(
   schedule: Schedule,
   conversationId: string,
@@ -23,15 +23,20 @@ export function dailyPromptTimer(
   deps: Pick<HabitTimerDeps, 'ids' | 'random'>,
   notOnDayOf?: Date,
 ): NewTimer {
+  return dailyPromptTimerDueAt(schedule, conversationId, nextFireTime(schedule, after, deps.random, notOnDayOf), after, deps);
+}
+
+/** The timer row that fires a schedule's prompt at a time already chosen. */
+export function dailyPromptTimerDueAt(schedule: Schedule, conversationId: string, dueAt: Date, createdAt: Date, deps: Pick<HabitTimerDeps, 'ids'>): NewTimer {
   return {
     id: deps.ids.next('tmr'),
     kind: DAILY_PROMPT_TIMER,
     conversationId,
     participantId: schedule.participantId,
     dedupKey: timerKeys.dailyPrompt(schedule.id),
-    dueAt: nextFireTime(schedule, after, deps.random, notOnDayOf),
+    dueAt,
     payload: { scheduleId: schedule.id },
-    createdAt: after,
+    createdAt,
   };
 }
 

@@ -82,6 +82,22 @@ describe('scheduler', () => {
     expect(outcome.result).toMatch(message);
   });
 
+  it('draws a random window once: create keeps the time it tells for the timer, list reports armed times without drawing', async () => {
+    const state = testHabitState();
+    let draws = 0;
+    const tool = schedulerTool(state, { ids: sequentialIds(), random: () => (draws++, 0.25), prepMinutes: 10 });
+    const created = await call(tool, { action: 'create', type: 'random', random_start_time: '09:00', random_end_time: '11:00', timezone: 'UTC' });
+    const id = state.schedules[0]!.id;
+    const told = state.nextPromptAt.get(id)!.toISOString();
+    expect(created.result).toContain(`the next one at ${told}.`);
+    const drawn = draws;
+    state.schedules.push({ ...state.schedules[0]!, id: 'sch_unarmed', windowStart: '12:00', windowEnd: '13:00' });
+    const listed = await call(tool, { action: 'list' });
+    expect(listed.result).toContain(`- ${id}: every day at a random time between 09:00 and 11:00 (UTC); next prompt at ${told}`);
+    expect(listed.result).toContain('- sch_unarmed: every day at a random time between 12:00 and 13:00 (UTC); no prompt is pending');
+    expect(draws).toBe(drawn);
+  });
+
   it('lists and deletes', async () => {
     const state = testHabitState();
     await call(scheduler(state), { action: 'create', type: 'fixed', fixed_time: '08:00' });

@@ -35,7 +35,7 @@ export function schedulerTool(state: HabitTurnState, deps: SchedulerDeps) {
         case 'create':
           return createSchedule(state, deps, input);
         case 'list':
-          return listSchedules(state, deps);
+          return listSchedules(state);
         case 'delete':
           return deleteSchedule(state, input.schedule_id);
       }
@@ -63,7 +63,9 @@ function createSchedule(state: HabitTurnState, deps: SchedulerDeps, input: Sched
   state.schedules.push(schedule);
   state.createdSchedules.push(schedule);
   state.notes.push(`scheduler: created ${schedule.id}`);
+  // The one draw for this firing: the turn's commit arms the timer for this very time.
   const next = nextFireTime(schedule, state.startedAt, deps.random);
+  state.nextPromptAt.set(schedule.id, next);
   return `Created schedule ${schedule.id}: ${describeSchedule(schedule)}. Prompts go out ${schedule.prepMinutes} minutes before the target time; the next one at ${next.toISOString()}.`;
 }
 
@@ -96,11 +98,13 @@ function sameTiming(a: Schedule, b: Schedule): boolean {
   return a.kind === b.kind && a.fixedTime === b.fixedTime && a.windowStart === b.windowStart && a.windowEnd === b.windowEnd && a.timezone === b.timezone;
 }
 
-function listSchedules(state: HabitTurnState, deps: SchedulerDeps): string {
+/** Each schedule with the time its armed timer sends the next prompt (never a fresh draw). */
+function listSchedules(state: HabitTurnState): string {
   if (state.schedules.length === 0) return 'No active schedules.';
-  const lines = state.schedules.map(
-    (schedule) => `- ${schedule.id}: ${describeSchedule(schedule)}; next prompt at ${nextFireTime(schedule, state.startedAt, deps.random).toISOString()}`,
-  );
+  const lines = state.schedules.map((schedule) => {
+    const next = state.nextPromptAt.get(schedule.id);
+    return `- ${schedule.id}: ${describeSchedule(schedule)}; ${next ? `next prompt at ${next.toISOString()}` : 'no prompt is pending'}`;
+  });
   return `Active schedules:\n${lines.join('\n')}`;
 }
 
@@ -112,6 +116,7 @@ function deleteSchedule(state: HabitTurnState, id: string | undefined): ToolOutc
     return toolError(`unknown schedule_id "${id}". Active schedules: ${known}.`);
   }
   state.schedules.splice(index, 1);
+  state.nextPromptAt.delete(id);
   const created = state.createdSchedules.findIndex((schedule) => schedule.id === id);
   if (created >= 0) state.createdSchedules.splice(created, 1);
   else state.deletedScheduleIds.push(id);
