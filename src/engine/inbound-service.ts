@@ -132,8 +132,10 @@ export class InboundService {
       if (recorded.duplicate) return recorded;
       const now = clock.now();
       const replyChannel = message.replyChannel && channels.get(message.replyChannel) ? message.replyChannel : undefined;
-      if (conversation && replyChannel && conversation.channel !== replyChannel) await tx.setConversationChannel(conversation.id, replyChannel, now);
+      // Effects first: they may lock the participant, and every transaction takes the participant
+      // before the conversation (a turn's commit does), so two never wait on each other.
       await effects?.(tx, participant);
+      if (conversation && replyChannel && conversation.channel !== replyChannel) await tx.setConversationChannel(conversation.id, replyChannel, now);
       if (conversation && participant && answer !== null) {
         const target = { conversation: { ...conversation, channel: replyChannel ?? conversation.channel }, participant };
         await outgoing.append(tx, target, [{ text: answer, role: 'system', source: 'system' }], { now, turnId: null });

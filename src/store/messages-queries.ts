@@ -21,8 +21,9 @@ export function messageQueries(ctx: QueryContext): MessageOperations {
         const next = new Map<string, number>();
         for (const conversationId of conversationIds) {
           if (dialect === 'postgres') {
-            // Row lock: a concurrent append to this conversation waits here until we commit.
-            await db.selectFrom('conversations').select('id').where('id', '=', conversationId).forUpdate().execute();
+            // Row lock: a concurrent append to this conversation waits here until we commit. NO KEY
+            // UPDATE leaves inserts that reference the conversation (timers, outbox) unblocked.
+            await db.selectFrom('conversations').select('id').where('id', '=', conversationId).forNoKeyUpdate().execute();
           }
           // SQLite needs no lock: the transaction is BEGIN IMMEDIATE on the store's only connection.
           const { last } = await db

@@ -55,7 +55,9 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
 
     async lockParticipant(id) {
       let query = db.selectFrom('participants').selectAll().where('id', '=', id);
-      if (ctx.dialect === 'postgres') query = query.forUpdate();
+      // NO KEY UPDATE, like the UPDATE of a status: it serialises with other status writers but not
+      // with the key-share locks of inserts that reference the participant (a timer, a schedule).
+      if (ctx.dialect === 'postgres') query = query.forNoKeyUpdate();
       const row = await query.executeTakeFirst();
       return row && toParticipant(row);
     },

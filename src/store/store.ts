@@ -31,7 +31,7 @@ export interface StoreOperations {
   insertParticipant(participant: Participant): Promise<void>;
   getParticipant(id: string): Promise<Participant | undefined>;
   /**
-   * `getParticipant`, holding the row until the transaction ends (PostgreSQL `FOR UPDATE`; SQLite's
+   * `getParticipant`, holding the row until the transaction ends (PostgreSQL `FOR NO KEY UPDATE`; SQLite's
    * transactions are exclusive already): a status change and a commit that depends on the status
    * cannot interleave.
    */

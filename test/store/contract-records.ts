@@ -7,6 +7,39 @@ import { at, conversation, inboxItem, message, outboxItem, participant, phone, s
 /** Participants, conversations, messages, profiles, schedules, and deleting a participant. */
 export function recordsContract(store: () => Store): void {
   describe('participants', () => {
+    it('a locked participant waits for another status writer, but never for inserts that reference it', async () => {
+      const p = participant();
+      await store().insertParticipant(p);
+      const c = conversation(p.id);
+      await store().insertConversation(c);
+      if (store().dialect === 'sqlite') {
+        // One connection, exclusive transactions: the lock is the transaction itself.
+        expect(await store().transaction((tx) => tx.lockParticipant(p.id))).toEqual(p);
+        return;
+      }
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => (locked = resolve));
+      const holder = store().transaction(async (tx) => {
+        await tx.lockParticipant(p.id);
+        locked();
+        await held;
+      });
+      await isLocked;
+      await store().scheduleTimer(timer(c.id, p.id)); // a foreign-key insert: not blocked
+      let second = false;
+      const writer = store().transaction(async (tx) => {
+        await tx.lockParticipant(p.id);
+        second = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(second).toBe(false);
+      release();
+      await Promise.all([holder, writer]);
+      expect(second).toBe(true);
+    });
+
     it('round-trips every field', async () => {
       const p = participant({ debug: true, ethnicity: 'x', enrolledAt: at(1), createdAt: at(2), updatedAt: at(3) });
       await store().insertParticipant(p);
