@@ -71,7 +71,7 @@ describe('scenario 3: the prompt generation path', () => {
     const second = provider.requests.filter(isGenerator).at(-1)!;
     expect(second.messages.filter(isToneGuide)).toEqual([expect.objectContaining({ content: expect.stringMatching(/short/) })]);
     expect(second.messages.at(-1)!.content).toMatch(/Notes for this time: it is raining today/);
-    expect(lastToolResults()[0]).toMatch(/kept for the next scheduled delivery/);
+    expect(lastToolResults()[0]).toMatch(/saved as the latest prompt.*sends this one only if that fails/);
     expect((await turnToolCalls()).filter((toolCall) => toolCall.name === 'generate_habit_prompt').map((toolCall) => toolCall.status)).toEqual(['ok', 'ok']);
   });
 });

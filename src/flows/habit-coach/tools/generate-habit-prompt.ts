@@ -70,7 +70,7 @@ export function generateHabitPromptTool(state: HabitTurnState, deps: PromptGener
       const warning = warnings.length > 0 ? ` Note: ${warnings.join(' and ')} unknown, so the prompt is less personal.` : '';
       return delivery_mode === 'immediate'
         ? `Generated prompt (share it with the participant in your reply): "${prompt}".${warning}`
-        : `Generated and kept for the next scheduled delivery: "${prompt}".${warning}`;
+        : `Generated and saved as the latest prompt: "${prompt}". Each scheduled delivery writes a fresh prompt from the profile and sends this one only if that fails.${warning}`;
     },
   });
 }
