@@ -48,9 +48,36 @@ describe('Engine retries', () => {
 
   it('leaves the message pending, not failed, when the outage outlasts its wait', async () => {
     const { engine, calls } = engineWith([unreachable, unreachable, unreachable, unreachable], { outageWaitMs: 300 });
-    expect(await engine.processInbox(item)).toBeUndefined();
+    await expect(engine.processInbox(item)).rejects.toThrow(/ECONNREFUSED/);
     expect(calls.runs).toBeLessThan(4);
     expect(calls.givenUp).toEqual([]);
+  });
+
+  it('answers nothing after a message the outage left pending: a later one never goes first', async () => {
+    const later: InboxItem = { ...item, id: 'in_2', channelMessageId: 'm2', text: 'later' };
+    const pending = [item, later];
+    let down = true;
+    const answered: string[] = [];
+    const runner = {
+      async run(_conversationId: string, input: { inboxId: string }): Promise<TurnSummary> {
+        if (down) throw unreachable();
+        answered.push(input.inboxId);
+        pending.splice(pending.findIndex((entry) => entry.id === input.inboxId), 1);
+        return { turnId: 'turn_1', status: 'completed', reply: 'ok' };
+      },
+      giveUp: async () => true,
+    } as unknown as TurnRunner;
+    const store = { listPendingInboxOf: async () => [...pending] } as unknown as Store;
+    const engine = new Engine({
+      store, runner, clock: systemClock, logger, outageWaitMs: 300,
+      dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
+      leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
+    });
+    setTimeout(() => (down = false), 800); // back just after the first message's wait ran out
+    await expect(engine.processInbox(later)).rejects.toThrow(/ECONNREFUSED/);
+    expect(answered).toEqual([]);
+    expect(await engine.processInbox(later)).toMatchObject({ status: 'completed' }); // the sweep, later
+    expect(answered).toEqual(['in_1', 'in_2']);
   });
 
   it('gives a message up after three failures of another kind: kept, with the apology', async () => {

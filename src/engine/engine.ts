@@ -184,8 +184,9 @@ export class Engine {
 
   /**
    * Runs a turn, retrying a failure twice (a version conflict, a provider hiccup). While the
-   * database is unreachable it keeps waiting instead, up to `outageWaitMs`, and then leaves the
-   * message pending for the sweep or the next start: an outage never turns into a lost message.
+   * database is unreachable it keeps waiting instead, up to `outageWaitMs`, and then throws,
+   * leaving the message (and every later one of the conversation) pending for the sweep or the
+   * next start: an outage never turns into a lost or reordered message.
    * A message that fails for good is kept, and its sender gets the apology.
    */
   async #runWithRetries(conversationId: string, input: TurnInput, inboxId: string | null): Promise<TurnSummary | undefined> {
@@ -203,8 +204,9 @@ export class Engine {
         const outage = isDatabaseUnavailable(error) || isDatabaseUnavailable((error as { cause?: unknown }).cause);
         const final = outage ? Date.now() >= outageEnds : attempt >= attempts;
         this.#deps.logger.error({ conversationId, inboxId, attempt, outage, final, err: describeError(error) }, 'turn failed');
+        if (final && outage) throw error; // left pending, and nothing after it goes first
         if (final) {
-          if (!outage && input.kind === 'message') await this.#deps.runner.giveUp(conversationId, input, error);
+          if (input.kind === 'message') await this.#deps.runner.giveUp(conversationId, input, error);
           return undefined;
         }
         // Real pauses, not the conversation clock: these wait out an outage.

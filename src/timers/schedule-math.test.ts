@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Schedule } from '../core/schedule.ts';
-import { localDate, nextFireTime, parseClockTime } from './schedule-math.ts';
+import { localDate, nextFireTime, parseClockTime, sameDateIn } from './schedule-math.ts';
 
 const schedule = (overrides: Partial<Schedule>): Schedule => ({
   id: 'sch_1', participantId: 'p', kind: 'fixed', fixedTime: '08:00', windowStart: null, windowEnd: null,
@@ -72,5 +72,14 @@ describe('nextFireTime', () => {
     expect(localDate(nextFireTime(random, firedAt, () => 0.9), 'America/Toronto')).toBe('2026-05-01');
     const next = nextFireTime(random, firedAt, () => 0.9, firedAt);
     expect(localDate(next, 'America/Toronto')).toBe('2026-05-02');
+  });
+});
+
+describe('sameDateIn', () => {
+  it('keeps the calendar date an instant has in one zone, from the start of that date in another', () => {
+    // 07:50 in Paris on the 3rd is 01:50 in Toronto on the 3rd: the 3rd starts at 04:00Z in Toronto.
+    expect(sameDateIn(new Date('2026-06-03T05:50:00Z'), 'Europe/Paris', 'America/Toronto').toISOString()).toBe('2026-06-03T04:00:00.000Z');
+    // 21:00 in Toronto on the 2nd is already the 3rd in Tokyo; the date kept is the 2nd.
+    expect(sameDateIn(new Date('2026-06-03T01:00:00Z'), 'America/Toronto', 'Asia/Tokyo').toISOString()).toBe('2026-06-01T15:00:00.000Z');
   });
 });

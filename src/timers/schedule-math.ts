@@ -45,6 +45,15 @@ export function nextFireTime(schedule: Schedule, after: Date, random: () => numb
   throw new Error(`no fire time found for schedule ${schedule.id}`);
 }
 
+/**
+ * The first instant, in `toZone`, of the calendar date `instant` has in `fromZone`: a firing
+ * planned for "the 3rd" in one zone stays on the 3rd when the schedule moves to another.
+ */
+export function sameDateIn(instant: Date, fromZone: string, toZone: string): Date {
+  const date = DateTime.fromJSDate(instant, { zone: fromZone }).toISODate()!;
+  return DateTime.fromISO(date, { zone: toZone }).startOf('day').toJSDate();
+}
+
 /** The target minute of the day: the fixed time, or a uniformly random minute in the window. */
 export function targetMinuteFor(schedule: Pick<Schedule, 'kind' | 'fixedTime' | 'windowStart' | 'windowEnd' | 'id'>, random: () => number): number {
   if (schedule.kind === 'fixed') return requireMinute(schedule.fixedTime, schedule.id);

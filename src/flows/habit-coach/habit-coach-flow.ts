@@ -6,7 +6,7 @@ import type { LlmMessage, LlmProvider } from '../../llm/llm-provider.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { AnyTool } from '../../tools/define-tool.ts';
 import { buildToneGuide } from '../../tone/tone.ts';
-import { describeSchedule } from '../../timers/schedule-math.ts';
+import { describeSchedule, nextFireTime, sameDateIn } from '../../timers/schedule-math.ts';
 import { debugMessages } from './debug-messages.ts';
 import { describeProfile, missingFields, REQUIRED_FOR_PROMPT, type HabitTurnState, type SubState } from './habit-turn-state.ts';
 import { participantBackground } from './participant-background.ts';
@@ -61,16 +61,16 @@ export function createHabitCoachFlow(options: HabitCoachOptions): Flow {
       }
     },
     // Schedules read in the zone they had (none chosen, or the participant's) follow them to the
-    // new one; one pinned to another zone by the model stays. The day of the last prompt is skipped.
+    // new one; one pinned to another zone by the model stays.
     onParticipantMoved: async (tx, conversation, from, to, now) => {
       const participantId = conversation.participantId;
       if (!participantId) return;
-      const participant = await tx.getParticipant(participantId);
-      const lastPrompt = (await tx.getProfile(participantId))?.lastPromptSentAt ?? undefined;
+      const pending = await tx.listPendingTimers(participantId);
       for (const schedule of await tx.listSchedules(participantId)) {
         if (from !== null && schedule.timezone !== from) continue;
         await tx.setScheduleTimezone(schedule.id, to);
-        if (participant?.status === 'active') await tx.scheduleTimer(dailyPromptTimer({ ...schedule, timezone: to }, conversation.id, now, options, lastPrompt));
+        const planned = pending.find((timer) => timer.dedupKey === timerKeys.dailyPrompt(schedule.id));
+        if (planned) await tx.scheduleTimer(movedPromptTimer({ ...schedule, timezone: to }, schedule.timezone, planned.dueAt, conversation.id, now, options));
       }
     },
     greetingHint: (participant) =>
@@ -78,6 +78,16 @@ export function createHabitCoachFlow(options: HabitCoachOptions): Flow {
       'Greet them warmly, say in a sentence what this is about, and ask your first question.]',
     prepareTurn: async (request) => prepareTurn(request, options),
   };
+}
+
+/**
+ * The next prompt of a schedule that moved zone: on the date it was planned for (so nobody gets
+ * a second prompt on a day they already had one), at its time in the new zone, never in the past.
+ * Paused participants have nothing planned, and get their timers when they resume.
+ */
+function movedPromptTimer(moved: Schedule, fromZone: string, plannedAt: Date, conversationId: string, now: Date, options: HabitCoachOptions) {
+  const after = new Date(Math.max(now.getTime(), sameDateIn(plannedAt, fromZone, moved.timezone).getTime() - 1));
+  return dailyPromptTimerDueAt(moved, conversationId, nextFireTime(moved, after, options.random), now, options);
 }
 
 async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Promise<PreparedTurn> {

@@ -56,9 +56,12 @@ export function dailyPromptTimerKind(deps: HabitTimerDeps) {
         const profile = (await deps.store.getProfile(participant.id)) ?? emptyProfile(participant.id, context.now);
         const prompt = await generatePrompt(deps, participant, profile, context.signal);
         await whileStillActive(deps, participant.id, async (tx) => {
+          // Read again: the schedule may have moved zone (or gone) while the prompt was written.
+          const current = (await tx.listSchedules(participant.id)).find((candidate) => candidate.id === scheduleId);
+          if (!current) return;
           const now = deps.clock.now();
           // "Once per day" is the participant's local day, whatever zone the schedule is pinned to.
-          const zone = participant.timezone ?? schedule.timezone;
+          const zone = participant.timezone ?? current.timezone;
           const pollToday = !profile.fieldUpdatedAt.intensity_poll || localDate(profile.fieldUpdatedAt.intensity_poll, zone) !== localDate(now, zone);
           const drafts: OutgoingDraft[] = [
             { text: prompt.text, source: 'timer' },
@@ -68,7 +71,7 @@ export function dailyPromptTimerKind(deps: HabitTimerDeps) {
           await deps.outgoing.append(tx, { conversation, participant }, drafts, { now, turnId: null });
           await tx.saveProfile(afterPrompt(profile, prompt, now, pollToday));
           await armFollowUps(tx, deps, participant, conversation.id, now);
-          await tx.scheduleTimer(dailyPromptTimer(schedule, conversation.id, now, deps, timer.dueAt));
+          await tx.scheduleTimer(dailyPromptTimer(current, conversation.id, now, deps, timer.dueAt));
           await tx.completeTimer(timer.id, now); // with its effects: a process that dies after this never re-runs it
         });
       });
