@@ -11,7 +11,7 @@ import { OutboxDispatcher } from './outbox-dispatcher.ts';
  * makes the store unreachable.
  */
 function outboxStore(items: OutboxItem[]) {
-  const state = { down: false, marks: 0 };
+  const state = { down: false, marks: 0, refuse: new Set<string>() };
   const reachable = () => {
     if (state.down) throw new Error('Connection terminated unexpectedly');
   };
@@ -26,6 +26,7 @@ function outboxStore(items: OutboxItem[]) {
     },
     async markOutboxSent(id: string, at: Date, attempts: number) {
       reachable();
+      if (state.refuse.has(id)) throw new Error('value too long for type character varying');
       state.marks += 1;
       Object.assign(items.find((item) => item.id === id)!, { status: 'sent', sentAt: at, attempts });
     },
@@ -91,5 +92,19 @@ describe('OutboxDispatcher', () => {
     await dispatcher.kick();
     expect(sent).toEqual(['m1', 'm2']);
     expect(items.map((entry) => [entry.status, entry.attempts])).toEqual([['sent', 1], ['sent', 1]]);
+  });
+
+  it('gives up marking a row the store refuses (not an outage), so the other conversations keep going', async () => {
+    const at = new Date(0);
+    const items = [item('bad', 'c', at), item('x1', 'x', at)];
+    const { dispatcher, sent, state } = setup(items);
+    state.refuse.add('bad');
+    await dispatcher.kick();
+    await dispatcher.kick();
+    await dispatcher.kick();
+    expect(sent.sort()).toEqual(['bad', 'x1']);
+    items.push(item('x2', 'x', at));
+    await dispatcher.kick();
+    expect(sent).toContain('x2');
   });
 });

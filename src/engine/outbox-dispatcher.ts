@@ -4,6 +4,7 @@ import { ChannelError } from '../channels/channel.ts';
 import type { Clock } from '../core/clock.ts';
 import type { OutboxItem } from '../core/domain.ts';
 import { describeError } from '../core/errors.ts';
+import { isDatabaseUnavailable } from '../store/db-errors.ts';
 import type { Store } from '../store/store.ts';
 import { failpoint } from '../core/failpoint.ts';
 
@@ -104,10 +105,19 @@ export class OutboxDispatcher {
     }
   }
 
-  /** Records the sends the store missed; throws (the pass fails, to be retried) while it is still down. */
+  /**
+   * Records the sends the store missed; throws (the pass fails, to be retried) while it is still
+   * unreachable. A mark the store refuses for another reason is given up, so one bad row cannot
+   * stop every delivery: its claim expires and it is sent again (at least once, same key).
+   */
   async #markSent(): Promise<void> {
     for (const [id, sent] of this.#unmarked) {
-      await this.#options.store.markOutboxSent(id, sent.at, sent.attempts, sent.providerMessageId);
+      try {
+        await this.#options.store.markOutboxSent(id, sent.at, sent.attempts, sent.providerMessageId);
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) throw error;
+        this.#options.logger.error({ outboxId: id, err: describeError(error) }, 'sent message could not be marked sent');
+      }
       this.#unmarked.delete(id);
     }
   }
