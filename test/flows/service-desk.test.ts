@@ -77,7 +77,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await state()).toBe('PresentingAppointments');
     expect(await say('the second one')).toMatch(/Shall I cancel it\?/);
     expect(await state()).toBe('PendingCancellationConfirmation');
-    expect(await say('yes')).toMatch(/that appointment is cancelled/);
+    expect(await say('yes')).toMatch(/I've cancelled your Termite inspection on /);
     expect(await state()).toBe('Completed');
     const upcoming = await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5);
     expect(upcoming.map((a) => a.id)).toEqual(['apt_alex_1']);
@@ -106,7 +106,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([{ date: '2026-06-04' }]);
     expect(await say('the second')).toMatch(/Shall I book that window\?/);
     expect(await state()).toBe('PendingRescheduleConfirmation');
-    expect(await say('yes')).toMatch(/your appointment has been moved/);
+    expect(await say('yes')).toMatch(/I've moved your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00/);
     expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([{ id: 'apt_alex_1', date: '2026-06-02', windowStart: '13:00' }]);
   });
 
@@ -120,7 +120,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 09:00–11:00/);
     expect(windows).not.toMatch(/slot_/);
     expect(await say('the first one')).toMatch(/Shall I book that window\?/);
-    expect(await say('yes')).toMatch(/your visit is booked/);
+    expect(await say('yes')).toMatch(/I've booked your General service visit on Tuesday, June 2, 09:00–11:00 at 123 Market St/);
     expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(3);
   });
 

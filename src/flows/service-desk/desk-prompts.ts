@@ -1,5 +1,6 @@
 import type { Appointment, Slot } from '../../crm/crm.ts';
 import type { LlmMessage } from '../../llm/llm-provider.ts';
+import type { Dialog } from './dialog.ts';
 import type { DeskTurnEnv } from './desk-turn.ts';
 
 /** What the narrator speaks from: tool results and the code's instructions, never the model's own guesses. */
@@ -21,7 +22,13 @@ const when = (date: string, start: string, end: string) => {
   return `${day}, ${start}–${end}`;
 };
 export const describeAppointment = (a: Appointment) => `${a.service} on ${when(a.date, a.windowStart, a.windowEnd)} at ${a.address}`;
-export const describeSlot = (s: Slot) => when(s.date, s.windowStart, s.windowEnd);
+export const describeSlot = (s: Pick<Slot, 'date' | 'windowStart' | 'windowEnd'>) => when(s.date, s.windowStart, s.windowEnd);
+/** An appointment by what and when, without the address (the caller knows where they live). */
+export const describeVisit = (a: Appointment) => `${a.service} on ${describeSlot(a)}`;
+
+export type Done = NonNullable<Dialog['untold']>;
+/** The fact of a change carried out: in this turn, or in an earlier one whose reply the caller never got. */
+export const doneNote = (done: Done, earlier = false) => `${earlier ? 'Done earlier, not yet told to the caller' : 'Done'}: ${done.change} ${done.what}.`;
 
 export function acknowledgePrompt(_env: DeskTurnEnv, history: LlmMessage[]): LlmMessage[] {
   return [

@@ -1,15 +1,14 @@
 import type { Crm, Appointment, Slot } from '../../crm/crm.ts';
-import { CrmError } from '../../crm/crm.ts';
-import { describeError } from '../../core/errors.ts';
 import type { FlowRunContext } from '../../engine/flow.ts';
-import type { ExecutedToolCall, ToolLoopResult } from '../../engine/tool-loop.ts';
+import type { ToolLoopResult } from '../../engine/tool-loop.ts';
 import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';
 import { toolSpec } from '../../tools/define-tool.ts';
 import { plainReply } from '../../engine/plain-text.ts';
 import { pendingAction, transition, type Dialog, type DialogEvent, type Intent } from './dialog.ts';
 import { deskTool, DESK_TOOLS, type DeskTool } from './desk-tools.ts';
 import { actionPlanSchema, choicesFor, CHOICES, gate, type ActionPlan, type ChoiceName } from './gate.ts';
-import { acknowledgePrompt, decisionPrompt, narratorPrompt, type Facts } from './desk-prompts.ts';
+import { acknowledgePrompt, decisionPrompt, describeSlot, describeVisit, doneNote, narratorPrompt, type Done, type Facts } from './desk-prompts.ts';
+import { Ledger, type CommitChange } from './desk-ledger.ts';
 
 export const DESK_FALLBACK = 'Sorry, I could not finish that just now. Could you say it once more?';
 
@@ -24,6 +23,8 @@ export interface DeskTurnEnv {
   userText: string;
   /** What is on the table, with the details the interpreter needs to map "the first one" to an id. */
   presented: { appointments: Appointment[]; slots: Slot[] };
+  /** Where a confirmed change is carried out, with the dialog past it and its audit entry. */
+  commitChange: CommitChange;
 }
 
 /**
@@ -43,22 +44,26 @@ export async function runDeskTurn(context: FlowRunContext, env: DeskTurnEnv): Pr
   const ackText = acknowledged.status === 'fulfilled' ? plainReply(acknowledged.value.text, '').trim() : '';
   if (ackText) stream(' ');
   let narration: string;
+  let told = true;
   try {
     const response = await ledger.model(() => context.provider.complete({ messages: narratorPrompt(outcome.value.facts, history(context)) }, { signal: context.signal, onTextDelta: stream }), true);
     narration = plainReply(response.text, DESK_FALLBACK).trim() || DESK_FALLBACK;
   } catch (error) {
     if (context.signal.aborted) throw error;
     narration = DESK_FALLBACK; // the narrator is the only voice; fixed text only when it failed entirely
+    told = false;
     stream(narration);
   }
-  return { result: ledger.result([ackText, narration].filter(Boolean).join(' ')), dialog: outcome.value.dialog };
+  // A change stays "untold" until a narration that carried it was produced.
+  const dialog = told ? { ...outcome.value.dialog, untold: null } : outcome.value.dialog;
+  return { result: ledger.result([ackText, narration].filter(Boolean).join(' ')), dialog };
 }
 
 const history = (context: FlowRunContext): LlmMessage[] => context.messages.filter((message) => message.role !== 'system').slice(-9);
 
 /** The interpreter's one decision, the gate, and what code does with it. */
 async function decideAndAct(context: FlowRunContext, env: DeskTurnEnv, ledger: Ledger): Promise<{ dialog: Dialog; facts: Facts }> {
-  const state = new TurnState(env);
+  const state = new TurnState(env, context.signal);
   const offered = [...choicesFor(env.dialog.state).map(choiceSpec), ...DESK_TOOLS.filter((tool) => !tool.sideEffect).map((tool) => toolSpec(asSpecTool(tool)))];
   const response = await ledger.model(() =>
     context.provider.complete({ messages: decisionPrompt(env, history(context)), tools: offered, ...(env.interpreterModel ? { model: env.interpreterModel } : {}) }, { signal: context.signal }),
@@ -89,11 +94,13 @@ class TurnState {
   dialog: Dialog;
   readonly facts: Facts;
   readonly #env: DeskTurnEnv;
+  readonly #signal: AbortSignal;
 
-  constructor(env: DeskTurnEnv) {
+  constructor(env: DeskTurnEnv, signal: AbortSignal) {
     this.#env = env;
+    this.#signal = signal;
     this.dialog = env.dialog;
-    this.facts = { userText: env.userText, notes: [], appointments: [], slots: [] };
+    this.facts = { userText: env.userText, notes: env.dialog.untold ? [doneNote(env.dialog.untold, true)] : [], appointments: [], slots: [] };
   }
 
   apply(event: DialogEvent): boolean {
@@ -202,21 +209,40 @@ class TurnState {
     }
   }
 
-  /** The one place a side effect runs: from a confirmation state, on a yes, with the dialog's ids. */
+  /**
+   * The one place a side effect runs: from a confirmation state, on a yes, with the dialog's ids.
+   * The change, the dialog moving past it and its audit entry commit together (`commitChange`).
+   */
   async #confirmed(ledger: Ledger): Promise<void> {
     const action = pendingAction(this.dialog);
     if (!action) return void this.facts.notes.push('There is nothing waiting for a yes.');
+    // A caller who barged in before the change started may be saying "wait": it does not start.
+    this.#signal.throwIfAborted();
     const { tool: name, ...ids } = action;
     const tool = deskTool(name)!;
-    const output = await ledger.tool(tool, ids, () => tool.run(tool.input.parse(ids), { crm: this.#env.crm, customerId: this.dialog.customerId, today: this.#env.today }));
-    if (output === undefined) {
+    const input = tool.input.parse(ids);
+    const finished = transition(this.dialog, { type: 'confirmed' });
+    if (!finished.ok) return void this.facts.notes.push('There is nothing waiting for a yes.');
+    const settled = await ledger.change(tool, input, this.#env.commitChange, async (crm) => {
+      const output = await tool.run(input, { crm, customerId: this.dialog.customerId, today: this.#env.today });
+      return { output, dialog: { ...finished.dialog, untold: this.#done(name, output as { appointment: Appointment }) } };
+    });
+    if (!settled) {
       this.apply({ type: 'declined' });
       this.facts.notes.push('That could not be done; nothing was changed.');
       return;
     }
-    this.apply({ type: 'confirmed' });
-    this.facts.appointments = [(output as { appointment: Appointment }).appointment];
-    this.facts.notes.push(`Done: ${name.replace('_appointment', '')} succeeded.`);
+    this.dialog = settled.dialog;
+    this.facts.notes.push(doneNote(settled.dialog.untold!));
+  }
+
+  /** How a change carried out is told: what it was and when, in the caller's terms. */
+  #done(name: string, output: { appointment: Appointment }): Done {
+    const { appointment } = output;
+    if (name === 'cancel_appointment') return { change: 'cancelled', what: describeVisit(appointment) };
+    if (name === 'create_appointment') return { change: 'booked', what: `${describeVisit(appointment)} at ${appointment.address}` };
+    const before = this.#env.presented.appointments.find((a) => a.id === appointment.id);
+    return { change: 'moved', what: `${before ? describeVisit(before) : appointment.service} to ${describeSlot(appointment)}` };
   }
 
   async refused(code: string, reason: string, intent: Intent | undefined, ledger: Ledger): Promise<void> {
@@ -243,67 +269,3 @@ function choiceSpec(name: ChoiceName) {
 }
 
 const asSpecTool = (tool: DeskTool) => ({ name: tool.name, description: tool.description, input: tool.input, execute: () => '' });
-
-/** Model and tool calls of the turn, recorded as the engine's audit expects (proposals and gate decisions too). */
-class Ledger {
-  readonly #context: FlowRunContext;
-  readonly #calls: ExecutedToolCall[] = [];
-  #modelCalls = 0;
-  #modelMs = 0;
-  #toolMs = 0;
-  #model = '';
-  #sequence = 0;
-
-  constructor(context: FlowRunContext) {
-    this.#context = context;
-    this.#model = context.provider.model;
-  }
-
-  async model<T extends { model: string }>(call: () => Promise<T>, narrating = false): Promise<T> {
-    if (narrating) this.#context.onModelCall?.();
-    const started = this.#context.elapsed();
-    try {
-      const response = await call();
-      this.#model = response.model;
-      return response;
-    } finally {
-      this.#modelCalls += 1;
-      this.#modelMs += this.#context.elapsed() - started;
-    }
-  }
-
-  /** Runs a tool with status events and an audit record; its output is checked against the tool's schema. Undefined when it failed. */
-  async tool(tool: DeskTool, input: unknown, run: () => Promise<unknown>): Promise<unknown> {
-    const call = { id: `desk_${++this.#sequence}`, name: tool.name, arguments: JSON.stringify(input) };
-    this.#context.onToolStart?.(call);
-    const started = this.#context.elapsed();
-    let outcome: ExecutedToolCall['outcome'];
-    let output: unknown;
-    try {
-      output = tool.output.parse(await run());
-      outcome = { status: 'ok', result: JSON.stringify(output) };
-    } catch (error) {
-      output = undefined;
-      outcome = { status: 'error', result: `Error: ${error instanceof CrmError ? error.message : describeError(error)}` };
-    }
-    const durationMs = this.#context.elapsed() - started;
-    this.#toolMs += durationMs;
-    this.#record({ round: 1, call, outcome, startedAt: started, durationMs });
-    return output;
-  }
-
-  audit(name: string, details: unknown): void {
-    const entry = { round: 0, call: { id: `desk_${++this.#sequence}`, name, arguments: JSON.stringify(details) }, outcome: { status: 'ok' as const, result: 'recorded' }, startedAt: this.#context.elapsed(), durationMs: 0 };
-    this.#calls.push(entry);
-    this.#context.onAudit?.(entry);
-  }
-
-  #record(executed: ExecutedToolCall): void {
-    this.#calls.push(executed);
-    this.#context.onToolCall?.(executed);
-  }
-
-  result(text: string): ToolLoopResult {
-    return { text, endedBy: 'reply', toolCalls: this.#calls, modelCalls: this.#modelCalls, toolRounds: this.#calls.length > 0 ? 1 : 0, modelMs: this.#modelMs, toolMs: this.#toolMs, model: this.#model };
-  }
-}

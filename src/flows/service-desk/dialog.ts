@@ -36,6 +36,11 @@ export const dialogSchema = z.object({
   selectedAppointmentId: z.string().nullable(),
   selectedSlotId: z.string().nullable(),
   addressConfirmed: z.boolean(),
+  /**
+   * A change carried out whose outcome the caller may not have heard (the turn that made it was
+   * interrupted or failed before replying): saved with the change, told by the next reply.
+   */
+  untold: z.object({ change: z.enum(['cancelled', 'moved', 'booked', 'escalated']), what: z.string() }).nullable().default(null),
 });
 export type Dialog = z.infer<typeof dialogSchema>;
 
@@ -51,6 +56,7 @@ export const initialDialog = (): Dialog => ({
   selectedAppointmentId: null,
   selectedSlotId: null,
   addressConfirmed: false,
+  untold: null,
 });
 
 /** Everything that can happen to a dialog. Tools and the interpreter produce these; `transition` judges them. */

@@ -117,7 +117,8 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray) => string]> = [
   [/^Ask the caller to confirm the chosen window/, () => 'Shall I book that window? Please answer yes or no.'],
   [/^Ask the caller to pick one of the (\w+)/, (m) => `Which of the ${m[1]} I listed do you mean? You can say "the first one".`],
   [/^Before looking for windows, .*address on file: (.+)\.$/, (m) => `Is the visit for ${m[1]}? Please answer yes or no.`],
-  [/^Done: (\w+) succeeded\.$/, (m) => ({ cancel: 'Done, that appointment is cancelled.', reschedule: 'Done, your appointment has been moved.', create: 'Done, your visit is booked.' })[m[1]!] ?? 'Done.'],
+  [/^Done: (cancelled|moved|booked) (.+)\.$/, (m) => `Done, ${changed(m[1]!, m[2]!)}.`],
+  [/^Done earlier, not yet told to the caller: (cancelled|moved|booked) (.+)\.$/, (m) => `Just so you know, ${changed(m[1]!, m[2]!, 'already ')}.`],
   [/^Nothing was changed/, () => "No problem, I've left everything as it was."],
   [/^The caller has no upcoming appointments/, () => "You don't have any upcoming appointments."],
   [/^There are no open windows/, () => "I'm sorry, there are no open windows in that range."],
@@ -128,6 +129,12 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray) => string]> = [
   [/^Ask what the caller would like to do/, () => 'What would you like to do next?'],
   [/^nothing was looked up/, () => 'Is there anything else I can help you with?'],
 ];
+
+function changed(change: string, what: string, already = ''): string {
+  if (change === 'cancelled') return `I've ${already}cancelled your ${what}`;
+  if (change === 'moved') return `I've ${already}moved your ${what}`;
+  return `I've ${already}booked your ${what}`;
+}
 
 function invoices(json: string): string {
   const list = (JSON.parse(json) as { invoices: Array<{ amountCents: number; dueDate: string }> }).invoices;
