@@ -124,6 +124,33 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(3);
   });
 
+  it('changing your mind at a cancellation confirmation starts the rescheduling; a later "sure" never cancels', async () => {
+    const { say, state } = await session();
+    await say('I need to cancel an appointment');
+    await say('+14155550100 94107');
+    expect(await say('the first one')).toMatch(/Shall I cancel/);
+    expect(await say("actually, I'd rather reschedule it instead")).toMatch(/Which appointment would you like to reschedule\?/);
+    expect(await state()).toBe('PresentingAppointments');
+    expect(await say('sure, reschedule')).not.toMatch(/cancelled/);
+    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+    expect(await say('the first one')).toMatch(/Open windows:/);
+    expect(await state()).toBe('PresentingSlots');
+  });
+
+  it('changing your mind while choosing a window starts the cancellation; a later "yes" never moves the appointment', async () => {
+    const { say, state } = await session();
+    await say('4155550100 94107');
+    await say('I need to reschedule');
+    expect(await say('the first one')).toMatch(/Open windows:/);
+    const changed = await say('actually cancel my appointment instead');
+    expect(changed).toMatch(/Which appointment would you like to cancel\?/);
+    expect(changed).not.toMatch(/Could not do that/);
+    expect(await state()).toBe('PresentingAppointments');
+    await say('yes');
+    const upcoming = await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5);
+    expect(upcoming.map((a) => [a.id, a.date, a.windowStart])).toEqual([['apt_alex_1', '2026-06-04', '09:00'], ['apt_alex_2', '2026-06-18', '13:00']]);
+  });
+
   it('records the decision, the gate and every tool call in the audit and the summary, with first-token latency', async () => {
     const { id, say } = await session();
     await say('4155550100 94107');

@@ -142,7 +142,7 @@ class TurnState {
         return;
       }
       case 'get_available_slots': {
-        if (this.dialog.state !== 'PendingScheduleDetails' && this.dialog.state !== 'PresentingSlots' && !(this.dialog.state === 'PresentingAppointments' && this.dialog.selectedAppointmentId)) {
+        if (!choosingWindow(this.dialog)) {
           // Scheduling starts by confirming the address on file, not with slots or the appointment list.
           await this.#pursue('schedule', ledger);
           return;
@@ -256,6 +256,13 @@ class TurnState {
   }
 }
 
+/** Whether windows are what the dialog needs next (or shows again): for a visit being moved or booked. */
+function choosingWindow(dialog: Dialog): boolean {
+  const { state } = dialog;
+  if (state === 'PresentingAppointments') return dialog.selectedAppointmentId !== null;
+  return state === 'PendingScheduleDetails' || state === 'PresentingSlots' || state === 'PendingRescheduleConfirmation' || state === 'PendingScheduleConfirmation';
+}
+
 function choiceSpec(name: ChoiceName) {
   const descriptions: Record<ChoiceName, string> = {
     note_intent: 'Record what the caller wants before they are verified.',
@@ -263,7 +270,7 @@ function choiceSpec(name: ChoiceName) {
     select_appointment: 'The caller picked one of the appointments presented (by its id).',
     select_slot: 'The caller picked one of the windows presented (by its id).',
     confirm_address: 'Whether the caller confirmed the address on file for a new visit.',
-    schedule_new_visit: 'The caller wants a new visit (not moving an existing one).',
+    schedule_new_visit: 'The caller wants a new visit (not moving an existing one), also when something else is pending: that is dropped.',
   };
   return toolSpec({ name, description: descriptions[name], input: CHOICES[name], execute: () => '' });
 }

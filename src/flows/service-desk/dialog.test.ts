@@ -40,17 +40,18 @@ const EVENTS: Record<DialogEvent['type'], DialogEvent> = {
 
 const IDLE = ['VerifiedIdle', 'DisambiguatingIntent', 'Completed'];
 const PENDING = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'];
+const VERIFIED = DIALOG_STATES.filter((state) => state !== 'CollectingVerification');
 /** Where each event is valid, for the typical dialog of each state. Everything else must be refused. */
 const VALID: Record<DialogEvent['type'], readonly string[]> = {
   intent_stated: DIALOG_STATES,
   verified: ['CollectingVerification'],
   verification_failed: ['CollectingVerification'],
   intent_unclear: IDLE,
-  appointments_presented: [...IDLE, 'PresentingAppointments'],
+  appointments_presented: VERIFIED,
   appointment_selected: ['PresentingAppointments'],
-  schedule_requested: IDLE,
+  schedule_requested: VERIFIED,
   address_confirmed: ['PendingScheduleDetails'],
-  slots_presented: ['PresentingSlots', 'PendingScheduleDetails'],
+  slots_presented: ['PresentingSlots', 'PendingScheduleDetails', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'],
   slot_selected: ['PresentingSlots'],
   confirmed: PENDING,
   declined: [...PENDING, 'PresentingSlots', 'PresentingAppointments'],
@@ -120,6 +121,21 @@ describe('dialog transitions', () => {
         expect(result.ok && pendingAction(result.dialog)).toBeNull();
       }
     }
+  });
+
+  it('a new request while something waits for a yes or a choice starts its own path and drops the pending one', () => {
+    for (const state of [...PENDING, 'PresentingAppointments', 'PresentingSlots', 'PendingScheduleDetails'] as DialogState[]) {
+      const reschedule = transition(inState(state, 'cancel'), { type: 'appointments_presented', ids: ['apt_1', 'apt_2'], purpose: 'reschedule' });
+      expect(reschedule.ok && reschedule.dialog).toMatchObject({ state: 'PresentingAppointments', purpose: 'reschedule', selectedAppointmentId: null, selectedSlotId: null, presentedSlotIds: [] });
+      expect(reschedule.ok && pendingAction(reschedule.dialog)).toBeNull();
+      const schedule = transition(inState(state), EVENTS.schedule_requested);
+      expect(schedule.ok && schedule.dialog).toMatchObject({ state: 'PendingScheduleDetails', purpose: 'schedule', selectedAppointmentId: null, selectedSlotId: null, addressConfirmed: false });
+    }
+  });
+
+  it('asking for other windows at a confirmation goes back to choosing one, for the same task', () => {
+    const again = transition(inState('PendingRescheduleConfirmation'), { type: 'slots_presented', ids: ['slot_2'] });
+    expect(again.ok && again.dialog).toMatchObject({ state: 'PresentingSlots', purpose: 'reschedule', selectedAppointmentId: 'apt_1', selectedSlotId: null, presentedSlotIds: ['slot_2'] });
   });
 
   it('a replayed yes does nothing: the second confirmation is refused', () => {

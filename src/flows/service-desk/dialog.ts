@@ -108,7 +108,8 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       if (!IDLE.includes(dialog.state)) return refuse(dialog, event);
       return to(dialog, cleared(dialog, 'DisambiguatingIntent'));
     case 'appointments_presented':
-      if (!verified || !(IDLE.includes(dialog.state) || dialog.state === 'PresentingAppointments')) return refuse(dialog, event);
+      // From any verified state: a caller who changes their mind starts the new path, and whatever was pending is dropped.
+      if (!verified) return refuse(dialog, event);
       return to(dialog, { ...cleared(dialog, 'PresentingAppointments'), presentedAppointmentIds: [...event.ids], purpose: event.purpose });
     case 'appointment_selected':
       if (dialog.state !== 'PresentingAppointments') return refuse(dialog, event);
@@ -117,7 +118,7 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       if (dialog.purpose === 'reschedule') return to(dialog, { selectedAppointmentId: event.id });
       return refuse(dialog, event, 'the appointments were shown for information, not to pick one');
     case 'schedule_requested':
-      if (!verified || !IDLE.includes(dialog.state)) return refuse(dialog, event);
+      if (!verified) return refuse(dialog, event);
       return to(dialog, { ...cleared(dialog, 'PendingScheduleDetails'), purpose: 'schedule' });
     case 'address_confirmed':
       if (dialog.state !== 'PendingScheduleDetails') return refuse(dialog, event);
@@ -125,7 +126,8 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
     case 'slots_presented': {
       const forReschedule = dialog.state === 'PresentingAppointments' && dialog.purpose === 'reschedule' && dialog.selectedAppointmentId !== null;
       const forSchedule = dialog.state === 'PendingScheduleDetails' && dialog.addressConfirmed;
-      const again = dialog.state === 'PresentingSlots';
+      // Other windows, while choosing one or asked to confirm one: back to choosing.
+      const again = dialog.state === 'PresentingSlots' || dialog.state === 'PendingRescheduleConfirmation' || dialog.state === 'PendingScheduleConfirmation';
       if (!forReschedule && !forSchedule && !again) return refuse(dialog, event, 'needs an appointment chosen to move, or the address on file confirmed for a new one');
       return to(dialog, { state: 'PresentingSlots', presentedSlotIds: [...event.ids], selectedSlotId: null });
     }

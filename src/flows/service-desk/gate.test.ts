@@ -37,8 +37,16 @@ describe('policy gate', () => {
     expect(gate(verified, tool('verify_account', { zip: '94107' }))).toMatchObject({ decision: 'refuse', code: 'not_offered' });
   });
 
+  it('lets a verified caller start something else from any state: a new visit is offered wherever a yes or a choice is awaited', () => {
+    for (const state of ['PresentingAppointments', 'PresentingSlots', 'PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleDetails', 'PendingScheduleConfirmation'] as const) {
+      expect(gate({ ...verified, state }, tool('schedule_new_visit', {}))).toMatchObject({ decision: 'choice', choice: 'schedule_new_visit' });
+      expect(gate({ ...verified, state }, tool('list_appointments', { purpose: 'cancel' }))).toMatchObject({ decision: 'run' });
+    }
+    expect(choicesFor('CollectingVerification')).toEqual(['note_intent']);
+  });
+
   it('accepts only the choices the current state offers', () => {
-    expect(choicesFor('PendingCancellationConfirmation')).toEqual(['confirm']);
+    expect(choicesFor('PendingCancellationConfirmation')).toEqual(['confirm', 'schedule_new_visit']);
     expect(gate({ ...verified, state: 'PendingCancellationConfirmation' }, tool('confirm', { answer: 'yes' }))).toEqual({ decision: 'choice', choice: 'confirm', input: { answer: 'yes' } });
     expect(gate(verified, tool('confirm', { answer: 'yes' }))).toMatchObject({ decision: 'refuse', code: 'not_offered' });
     expect(gate({ ...verified, state: 'PresentingSlots' }, tool('select_slot', { slotId: 5 }))).toMatchObject({ decision: 'refuse', code: 'invalid_arguments' });

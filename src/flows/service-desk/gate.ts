@@ -32,14 +32,23 @@ export type GateDecision =
 
 const CONFIRMING: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'];
 
-/** The choices each state offers (besides the tools every state offers). */
+/**
+ * The choices each state offers (besides the tools every state offers). A verified caller may
+ * always start something else (a new visit here; cancelling, rescheduling or a person through the
+ * tools): what was pending is dropped, so a later yes can only confirm what was last asked.
+ */
 export function choicesFor(state: DialogState): ChoiceName[] {
   if (state === 'CollectingVerification') return ['note_intent'];
+  return [...answersIn(state), 'schedule_new_visit'];
+}
+
+/** What the state is waiting for the caller to answer. */
+function answersIn(state: DialogState): ChoiceName[] {
   if (CONFIRMING.includes(state)) return ['confirm'];
-  if (state === 'PresentingAppointments') return ['select_appointment', 'schedule_new_visit'];
+  if (state === 'PresentingAppointments') return ['select_appointment'];
   if (state === 'PresentingSlots') return ['select_slot'];
   if (state === 'PendingScheduleDetails') return ['confirm_address'];
-  return ['schedule_new_visit'];
+  return [];
 }
 
 /** The policy gate: checks a proposal against the dialog before anything runs. Pure. */

@@ -35,8 +35,9 @@ function acknowledge(said: string): string {
 function intentOf(said: string): string | null {
   if (has(said, /\b(human|person|agent|representative|someone)\b/)) return 'human';
   if (has(said, /cancel/)) return 'cancel';
-  if (has(said, /reschedul|move my|change my/)) return 'reschedule';
-  if (has(said, /schedul|book|availab|new appointment|another appointment/)) return 'schedule';
+  if (has(said, /reschedul|move my|move it|change my/)) return 'reschedule';
+  // "book it" / "book that" answer a question about a window; they are no new request.
+  if (has(said, /\bschedul|\bbook\b(?! (it|that|this)\b)|availab|new appointment|another appointment|new visit/)) return 'schedule';
   if (has(said, /next appointment|when is my/)) return 'next_appointment';
   if (has(said, /appointments?/)) return 'list_appointments';
   if (has(said, /bill|invoice|owe|pay/)) return 'billing';
@@ -55,23 +56,22 @@ function pick(system: string, said: string, kind: 'Appointment' | 'Window'): str
   return ids.length === 1 ? ids[0]! : null;
 }
 
-function decide(system: string, said: string, offered: Set<string>): { name: string; arguments: Record<string, unknown> } | null {
+type Call = { name: string; arguments: Record<string, unknown> };
+
+function decide(system: string, said: string, offered: Set<string>): Call | null {
   const text = said.trim().toLowerCase();
   if (/address on file|my address|which address/.test(text) && offered.has('lookup_account')) return { name: 'lookup_account', arguments: {} };
   const policy = /polic|\bfee/.test(text) ? policyTopic(text) : null;
   if (policy) return { name: 'service_policy', arguments: { topic: policy } };
-  const intent = intentOf(said);
+  // "Sure, reschedule it": the yes or no in front does not hide the request after it.
+  const intent = intentOf(text.replace(YES, '').replace(NO, ''));
   if (intent === 'human' || (system.includes('A person was offered') && YES.test(text))) return { name: 'escalate', arguments: { reason: 'the caller asked for a person' } };
-  if (offered.has('confirm')) return YES.test(text) ? { name: 'confirm', arguments: { answer: 'yes' } } : NO.test(text) ? { name: 'confirm', arguments: { answer: 'no' } } : null;
-  if (offered.has('confirm_address') && (YES.test(text) || NO.test(text))) return { name: 'confirm_address', arguments: { confirmed: YES.test(text) } };
-  if (offered.has('select_slot')) {
-    const id = pick(system, said, 'Window');
-    if (id) return { name: 'select_slot', arguments: { slotId: id } };
-  }
-  if (offered.has('select_appointment') && !intent) {
-    const id = pick(system, said, 'Appointment');
-    if (id) return { name: 'select_appointment', arguments: { appointmentId: id } };
-  }
+  // Another request than the task in progress is a change of mind: it is proposed, never a yes to the old question.
+  const task = /^Task in progress: (\w+)\./m.exec(system)?.[1] ?? null;
+  const changedMind = intent !== null && intent !== task && system.includes('Caller verified: yes');
+  const answer = changedMind ? null : answerPending(system, text, offered);
+  if (answer) return answer;
+  if (offered.has('confirm') && !changedMind) return null;
   const zip = /\b(\d{5})\b/.exec(said)?.[1];
   if (zip && offered.has('verify_account')) {
     const phone = /(\+?\d[\d\s().-]{8,}\d)/.exec(said.replace(zip, ''))?.[1] ?? /The caller's phone number is (\+\d+)/.exec(system)?.[1];
@@ -95,6 +95,21 @@ function decide(system: string, said: string, offered: Set<string>): { name: str
     default:
       return null;
   }
+}
+
+/** The answer to what the dialog is waiting for: a yes or no, an address confirmation, a pick from a list. */
+function answerPending(system: string, text: string, offered: Set<string>): Call | null {
+  if (offered.has('confirm')) return YES.test(text) ? { name: 'confirm', arguments: { answer: 'yes' } } : NO.test(text) ? { name: 'confirm', arguments: { answer: 'no' } } : null;
+  if (offered.has('confirm_address') && (YES.test(text) || NO.test(text))) return { name: 'confirm_address', arguments: { confirmed: YES.test(text) } };
+  if (offered.has('select_slot')) {
+    const id = pick(system, text, 'Window');
+    if (id) return { name: 'select_slot', arguments: { slotId: id } };
+  }
+  if (offered.has('select_appointment')) {
+    const id = pick(system, text, 'Appointment');
+    if (id) return { name: 'select_appointment', arguments: { appointmentId: id } };
+  }
+  return null;
 }
 
 function policyTopic(text: string): string {
