@@ -151,6 +151,20 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(upcoming.map((a) => [a.id, a.date, a.windowStart])).toEqual([['apt_alex_1', '2026-06-04', '09:00'], ['apt_alex_2', '2026-06-18', '13:00']]);
   });
 
+  it('"no, never mind" with a single appointment listed selects nothing; "forget it" while choosing a window drops it too', async () => {
+    const { say, state } = await session();
+    await say('I need to cancel my appointment');
+    expect(await say('+12125550123 10001')).toMatch(/Ant treatment[\s\S]*Which appointment would you like to cancel\?/);
+    expect(await say('no, never mind')).toMatch(/left everything as it was/);
+    expect(await state()).toBe('VerifiedIdle');
+    await say('I need to reschedule');
+    await say('the first one');
+    expect(await state()).toBe('PresentingSlots');
+    expect(await say('forget it')).toMatch(/left everything as it was/);
+    expect(await state()).toBe('VerifiedIdle');
+    expect(await server!.store.crm.upcomingAppointments('cus_sam', '2026-06-01', 5)).toMatchObject([{ id: 'apt_sam_1', date: '2026-06-03' }]);
+  });
+
   it('records the decision, the gate and every tool call in the audit and the summary, with first-token latency', async () => {
     const { id, say } = await session();
     await say('4155550100 94107');

@@ -206,6 +206,9 @@ class TurnState {
         return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 }, ledger);
       case 'schedule_new_visit':
         return this.#pursue('schedule', ledger);
+      case 'decline':
+        if (this.apply({ type: 'declined' })) this.facts.notes.push('Nothing was changed, as the caller said no.');
+        return;
     }
   }
 
@@ -270,6 +273,7 @@ function choiceSpec(name: ChoiceName) {
     select_appointment: 'The caller picked one of the appointments presented (by its id).',
     select_slot: 'The caller picked one of the windows presented (by its id).',
     confirm_address: 'Whether the caller confirmed the address on file for a new visit.',
+    decline: 'The caller wants none of the options (no, never mind, forget it): nothing changes.',
     schedule_new_visit: 'The caller wants a new visit (not moving an existing one), also when something else is pending: that is dropped.',
   };
   return toolSpec({ name, description: descriptions[name], input: CHOICES[name], execute: () => '' });

@@ -54,7 +54,7 @@ const VALID: Record<DialogEvent['type'], readonly string[]> = {
   slots_presented: ['PresentingSlots', 'PendingScheduleDetails', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'],
   slot_selected: ['PresentingSlots'],
   confirmed: PENDING,
-  declined: [...PENDING, 'PresentingSlots', 'PresentingAppointments'],
+  declined: [...PENDING, 'PresentingSlots', 'PresentingAppointments', 'PendingScheduleDetails'],
   escalated: DIALOG_STATES,
 };
 

@@ -140,7 +140,7 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       if (!PENDING_CONFIRMATION.includes(dialog.state)) return refuse(dialog, event, 'nothing is waiting for a yes');
       return to(dialog, cleared(dialog, 'Completed'));
     case 'declined':
-      if (!PENDING_CONFIRMATION.includes(dialog.state) && dialog.state !== 'PresentingSlots' && dialog.state !== 'PresentingAppointments') return refuse(dialog, event);
+      if (!PENDING_CONFIRMATION.includes(dialog.state) && !['PresentingSlots', 'PresentingAppointments', 'PendingScheduleDetails'].includes(dialog.state)) return refuse(dialog, event);
       return to(dialog, cleared(dialog, 'VerifiedIdle'));
     case 'escalated':
       return to(dialog, { ...cleared(dialog, 'Completed'), pendingIntent: null });

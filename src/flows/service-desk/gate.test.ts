@@ -45,6 +45,13 @@ describe('policy gate', () => {
     expect(choicesFor('CollectingVerification')).toEqual(['note_intent']);
   });
 
+  it('offers a decline wherever a list or the address question waits for an answer', () => {
+    for (const state of ['PresentingAppointments', 'PresentingSlots', 'PendingScheduleDetails'] as const) {
+      expect(gate({ ...verified, state }, tool('decline', {}))).toEqual({ decision: 'choice', choice: 'decline', input: {} });
+    }
+    expect(gate(verified, tool('decline', {}))).toMatchObject({ decision: 'refuse', code: 'not_offered' });
+  });
+
   it('accepts only the choices the current state offers', () => {
     expect(choicesFor('PendingCancellationConfirmation')).toEqual(['confirm', 'schedule_new_visit']);
     expect(gate({ ...verified, state: 'PendingCancellationConfirmation' }, tool('confirm', { answer: 'yes' }))).toEqual({ decision: 'choice', choice: 'confirm', input: { answer: 'yes' } });

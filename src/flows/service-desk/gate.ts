@@ -20,6 +20,7 @@ export const CHOICES = {
   select_appointment: z.object({ appointmentId: z.string().min(1).max(100) }),
   select_slot: z.object({ slotId: z.string().min(1).max(100) }),
   confirm_address: z.object({ confirmed: z.boolean() }),
+  decline: z.object({}),
   schedule_new_visit: z.object({}),
 } as const;
 export type ChoiceName = keyof typeof CHOICES;
@@ -45,9 +46,10 @@ export function choicesFor(state: DialogState): ChoiceName[] {
 /** What the state is waiting for the caller to answer. */
 function answersIn(state: DialogState): ChoiceName[] {
   if (CONFIRMING.includes(state)) return ['confirm'];
-  if (state === 'PresentingAppointments') return ['select_appointment'];
-  if (state === 'PresentingSlots') return ['select_slot'];
-  if (state === 'PendingScheduleDetails') return ['confirm_address'];
+  // "No, never mind" to a list or to the address question is an answer too: nothing changes.
+  if (state === 'PresentingAppointments') return ['select_appointment', 'decline'];
+  if (state === 'PresentingSlots') return ['select_slot', 'decline'];
+  if (state === 'PendingScheduleDetails') return ['confirm_address', 'decline'];
   return [];
 }
 

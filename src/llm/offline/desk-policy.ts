@@ -45,15 +45,21 @@ function intentOf(said: string): string | null {
 }
 
 const YES = /^(yes|yeah|yep|sure|ok|okay|please do|correct|that's right|confirm)\b/;
-const NO = /^(no|nope|don't|do not|not really|cancel that)\b/;
+const NO = /^(no|nope|nah|don't|do not|not really|never ?mind|forget (it|that)|cancel that|none of (them|those))\b/;
+/** Dropping the matter altogether, rather than a no to the question asked. */
+const ABANDON = /^(never ?mind|forget (it|that)|cancel that|none of (them|those))\b/;
+/** Words that point at the one option listed. */
+const THAT_ONE = /\b(it|that|this|that one|this one|the one)\b/;
 // "one" alone is not an ordinal: "the second one" must not read as the first.
 const ORDINALS: Array<[RegExp, number]> = [[/\b(first|1st|1)\b/, 0], [/\b(second|2nd|two|2)\b/, 1], [/\b(third|3rd|three|3)\b/, 2], [/\b(fourth|4th|four|4)\b/, 3], [/\b(fifth|5th|five|5)\b/, 4]];
 
+/** The option the caller points at. The only one listed only when they point at it or say yes: "no" is never a pick. */
 function pick(system: string, said: string, kind: 'Appointment' | 'Window'): string | null {
   const ids = [...system.matchAll(new RegExp(`^${kind} option \\d+: id (\\S+):`, 'gm'))].map((match) => match[1]!);
+  if (has(said, NO)) return null;
   if (has(said, /\blast\b/)) return ids.at(-1) ?? null;
   for (const [pattern, index] of ORDINALS) if (has(said, pattern)) return ids[index] ?? null;
-  return ids.length === 1 ? ids[0]! : null;
+  return ids.length === 1 && (has(said, YES) || has(said, THAT_ONE)) ? ids[0]! : null;
 }
 
 type Call = { name: string; arguments: Record<string, unknown> };
@@ -100,6 +106,7 @@ function decide(system: string, said: string, offered: Set<string>): Call | null
 /** The answer to what the dialog is waiting for: a yes or no, an address confirmation, a pick from a list. */
 function answerPending(system: string, text: string, offered: Set<string>): Call | null {
   if (offered.has('confirm')) return YES.test(text) ? { name: 'confirm', arguments: { answer: 'yes' } } : NO.test(text) ? { name: 'confirm', arguments: { answer: 'no' } } : null;
+  if (offered.has('decline') && (ABANDON.test(text) || (NO.test(text) && !offered.has('confirm_address')))) return { name: 'decline', arguments: {} };
   if (offered.has('confirm_address') && (YES.test(text) || NO.test(text))) return { name: 'confirm_address', arguments: { confirmed: YES.test(text) } };
   if (offered.has('select_slot')) {
     const id = pick(system, text, 'Window');
