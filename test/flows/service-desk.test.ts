@@ -165,6 +165,31 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await server!.store.crm.upcomingAppointments('cus_sam', '2026-06-01', 5)).toMatchObject([{ id: 'apt_sam_1', date: '2026-06-03' }]);
   });
 
+  it('"no" to the address offers a person: yes opens a ticket, and nothing is booked at the rejected address', async () => {
+    const { id, say, state } = await session();
+    await say('4155550100 94107');
+    expect(await say('Schedule another appointment')).toMatch(/Is the visit for 123 Market St/);
+    expect(await say('no')).toMatch(/Shall I connect you\?/);
+    expect(await state()).toBe('PendingEscalationConfirmation');
+    expect(await say('yes')).toMatch(/ticket number is tkt_/);
+    expect(await state()).toBe('Completed');
+    expect(await say('yes')).not.toMatch(/Open windows|booked/);
+    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+    const tickets = (await server!.store.listToolCalls(id)).filter((call) => call.name === 'escalate');
+    expect(tickets.map((call) => JSON.parse(call.arguments))).toEqual([{ reason: 'the visit is not at the address on file' }]);
+  });
+
+  it('"no" to the address and no to a person ends the booking: a later yes books nothing', async () => {
+    const { say, state } = await session();
+    await say('4155550100 94107');
+    await say('Schedule another appointment');
+    await say('no');
+    expect(await say('no')).toMatch(/anything else/);
+    expect(await state()).toBe('VerifiedIdle');
+    expect(await say('yes')).not.toMatch(/Open windows|booked/);
+    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+  });
+
   it('records the decision, the gate and every tool call in the audit and the summary, with first-token latency', async () => {
     const { id, say } = await session();
     await say('4155550100 94107');

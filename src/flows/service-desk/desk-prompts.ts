@@ -28,7 +28,11 @@ export const describeVisit = (a: Appointment) => `${a.service} on ${describeSlot
 
 export type Done = NonNullable<Dialog['untold']>;
 /** The fact of a change carried out: in this turn, or in an earlier one whose reply the caller never got. */
-export const doneNote = (done: Done, earlier = false) => `${earlier ? 'Done earlier, not yet told to the caller' : 'Done'}: ${done.change} ${done.what}.`;
+export function doneNote(done: Done, earlier = false): string {
+  const prefix = earlier ? 'Done earlier, not yet told to the caller: ' : '';
+  if (done.change === 'escalated') return `${prefix}A person will call back; the ticket number is ${done.what}.`;
+  return `${prefix || 'Done: '}${done.change} ${done.what}.`;
+}
 
 export function acknowledgePrompt(_env: DeskTurnEnv, history: LlmMessage[]): LlmMessage[] {
   return [

@@ -64,7 +64,7 @@ const history = (context: FlowRunContext): LlmMessage[] => context.messages.filt
 /** The interpreter's one decision, the gate, and what code does with it. */
 async function decideAndAct(context: FlowRunContext, env: DeskTurnEnv, ledger: Ledger): Promise<{ dialog: Dialog; facts: Facts }> {
   const state = new TurnState(env, context.signal);
-  const offered = [...choicesFor(env.dialog.state).map(choiceSpec), ...DESK_TOOLS.filter((tool) => !tool.sideEffect).map((tool) => toolSpec(asSpecTool(tool)))];
+  const offered = [...choicesFor(env.dialog).map(choiceSpec), ...DESK_TOOLS.filter((tool) => !tool.sideEffect).map((tool) => toolSpec(asSpecTool(tool)))];
   const response = await ledger.model(() =>
     context.provider.complete({ messages: decisionPrompt(env, history(context)), tools: offered, ...(env.interpreterModel ? { model: env.interpreterModel } : {}) }, { signal: context.signal }),
   );
@@ -189,7 +189,7 @@ class TurnState {
         this.facts.notes.push('Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.');
         return;
       case 'confirm':
-        return input.answer === 'yes' ? this.#confirmed(ledger) : void (this.apply({ type: 'declined' }) && this.facts.notes.push('Nothing was changed, as the caller said no.'));
+        return input.answer === 'yes' ? this.#confirmed(ledger) : this.#declined();
       case 'select_appointment':
         if (!this.apply({ type: 'appointment_selected', id: String(input.appointmentId) })) return void this.facts.notes.push('Ask the caller to pick one of the appointments listed.');
         if (this.dialog.state === 'PendingCancellationConfirmation') return void this.facts.notes.push('Ask the caller to confirm the cancellation (yes or no).');
@@ -198,8 +198,9 @@ class TurnState {
         if (!this.apply({ type: 'slot_selected', id: String(input.slotId) })) return void this.facts.notes.push('Ask the caller to pick one of the windows listed.');
         return void this.facts.notes.push('Ask the caller to confirm the chosen window (yes or no).');
       case 'confirm_address':
+        // Never a booking at an address the caller said is wrong: a person can change it.
         if (input.confirmed !== true) {
-          this.facts.notes.push('We can only book at the address on file; offer to connect the caller with a person to change it.');
+          if (this.apply({ type: 'escalation_offered', reason: 'address_change' })) this.facts.notes.push('We can only book at the address on file; offer to connect the caller with a person to change it (yes or no).');
           return;
         }
         this.apply({ type: 'address_confirmed' });
@@ -228,7 +229,7 @@ class TurnState {
     if (!finished.ok) return void this.facts.notes.push('There is nothing waiting for a yes.');
     const settled = await ledger.change(tool, input, this.#env.commitChange, async (crm) => {
       const output = await tool.run(input, { crm, customerId: this.dialog.customerId, today: this.#env.today });
-      return { output, dialog: { ...finished.dialog, untold: this.#done(name, output as { appointment: Appointment }) } };
+      return { output, dialog: { ...finished.dialog, untold: this.#done(name, output as { appointment?: Appointment; ticketId?: string }) } };
     });
     if (!settled) {
       this.apply({ type: 'declined' });
@@ -239,9 +240,16 @@ class TurnState {
     this.facts.notes.push(doneNote(settled.dialog.untold!));
   }
 
+  #declined(): void {
+    const person = this.dialog.state === 'PendingEscalationConfirmation';
+    if (!this.apply({ type: 'declined' })) return;
+    this.facts.notes.push(person ? 'The caller does not want a person now; ask if there is anything else.' : 'Nothing was changed, as the caller said no.');
+  }
+
   /** How a change carried out is told: what it was and when, in the caller's terms. */
-  #done(name: string, output: { appointment: Appointment }): Done {
-    const { appointment } = output;
+  #done(name: string, output: { appointment?: Appointment; ticketId?: string }): Done {
+    if (name === 'escalate') return { change: 'escalated', what: String(output.ticketId) };
+    const appointment = output.appointment!;
     if (name === 'cancel_appointment') return { change: 'cancelled', what: describeVisit(appointment) };
     if (name === 'create_appointment') return { change: 'booked', what: `${describeVisit(appointment)} at ${appointment.address}` };
     const before = this.#env.presented.appointments.find((a) => a.id === appointment.id);

@@ -17,6 +17,8 @@ function inState(state: DialogState, purpose: Dialog['purpose'] = null): Dialog 
       return { ...base, purpose: 'schedule', addressConfirmed: true };
     case 'PendingScheduleConfirmation':
       return { ...base, purpose: 'schedule', presentedSlotIds: ['slot_1'], selectedSlotId: 'slot_1' };
+    case 'PendingEscalationConfirmation':
+      return { ...base, escalationReason: 'address_change' };
     default:
       return base;
   }
@@ -33,13 +35,14 @@ const EVENTS: Record<DialogEvent['type'], DialogEvent> = {
   address_confirmed: { type: 'address_confirmed' },
   slots_presented: { type: 'slots_presented', ids: ['slot_1'] },
   slot_selected: { type: 'slot_selected', id: 'slot_1' },
+  escalation_offered: { type: 'escalation_offered', reason: 'address_change' },
   confirmed: { type: 'confirmed' },
   declined: { type: 'declined' },
   escalated: { type: 'escalated' },
 };
 
 const IDLE = ['VerifiedIdle', 'DisambiguatingIntent', 'Completed'];
-const PENDING = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'];
+const PENDING = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation', 'PendingEscalationConfirmation'];
 const VERIFIED = DIALOG_STATES.filter((state) => state !== 'CollectingVerification');
 /** Where each event is valid, for the typical dialog of each state. Everything else must be refused. */
 const VALID: Record<DialogEvent['type'], readonly string[]> = {
@@ -53,6 +56,7 @@ const VALID: Record<DialogEvent['type'], readonly string[]> = {
   address_confirmed: ['PendingScheduleDetails'],
   slots_presented: ['PresentingSlots', 'PendingScheduleDetails', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'],
   slot_selected: ['PresentingSlots'],
+  escalation_offered: DIALOG_STATES,
   confirmed: PENDING,
   declined: [...PENDING, 'PresentingSlots', 'PresentingAppointments', 'PendingScheduleDetails'],
   escalated: DIALOG_STATES,
@@ -117,7 +121,7 @@ describe('dialog transitions', () => {
     for (const state of PENDING as DialogState[]) {
       for (const event of [EVENTS.confirmed, EVENTS.declined]) {
         const result = transition(inState(state), event);
-        expect(result.ok && result.dialog).toMatchObject({ presentedAppointmentIds: [], presentedSlotIds: [], selectedAppointmentId: null, selectedSlotId: null, purpose: null });
+        expect(result.ok && result.dialog).toMatchObject({ presentedAppointmentIds: [], presentedSlotIds: [], selectedAppointmentId: null, selectedSlotId: null, purpose: null, escalationReason: null });
         expect(result.ok && pendingAction(result.dialog)).toBeNull();
       }
     }
@@ -138,6 +142,17 @@ describe('dialog transitions', () => {
     expect(again.ok && again.dialog).toMatchObject({ state: 'PresentingSlots', purpose: 'reschedule', selectedAppointmentId: 'apt_1', selectedSlotId: null, presentedSlotIds: ['slot_2'] });
   });
 
+  it('a rejected address leads to the offer of a person, never to booking there: yes is the ticket, no drops the booking', () => {
+    const offered = transition(inState('PendingScheduleDetails'), EVENTS.escalation_offered);
+    expect(offered.ok && offered.dialog).toMatchObject({ state: 'PendingEscalationConfirmation', purpose: null, addressConfirmed: false, escalationReason: 'address_change' });
+    expect(offered.ok && transition(offered.dialog, EVENTS.address_confirmed).ok).toBe(false);
+    expect(offered.ok && transition(offered.dialog, EVENTS.slots_presented).ok).toBe(false);
+    const no = offered.ok ? transition(offered.dialog, EVENTS.declined) : undefined;
+    expect(no?.ok && no.dialog).toMatchObject({ state: 'VerifiedIdle', escalationReason: null });
+    const unverified = transition({ ...initialDialog(), state: 'PendingEscalationConfirmation', escalationReason: 'verification_failed' }, EVENTS.declined);
+    expect(unverified.ok && unverified.dialog.state).toBe('CollectingVerification');
+  });
+
   it('a replayed yes does nothing: the second confirmation is refused', () => {
     const first = transition(inState('PendingCancellationConfirmation'), EVENTS.confirmed);
     expect(first.ok).toBe(true);
@@ -148,6 +163,7 @@ describe('dialog transitions', () => {
     expect(pendingAction(inState('PendingCancellationConfirmation'))).toEqual({ tool: 'cancel_appointment', appointmentId: 'apt_1' });
     expect(pendingAction(inState('PendingRescheduleConfirmation'))).toEqual({ tool: 'reschedule_appointment', appointmentId: 'apt_1', slotId: 'slot_1' });
     expect(pendingAction(inState('PendingScheduleConfirmation'))).toEqual({ tool: 'create_appointment', slotId: 'slot_1' });
+    expect(pendingAction(inState('PendingEscalationConfirmation'))).toEqual({ tool: 'escalate', reason: 'the visit is not at the address on file' });
     expect(pendingAction(inState('VerifiedIdle'))).toBeNull();
   });
 });

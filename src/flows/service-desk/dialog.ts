@@ -11,6 +11,8 @@ export const DIALOG_STATES = [
   'PendingRescheduleConfirmation',
   'PendingScheduleDetails',
   'PendingScheduleConfirmation',
+  /** A person was offered (the address on file is not where the visit is): yes opens a ticket. */
+  'PendingEscalationConfirmation',
   'Completed',
 ] as const;
 export type DialogState = (typeof DIALOG_STATES)[number];
@@ -21,6 +23,14 @@ export type Intent = (typeof INTENTS)[number];
 
 /** After this many wrong ZIP codes, a human is offered. */
 export const MAX_ZIP_ATTEMPTS = 3;
+
+/** Why code offers a person, and what the ticket then says. */
+export const ESCALATION_REASONS = ['verification_failed', 'address_change'] as const;
+export type EscalationReason = (typeof ESCALATION_REASONS)[number];
+const TICKET_REASONS: Record<EscalationReason, string> = {
+  verification_failed: 'the caller could not be verified',
+  address_change: 'the visit is not at the address on file',
+};
 
 export const dialogSchema = z.object({
   state: z.enum(DIALOG_STATES),
@@ -36,6 +46,8 @@ export const dialogSchema = z.object({
   selectedAppointmentId: z.string().nullable(),
   selectedSlotId: z.string().nullable(),
   addressConfirmed: z.boolean(),
+  /** Why a person is being offered (PendingEscalationConfirmation): what their ticket is about. */
+  escalationReason: z.enum(ESCALATION_REASONS).nullable().default(null),
   /**
    * A change carried out whose outcome the caller may not have heard (the turn that made it was
    * interrupted or failed before replying): saved with the change, told by the next reply.
@@ -56,6 +68,7 @@ export const initialDialog = (): Dialog => ({
   selectedAppointmentId: null,
   selectedSlotId: null,
   addressConfirmed: false,
+  escalationReason: null,
   untold: null,
 });
 
@@ -71,13 +84,14 @@ export type DialogEvent =
   | { type: 'address_confirmed' }
   | { type: 'slots_presented'; ids: string[] }
   | { type: 'slot_selected'; id: string }
+  | { type: 'escalation_offered'; reason: EscalationReason }
   | { type: 'confirmed' }
   | { type: 'declined' }
   | { type: 'escalated' };
 
 export type TransitionResult = { ok: true; dialog: Dialog } | { ok: false; reason: string };
 
-const PENDING_CONFIRMATION: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'];
+const PENDING_CONFIRMATION: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation', 'PendingEscalationConfirmation'];
 /** States from which a verified caller may start something new. */
 const IDLE: readonly DialogState[] = ['VerifiedIdle', 'DisambiguatingIntent', 'Completed'];
 
@@ -86,7 +100,7 @@ const to = (dialog: Dialog, patch: Partial<Dialog>): TransitionResult => ({ ok: 
 
 /** Back to idle with nothing pending: a finished or abandoned task never hijacks a later turn. */
 function cleared(dialog: Dialog, state: DialogState): Partial<Dialog> {
-  return { state, purpose: null, presentedAppointmentIds: [], presentedSlotIds: [], selectedAppointmentId: null, selectedSlotId: null, addressConfirmed: false };
+  return { state, purpose: null, presentedAppointmentIds: [], presentedSlotIds: [], selectedAppointmentId: null, selectedSlotId: null, addressConfirmed: false, escalationReason: null };
 }
 
 /** The one way a dialog changes. Pure: the same dialog and event always give the same result. */
@@ -135,13 +149,16 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       if (dialog.state !== 'PresentingSlots') return refuse(dialog, event);
       if (!dialog.presentedSlotIds.includes(event.id)) return refuse(dialog, event, 'not among the slots presented');
       return to(dialog, { state: dialog.purpose === 'reschedule' ? 'PendingRescheduleConfirmation' : 'PendingScheduleConfirmation', selectedSlotId: event.id });
+    case 'escalation_offered':
+      // Offering a person replaces whatever was pending: a yes now can only mean the person.
+      return to(dialog, { ...cleared(dialog, 'PendingEscalationConfirmation'), escalationReason: event.reason });
     case 'confirmed':
       // The side effect ran (exactly once) on this yes; the task is finished.
       if (!PENDING_CONFIRMATION.includes(dialog.state)) return refuse(dialog, event, 'nothing is waiting for a yes');
       return to(dialog, cleared(dialog, 'Completed'));
     case 'declined':
       if (!PENDING_CONFIRMATION.includes(dialog.state) && !['PresentingSlots', 'PresentingAppointments', 'PendingScheduleDetails'].includes(dialog.state)) return refuse(dialog, event);
-      return to(dialog, cleared(dialog, 'VerifiedIdle'));
+      return to(dialog, cleared(dialog, verified ? 'VerifiedIdle' : 'CollectingVerification'));
     case 'escalated':
       return to(dialog, { ...cleared(dialog, 'Completed'), pendingIntent: null });
   }
@@ -152,11 +169,13 @@ export function pendingAction(dialog: Dialog):
   | { tool: 'cancel_appointment'; appointmentId: string }
   | { tool: 'reschedule_appointment'; appointmentId: string; slotId: string }
   | { tool: 'create_appointment'; slotId: string }
+  | { tool: 'escalate'; reason: string }
   | null {
   if (dialog.state === 'PendingCancellationConfirmation' && dialog.selectedAppointmentId) return { tool: 'cancel_appointment', appointmentId: dialog.selectedAppointmentId };
   if (dialog.state === 'PendingRescheduleConfirmation' && dialog.selectedAppointmentId && dialog.selectedSlotId) {
     return { tool: 'reschedule_appointment', appointmentId: dialog.selectedAppointmentId, slotId: dialog.selectedSlotId };
   }
   if (dialog.state === 'PendingScheduleConfirmation' && dialog.selectedSlotId) return { tool: 'create_appointment', slotId: dialog.selectedSlotId };
+  if (dialog.state === 'PendingEscalationConfirmation' && dialog.escalationReason) return { tool: 'escalate', reason: TICKET_REASONS[dialog.escalationReason] };
   return null;
 }

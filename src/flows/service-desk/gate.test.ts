@@ -42,7 +42,8 @@ describe('policy gate', () => {
       expect(gate({ ...verified, state }, tool('schedule_new_visit', {}))).toMatchObject({ decision: 'choice', choice: 'schedule_new_visit' });
       expect(gate({ ...verified, state }, tool('list_appointments', { purpose: 'cancel' }))).toMatchObject({ decision: 'run' });
     }
-    expect(choicesFor('CollectingVerification')).toEqual(['note_intent']);
+    expect(choicesFor(initialDialog())).toEqual(['note_intent']);
+    expect(choicesFor({ ...initialDialog(), state: 'PendingEscalationConfirmation' })).toEqual(['confirm', 'note_intent']);
   });
 
   it('offers a decline wherever a list or the address question waits for an answer', () => {
@@ -53,7 +54,7 @@ describe('policy gate', () => {
   });
 
   it('accepts only the choices the current state offers', () => {
-    expect(choicesFor('PendingCancellationConfirmation')).toEqual(['confirm', 'schedule_new_visit']);
+    expect(choicesFor({ ...verified, state: 'PendingCancellationConfirmation' })).toEqual(['confirm', 'schedule_new_visit']);
     expect(gate({ ...verified, state: 'PendingCancellationConfirmation' }, tool('confirm', { answer: 'yes' }))).toEqual({ decision: 'choice', choice: 'confirm', input: { answer: 'yes' } });
     expect(gate(verified, tool('confirm', { answer: 'yes' }))).toMatchObject({ decision: 'refuse', code: 'not_offered' });
     expect(gate({ ...verified, state: 'PresentingSlots' }, tool('select_slot', { slotId: 5 }))).toMatchObject({ decision: 'refuse', code: 'invalid_arguments' });

@@ -31,16 +31,17 @@ export type GateDecision =
   | { decision: 'answer' }
   | { decision: 'refuse'; code: 'unknown_action' | 'invalid_arguments' | 'not_verified' | 'needs_confirmation' | 'not_offered'; reason: string; intent?: Intent };
 
-const CONFIRMING: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'];
+const CONFIRMING: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation', 'PendingEscalationConfirmation'];
 
 /**
  * The choices each state offers (besides the tools every state offers). A verified caller may
  * always start something else (a new visit here; cancelling, rescheduling or a person through the
  * tools): what was pending is dropped, so a later yes can only confirm what was last asked.
  */
-export function choicesFor(state: DialogState): ChoiceName[] {
-  if (state === 'CollectingVerification') return ['note_intent'];
-  return [...answersIn(state), 'schedule_new_visit'];
+export function choicesFor(dialog: Pick<Dialog, 'state' | 'customerId'>): ChoiceName[] {
+  // Before verification a request can only be noted: it is acted on once the caller is verified.
+  if (dialog.customerId === null) return [...answersIn(dialog.state), 'note_intent'];
+  return [...answersIn(dialog.state), 'schedule_new_visit'];
 }
 
 /** What the state is waiting for the caller to answer. */
@@ -59,7 +60,7 @@ export function gate(dialog: Dialog, plan: ActionPlan): GateDecision {
   const args = plan.arguments ?? {};
   if (plan.name in CHOICES) {
     const choice = plan.name as ChoiceName;
-    if (!choicesFor(dialog.state).includes(choice)) return { decision: 'refuse', code: 'not_offered', reason: `${choice} is not a choice in ${dialog.state}` };
+    if (!choicesFor(dialog).includes(choice)) return { decision: 'refuse', code: 'not_offered', reason: `${choice} is not a choice in ${dialog.state}` };
     const parsed = CHOICES[choice].safeParse(args);
     if (!parsed.success) return { decision: 'refuse', code: 'invalid_arguments', reason: `${choice}: ${describeIssues(parsed.error)}` };
     return { decision: 'choice', choice, input: parsed.data };

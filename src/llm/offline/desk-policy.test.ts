@@ -12,7 +12,7 @@ const slot: Slot = { id: 'slot_20260602_0900', date: '2026-06-02', windowStart: 
 
 function decide(dialog: Dialog, said: string, presented: { appointments?: Appointment[]; slots?: Slot[] } = {}) {
   const env = { dialog, callerPhone: null, presented: { appointments: presented.appointments ?? [], slots: presented.slots ?? [] } } as unknown as DeskTurnEnv;
-  const tools = choicesFor(dialog.state).map((name) => ({ name, description: '', parameters: {} }));
+  const tools = choicesFor(dialog).map((name) => ({ name, description: '', parameters: {} }));
   const step = offlineDeskStep({ messages: decisionPrompt(env, [{ role: 'user', content: said }]), tools });
   return step?.toolCalls[0] ?? null;
 }

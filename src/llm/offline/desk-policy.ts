@@ -145,6 +145,8 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray) => string]> = [
   [/^The caller has no upcoming appointments/, () => "You don't have any upcoming appointments."],
   [/^There are no open windows/, () => "I'm sorry, there are no open windows in that range."],
   [/^A person will call back; the ticket number is (\S+)\.$/, (m) => `A member of our team will call you back. Your ticket number is ${m[1]}.`],
+  [/^Done earlier, not yet told to the caller: A person will call back; the ticket number is (\S+)\.$/, (m) => `Just so you know, a member of our team will call you back. Your ticket number is ${m[1]}.`],
+  [/^The caller does not want a person now/, () => 'All right. Is there anything else I can help you with?'],
   [/^open_invoices returned: (.+)$/, (m) => invoices(m[1]!)],
   [/^service_policy returned: (.+)$/, (m) => (JSON.parse(m[1]!) as { policy: string }).policy],
   [/^We can only book at the address on file/, () => 'I can only book at the address on file; a person can help change it. Shall I connect you?'],
