@@ -11,6 +11,8 @@ import { acknowledgePrompt, decisionPrompt, describeSlot, describeVisit, doneNot
 import { Ledger, type CommitChange } from './desk-ledger.ts';
 
 export const DESK_FALLBACK = 'Sorry, I could not finish that just now. Could you say it once more?';
+const CLARIFY = 'Ask the caller to clarify what they would like.';
+const ASK_WHAT = 'Ask what the caller would like to do.';
 
 export interface DeskTurnEnv {
   crm: Crm;
@@ -63,7 +65,7 @@ const history = (context: FlowRunContext): LlmMessage[] => context.messages.filt
 
 /** The interpreter's one decision, the gate, and what code does with it. */
 async function decideAndAct(context: FlowRunContext, env: DeskTurnEnv, ledger: Ledger): Promise<{ dialog: Dialog; facts: Facts }> {
-  const state = new TurnState(env, context.signal);
+  const state = new TurnState(env, context.signal, ledger);
   const offered = [...choicesFor(env.dialog).map(choiceSpec), ...DESK_TOOLS.filter((tool) => !tool.sideEffect).map((tool) => toolSpec(asSpecTool(tool)))];
   const response = await ledger.model(() =>
     context.provider.complete({ messages: decisionPrompt(env, history(context)), tools: offered, ...(env.interpreterModel ? { model: env.interpreterModel } : {}) }, { signal: context.signal }),
@@ -72,9 +74,13 @@ async function decideAndAct(context: FlowRunContext, env: DeskTurnEnv, ledger: L
   const decision = gate(env.dialog, plan);
   ledger.audit('gate', { proposal: plan, decision: decision.decision, ...(decision.decision === 'refuse' ? { code: decision.code, reason: decision.reason } : {}) });
 
-  if (decision.decision === 'run') await state.runTool(decision.tool, decision.input, ledger);
-  else if (decision.decision === 'choice') await state.choose(decision.choice, decision.input, ledger);
-  else if (decision.decision === 'refuse') await state.refused(decision.code, decision.reason, decision.intent, ledger);
+  const told = () => state.facts.notes.length + state.facts.appointments.length + state.facts.slots.length;
+  const toldBefore = told();
+  if (decision.decision === 'run') await state.runTool(decision.tool, decision.input);
+  else if (decision.decision === 'choice') await state.choose(decision.choice, decision.input);
+  else if (decision.decision === 'refuse') await state.refused(decision.code, decision.intent);
+  // Something was proposed and nothing came of it that the caller could be told: ask, never explain internals.
+  if (decision.decision !== 'answer' && told() === toldBefore) state.facts.notes.push(CLARIFY);
   return { dialog: state.dialog, facts: state.facts };
 }
 
@@ -95,29 +101,32 @@ class TurnState {
   readonly facts: Facts;
   readonly #env: DeskTurnEnv;
   readonly #signal: AbortSignal;
+  readonly #ledger: Ledger;
 
-  constructor(env: DeskTurnEnv, signal: AbortSignal) {
+  constructor(env: DeskTurnEnv, signal: AbortSignal, ledger: Ledger) {
     this.#env = env;
     this.#signal = signal;
+    this.#ledger = ledger;
     this.dialog = env.dialog;
     this.facts = { userText: env.userText, notes: env.dialog.untold ? [doneNote(env.dialog.untold, true)] : [], appointments: [], slots: [] };
   }
 
+  /** Applies an event; a refused one goes to the audit only (the caller hears what the caller of `apply` says instead). */
   apply(event: DialogEvent): boolean {
     const result = transition(this.dialog, event);
     if (result.ok) this.dialog = result.dialog;
-    else this.facts.notes.push(`Could not do that: ${result.reason}.`);
+    else this.#ledger.audit('transition', { event: event.type, refused: result.reason });
     return result.ok;
   }
 
-  async runTool(tool: DeskTool, input: unknown, ledger: Ledger): Promise<void> {
+  async runTool(tool: DeskTool, input: unknown): Promise<void> {
     const context = { crm: this.#env.crm, customerId: this.dialog.customerId, today: this.#env.today, callerPhone: this.#env.callerPhone };
-    const output = await ledger.tool(tool, input, () => tool.run(input, context));
+    const output = await this.#ledger.tool(tool, input, () => tool.run(input, context));
     if (output === undefined) return;
-    await this.#after(tool.name, input as Record<string, unknown>, output as Record<string, unknown>, ledger);
+    await this.#after(tool.name, input as Record<string, unknown>, output as Record<string, unknown>);
   }
 
-  async #after(name: string, input: Record<string, unknown>, output: Record<string, unknown>, ledger: Ledger): Promise<void> {
+  async #after(name: string, input: Record<string, unknown>, output: Record<string, unknown>): Promise<void> {
     switch (name) {
       case 'verify_account': {
         if (input.intent) this.apply({ type: 'intent_stated', intent: input.intent as Intent });
@@ -130,7 +139,7 @@ class TurnState {
         const intent = this.dialog.pendingIntent;
         this.apply({ type: 'verified', customerId: String(output.customerId) });
         this.facts.notes.push(`The caller is verified as ${String(output.customerName)}.`);
-        if (intent) await this.#pursue(intent, ledger);
+        if (intent) await this.#pursue(intent);
         return;
       }
       case 'list_appointments': {
@@ -144,7 +153,7 @@ class TurnState {
       case 'get_available_slots': {
         if (!choosingWindow(this.dialog)) {
           // Scheduling starts by confirming the address on file, not with slots or the appointment list.
-          await this.#pursue('schedule', ledger);
+          await this.#pursue('schedule');
           return;
         }
         const slots = (output.slots as Slot[]) ?? [];
@@ -166,8 +175,8 @@ class TurnState {
   }
 
   /** Acts on a stated intent the proper way (the one path per intent). */
-  async #pursue(intent: Intent, ledger: Ledger): Promise<void> {
-    const run = (name: string, input: unknown) => this.runTool(deskTool(name)!, deskTool(name)!.input.parse(input), ledger);
+  async #pursue(intent: Intent): Promise<void> {
+    const run = (name: string, input: unknown) => this.runTool(deskTool(name)!, deskTool(name)!.input.parse(input));
     if (intent === 'next_appointment' || intent === 'list_appointments') return run('list_appointments', { purpose: 'info', limit: intent === 'next_appointment' ? 1 : 3 });
     if (intent === 'cancel' || intent === 'reschedule') return run('list_appointments', { purpose: intent });
     if (intent === 'billing') return run('open_invoices', {});
@@ -179,21 +188,24 @@ class TurnState {
       }
       return;
     }
-    this.facts.notes.push('Ask what the caller would like to do.');
+    this.facts.notes.push(ASK_WHAT);
   }
 
-  async choose(choice: ChoiceName, input: Record<string, unknown>, ledger: Ledger): Promise<void> {
+  async choose(choice: ChoiceName, input: Record<string, unknown>): Promise<void> {
     switch (choice) {
       case 'note_intent':
         this.apply({ type: 'intent_stated', intent: input.intent as Intent });
         this.facts.notes.push('Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.');
         return;
       case 'confirm':
-        return input.answer === 'yes' ? this.#confirmed(ledger) : this.#declined();
+        return input.answer === 'yes' ? this.#confirmed() : this.#declined();
       case 'select_appointment':
-        if (!this.apply({ type: 'appointment_selected', id: String(input.appointmentId) })) return void this.facts.notes.push('Ask the caller to pick one of the appointments listed.');
+        if (!this.apply({ type: 'appointment_selected', id: String(input.appointmentId) })) {
+          // Listed for information only, there is nothing to pick them for yet.
+          return void this.facts.notes.push(this.dialog.purpose ? 'Ask the caller to pick one of the appointments listed.' : ASK_WHAT);
+        }
         if (this.dialog.state === 'PendingCancellationConfirmation') return void this.facts.notes.push('Ask the caller to confirm the cancellation (yes or no).');
-        return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 }, ledger);
+        return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 });
       case 'select_slot':
         if (!this.apply({ type: 'slot_selected', id: String(input.slotId) })) return void this.facts.notes.push('Ask the caller to pick one of the windows listed.');
         return void this.facts.notes.push('Ask the caller to confirm the chosen window (yes or no).');
@@ -204,9 +216,9 @@ class TurnState {
           return;
         }
         this.apply({ type: 'address_confirmed' });
-        return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 }, ledger);
+        return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 });
       case 'schedule_new_visit':
-        return this.#pursue('schedule', ledger);
+        return this.#pursue('schedule');
       case 'decline':
         if (this.apply({ type: 'declined' })) this.facts.notes.push('Nothing was changed, as the caller said no.');
         return;
@@ -217,17 +229,17 @@ class TurnState {
    * The one place a side effect runs: from a confirmation state, on a yes, with the dialog's ids.
    * The change, the dialog moving past it and its audit entry commit together (`commitChange`).
    */
-  async #confirmed(ledger: Ledger): Promise<void> {
+  async #confirmed(): Promise<void> {
     const action = pendingAction(this.dialog);
-    if (!action) return void this.facts.notes.push('There is nothing waiting for a yes.');
+    if (!action) return void this.facts.notes.push(ASK_WHAT);
     // A caller who barged in before the change started may be saying "wait": it does not start.
     this.#signal.throwIfAborted();
     const { tool: name, ...ids } = action;
     const tool = deskTool(name)!;
     const input = tool.input.parse(ids);
     const finished = transition(this.dialog, { type: 'confirmed' });
-    if (!finished.ok) return void this.facts.notes.push('There is nothing waiting for a yes.');
-    const settled = await ledger.change(tool, input, this.#env.commitChange, async (crm) => {
+    if (!finished.ok) return void this.facts.notes.push(ASK_WHAT);
+    const settled = await this.#ledger.change(tool, input, this.#env.commitChange, async (crm) => {
       const output = await tool.run(input, { crm, customerId: this.dialog.customerId, today: this.#env.today });
       return { output, dialog: { ...finished.dialog, untold: this.#done(name, output as { appointment?: Appointment; ticketId?: string }) } };
     });
@@ -256,18 +268,18 @@ class TurnState {
     return { change: 'moved', what: `${before ? describeVisit(before) : appointment.service} to ${describeSlot(appointment)}` };
   }
 
-  async refused(code: string, reason: string, intent: Intent | undefined, ledger: Ledger): Promise<void> {
+  /** A refused proposal: the reason is in the gate's audit entry; the caller is asked, or taken down the proper path. */
+  async refused(code: string, intent: Intent | undefined): Promise<void> {
     if (code === 'not_verified') {
       if (intent) this.apply({ type: 'intent_stated', intent });
       this.facts.notes.push('Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.');
       return;
     }
-    if (code === 'needs_confirmation' && intent) return this.#pursue(intent, ledger);
-    this.facts.notes.push(`Ask the caller to clarify (internal: ${reason}).`);
+    if (code === 'needs_confirmation' && intent) return this.#pursue(intent);
+    this.facts.notes.push(CLARIFY);
   }
 }
 
-/** Whether windows are what the dialog needs next (or shows again): for a visit being moved or booked. */
 function choosingWindow(dialog: Dialog): boolean {
   const { state } = dialog;
   if (state === 'PresentingAppointments') return dialog.selectedAppointmentId !== null;

@@ -42,3 +42,12 @@ describe('offline desk policy: picking and declining', () => {
     expect(decide(details, 'never mind')).toMatchObject({ name: 'decline' });
   });
 });
+
+describe('offline desk policy: narration', () => {
+  const narrate = (...facts: string[]) => offlineDeskStep({ messages: [{ role: 'system', content: ['[service-desk:narrate]', ...facts.map((fact) => `Fact: ${fact}`)].join('\n') }] })!.text;
+
+  it('a fact it has no wording for gets a safe generic one, never the fact itself', () => {
+    const reply = narrate('Ask the caller to reconsider (internal: slot_selected: not valid in PresentingAppointments).', 'Something new the code says.');
+    expect(reply).toBe("Sorry, I didn't quite follow. Could you tell me what you'd like to do?");
+  });
+});

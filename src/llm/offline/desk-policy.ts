@@ -151,6 +151,8 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray) => string]> = [
   [/^service_policy returned: (.+)$/, (m) => (JSON.parse(m[1]!) as { policy: string }).policy],
   [/^We can only book at the address on file/, () => 'I can only book at the address on file; a person can help change it. Shall I connect you?'],
   [/^Ask what the caller would like to do/, () => 'What would you like to do next?'],
+  [/^Ask the caller to clarify/, () => GENERIC],
+  [/^The account is (.+), service address (.+)\.$/, (m) => `The account is in the name of ${m[1]}, and the service address on file is ${m[2]}.`],
   [/^nothing was looked up/, () => 'Is there anything else I can help you with?'],
 ];
 
@@ -166,12 +168,16 @@ function invoices(json: string): string {
   return `You have ${list.length} open invoice${list.length > 1 ? 's' : ''}: ${list.map((i) => `$${(i.amountCents / 100).toFixed(2)} due ${i.dueDate}`).join(', ')}.`;
 }
 
+/** What a fact this narrator does not know becomes: facts are instructions to the narrator, never text for the caller. */
+const GENERIC = "Sorry, I didn't quite follow. Could you tell me what you'd like to do?";
+
 function narrate(system: string): string {
   const sentences: string[] = [];
   for (const [, fact] of system.matchAll(/^Fact: (.+)$/gm)) {
     const phrase = PHRASES.find(([pattern]) => pattern.test(fact!));
     const match = phrase && phrase[0].exec(fact!);
-    sentences.push(phrase && match ? phrase[1](match) : fact!.replace(/\s*\(internal: .*\)\.?$/, '.'));
+    const sentence = phrase && match ? phrase[1](match) : GENERIC;
+    if (!sentences.includes(sentence)) sentences.push(sentence);
   }
   const appointments = [...system.matchAll(/^Appointment (\d+): (.+)$/gm)].map(([, n, text]) => `${n}. ${text}`);
   const windows = [...system.matchAll(/^Window (\d+): (.+)$/gm)].map(([, n, text]) => `${n}. ${text}`);
