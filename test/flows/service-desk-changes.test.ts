@@ -79,7 +79,7 @@ describe('a confirmed change and the dialog commit together', () => {
       await doomed.request('POST', `/api/conversations/${id}/message`, { text });
       await waitFor(() => finals().length > before, { what: `reply to ${text}` });
     }
-    expect(finals().at(-1)).toMatch(/Shall I cancel/);
+    expect(finals().at(-1)).toMatch(/Shall I cancel your Termite inspection/);
     await doomed.request('POST', `/api/conversations/${id}/message`, { text: 'yes' });
     expect(await doomed.exited()).toMatchObject({ signal: 'SIGKILL' });
     client.close();

@@ -75,8 +75,10 @@ describe('service desk (offline policy, demo CRM)', () => {
     const list = await say('+14155550100 94107');
     expect(list).toMatch(/1\. Quarterly pest control[\s\S]*2\. Termite inspection[\s\S]*Which appointment would you like to cancel\?/);
     expect(await state()).toBe('PresentingAppointments');
-    expect(await say('the second one')).toMatch(/Shall I cancel it\?/);
+    expect(await say('the second one')).toMatch(/Shall I cancel your Termite inspection on Thursday, June 18, 13:00–15:00\?/);
     expect(await state()).toBe('PendingCancellationConfirmation');
+    // A reply that answers nothing leaves the question open: it is asked again, naming the appointment.
+    expect(await say('hmm')).toMatch(/Shall I cancel your Termite inspection on Thursday, June 18, 13:00–15:00\?/);
     expect(await say('yes')).toMatch(/I've cancelled your Termite inspection on /);
     expect(await state()).toBe('Completed');
     const upcoming = await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5);
@@ -104,7 +106,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(windows).not.toMatch(/slot_|apt_/);
     expect(await state()).toBe('PresentingSlots');
     expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([{ date: '2026-06-04' }]);
-    expect(await say('the second')).toMatch(/Shall I book that window\?/);
+    expect(await say('the second')).toMatch(/Shall I move your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00\?/);
     expect(await state()).toBe('PendingRescheduleConfirmation');
     expect(await say('yes')).toMatch(/I've moved your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00/);
     expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([{ id: 'apt_alex_1', date: '2026-06-02', windowStart: '13:00' }]);
@@ -119,7 +121,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     const windows = await say('yes');
     expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 09:00–11:00/);
     expect(windows).not.toMatch(/slot_/);
-    expect(await say('the first one')).toMatch(/Shall I book that window\?/);
+    expect(await say('the first one')).toMatch(/Shall I book a visit on Tuesday, June 2, 09:00–11:00\?/);
     expect(await say('yes')).toMatch(/I've booked your General service visit on Tuesday, June 2, 09:00–11:00 at 123 Market St/);
     expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(3);
   });

@@ -1,6 +1,6 @@
 import type { Appointment, Slot } from '../../crm/crm.ts';
 import type { LlmMessage } from '../../llm/llm-provider.ts';
-import type { Dialog } from './dialog.ts';
+import type { Dialog, DialogState, EscalationReason } from './dialog.ts';
 import type { DeskTurnEnv } from './desk-turn.ts';
 
 /** What the narrator speaks from: tool results and the code's instructions, never the model's own guesses. */
@@ -9,7 +9,22 @@ export interface Facts {
   notes: string[];
   appointments: Appointment[];
   slots: Slot[];
+  /** What a confirmation question is about, so the question names it. */
+  selected: { appointment: Appointment | null; slot: Slot | null };
 }
+
+/** The question each confirmation state asks; the narrator names the selected items from the facts. */
+export const CONFIRM_QUESTIONS: Partial<Record<DialogState, string>> = {
+  PendingCancellationConfirmation: 'Ask the caller to confirm cancelling the selected appointment (yes or no).',
+  PendingRescheduleConfirmation: 'Ask the caller to confirm moving the selected appointment to the selected window (yes or no).',
+  PendingScheduleConfirmation: 'Ask the caller to confirm booking a visit in the selected window (yes or no).',
+};
+
+/** How a person is offered, by why. */
+export const OFFER_PERSON: Record<EscalationReason, string> = {
+  address_change: 'We can only book at the address on file; offer to connect the caller with a person to change it (yes or no).',
+  verification_failed: 'The caller could not be verified; offer to connect them with a person (yes or no).',
+};
 
 /** Role markers: the offline demo policy reads them to know which role it plays. */
 export const ROLE = { acknowledge: '[service-desk:acknowledge]', decide: '[service-desk:decide]', narrate: '[service-desk:narrate]' } as const;
@@ -67,7 +82,9 @@ export function narratorPrompt(facts: Facts, history: LlmMessage[]): LlmMessage[
     ...facts.notes.map((note) => `Fact: ${note}`),
     ...facts.appointments.map((a, i) => `Appointment ${i + 1}: ${describeAppointment(a)}`),
     ...facts.slots.map((s, i) => `Window ${i + 1}: ${describeSlot(s)}`),
-  ];
+    facts.selected.appointment ? `Selected appointment: ${describeVisit(facts.selected.appointment)}` : '',
+    facts.selected.slot ? `Selected window: ${describeSlot(facts.selected.slot)}` : '',
+  ].filter(Boolean);
   if (facts.notes.length === 0 && facts.appointments.length === 0 && facts.slots.length === 0) lines.push('Fact: nothing was looked up; answer from the conversation, or ask how you can help.');
   return [{ role: 'system', content: lines.join('\n') }, ...history];
 }

@@ -7,7 +7,7 @@ import { plainReply } from '../../engine/plain-text.ts';
 import { pendingAction, transition, type Dialog, type DialogEvent, type Intent } from './dialog.ts';
 import { deskTool, DESK_TOOLS, type DeskTool } from './desk-tools.ts';
 import { actionPlanSchema, choicesFor, CHOICES, gate, type ActionPlan, type ChoiceName } from './gate.ts';
-import { acknowledgePrompt, decisionPrompt, describeSlot, describeVisit, doneNote, narratorPrompt, type Done, type Facts } from './desk-prompts.ts';
+import { acknowledgePrompt, CONFIRM_QUESTIONS, decisionPrompt, describeSlot, describeVisit, doneNote, narratorPrompt, OFFER_PERSON, type Done, type Facts } from './desk-prompts.ts';
 import { Ledger, type CommitChange } from './desk-ledger.ts';
 
 export const DESK_FALLBACK = 'Sorry, I could not finish that just now. Could you say it once more?';
@@ -79,8 +79,8 @@ async function decideAndAct(context: FlowRunContext, env: DeskTurnEnv, ledger: L
   if (decision.decision === 'run') await state.runTool(decision.tool, decision.input);
   else if (decision.decision === 'choice') await state.choose(decision.choice, decision.input);
   else if (decision.decision === 'refuse') await state.refused(decision.code, decision.intent);
-  // Something was proposed and nothing came of it that the caller could be told: ask, never explain internals.
-  if (decision.decision !== 'answer' && told() === toldBefore) state.facts.notes.push(CLARIFY);
+  // Nothing came of the turn that the caller could be told: the open question is asked again, or they are asked to clarify (never told internals).
+  if (told() === toldBefore && !(await state.askAgain()) && decision.decision !== 'answer') state.facts.notes.push(CLARIFY);
   return { dialog: state.dialog, facts: state.facts };
 }
 
@@ -108,7 +108,7 @@ class TurnState {
     this.#signal = signal;
     this.#ledger = ledger;
     this.dialog = env.dialog;
-    this.facts = { userText: env.userText, notes: env.dialog.untold ? [doneNote(env.dialog.untold, true)] : [], appointments: [], slots: [] };
+    this.facts = { userText: env.userText, notes: env.dialog.untold ? [doneNote(env.dialog.untold, true)] : [], appointments: [], slots: [], selected: { appointment: null, slot: null } };
   }
 
   /** Applies an event; a refused one goes to the audit only (the caller hears what the caller of `apply` says instead). */
@@ -182,13 +182,42 @@ class TurnState {
     if (intent === 'billing') return run('open_invoices', {});
     if (intent === 'human') return run('escalate', { reason: 'the caller asked for a person' });
     if (intent === 'schedule') {
-      if (this.apply({ type: 'schedule_requested' })) {
-        const customer = this.dialog.customerId ? await this.#env.crm.getCustomer(this.dialog.customerId) : undefined;
-        this.facts.notes.push(`Before looking for windows, ask the caller to confirm the visit is at the address on file: ${customer?.address ?? 'unknown'}.`);
-      }
+      if (this.apply({ type: 'schedule_requested' })) await this.#askAddress();
       return;
     }
     this.facts.notes.push(ASK_WHAT);
+  }
+
+  async #askAddress(): Promise<void> {
+    const customer = this.dialog.customerId ? await this.#env.crm.getCustomer(this.dialog.customerId) : undefined;
+    this.facts.notes.push(`Before looking for windows, ask the caller to confirm the visit is at the address on file: ${customer?.address ?? 'unknown'}.`);
+  }
+
+  /** Asks the question the dialog's state waits on, naming what it is about. False when it waits on none. */
+  async askAgain(): Promise<boolean> {
+    const { state, purpose } = this.dialog;
+    const { presented } = this.#env;
+    if (CONFIRM_QUESTIONS[state]) this.#confirmQuestion();
+    else if (state === 'PendingEscalationConfirmation') this.facts.notes.push(OFFER_PERSON[this.dialog.escalationReason ?? 'address_change']);
+    else if (state === 'PendingScheduleDetails') await this.#askAddress();
+    else if (state === 'PresentingAppointments' && purpose && presented.appointments.length > 0) {
+      this.facts.appointments = presented.appointments;
+      this.facts.notes.push(`Ask which appointment to ${purpose}.`);
+    } else if (state === 'PresentingSlots' && presented.slots.length > 0) {
+      this.facts.slots = presented.slots;
+      this.facts.notes.push('Ask which window suits the caller.');
+    } else return false;
+    return true;
+  }
+
+  /** The confirmation question of the state, with the appointment and window it is about. */
+  #confirmQuestion(): void {
+    const { presented } = this.#env;
+    this.facts.selected = {
+      appointment: presented.appointments.find((a) => a.id === this.dialog.selectedAppointmentId) ?? null,
+      slot: presented.slots.find((s) => s.id === this.dialog.selectedSlotId) ?? null,
+    };
+    this.facts.notes.push(CONFIRM_QUESTIONS[this.dialog.state]!);
   }
 
   async choose(choice: ChoiceName, input: Record<string, unknown>): Promise<void> {
@@ -204,15 +233,15 @@ class TurnState {
           // Listed for information only, there is nothing to pick them for yet.
           return void this.facts.notes.push(this.dialog.purpose ? 'Ask the caller to pick one of the appointments listed.' : ASK_WHAT);
         }
-        if (this.dialog.state === 'PendingCancellationConfirmation') return void this.facts.notes.push('Ask the caller to confirm the cancellation (yes or no).');
+        if (this.dialog.state === 'PendingCancellationConfirmation') return this.#confirmQuestion();
         return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 });
       case 'select_slot':
         if (!this.apply({ type: 'slot_selected', id: String(input.slotId) })) return void this.facts.notes.push('Ask the caller to pick one of the windows listed.');
-        return void this.facts.notes.push('Ask the caller to confirm the chosen window (yes or no).');
+        return this.#confirmQuestion();
       case 'confirm_address':
         // Never a booking at an address the caller said is wrong: a person can change it.
         if (input.confirmed !== true) {
-          if (this.apply({ type: 'escalation_offered', reason: 'address_change' })) this.facts.notes.push('We can only book at the address on file; offer to connect the caller with a person to change it (yes or no).');
+          if (this.apply({ type: 'escalation_offered', reason: 'address_change' })) this.facts.notes.push(OFFER_PERSON.address_change);
           return;
         }
         this.apply({ type: 'address_confirmed' });

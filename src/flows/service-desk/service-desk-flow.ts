@@ -106,7 +106,7 @@ function auditRecord(executed: ExecutedToolCall, request: TurnRequest, ids: IdGe
 async function greet(context: Parameters<NonNullable<PreparedTurn['run']>>[0]): Promise<ToolLoopResult> {
   context.onModelCall?.();
   const started = context.elapsed();
-  const facts = { userText: '', notes: ['A caller has just connected. Greet them and ask how you can help.'], appointments: [], slots: [] };
+  const facts = { userText: '', notes: ['A caller has just connected. Greet them and ask how you can help.'], appointments: [], slots: [], selected: { appointment: null, slot: null } };
   const response = await context.provider.complete({ messages: narratorPrompt(facts, []) }, { signal: context.signal, onTextDelta: context.onTextDelta });
   return { text: response.text, endedBy: 'reply', toolCalls: [], modelCalls: 1, toolRounds: 0, modelMs: context.elapsed() - started, toolMs: 0, model: response.model };
 }

@@ -127,7 +127,13 @@ function policyTopic(text: string): string {
   return 'cancellation';
 }
 
-const PHRASES: Array<[RegExp, (match: RegExpExecArray) => string]> = [
+/** What a confirmation question is about, from the narrator's facts. */
+interface Selected {
+  appointment: string | null;
+  window: string | null;
+}
+
+const PHRASES: Array<[RegExp, (match: RegExpExecArray, selected: Selected) => string]> = [
   [/^A caller has just connected/, () => 'Hi, thanks for contacting Acme Pest Control. How can I help you today?'],
   [/^Ask for the phone number and ZIP code/, () => "I can help with that. First, what's the phone number and 5-digit ZIP code on your account?"],
   [/^The caller is verified as (.+)\.$/, (m) => `Thanks, ${m[1]}, you're verified.`],
@@ -135,8 +141,9 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray) => string]> = [
   [/^Offer to connect/, () => 'If you prefer, I can connect you with a person.'],
   [/^Ask which appointment to (\w+)\.$/, (m) => `Which appointment would you like to ${m[1]}?`],
   [/^Ask which window suits/, () => 'Which of these windows works for you?'],
-  [/^Ask the caller to confirm the cancellation/, () => 'Shall I cancel it? Please answer yes or no.'],
-  [/^Ask the caller to confirm the chosen window/, () => 'Shall I book that window? Please answer yes or no.'],
+  [/^Ask the caller to confirm cancelling/, (_, s) => `Shall I cancel your ${s.appointment ?? 'appointment'}? Please answer yes or no.`],
+  [/^Ask the caller to confirm moving/, (_, s) => `Shall I move your ${s.appointment ?? 'appointment'} to ${s.window ?? 'that window'}? Please answer yes or no.`],
+  [/^Ask the caller to confirm booking/, (_, s) => `Shall I book a visit on ${s.window ?? 'that window'}? Please answer yes or no.`],
   [/^Ask the caller to pick one of the (\w+)/, (m) => `Which of the ${m[1]} I listed do you mean? You can say "the first one".`],
   [/^Before looking for windows, .*address on file: (.+)\.$/, (m) => `Is the visit for ${m[1]}? Please answer yes or no.`],
   [/^Done: (cancelled|moved|booked) (.+)\.$/, (m) => `Done, ${changed(m[1]!, m[2]!)}.`],
@@ -149,7 +156,7 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray) => string]> = [
   [/^The caller does not want a person now/, () => 'All right. Is there anything else I can help you with?'],
   [/^open_invoices returned: (.+)$/, (m) => invoices(m[1]!)],
   [/^service_policy returned: (.+)$/, (m) => (JSON.parse(m[1]!) as { policy: string }).policy],
-  [/^We can only book at the address on file/, () => 'I can only book at the address on file; a person can help change it. Shall I connect you?'],
+  [/^We can only book at the address on file/, () => 'I can only book at the address on file; a person can help change it. Shall I connect you? Please answer yes or no.'],
   [/^Ask what the caller would like to do/, () => 'What would you like to do next?'],
   [/^Ask the caller to clarify/, () => GENERIC],
   [/^The account is (.+), service address (.+)\.$/, (m) => `The account is in the name of ${m[1]}, and the service address on file is ${m[2]}.`],
@@ -173,10 +180,11 @@ const GENERIC = "Sorry, I didn't quite follow. Could you tell me what you'd like
 
 function narrate(system: string): string {
   const sentences: string[] = [];
+  const selected = { appointment: /^Selected appointment: (.+)$/m.exec(system)?.[1] ?? null, window: /^Selected window: (.+)$/m.exec(system)?.[1] ?? null };
   for (const [, fact] of system.matchAll(/^Fact: (.+)$/gm)) {
     const phrase = PHRASES.find(([pattern]) => pattern.test(fact!));
     const match = phrase && phrase[0].exec(fact!);
-    const sentence = phrase && match ? phrase[1](match) : GENERIC;
+    const sentence = phrase && match ? phrase[1](match, selected) : GENERIC;
     if (!sentences.includes(sentence)) sentences.push(sentence);
   }
   const appointments = [...system.matchAll(/^Appointment (\d+): (.+)$/gm)].map(([, n, text]) => `${n}. ${text}`);
