@@ -69,6 +69,18 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await say('yes please, a person')).toMatch(/ticket number is tkt_/);
   });
 
+  it('stops verifying after three failed attempts: the right ZIP then verifies nothing, and a yes gets a person', async () => {
+    const { say, state } = await session();
+    await say('I want to see my bill');
+    for (const zip of ['11111', '22222', '33333']) await say(`415-555-0100 and ${zip}`);
+    expect(await state()).toBe('PendingEscalationConfirmation');
+    const fourth = await say('415-555-0100 and 94107');
+    expect(fourth).not.toMatch(/verified|\$129/);
+    expect(fourth).toMatch(/connect you with a person/);
+    expect(await say('yes')).toMatch(/ticket number is tkt_/);
+    expect(await say('415-555-0100 and 94107')).not.toMatch(/verified|\$129/);
+  });
+
   it('cancels only after a selection and a yes, exactly once; a replayed yes changes nothing', async () => {
     const { say, state } = await session();
     await say('I need to cancel an appointment');

@@ -67,7 +67,6 @@ export function decisionPrompt(env: DeskTurnEnv, history: LlmMessage[]): LlmMess
     dialog.pendingIntent ? `Stated before verification: ${dialog.pendingIntent}.` : '',
     // A different request is a change of mind: its tool starts the new path, and a yes confirms only the task in progress.
     dialog.purpose ? `Task in progress: ${dialog.purpose}. If the caller now asks for something else, propose that instead of answering the pending question.` : '',
-    dialog.escalationOffered ? 'A person was offered after failed verification; use escalate if the caller accepts.' : '',
     ...env.presented.appointments.map((a, i) => `Appointment option ${i + 1}: id ${a.id}: ${describeAppointment(a)}`),
     ...env.presented.slots.map((s, i) => `Window option ${i + 1}: id ${s.id}: ${describeSlot(s)}`),
   ];

@@ -4,7 +4,7 @@ import type { ToolLoopResult } from '../../engine/tool-loop.ts';
 import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';
 import { toolSpec } from '../../tools/define-tool.ts';
 import { plainReply } from '../../engine/plain-text.ts';
-import { pendingAction, transition, type Dialog, type DialogEvent, type Intent } from './dialog.ts';
+import { pendingAction, transition, verificationLocked, type Dialog, type DialogEvent, type Intent } from './dialog.ts';
 import { deskTool, DESK_TOOLS, type DeskTool } from './desk-tools.ts';
 import { actionPlanSchema, choicesFor, CHOICES, gate, type ActionPlan, type ChoiceName } from './gate.ts';
 import { acknowledgePrompt, CONFIRM_QUESTIONS, decisionPrompt, describeSlot, describeVisit, doneNote, narratorPrompt, OFFER_PERSON, type Done, type Facts } from './desk-prompts.ts';
@@ -130,12 +130,7 @@ class TurnState {
     switch (name) {
       case 'verify_account': {
         if (input.intent) this.apply({ type: 'intent_stated', intent: input.intent as Intent });
-        if (!output.verified) {
-          this.apply({ type: 'verification_failed' });
-          this.facts.notes.push(`Verification failed (${String(output.reason)}). Ask again for the phone number and ZIP code on the account.`);
-          if (this.dialog.escalationOffered) this.facts.notes.push('Offer to connect the caller with a person (escalate).');
-          return;
-        }
+        if (!output.verified) return this.#notVerified(String(output.reason));
         const intent = this.dialog.pendingIntent;
         this.apply({ type: 'verified', customerId: String(output.customerId) });
         this.facts.notes.push(`The caller is verified as ${String(output.customerName)}.`);
@@ -188,6 +183,24 @@ class TurnState {
     this.facts.notes.push(ASK_WHAT);
   }
 
+  /**
+   * A failed verification: the same words whether the phone is unknown or the ZIP wrong (which
+   * phones are customers is not told); the last allowed attempt offers a person instead.
+   */
+  #notVerified(reason: string): void {
+    // No usable phone (none given, or not a number): no guess was made, so it does not count.
+    if (reason === 'no_phone') return void this.facts.notes.push('Ask for the phone number on the account, with the ZIP code: no valid phone number was given.');
+    this.apply({ type: 'verification_failed' });
+    if (this.dialog.state === 'PendingEscalationConfirmation') this.facts.notes.push(OFFER_PERSON.verification_failed);
+    else this.facts.notes.push('Verification failed. Ask again for the phone number and ZIP code on the account.');
+  }
+
+  /** Asks the caller to verify, or once they have used up their attempts, offers a person. */
+  #askToVerify(): void {
+    if (!verificationLocked(this.dialog)) return void this.facts.notes.push('Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.');
+    if (this.apply({ type: 'escalation_offered', reason: 'verification_failed' })) this.facts.notes.push(OFFER_PERSON.verification_failed);
+  }
+
   async #askAddress(): Promise<void> {
     const customer = this.dialog.customerId ? await this.#env.crm.getCustomer(this.dialog.customerId) : undefined;
     this.facts.notes.push(`Before looking for windows, ask the caller to confirm the visit is at the address on file: ${customer?.address ?? 'unknown'}.`);
@@ -224,8 +237,7 @@ class TurnState {
     switch (choice) {
       case 'note_intent':
         this.apply({ type: 'intent_stated', intent: input.intent as Intent });
-        this.facts.notes.push('Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.');
-        return;
+        return this.#askToVerify();
       case 'confirm':
         return input.answer === 'yes' ? this.#confirmed() : this.#declined();
       case 'select_appointment':
@@ -301,9 +313,9 @@ class TurnState {
   async refused(code: string, intent: Intent | undefined): Promise<void> {
     if (code === 'not_verified') {
       if (intent) this.apply({ type: 'intent_stated', intent });
-      this.facts.notes.push('Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.');
-      return;
+      return this.#askToVerify();
     }
+    if (code === 'verification_locked') return this.#askToVerify();
     if (code === 'needs_confirmation' && intent) return this.#pursue(intent);
     this.facts.notes.push(CLARIFY);
   }

@@ -80,14 +80,20 @@ describe('dialog transitions', () => {
     expect(after?.ok && after.dialog).toMatchObject({ state: 'VerifiedIdle', customerId: 'cus_9', pendingIntent: 'next_appointment' });
   });
 
-  it('offers escalation after three wrong ZIP codes', () => {
+  it('stops verifying after three failed attempts and offers a person instead', () => {
     let dialog = initialDialog();
     for (let attempt = 1; attempt <= MAX_ZIP_ATTEMPTS; attempt++) {
       const result = transition(dialog, EVENTS.verification_failed);
       if (!result.ok) throw new Error(result.reason);
       dialog = result.dialog;
-      expect(dialog).toMatchObject({ zipAttempts: attempt, escalationOffered: attempt >= MAX_ZIP_ATTEMPTS, state: 'CollectingVerification' });
+      const last = attempt === MAX_ZIP_ATTEMPTS;
+      expect(dialog).toMatchObject({ zipAttempts: attempt, state: last ? 'PendingEscalationConfirmation' : 'CollectingVerification', escalationReason: last ? 'verification_failed' : null });
     }
+    expect(pendingAction(dialog)).toEqual({ tool: 'escalate', reason: 'the caller could not be verified' });
+    // A no to the person leaves the caller unverified, and a right ZIP no longer verifies.
+    const declined = transition(dialog, EVENTS.declined);
+    expect(declined.ok && declined.dialog.state).toBe('CollectingVerification');
+    expect(declined.ok && transition(declined.dialog, EVENTS.verified)).toEqual({ ok: false, reason: 'verified: too many failed attempts' });
   });
 
   it('selects only what was presented', () => {

@@ -21,7 +21,7 @@ export type DialogState = (typeof DIALOG_STATES)[number];
 export const INTENTS = ['next_appointment', 'list_appointments', 'cancel', 'reschedule', 'schedule', 'billing', 'policy', 'human', 'other'] as const;
 export type Intent = (typeof INTENTS)[number];
 
-/** After this many wrong ZIP codes, a human is offered. */
+/** After this many failed verifications, verifying stops and a person is offered. */
 export const MAX_ZIP_ATTEMPTS = 3;
 
 /** Why code offers a person, and what the ticket then says. */
@@ -36,7 +36,6 @@ export const dialogSchema = z.object({
   state: z.enum(DIALOG_STATES),
   customerId: z.string().nullable(),
   zipAttempts: z.number().int().min(0),
-  escalationOffered: z.boolean(),
   /** Stated before verification and answered by the turn that verifies (durably kept meanwhile). */
   pendingIntent: z.enum(INTENTS).nullable(),
   /** Why appointments or slots are on the table. */
@@ -60,7 +59,6 @@ export const initialDialog = (): Dialog => ({
   state: 'CollectingVerification',
   customerId: null,
   zipAttempts: 0,
-  escalationOffered: false,
   pendingIntent: null,
   purpose: null,
   presentedAppointmentIds: [],
@@ -112,11 +110,14 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       return to(dialog, { pendingIntent: verified ? null : event.intent });
     case 'verified':
       if (dialog.state !== 'CollectingVerification') return refuse(dialog, event, 'already verified');
+      if (verificationLocked(dialog)) return refuse(dialog, event, 'too many failed attempts');
       return to(dialog, { ...cleared(dialog, 'VerifiedIdle'), customerId: event.customerId, zipAttempts: 0 });
     case 'verification_failed': {
       if (dialog.state !== 'CollectingVerification') return refuse(dialog, event);
       const zipAttempts = dialog.zipAttempts + 1;
-      return to(dialog, { zipAttempts, escalationOffered: dialog.escalationOffered || zipAttempts >= MAX_ZIP_ATTEMPTS });
+      // No more guesses: the caller is offered a person instead.
+      if (zipAttempts >= MAX_ZIP_ATTEMPTS) return to(dialog, { ...cleared(dialog, 'PendingEscalationConfirmation'), zipAttempts, escalationReason: 'verification_failed' });
+      return to(dialog, { zipAttempts });
     }
     case 'intent_unclear':
       if (!IDLE.includes(dialog.state)) return refuse(dialog, event);
@@ -163,6 +164,9 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       return to(dialog, { ...cleared(dialog, 'Completed'), pendingIntent: null });
   }
 }
+
+/** Whether this conversation has used up its verification attempts. */
+export const verificationLocked = (dialog: Pick<Dialog, 'customerId' | 'zipAttempts'>): boolean => dialog.customerId === null && dialog.zipAttempts >= MAX_ZIP_ATTEMPTS;
 
 /** The side effect a confirmation state is waiting for, with its arguments from the dialog (never from the model). */
 export function pendingAction(dialog: Dialog):

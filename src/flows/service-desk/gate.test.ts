@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { initialDialog, type Dialog } from './dialog.ts';
+import { initialDialog, MAX_ZIP_ATTEMPTS, type Dialog } from './dialog.ts';
 import { choicesFor, gate } from './gate.ts';
 
 const verified: Dialog = { ...initialDialog(), state: 'VerifiedIdle', customerId: 'cus_alex' };
@@ -28,6 +28,12 @@ describe('policy gate', () => {
       expect(gate(verified, tool(name, args))).toMatchObject({ decision: 'refuse', code: 'needs_confirmation', intent });
       expect(gate({ ...verified, state: 'PendingCancellationConfirmation', selectedAppointmentId: 'apt_alex_1' }, tool(name, args))).toMatchObject({ decision: 'refuse', code: 'needs_confirmation' });
     }
+  });
+
+  it('refuses verification once the conversation used up its attempts', () => {
+    const locked = { ...initialDialog(), zipAttempts: MAX_ZIP_ATTEMPTS };
+    expect(gate(locked, tool('verify_account', { zip: '94107', phone: '+14155550100' }))).toMatchObject({ decision: 'refuse', code: 'verification_locked' });
+    expect(gate({ ...initialDialog(), zipAttempts: MAX_ZIP_ATTEMPTS - 1 }, tool('verify_account', { zip: '94107', phone: '+14155550100' }))).toMatchObject({ decision: 'run' });
   });
 
   it('refuses invalid arguments with the field named, and unknown tools', () => {

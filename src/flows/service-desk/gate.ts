@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeIssues } from '../../tools/define-tool.ts';
-import { INTENTS, type Dialog, type DialogState, type Intent } from './dialog.ts';
+import { INTENTS, verificationLocked, type Dialog, type DialogState, type Intent } from './dialog.ts';
 import { deskTool, type DeskTool } from './desk-tools.ts';
 
 /**
@@ -29,7 +29,7 @@ export type GateDecision =
   | { decision: 'run'; tool: DeskTool; input: unknown }
   | { decision: 'choice'; choice: ChoiceName; input: Record<string, unknown> }
   | { decision: 'answer' }
-  | { decision: 'refuse'; code: 'unknown_action' | 'invalid_arguments' | 'not_verified' | 'needs_confirmation' | 'not_offered'; reason: string; intent?: Intent };
+  | { decision: 'refuse'; code: 'unknown_action' | 'invalid_arguments' | 'not_verified' | 'needs_confirmation' | 'not_offered' | 'verification_locked'; reason: string; intent?: Intent };
 
 const CONFIRMING: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation', 'PendingEscalationConfirmation'];
 
@@ -75,6 +75,7 @@ export function gate(dialog: Dialog, plan: ActionPlan): GateDecision {
   // Side effects never run from a proposal: the options are shown and a yes collected first.
   if (tool.sideEffect) return { decision: 'refuse', code: 'needs_confirmation', reason: `${tool.name} needs the options shown and an explicit yes`, ...intentOf(tool.name) };
   if (tool.name === 'verify_account' && dialog.customerId !== null) return { decision: 'refuse', code: 'not_offered', reason: 'the caller is already verified' };
+  if (tool.name === 'verify_account' && verificationLocked(dialog)) return { decision: 'refuse', code: 'verification_locked', reason: 'too many failed verifications in this conversation' };
   return { decision: 'run', tool, input: parsed.data };
 }
 

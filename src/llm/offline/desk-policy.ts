@@ -71,7 +71,7 @@ function decide(system: string, said: string, offered: Set<string>): Call | null
   if (policy) return { name: 'service_policy', arguments: { topic: policy } };
   // "Sure, reschedule it": the yes or no in front does not hide the request after it.
   const intent = intentOf(text.replace(YES, '').replace(NO, ''));
-  if (intent === 'human' || (system.includes('A person was offered') && YES.test(text))) return { name: 'escalate', arguments: { reason: 'the caller asked for a person' } };
+  if (intent === 'human') return { name: 'escalate', arguments: { reason: 'the caller asked for a person' } };
   // Another request than the task in progress is a change of mind: it is proposed, never a yes to the old question.
   const task = /^Task in progress: (\w+)\./m.exec(system)?.[1] ?? null;
   const changedMind = intent !== null && intent !== task && system.includes('Caller verified: yes');
@@ -138,7 +138,8 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray, selected: Selected) => st
   [/^Ask for the phone number and ZIP code/, () => "I can help with that. First, what's the phone number and 5-digit ZIP code on your account?"],
   [/^The caller is verified as (.+)\.$/, (m) => `Thanks, ${m[1]}, you're verified.`],
   [/^Verification failed/, () => "Sorry, I couldn't match that phone number and ZIP code. Could you check them and try again?"],
-  [/^Offer to connect/, () => 'If you prefer, I can connect you with a person.'],
+  [/^Ask for the phone number on the account, with the ZIP code/, () => 'Could you give me the phone number on the account, along with its 5-digit ZIP code?'],
+  [/^The caller could not be verified; offer/, () => "I'm sorry, I couldn't verify those details. I can connect you with a person who can help. Shall I do that? Please answer yes or no."],
   [/^Ask which appointment to (\w+)\.$/, (m) => `Which appointment would you like to ${m[1]}?`],
   [/^Ask which window suits/, () => 'Which of these windows works for you?'],
   [/^Ask the caller to confirm cancelling/, (_, s) => `Shall I cancel your ${s.appointment ?? 'appointment'}? Please answer yes or no.`],
