@@ -27,39 +27,57 @@ const DECISIONS: Record<string, ScriptedStep> = {
   cancel: { toolCalls: [{ name: 'list_appointments', arguments: { purpose: 'cancel' } }] },
   'the first': { toolCalls: [{ name: 'select_appointment', arguments: { appointmentId: 'apt_alex_1' } }] },
   yes: { toolCalls: [{ name: 'confirm', arguments: { answer: 'yes' } }] },
+  'a person please': { toolCalls: [{ name: 'escalate', arguments: { reason: 'the caller asked for a person' } }] },
 };
 
 describe('a confirmed change and the dialog commit together', () => {
-  it('a barge-in after the cancellation leaves it done: the next messages tell it, never "nothing was changed", and it is audited once', async () => {
+  /** A web session on a scripted model whose narration of `hangOn` waits until the caller barges in. */
+  async function interruptible(hangOn: string) {
     let hang = true;
     const provider = createScriptedProvider((request) => {
       const role = /^\[service-desk:(\w+)\]/.exec(request.messages[0]?.content ?? '')![1];
       if (role === 'acknowledge') return { text: 'On it.' };
       if (role === 'decide') return DECISIONS[lastUser(request)] ?? {};
-      // The narration of the "yes" hangs until the caller barges in.
-      if (hang && lastUser(request) === 'yes') return { delayMs: 600_000 };
+      if (hang && lastUser(request) === hangOn) return { delayMs: 600_000 };
       return { text: `Narrated: ${facts(request)}` };
     });
     server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z' }, { provider });
-    const { say, id } = await openWebSession(server, 'service-desk');
+    const session = await openWebSession(server, 'service-desk');
+    const bargeIn = async () => {
+      await server!.request('POST', `/api/conversations/${session.id}/message`, { text: hangOn });
+      await waitFor(() => provider.requests.some((request) => request.messages[0]!.content.startsWith('[service-desk:narrate]') && lastUser(request) === hangOn), { what: `the narration of "${hangOn}"` });
+      expect((await server!.request('POST', `/api/conversations/${session.id}/message`, { type: 'barge_in' })).body).toMatchObject({ interrupted: true });
+      await server!.engine.idle();
+      hang = false;
+    };
+    return { ...session, bargeIn };
+  }
+
+  it('a barge-in after the cancellation leaves it done: the next messages tell it, never "nothing was changed", and it is audited once', async () => {
+    const { say, id, bargeIn } = await interruptible('yes');
     await say('verify me');
     await say('cancel');
     await say('the first');
-    await server.request('POST', `/api/conversations/${id}/message`, { text: 'yes' });
-    await waitFor(() => provider.requests.some((request) => request.messages[0]!.content.startsWith('[service-desk:narrate]') && lastUser(request) === 'yes'), { what: 'the narration of the "yes"' });
-    expect((await server.request('POST', `/api/conversations/${id}/message`, { type: 'barge_in' })).body).toMatchObject({ interrupted: true });
-    await server.engine.idle();
-    hang = false;
+    await bargeIn();
 
-    expect(await server.store.getFlowState(id)).toMatchObject({ state: 'Completed', selectedAppointmentId: null });
+    expect(await server!.store.getFlowState(id)).toMatchObject({ state: 'Completed', selectedAppointmentId: null });
     const next = await say('hello?');
     expect(next.text).toMatch(/Done earlier, not yet told to the caller: cancelled Quarterly pest control on Thursday, June 4/);
     const again = await say('yes');
     expect(`${next.text} ${again.text}`).not.toMatch(/nothing was changed/i);
     expect(again.text).not.toMatch(/Done earlier/); // told once
-    expect((await server.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_alex_2']);
-    const cancels = (await server.store.listToolCalls(id)).filter((call) => call.name === 'cancel_appointment');
+    expect((await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_alex_2']);
+    const cancels = (await server!.store.listToolCalls(id)).filter((call) => call.name === 'cancel_appointment');
     expect(cancels.map((call) => call.status)).toEqual(['ok']);
+  });
+
+  it('a ticket the caller asked for commits with the dialog too: after a barge-in the next reply gives its number', async () => {
+    const { say, id, bargeIn } = await interruptible('a person please');
+    await say('verify me');
+    await bargeIn();
+    expect(await server!.store.getFlowState(id)).toMatchObject({ state: 'Completed', untold: { change: 'escalated' } });
+    expect((await say('hello?')).text).toMatch(/Done earlier, not yet told to the caller: A person will call back; the ticket number is tkt_\w+\./);
+    expect((await server!.store.listToolCalls(id)).filter((call) => call.name === 'escalate')).toHaveLength(1);
   });
 
   it('a process killed right after the cancellation: the re-run of the "yes" tells it as done, and the audit has it', async () => {

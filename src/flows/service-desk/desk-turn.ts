@@ -120,6 +120,8 @@ class TurnState {
   }
 
   async runTool(tool: DeskTool, input: unknown): Promise<void> {
+    // A ticket is a CRM write too: it commits with the dialog it completes, like a confirmed change.
+    if (tool.name === 'escalate') return void (await this.#change(tool, input, transition(this.dialog, { type: 'escalated' })));
     const context = { crm: this.#env.crm, customerId: this.dialog.customerId, today: this.#env.today, callerPhone: this.#env.callerPhone };
     const output = await this.#ledger.tool(tool, input, () => tool.run(input, context));
     if (output === undefined) return;
@@ -157,10 +159,6 @@ class TurnState {
         else if (this.apply({ type: 'slots_presented', ids: slots.map((s) => s.id) })) this.facts.notes.push('Ask which window suits the caller.');
         return;
       }
-      case 'escalate':
-        this.apply({ type: 'escalated' });
-        this.facts.notes.push(`A person will call back; the ticket number is ${String(output.ticketId)}.`);
-        return;
       case 'lookup_account':
         this.facts.notes.push(`The account is ${String(output.name)}, service address ${String(output.address)}.`);
         return;
@@ -277,20 +275,29 @@ class TurnState {
     this.#signal.throwIfAborted();
     const { tool: name, ...ids } = action;
     const tool = deskTool(name)!;
-    const input = tool.input.parse(ids);
-    const finished = transition(this.dialog, { type: 'confirmed' });
-    if (!finished.ok) return void this.facts.notes.push(ASK_WHAT);
+    if (await this.#change(tool, tool.input.parse(ids), transition(this.dialog, { type: 'confirmed' }))) return;
+    this.apply({ type: 'declined' });
+    this.facts.notes.push('That could not be done; nothing was changed.');
+  }
+
+  /**
+   * Runs a CRM write and moves the dialog to `finished` in one transaction (`commitChange`), the
+   * outcome kept as untold until a reply carried it. False when the CRM refused (nothing changed).
+   */
+  async #change(tool: DeskTool, input: unknown, finished: ReturnType<typeof transition>): Promise<boolean> {
+    if (!finished.ok) {
+      // Nothing waits for this change: nothing runs, and there is no refusal to report.
+      this.facts.notes.push(ASK_WHAT);
+      return true;
+    }
     const settled = await this.#ledger.change(tool, input, this.#env.commitChange, async (crm) => {
       const output = await tool.run(input, { crm, customerId: this.dialog.customerId, today: this.#env.today });
-      return { output, dialog: { ...finished.dialog, untold: this.#done(name, output as { appointment?: Appointment; ticketId?: string }) } };
+      return { output, dialog: { ...finished.dialog, untold: this.#done(tool.name, output as { appointment?: Appointment; ticketId?: string }) } };
     });
-    if (!settled) {
-      this.apply({ type: 'declined' });
-      this.facts.notes.push('That could not be done; nothing was changed.');
-      return;
-    }
+    if (!settled) return false;
     this.dialog = settled.dialog;
     this.facts.notes.push(doneNote(settled.dialog.untold!));
+    return true;
   }
 
   #declined(): void {
