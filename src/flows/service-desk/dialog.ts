@@ -90,7 +90,7 @@ export type DialogEvent =
 export type TransitionResult = { ok: true; dialog: Dialog } | { ok: false; reason: string };
 
 const PENDING_CONFIRMATION: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation', 'PendingEscalationConfirmation'];
-/** States from which a verified caller may start something new. */
+/** States with nothing pending (only there is an unclear request a reason to ask what the caller means). */
 const IDLE: readonly DialogState[] = ['VerifiedIdle', 'DisambiguatingIntent', 'Completed'];
 
 const refuse = (dialog: Dialog, event: DialogEvent, why = `not valid in ${dialog.state}`): TransitionResult => ({ ok: false, reason: `${event.type}: ${why}` });
