@@ -122,7 +122,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // The demo CRM's appointments are local dates in the demo business's zone.
   const deskZone = 'America/Los_Angeles';
   await store.crm.seedIfEmpty(new Intl.DateTimeFormat('en-CA', { timeZone: deskZone }).format(clock.now()));
-  const desk = createServiceDeskFlow({ crm: store.crm, interpreterModel: config.llm.interpreterModel, timeZone: deskZone });
+  const desk = createServiceDeskFlow({ crm: store.crm, transaction: (work) => store.transaction(work), ids, interpreterModel: config.llm.interpreterModel, timeZone: deskZone });
   const mcp = mcpServers.length > 0 ? new McpTools({ servers: mcpServers, logger, timeoutMs: MCP_TIMEOUT_MS }) : undefined;
   await mcp?.start();
   const assistant = createAssistantFlow({

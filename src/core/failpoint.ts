@@ -6,7 +6,7 @@
 const armed = process.env.PROMPTPIPE_FAILPOINT;
 let skip = Number(process.env.PROMPTPIPE_FAILPOINT_SKIP ?? 0);
 
-export type FailpointName = 'timer.after-claim' | 'outbox.after-send';
+export type FailpointName = 'timer.after-claim' | 'outbox.after-send' | 'desk.after-change';
 
 export function failpoint(name: FailpointName): void {
   if (armed !== name) return;

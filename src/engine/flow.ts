@@ -23,6 +23,8 @@ export type TurnInput =
     };
 
 export interface TurnRequest {
+  /** The id the turn is recorded under (its audit entries carry it). */
+  turnId: string;
   conversation: Conversation;
   participant: Participant | null;
   /** The stored transcript's last 50 messages, before this turn. */

@@ -12,6 +12,11 @@ export interface ExecutedToolCall {
   outcome: ToolOutcome;
   startedAt: number;
   durationMs: number;
+  /**
+   * Already written to the audit log, in the transaction of the side effect it records (the
+   * service desk's confirmed changes): the turn's commit does not write it again.
+   */
+  persisted?: boolean;
 }
 
 export interface ToolLoopInput {

@@ -68,7 +68,7 @@ export class TurnRunner {
     try {
       const history = await store.listMessages(conversation.id, { limit: HISTORY_WINDOW, withoutSystem: true });
       const flow = this.#flow(conversation);
-      const prepared = await flow.prepareTurn({ conversation, participant, history, input, now: startedAt, store });
+      const prepared = await flow.prepareTurn({ turnId, conversation, participant, history, input, now: startedAt, store });
       if (prepared.codeAllowed) narration?.allowCode();
       const { result, error, executed, interrupted } = await this.#loop(prepared, history, input, signals, narration);
       const outcome = interrupted ? {} : prepared.finish(result);
@@ -206,7 +206,7 @@ export class TurnRunner {
   }
 
   #toolCallRecords(calls: ExecutedToolCall[], conversationId: string, turnId: string, startedAt: Date): ToolCallRecord[] {
-    return calls.map((executed) => ({
+    return calls.filter((executed) => !executed.persisted).map((executed) => ({
       id: this.#deps.ids.next('tool'),
       turnId,
       conversationId,

@@ -13,6 +13,8 @@ const ms = (value: number | null) => (value === null ? '—' : `${value} ms`);
 const clip = (text: string, max = 300) => (text.length > max ? `${text.slice(0, max)}…` : text);
 const code = (value: unknown) => `\`${clip(typeof value === 'string' ? value : JSON.stringify(value), 200).replaceAll('`', "'")}\``;
 
+const toolLine = (call: ToolCallRecord) => `- Tool \`${call.name}\` (round ${call.round}, ${call.status}, ${call.durationMs} ms): arguments ${code(call.arguments)} → ${clip(call.result, 200)}`;
+
 /** A human-readable account of a conversation for debugging: turns, model and tool calls, latency, state changes. */
 export function conversationSummary({ conversation, participant, turns, toolCalls, messages, model }: SummaryInput): string {
   const lines = [
@@ -35,13 +37,15 @@ export function conversationSummary({ conversation, participant, turns, toolCall
       `- Latency: first token ${ms(turn.firstTokenMs)}, first status ${ms(turn.timeToStatusMs)}, model ${ms(turn.modelMs)}, tools ${ms(turn.toolMs)}, total ${ms(turn.totalMs)}`,
     );
     if (turn.error) lines.push(`- Error: ${clip(turn.error)}`);
-    for (const call of toolCalls.filter((c) => c.turnId === turn.id)) {
-      lines.push(`- Tool \`${call.name}\` (round ${call.round}, ${call.status}, ${call.durationMs} ms): arguments ${code(call.arguments)} → ${clip(call.result, 200)}`);
-    }
+    for (const call of toolCalls.filter((c) => c.turnId === turn.id)) lines.push(toolLine(call));
     for (const message of messages.filter((m) => m.turnId === turn.id)) {
       lines.push(`- ${message.role === 'user' ? 'Participant' : message.role === 'assistant' ? 'Assistant' : 'System'}: ${clip(message.text)}`);
     }
   });
+  // A change is audited in its own transaction: the turn that made it may have died before its record.
+  const recorded = new Set(turns.map((turn) => turn.id));
+  const unfinished = toolCalls.filter((call) => !recorded.has(call.turnId));
+  if (unfinished.length > 0) lines.push('', '## Tool calls of turns that never finished', ...unfinished.map(toolLine));
   const operator = messages.filter((m) => m.source === 'operator');
   if (operator.length > 0) {
     lines.push('', '## Operator actions', ...operator.map((m) => `- ${m.createdAt.toISOString()}: ${clip(m.text)}`));

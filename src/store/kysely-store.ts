@@ -20,6 +20,7 @@ import { searchQueries } from './search-queries.ts';
 /** Every operation of the port, bound to one query context (the store's pool, or a transaction). */
 export function storeOperations(ctx: QueryContext): StoreOperations {
   return {
+    crm: demoCrmQueries(ctx),
     ...participantQueries(ctx),
     ...conversationQueries(ctx),
     ...messageQueries(ctx),
@@ -89,7 +90,6 @@ export function createKyselyStore(db: Kysely<Database>, dialect: SqlDialect, des
   return {
     ...storeOperations(rootContext),
     dialect,
-    crm: demoCrmQueries(rootContext),
     transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
       return runTransaction((trx) => work(storeOperations(transactionContext(trx))));
     },

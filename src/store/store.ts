@@ -26,6 +26,9 @@ import type { NewTimer, Timer } from '../core/timer.ts';
  * itself (its own short transaction) or on the `StoreTx` handed to `transaction()`.
  */
 export interface StoreOperations {
+  /** The demo CRM (decision 005), on this database; on a `StoreTx`, inside its transaction. */
+  readonly crm: DemoCrm;
+
   // Participants
   /** Throws `AppError('participant_exists')` when the phone number is taken. */
   insertParticipant(participant: Participant): Promise<void>;
@@ -228,8 +231,6 @@ export type StoreTx = StoreOperations;
 
 export interface Store extends StoreOperations {
   readonly dialect: 'sqlite' | 'postgres';
-  /** The demo CRM (decision 005), on this database. */
-  readonly crm: DemoCrm;
   /**
    * Runs `work` in one transaction (SQLite: `BEGIN IMMEDIATE`), committing when it resolves and
    * rolling back when it throws. Transactions on one store never interleave their writes.

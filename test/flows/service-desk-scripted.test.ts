@@ -72,6 +72,33 @@ describe('service desk against a misbehaving model', () => {
     expect((await server!.store.getConversation(id))!.state).toBe('PendingScheduleDetails'); // the booking intent took the address-first path
   });
 
+  it('a confirmation question is narrated with what it confirms: the appointment, and for a move the new window', async () => {
+    const { say, provider } = await session((said) => {
+      if (said === 'verify me') return verify;
+      if (said === 'reschedule') return { toolCalls: [{ name: 'list_appointments', arguments: { purpose: 'reschedule' } }] };
+      if (said === 'the first') return { toolCalls: [{ name: 'select_appointment', arguments: { appointmentId: 'apt_alex_1' } }] };
+      return { toolCalls: [{ name: 'select_slot', arguments: { slotId: 'slot_20260602_1300' } }] };
+    });
+    await say('verify me');
+    await say('reschedule');
+    await say('the first');
+    await say('the afternoon one');
+    const narration = provider.requests.filter((request) => request.messages[0]!.content.startsWith('[service-desk:narrate]')).at(-1)!.messages[0]!.content;
+    expect(narration).toContain('Fact: Ask the caller to confirm moving the selected appointment to the selected window (yes or no).');
+    expect(narration).toContain('Selected appointment: Quarterly pest control on Thursday, June 4, 09:00–11:00');
+    expect(narration).toContain('Selected window: Tuesday, June 2, 13:00–15:00');
+  });
+
+  it('an unknown phone and a wrong ZIP give the narrator the same facts: whether a phone is a customer\'s is never told', async () => {
+    const { say, provider } = await session((said) => ({ toolCalls: [{ name: 'verify_account', arguments: said === 'unknown phone' ? { phone: '+14155550199', zip: '94107' } : { phone: '+14155550100', zip: '11111' } }] }));
+    const unknownPhone = await say('unknown phone');
+    const wrongZip = await say('wrong zip');
+    expect(unknownPhone.text).toBe(wrongZip.text);
+    const narrated = provider.requests.filter((request) => request.messages[0]!.content.startsWith('[service-desk:narrate]')).slice(-2).map((request) => request.messages[0]!.content);
+    expect(narrated[0]).toBe(narrated[1]);
+    expect(narrated[0]).not.toMatch(/unknown_phone|zip_mismatch|phone.*(not|no) .*(found|known|on file)/i);
+  });
+
   it('JSON-looking narration never reaches the client; the acknowledgement arrives before any tool result and first_token_ms is recorded', async () => {
     const { say, client, id } = await session(() => verify, () => ({ text: '{"answer":"You are verified, Alex."}' }));
     const reply = await say('verify me');

@@ -1,5 +1,6 @@
 import type { Appointment, Slot } from '../../crm/crm.ts';
 import type { LlmMessage } from '../../llm/llm-provider.ts';
+import type { Dialog, DialogState, EscalationReason } from './dialog.ts';
 import type { DeskTurnEnv } from './desk-turn.ts';
 
 /** What the narrator speaks from: tool results and the code's instructions, never the model's own guesses. */
@@ -8,7 +9,22 @@ export interface Facts {
   notes: string[];
   appointments: Appointment[];
   slots: Slot[];
+  /** What a confirmation question is about, so the question names it. */
+  selected: { appointment: Appointment | null; slot: Slot | null };
 }
+
+/** The question each confirmation state asks; the narrator names the selected items from the facts. */
+export const CONFIRM_QUESTIONS: Partial<Record<DialogState, string>> = {
+  PendingCancellationConfirmation: 'Ask the caller to confirm cancelling the selected appointment (yes or no).',
+  PendingRescheduleConfirmation: 'Ask the caller to confirm moving the selected appointment to the selected window (yes or no).',
+  PendingScheduleConfirmation: 'Ask the caller to confirm booking a visit in the selected window (yes or no).',
+};
+
+/** How a person is offered, by why. */
+export const OFFER_PERSON: Record<EscalationReason, string> = {
+  address_change: 'We can only book at the address on file; offer to connect the caller with a person to change it (yes or no).',
+  verification_failed: 'The caller could not be verified; offer to connect them with a person (yes or no).',
+};
 
 /** Role markers: the offline demo policy reads them to know which role it plays. */
 export const ROLE = { acknowledge: '[service-desk:acknowledge]', decide: '[service-desk:decide]', narrate: '[service-desk:narrate]' } as const;
@@ -21,7 +37,17 @@ const when = (date: string, start: string, end: string) => {
   return `${day}, ${start}–${end}`;
 };
 export const describeAppointment = (a: Appointment) => `${a.service} on ${when(a.date, a.windowStart, a.windowEnd)} at ${a.address}`;
-export const describeSlot = (s: Slot) => when(s.date, s.windowStart, s.windowEnd);
+export const describeSlot = (s: Pick<Slot, 'date' | 'windowStart' | 'windowEnd'>) => when(s.date, s.windowStart, s.windowEnd);
+/** An appointment by what and when, without the address (the caller knows where they live). */
+export const describeVisit = (a: Appointment) => `${a.service} on ${describeSlot(a)}`;
+
+export type Done = NonNullable<Dialog['untold']>;
+/** The fact of a change carried out: in this turn, or in an earlier one whose reply the caller never got. */
+export function doneNote(done: Done, earlier = false): string {
+  const prefix = earlier ? 'Done earlier, not yet told to the caller: ' : '';
+  if (done.change === 'escalated') return `${prefix}A person will call back; the ticket number is ${done.what}.`;
+  return `${prefix || 'Done: '}${done.change} ${done.what}.`;
+}
 
 export function acknowledgePrompt(_env: DeskTurnEnv, history: LlmMessage[]): LlmMessage[] {
   return [
@@ -39,7 +65,8 @@ export function decisionPrompt(env: DeskTurnEnv, history: LlmMessage[]): LlmMess
     `State: ${dialog.state}. Caller verified: ${dialog.customerId ? 'yes' : 'no'}.`,
     env.callerPhone ? `The caller's phone number is ${env.callerPhone}.` : 'The caller has not given a phone number yet.',
     dialog.pendingIntent ? `Stated before verification: ${dialog.pendingIntent}.` : '',
-    dialog.escalationOffered ? 'A person was offered after failed verification; use escalate if the caller accepts.' : '',
+    // A different request is a change of mind: its tool starts the new path, and a yes confirms only the task in progress.
+    dialog.purpose ? `Task in progress: ${dialog.purpose}. If the caller now asks for something else, propose that instead of answering the pending question.` : '',
     ...env.presented.appointments.map((a, i) => `Appointment option ${i + 1}: id ${a.id}: ${describeAppointment(a)}`),
     ...env.presented.slots.map((s, i) => `Window option ${i + 1}: id ${s.id}: ${describeSlot(s)}`),
   ];
@@ -54,7 +81,9 @@ export function narratorPrompt(facts: Facts, history: LlmMessage[]): LlmMessage[
     ...facts.notes.map((note) => `Fact: ${note}`),
     ...facts.appointments.map((a, i) => `Appointment ${i + 1}: ${describeAppointment(a)}`),
     ...facts.slots.map((s, i) => `Window ${i + 1}: ${describeSlot(s)}`),
-  ];
+    facts.selected.appointment ? `Selected appointment: ${describeVisit(facts.selected.appointment)}` : '',
+    facts.selected.slot ? `Selected window: ${describeSlot(facts.selected.slot)}` : '',
+  ].filter(Boolean);
   if (facts.notes.length === 0 && facts.appointments.length === 0 && facts.slots.length === 0) lines.push('Fact: nothing was looked up; answer from the conversation, or ask how you can help.');
   return [{ role: 'system', content: lines.join('\n') }, ...history];
 }

@@ -1,17 +1,18 @@
 import type { Crm, Appointment, Slot } from '../../crm/crm.ts';
-import { CrmError } from '../../crm/crm.ts';
-import { describeError } from '../../core/errors.ts';
 import type { FlowRunContext } from '../../engine/flow.ts';
-import type { ExecutedToolCall, ToolLoopResult } from '../../engine/tool-loop.ts';
+import type { ToolLoopResult } from '../../engine/tool-loop.ts';
 import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';
 import { toolSpec } from '../../tools/define-tool.ts';
 import { plainReply } from '../../engine/plain-text.ts';
-import { pendingAction, transition, type Dialog, type DialogEvent, type Intent } from './dialog.ts';
+import { pendingAction, transition, verificationLocked, type Dialog, type DialogEvent, type Intent } from './dialog.ts';
 import { deskTool, DESK_TOOLS, type DeskTool } from './desk-tools.ts';
 import { actionPlanSchema, choicesFor, CHOICES, gate, type ActionPlan, type ChoiceName } from './gate.ts';
-import { acknowledgePrompt, decisionPrompt, narratorPrompt, type Facts } from './desk-prompts.ts';
+import { acknowledgePrompt, CONFIRM_QUESTIONS, decisionPrompt, describeSlot, describeVisit, doneNote, narratorPrompt, OFFER_PERSON, type Done, type Facts } from './desk-prompts.ts';
+import { Ledger, type CommitChange } from './desk-ledger.ts';
 
 export const DESK_FALLBACK = 'Sorry, I could not finish that just now. Could you say it once more?';
+const CLARIFY = 'Ask the caller to clarify what they would like.';
+const ASK_WHAT = 'Ask what the caller would like to do.';
 
 export interface DeskTurnEnv {
   crm: Crm;
@@ -24,6 +25,8 @@ export interface DeskTurnEnv {
   userText: string;
   /** What is on the table, with the details the interpreter needs to map "the first one" to an id. */
   presented: { appointments: Appointment[]; slots: Slot[] };
+  /** Where a confirmed change is carried out, with the dialog past it and its audit entry. */
+  commitChange: CommitChange;
 }
 
 /**
@@ -43,23 +46,27 @@ export async function runDeskTurn(context: FlowRunContext, env: DeskTurnEnv): Pr
   const ackText = acknowledged.status === 'fulfilled' ? plainReply(acknowledged.value.text, '').trim() : '';
   if (ackText) stream(' ');
   let narration: string;
+  let told = true;
   try {
     const response = await ledger.model(() => context.provider.complete({ messages: narratorPrompt(outcome.value.facts, history(context)) }, { signal: context.signal, onTextDelta: stream }), true);
     narration = plainReply(response.text, DESK_FALLBACK).trim() || DESK_FALLBACK;
   } catch (error) {
     if (context.signal.aborted) throw error;
     narration = DESK_FALLBACK; // the narrator is the only voice; fixed text only when it failed entirely
+    told = false;
     stream(narration);
   }
-  return { result: ledger.result([ackText, narration].filter(Boolean).join(' ')), dialog: outcome.value.dialog };
+  // A change stays "untold" until a narration that carried it was produced.
+  const dialog = told ? { ...outcome.value.dialog, untold: null } : outcome.value.dialog;
+  return { result: ledger.result([ackText, narration].filter(Boolean).join(' ')), dialog };
 }
 
 const history = (context: FlowRunContext): LlmMessage[] => context.messages.filter((message) => message.role !== 'system').slice(-9);
 
 /** The interpreter's one decision, the gate, and what code does with it. */
 async function decideAndAct(context: FlowRunContext, env: DeskTurnEnv, ledger: Ledger): Promise<{ dialog: Dialog; facts: Facts }> {
-  const state = new TurnState(env);
-  const offered = [...choicesFor(env.dialog.state).map(choiceSpec), ...DESK_TOOLS.filter((tool) => !tool.sideEffect).map((tool) => toolSpec(asSpecTool(tool)))];
+  const state = new TurnState(env, context.signal, ledger);
+  const offered = [...choicesFor(env.dialog).map(choiceSpec), ...DESK_TOOLS.filter((tool) => !tool.sideEffect).map((tool) => toolSpec(asSpecTool(tool)))];
   const response = await ledger.model(() =>
     context.provider.complete({ messages: decisionPrompt(env, history(context)), tools: offered, ...(env.interpreterModel ? { model: env.interpreterModel } : {}) }, { signal: context.signal }),
   );
@@ -67,9 +74,13 @@ async function decideAndAct(context: FlowRunContext, env: DeskTurnEnv, ledger: L
   const decision = gate(env.dialog, plan);
   ledger.audit('gate', { proposal: plan, decision: decision.decision, ...(decision.decision === 'refuse' ? { code: decision.code, reason: decision.reason } : {}) });
 
-  if (decision.decision === 'run') await state.runTool(decision.tool, decision.input, ledger);
-  else if (decision.decision === 'choice') await state.choose(decision.choice, decision.input, ledger);
-  else if (decision.decision === 'refuse') await state.refused(decision.code, decision.reason, decision.intent, ledger);
+  const told = () => state.facts.notes.length + state.facts.appointments.length + state.facts.slots.length;
+  const toldBefore = told();
+  if (decision.decision === 'run') await state.runTool(decision.tool, decision.input);
+  else if (decision.decision === 'choice') await state.choose(decision.choice, decision.input);
+  else if (decision.decision === 'refuse') await state.refused(decision.code, decision.intent);
+  // Nothing came of the turn that the caller could be told: the open question is asked again, or they are asked to clarify (never told internals).
+  if (told() === toldBefore && !(await state.askAgain()) && decision.decision !== 'answer') state.facts.notes.push(CLARIFY);
   return { dialog: state.dialog, facts: state.facts };
 }
 
@@ -89,41 +100,43 @@ class TurnState {
   dialog: Dialog;
   readonly facts: Facts;
   readonly #env: DeskTurnEnv;
+  readonly #signal: AbortSignal;
+  readonly #ledger: Ledger;
 
-  constructor(env: DeskTurnEnv) {
+  constructor(env: DeskTurnEnv, signal: AbortSignal, ledger: Ledger) {
     this.#env = env;
+    this.#signal = signal;
+    this.#ledger = ledger;
     this.dialog = env.dialog;
-    this.facts = { userText: env.userText, notes: [], appointments: [], slots: [] };
+    this.facts = { userText: env.userText, notes: env.dialog.untold ? [doneNote(env.dialog.untold, true)] : [], appointments: [], slots: [], selected: { appointment: null, slot: null } };
   }
 
+  /** Applies an event; a refused one goes to the audit only (the caller hears what the caller of `apply` says instead). */
   apply(event: DialogEvent): boolean {
     const result = transition(this.dialog, event);
     if (result.ok) this.dialog = result.dialog;
-    else this.facts.notes.push(`Could not do that: ${result.reason}.`);
+    else this.#ledger.audit('transition', { event: event.type, refused: result.reason });
     return result.ok;
   }
 
-  async runTool(tool: DeskTool, input: unknown, ledger: Ledger): Promise<void> {
+  async runTool(tool: DeskTool, input: unknown): Promise<void> {
+    // A ticket is a CRM write too: it commits with the dialog it completes, like a confirmed change.
+    if (tool.name === 'escalate') return void (await this.#change(tool, input, transition(this.dialog, { type: 'escalated' })));
     const context = { crm: this.#env.crm, customerId: this.dialog.customerId, today: this.#env.today, callerPhone: this.#env.callerPhone };
-    const output = await ledger.tool(tool, input, () => tool.run(input, context));
+    const output = await this.#ledger.tool(tool, input, () => tool.run(input, context));
     if (output === undefined) return;
-    await this.#after(tool.name, input as Record<string, unknown>, output as Record<string, unknown>, ledger);
+    await this.#after(tool.name, input as Record<string, unknown>, output as Record<string, unknown>);
   }
 
-  async #after(name: string, input: Record<string, unknown>, output: Record<string, unknown>, ledger: Ledger): Promise<void> {
+  async #after(name: string, input: Record<string, unknown>, output: Record<string, unknown>): Promise<void> {
     switch (name) {
       case 'verify_account': {
         if (input.intent) this.apply({ type: 'intent_stated', intent: input.intent as Intent });
-        if (!output.verified) {
-          this.apply({ type: 'verification_failed' });
-          this.facts.notes.push(`Verification failed (${String(output.reason)}). Ask again for the phone number and ZIP code on the account.`);
-          if (this.dialog.escalationOffered) this.facts.notes.push('Offer to connect the caller with a person (escalate).');
-          return;
-        }
+        if (!output.verified) return this.#notVerified(String(output.reason));
         const intent = this.dialog.pendingIntent;
         this.apply({ type: 'verified', customerId: String(output.customerId) });
         this.facts.notes.push(`The caller is verified as ${String(output.customerName)}.`);
-        if (intent) await this.#pursue(intent, ledger);
+        if (intent) await this.#pursue(intent);
         return;
       }
       case 'list_appointments': {
@@ -135,9 +148,9 @@ class TurnState {
         return;
       }
       case 'get_available_slots': {
-        if (this.dialog.state !== 'PendingScheduleDetails' && this.dialog.state !== 'PresentingSlots' && !(this.dialog.state === 'PresentingAppointments' && this.dialog.selectedAppointmentId)) {
+        if (!choosingWindow(this.dialog)) {
           // Scheduling starts by confirming the address on file, not with slots or the appointment list.
-          await this.#pursue('schedule', ledger);
+          await this.#pursue('schedule');
           return;
         }
         const slots = (output.slots as Slot[]) ?? [];
@@ -146,10 +159,6 @@ class TurnState {
         else if (this.apply({ type: 'slots_presented', ids: slots.map((s) => s.id) })) this.facts.notes.push('Ask which window suits the caller.');
         return;
       }
-      case 'escalate':
-        this.apply({ type: 'escalated' });
-        this.facts.notes.push(`A person will call back; the ticket number is ${String(output.ticketId)}.`);
-        return;
       case 'lookup_account':
         this.facts.notes.push(`The account is ${String(output.name)}, service address ${String(output.address)}.`);
         return;
@@ -159,75 +168,170 @@ class TurnState {
   }
 
   /** Acts on a stated intent the proper way (the one path per intent). */
-  async #pursue(intent: Intent, ledger: Ledger): Promise<void> {
-    const run = (name: string, input: unknown) => this.runTool(deskTool(name)!, deskTool(name)!.input.parse(input), ledger);
+  async #pursue(intent: Intent): Promise<void> {
+    const run = (name: string, input: unknown) => this.runTool(deskTool(name)!, deskTool(name)!.input.parse(input));
     if (intent === 'next_appointment' || intent === 'list_appointments') return run('list_appointments', { purpose: 'info', limit: intent === 'next_appointment' ? 1 : 3 });
     if (intent === 'cancel' || intent === 'reschedule') return run('list_appointments', { purpose: intent });
     if (intent === 'billing') return run('open_invoices', {});
     if (intent === 'human') return run('escalate', { reason: 'the caller asked for a person' });
     if (intent === 'schedule') {
-      if (this.apply({ type: 'schedule_requested' })) {
-        const customer = this.dialog.customerId ? await this.#env.crm.getCustomer(this.dialog.customerId) : undefined;
-        this.facts.notes.push(`Before looking for windows, ask the caller to confirm the visit is at the address on file: ${customer?.address ?? 'unknown'}.`);
-      }
+      if (this.apply({ type: 'schedule_requested' })) await this.#askAddress();
       return;
     }
-    this.facts.notes.push('Ask what the caller would like to do.');
+    this.facts.notes.push(ASK_WHAT);
   }
 
-  async choose(choice: ChoiceName, input: Record<string, unknown>, ledger: Ledger): Promise<void> {
+  /**
+   * A failed verification: the same words whether the phone is unknown or the ZIP wrong (which
+   * phones are customers is not told); the last allowed attempt offers a person instead.
+   */
+  #notVerified(reason: string): void {
+    // No usable phone (none given, or not a number): no guess was made, so it does not count.
+    if (reason === 'no_phone') return void this.facts.notes.push('Ask for the phone number on the account, with the ZIP code: no valid phone number was given.');
+    this.apply({ type: 'verification_failed' });
+    if (this.dialog.state === 'PendingEscalationConfirmation') this.facts.notes.push(OFFER_PERSON.verification_failed);
+    else this.facts.notes.push('Verification failed. Ask again for the phone number and ZIP code on the account.');
+  }
+
+  /** Asks the caller to verify, or once they have used up their attempts, offers a person. */
+  #askToVerify(): void {
+    if (!verificationLocked(this.dialog)) return void this.facts.notes.push('Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.');
+    if (this.apply({ type: 'escalation_offered', reason: 'verification_failed' })) this.facts.notes.push(OFFER_PERSON.verification_failed);
+  }
+
+  async #askAddress(): Promise<void> {
+    const customer = this.dialog.customerId ? await this.#env.crm.getCustomer(this.dialog.customerId) : undefined;
+    this.facts.notes.push(`Before looking for windows, ask the caller to confirm the visit is at the address on file: ${customer?.address ?? 'unknown'}.`);
+  }
+
+  /** Asks the question the dialog's state waits on, naming what it is about. False when it waits on none. */
+  async askAgain(): Promise<boolean> {
+    const { state, purpose } = this.dialog;
+    const { presented } = this.#env;
+    if (CONFIRM_QUESTIONS[state]) this.#confirmQuestion();
+    else if (state === 'PendingEscalationConfirmation') this.facts.notes.push(OFFER_PERSON[this.dialog.escalationReason ?? 'address_change']);
+    else if (state === 'PendingScheduleDetails') await this.#askAddress();
+    else if (state === 'PresentingAppointments' && purpose && presented.appointments.length > 0) {
+      this.facts.appointments = presented.appointments;
+      this.facts.notes.push(`Ask which appointment to ${purpose}.`);
+    } else if (state === 'PresentingSlots' && presented.slots.length > 0) {
+      this.facts.slots = presented.slots;
+      this.facts.notes.push('Ask which window suits the caller.');
+    } else return false;
+    return true;
+  }
+
+  /** The confirmation question of the state, with the appointment and window it is about. */
+  #confirmQuestion(): void {
+    const { presented } = this.#env;
+    this.facts.selected = {
+      appointment: presented.appointments.find((a) => a.id === this.dialog.selectedAppointmentId) ?? null,
+      slot: presented.slots.find((s) => s.id === this.dialog.selectedSlotId) ?? null,
+    };
+    this.facts.notes.push(CONFIRM_QUESTIONS[this.dialog.state]!);
+  }
+
+  async choose(choice: ChoiceName, input: Record<string, unknown>): Promise<void> {
     switch (choice) {
       case 'note_intent':
         this.apply({ type: 'intent_stated', intent: input.intent as Intent });
-        this.facts.notes.push('Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.');
-        return;
+        return this.#askToVerify();
       case 'confirm':
-        return input.answer === 'yes' ? this.#confirmed(ledger) : void (this.apply({ type: 'declined' }) && this.facts.notes.push('Nothing was changed, as the caller said no.'));
+        return input.answer === 'yes' ? this.#confirmed() : this.#declined();
       case 'select_appointment':
-        if (!this.apply({ type: 'appointment_selected', id: String(input.appointmentId) })) return void this.facts.notes.push('Ask the caller to pick one of the appointments listed.');
-        if (this.dialog.state === 'PendingCancellationConfirmation') return void this.facts.notes.push('Ask the caller to confirm the cancellation (yes or no).');
-        return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 }, ledger);
+        if (!this.apply({ type: 'appointment_selected', id: String(input.appointmentId) })) {
+          // Listed for information only, there is nothing to pick them for yet.
+          return void this.facts.notes.push(this.dialog.purpose ? 'Ask the caller to pick one of the appointments listed.' : ASK_WHAT);
+        }
+        if (this.dialog.state === 'PendingCancellationConfirmation') return this.#confirmQuestion();
+        return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 });
       case 'select_slot':
         if (!this.apply({ type: 'slot_selected', id: String(input.slotId) })) return void this.facts.notes.push('Ask the caller to pick one of the windows listed.');
-        return void this.facts.notes.push('Ask the caller to confirm the chosen window (yes or no).');
+        return this.#confirmQuestion();
       case 'confirm_address':
+        // Never a booking at an address the caller said is wrong: a person can change it.
         if (input.confirmed !== true) {
-          this.facts.notes.push('We can only book at the address on file; offer to connect the caller with a person to change it.');
+          if (this.apply({ type: 'escalation_offered', reason: 'address_change' })) this.facts.notes.push(OFFER_PERSON.address_change);
           return;
         }
         this.apply({ type: 'address_confirmed' });
-        return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 }, ledger);
+        return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 });
       case 'schedule_new_visit':
-        return this.#pursue('schedule', ledger);
+        return this.#pursue('schedule');
+      case 'decline':
+        if (this.apply({ type: 'declined' })) this.facts.notes.push('Nothing was changed, as the caller said no.');
+        return;
     }
   }
 
-  /** The one place a side effect runs: from a confirmation state, on a yes, with the dialog's ids. */
-  async #confirmed(ledger: Ledger): Promise<void> {
+  /**
+   * The one place a side effect runs: from a confirmation state, on a yes, with the dialog's ids.
+   * The change, the dialog moving past it and its audit entry commit together (`commitChange`).
+   */
+  async #confirmed(): Promise<void> {
     const action = pendingAction(this.dialog);
-    if (!action) return void this.facts.notes.push('There is nothing waiting for a yes.');
+    if (!action) return void this.facts.notes.push(ASK_WHAT);
+    // A caller who barged in before the change started may be saying "wait": it does not start.
+    this.#signal.throwIfAborted();
     const { tool: name, ...ids } = action;
     const tool = deskTool(name)!;
-    const output = await ledger.tool(tool, ids, () => tool.run(tool.input.parse(ids), { crm: this.#env.crm, customerId: this.dialog.customerId, today: this.#env.today }));
-    if (output === undefined) {
-      this.apply({ type: 'declined' });
-      this.facts.notes.push('That could not be done; nothing was changed.');
-      return;
-    }
-    this.apply({ type: 'confirmed' });
-    this.facts.appointments = [(output as { appointment: Appointment }).appointment];
-    this.facts.notes.push(`Done: ${name.replace('_appointment', '')} succeeded.`);
+    if (await this.#change(tool, tool.input.parse(ids), transition(this.dialog, { type: 'confirmed' }))) return;
+    this.apply({ type: 'declined' });
+    this.facts.notes.push('That could not be done; nothing was changed.');
   }
 
-  async refused(code: string, reason: string, intent: Intent | undefined, ledger: Ledger): Promise<void> {
+  /**
+   * Runs a CRM write and moves the dialog to `finished` in one transaction (`commitChange`), the
+   * outcome kept as untold until a reply carried it. False when the CRM refused (nothing changed).
+   */
+  async #change(tool: DeskTool, input: unknown, finished: ReturnType<typeof transition>): Promise<boolean> {
+    if (!finished.ok) {
+      // Nothing waits for this change: nothing runs, and there is no refusal to report.
+      this.facts.notes.push(ASK_WHAT);
+      return true;
+    }
+    const settled = await this.#ledger.change(tool, input, this.#env.commitChange, async (crm) => {
+      const output = await tool.run(input, { crm, customerId: this.dialog.customerId, today: this.#env.today });
+      return { output, dialog: { ...finished.dialog, untold: this.#done(tool.name, output as { appointment?: Appointment; ticketId?: string }) } };
+    });
+    if (!settled) return false;
+    this.dialog = settled.dialog;
+    this.facts.notes.push(doneNote(settled.dialog.untold!));
+    return true;
+  }
+
+  #declined(): void {
+    const person = this.dialog.state === 'PendingEscalationConfirmation';
+    if (!this.apply({ type: 'declined' })) return;
+    this.facts.notes.push(person ? 'The caller does not want a person now; ask if there is anything else.' : 'Nothing was changed, as the caller said no.');
+  }
+
+  /** How a change carried out is told: what it was and when, in the caller's terms. */
+  #done(name: string, output: { appointment?: Appointment; ticketId?: string }): Done {
+    if (name === 'escalate') return { change: 'escalated', what: String(output.ticketId) };
+    const appointment = output.appointment!;
+    if (name === 'cancel_appointment') return { change: 'cancelled', what: describeVisit(appointment) };
+    if (name === 'create_appointment') return { change: 'booked', what: `${describeVisit(appointment)} at ${appointment.address}` };
+    const before = this.#env.presented.appointments.find((a) => a.id === appointment.id);
+    return { change: 'moved', what: `${before ? describeVisit(before) : appointment.service} to ${describeSlot(appointment)}` };
+  }
+
+  /** A refused proposal: the reason is in the gate's audit entry; the caller is asked, or taken down the proper path. */
+  async refused(code: string, intent: Intent | undefined): Promise<void> {
     if (code === 'not_verified') {
       if (intent) this.apply({ type: 'intent_stated', intent });
-      this.facts.notes.push('Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.');
-      return;
+      return this.#askToVerify();
     }
-    if (code === 'needs_confirmation' && intent) return this.#pursue(intent, ledger);
-    this.facts.notes.push(`Ask the caller to clarify (internal: ${reason}).`);
+    if (code === 'verification_locked') return this.#askToVerify();
+    if (code === 'needs_confirmation' && intent) return this.#pursue(intent);
+    this.facts.notes.push(CLARIFY);
   }
+}
+
+function choosingWindow(dialog: Dialog): boolean {
+  const { state } = dialog;
+  if (state === 'PresentingAppointments') return dialog.selectedAppointmentId !== null;
+  return state === 'PendingScheduleDetails' || state === 'PresentingSlots' || state === 'PendingRescheduleConfirmation' || state === 'PendingScheduleConfirmation';
 }
 
 function choiceSpec(name: ChoiceName) {
@@ -237,73 +341,10 @@ function choiceSpec(name: ChoiceName) {
     select_appointment: 'The caller picked one of the appointments presented (by its id).',
     select_slot: 'The caller picked one of the windows presented (by its id).',
     confirm_address: 'Whether the caller confirmed the address on file for a new visit.',
-    schedule_new_visit: 'The caller wants a new visit (not moving an existing one).',
+    decline: 'The caller wants none of the options (no, never mind, forget it): nothing changes.',
+    schedule_new_visit: 'The caller wants a new visit (not moving an existing one), also when something else is pending: that is dropped.',
   };
   return toolSpec({ name, description: descriptions[name], input: CHOICES[name], execute: () => '' });
 }
 
 const asSpecTool = (tool: DeskTool) => ({ name: tool.name, description: tool.description, input: tool.input, execute: () => '' });
-
-/** Model and tool calls of the turn, recorded as the engine's audit expects (proposals and gate decisions too). */
-class Ledger {
-  readonly #context: FlowRunContext;
-  readonly #calls: ExecutedToolCall[] = [];
-  #modelCalls = 0;
-  #modelMs = 0;
-  #toolMs = 0;
-  #model = '';
-  #sequence = 0;
-
-  constructor(context: FlowRunContext) {
-    this.#context = context;
-    this.#model = context.provider.model;
-  }
-
-  async model<T extends { model: string }>(call: () => Promise<T>, narrating = false): Promise<T> {
-    if (narrating) this.#context.onModelCall?.();
-    const started = this.#context.elapsed();
-    try {
-      const response = await call();
-      this.#model = response.model;
-      return response;
-    } finally {
-      this.#modelCalls += 1;
-      this.#modelMs += this.#context.elapsed() - started;
-    }
-  }
-
-  /** Runs a tool with status events and an audit record; its output is checked against the tool's schema. Undefined when it failed. */
-  async tool(tool: DeskTool, input: unknown, run: () => Promise<unknown>): Promise<unknown> {
-    const call = { id: `desk_${++this.#sequence}`, name: tool.name, arguments: JSON.stringify(input) };
-    this.#context.onToolStart?.(call);
-    const started = this.#context.elapsed();
-    let outcome: ExecutedToolCall['outcome'];
-    let output: unknown;
-    try {
-      output = tool.output.parse(await run());
-      outcome = { status: 'ok', result: JSON.stringify(output) };
-    } catch (error) {
-      output = undefined;
-      outcome = { status: 'error', result: `Error: ${error instanceof CrmError ? error.message : describeError(error)}` };
-    }
-    const durationMs = this.#context.elapsed() - started;
-    this.#toolMs += durationMs;
-    this.#record({ round: 1, call, outcome, startedAt: started, durationMs });
-    return output;
-  }
-
-  audit(name: string, details: unknown): void {
-    const entry = { round: 0, call: { id: `desk_${++this.#sequence}`, name, arguments: JSON.stringify(details) }, outcome: { status: 'ok' as const, result: 'recorded' }, startedAt: this.#context.elapsed(), durationMs: 0 };
-    this.#calls.push(entry);
-    this.#context.onAudit?.(entry);
-  }
-
-  #record(executed: ExecutedToolCall): void {
-    this.#calls.push(executed);
-    this.#context.onToolCall?.(executed);
-  }
-
-  result(text: string): ToolLoopResult {
-    return { text, endedBy: 'reply', toolCalls: this.#calls, modelCalls: this.#modelCalls, toolRounds: this.#calls.length > 0 ? 1 : 0, modelMs: this.#modelMs, toolMs: this.#toolMs, model: this.#model };
-  }
-}

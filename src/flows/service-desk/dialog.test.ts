@@ -17,6 +17,8 @@ function inState(state: DialogState, purpose: Dialog['purpose'] = null): Dialog 
       return { ...base, purpose: 'schedule', addressConfirmed: true };
     case 'PendingScheduleConfirmation':
       return { ...base, purpose: 'schedule', presentedSlotIds: ['slot_1'], selectedSlotId: 'slot_1' };
+    case 'PendingEscalationConfirmation':
+      return { ...base, escalationReason: 'address_change' };
     default:
       return base;
   }
@@ -33,27 +35,30 @@ const EVENTS: Record<DialogEvent['type'], DialogEvent> = {
   address_confirmed: { type: 'address_confirmed' },
   slots_presented: { type: 'slots_presented', ids: ['slot_1'] },
   slot_selected: { type: 'slot_selected', id: 'slot_1' },
+  escalation_offered: { type: 'escalation_offered', reason: 'address_change' },
   confirmed: { type: 'confirmed' },
   declined: { type: 'declined' },
   escalated: { type: 'escalated' },
 };
 
 const IDLE = ['VerifiedIdle', 'DisambiguatingIntent', 'Completed'];
-const PENDING = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'];
+const PENDING = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation', 'PendingEscalationConfirmation'];
+const VERIFIED = DIALOG_STATES.filter((state) => state !== 'CollectingVerification');
 /** Where each event is valid, for the typical dialog of each state. Everything else must be refused. */
 const VALID: Record<DialogEvent['type'], readonly string[]> = {
   intent_stated: DIALOG_STATES,
   verified: ['CollectingVerification'],
   verification_failed: ['CollectingVerification'],
   intent_unclear: IDLE,
-  appointments_presented: [...IDLE, 'PresentingAppointments'],
+  appointments_presented: VERIFIED,
   appointment_selected: ['PresentingAppointments'],
-  schedule_requested: IDLE,
+  schedule_requested: VERIFIED,
   address_confirmed: ['PendingScheduleDetails'],
-  slots_presented: ['PresentingSlots', 'PendingScheduleDetails'],
+  slots_presented: ['PresentingSlots', 'PendingScheduleDetails', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'],
   slot_selected: ['PresentingSlots'],
+  escalation_offered: DIALOG_STATES,
   confirmed: PENDING,
-  declined: [...PENDING, 'PresentingSlots', 'PresentingAppointments'],
+  declined: [...PENDING, 'PresentingSlots', 'PresentingAppointments', 'PendingScheduleDetails'],
   escalated: DIALOG_STATES,
 };
 
@@ -75,14 +80,20 @@ describe('dialog transitions', () => {
     expect(after?.ok && after.dialog).toMatchObject({ state: 'VerifiedIdle', customerId: 'cus_9', pendingIntent: 'next_appointment' });
   });
 
-  it('offers escalation after three wrong ZIP codes', () => {
+  it('stops verifying after three failed attempts and offers a person instead', () => {
     let dialog = initialDialog();
     for (let attempt = 1; attempt <= MAX_ZIP_ATTEMPTS; attempt++) {
       const result = transition(dialog, EVENTS.verification_failed);
       if (!result.ok) throw new Error(result.reason);
       dialog = result.dialog;
-      expect(dialog).toMatchObject({ zipAttempts: attempt, escalationOffered: attempt >= MAX_ZIP_ATTEMPTS, state: 'CollectingVerification' });
+      const last = attempt === MAX_ZIP_ATTEMPTS;
+      expect(dialog).toMatchObject({ zipAttempts: attempt, state: last ? 'PendingEscalationConfirmation' : 'CollectingVerification', escalationReason: last ? 'verification_failed' : null });
     }
+    expect(pendingAction(dialog)).toEqual({ tool: 'escalate', reason: 'the caller could not be verified' });
+    // A no to the person leaves the caller unverified, and a right ZIP no longer verifies.
+    const declined = transition(dialog, EVENTS.declined);
+    expect(declined.ok && declined.dialog.state).toBe('CollectingVerification');
+    expect(declined.ok && transition(declined.dialog, EVENTS.verified)).toEqual({ ok: false, reason: 'verified: too many failed attempts' });
   });
 
   it('selects only what was presented', () => {
@@ -116,10 +127,36 @@ describe('dialog transitions', () => {
     for (const state of PENDING as DialogState[]) {
       for (const event of [EVENTS.confirmed, EVENTS.declined]) {
         const result = transition(inState(state), event);
-        expect(result.ok && result.dialog).toMatchObject({ presentedAppointmentIds: [], presentedSlotIds: [], selectedAppointmentId: null, selectedSlotId: null, purpose: null });
+        expect(result.ok && result.dialog).toMatchObject({ presentedAppointmentIds: [], presentedSlotIds: [], selectedAppointmentId: null, selectedSlotId: null, purpose: null, escalationReason: null });
         expect(result.ok && pendingAction(result.dialog)).toBeNull();
       }
     }
+  });
+
+  it('a new request while something waits for a yes or a choice starts its own path and drops the pending one', () => {
+    for (const state of [...PENDING, 'PresentingAppointments', 'PresentingSlots', 'PendingScheduleDetails'] as DialogState[]) {
+      const reschedule = transition(inState(state, 'cancel'), { type: 'appointments_presented', ids: ['apt_1', 'apt_2'], purpose: 'reschedule' });
+      expect(reschedule.ok && reschedule.dialog).toMatchObject({ state: 'PresentingAppointments', purpose: 'reschedule', selectedAppointmentId: null, selectedSlotId: null, presentedSlotIds: [] });
+      expect(reschedule.ok && pendingAction(reschedule.dialog)).toBeNull();
+      const schedule = transition(inState(state), EVENTS.schedule_requested);
+      expect(schedule.ok && schedule.dialog).toMatchObject({ state: 'PendingScheduleDetails', purpose: 'schedule', selectedAppointmentId: null, selectedSlotId: null, addressConfirmed: false });
+    }
+  });
+
+  it('asking for other windows at a confirmation goes back to choosing one, for the same task', () => {
+    const again = transition(inState('PendingRescheduleConfirmation'), { type: 'slots_presented', ids: ['slot_2'] });
+    expect(again.ok && again.dialog).toMatchObject({ state: 'PresentingSlots', purpose: 'reschedule', selectedAppointmentId: 'apt_1', selectedSlotId: null, presentedSlotIds: ['slot_2'] });
+  });
+
+  it('a rejected address leads to the offer of a person, never to booking there: yes is the ticket, no drops the booking', () => {
+    const offered = transition(inState('PendingScheduleDetails'), EVENTS.escalation_offered);
+    expect(offered.ok && offered.dialog).toMatchObject({ state: 'PendingEscalationConfirmation', purpose: null, addressConfirmed: false, escalationReason: 'address_change' });
+    expect(offered.ok && transition(offered.dialog, EVENTS.address_confirmed).ok).toBe(false);
+    expect(offered.ok && transition(offered.dialog, EVENTS.slots_presented).ok).toBe(false);
+    const no = offered.ok ? transition(offered.dialog, EVENTS.declined) : undefined;
+    expect(no?.ok && no.dialog).toMatchObject({ state: 'VerifiedIdle', escalationReason: null });
+    const unverified = transition({ ...initialDialog(), state: 'PendingEscalationConfirmation', escalationReason: 'verification_failed' }, EVENTS.declined);
+    expect(unverified.ok && unverified.dialog.state).toBe('CollectingVerification');
   });
 
   it('a replayed yes does nothing: the second confirmation is refused', () => {
@@ -132,6 +169,7 @@ describe('dialog transitions', () => {
     expect(pendingAction(inState('PendingCancellationConfirmation'))).toEqual({ tool: 'cancel_appointment', appointmentId: 'apt_1' });
     expect(pendingAction(inState('PendingRescheduleConfirmation'))).toEqual({ tool: 'reschedule_appointment', appointmentId: 'apt_1', slotId: 'slot_1' });
     expect(pendingAction(inState('PendingScheduleConfirmation'))).toEqual({ tool: 'create_appointment', slotId: 'slot_1' });
+    expect(pendingAction(inState('PendingEscalationConfirmation'))).toEqual({ tool: 'escalate', reason: 'the visit is not at the address on file' });
     expect(pendingAction(inState('VerifiedIdle'))).toBeNull();
   });
 });

@@ -11,6 +11,8 @@ export const DIALOG_STATES = [
   'PendingRescheduleConfirmation',
   'PendingScheduleDetails',
   'PendingScheduleConfirmation',
+  /** A person was offered (the address on file is not where the visit is): yes opens a ticket. */
+  'PendingEscalationConfirmation',
   'Completed',
 ] as const;
 export type DialogState = (typeof DIALOG_STATES)[number];
@@ -19,14 +21,21 @@ export type DialogState = (typeof DIALOG_STATES)[number];
 export const INTENTS = ['next_appointment', 'list_appointments', 'cancel', 'reschedule', 'schedule', 'billing', 'policy', 'human', 'other'] as const;
 export type Intent = (typeof INTENTS)[number];
 
-/** After this many wrong ZIP codes, a human is offered. */
+/** After this many failed verifications, verifying stops and a person is offered. */
 export const MAX_ZIP_ATTEMPTS = 3;
+
+/** Why code offers a person, and what the ticket then says. */
+export const ESCALATION_REASONS = ['verification_failed', 'address_change'] as const;
+export type EscalationReason = (typeof ESCALATION_REASONS)[number];
+const TICKET_REASONS: Record<EscalationReason, string> = {
+  verification_failed: 'the caller could not be verified',
+  address_change: 'the visit is not at the address on file',
+};
 
 export const dialogSchema = z.object({
   state: z.enum(DIALOG_STATES),
   customerId: z.string().nullable(),
   zipAttempts: z.number().int().min(0),
-  escalationOffered: z.boolean(),
   /** Stated before verification and answered by the turn that verifies (durably kept meanwhile). */
   pendingIntent: z.enum(INTENTS).nullable(),
   /** Why appointments or slots are on the table. */
@@ -36,6 +45,13 @@ export const dialogSchema = z.object({
   selectedAppointmentId: z.string().nullable(),
   selectedSlotId: z.string().nullable(),
   addressConfirmed: z.boolean(),
+  /** Why a person is being offered (PendingEscalationConfirmation): what their ticket is about. */
+  escalationReason: z.enum(ESCALATION_REASONS).nullable().default(null),
+  /**
+   * A change carried out whose outcome the caller may not have heard (the turn that made it was
+   * interrupted or failed before replying): saved with the change, told by the next reply.
+   */
+  untold: z.object({ change: z.enum(['cancelled', 'moved', 'booked', 'escalated']), what: z.string() }).nullable().default(null),
 });
 export type Dialog = z.infer<typeof dialogSchema>;
 
@@ -43,7 +59,6 @@ export const initialDialog = (): Dialog => ({
   state: 'CollectingVerification',
   customerId: null,
   zipAttempts: 0,
-  escalationOffered: false,
   pendingIntent: null,
   purpose: null,
   presentedAppointmentIds: [],
@@ -51,6 +66,8 @@ export const initialDialog = (): Dialog => ({
   selectedAppointmentId: null,
   selectedSlotId: null,
   addressConfirmed: false,
+  escalationReason: null,
+  untold: null,
 });
 
 /** Everything that can happen to a dialog. Tools and the interpreter produce these; `transition` judges them. */
@@ -65,14 +82,15 @@ export type DialogEvent =
   | { type: 'address_confirmed' }
   | { type: 'slots_presented'; ids: string[] }
   | { type: 'slot_selected'; id: string }
+  | { type: 'escalation_offered'; reason: EscalationReason }
   | { type: 'confirmed' }
   | { type: 'declined' }
   | { type: 'escalated' };
 
 export type TransitionResult = { ok: true; dialog: Dialog } | { ok: false; reason: string };
 
-const PENDING_CONFIRMATION: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'];
-/** States from which a verified caller may start something new. */
+const PENDING_CONFIRMATION: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation', 'PendingEscalationConfirmation'];
+/** States with nothing pending (only there is an unclear request a reason to ask what the caller means). */
 const IDLE: readonly DialogState[] = ['VerifiedIdle', 'DisambiguatingIntent', 'Completed'];
 
 const refuse = (dialog: Dialog, event: DialogEvent, why = `not valid in ${dialog.state}`): TransitionResult => ({ ok: false, reason: `${event.type}: ${why}` });
@@ -80,7 +98,7 @@ const to = (dialog: Dialog, patch: Partial<Dialog>): TransitionResult => ({ ok: 
 
 /** Back to idle with nothing pending: a finished or abandoned task never hijacks a later turn. */
 function cleared(dialog: Dialog, state: DialogState): Partial<Dialog> {
-  return { state, purpose: null, presentedAppointmentIds: [], presentedSlotIds: [], selectedAppointmentId: null, selectedSlotId: null, addressConfirmed: false };
+  return { state, purpose: null, presentedAppointmentIds: [], presentedSlotIds: [], selectedAppointmentId: null, selectedSlotId: null, addressConfirmed: false, escalationReason: null };
 }
 
 /** The one way a dialog changes. Pure: the same dialog and event always give the same result. */
@@ -92,17 +110,21 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       return to(dialog, { pendingIntent: verified ? null : event.intent });
     case 'verified':
       if (dialog.state !== 'CollectingVerification') return refuse(dialog, event, 'already verified');
+      if (verificationLocked(dialog)) return refuse(dialog, event, 'too many failed attempts');
       return to(dialog, { ...cleared(dialog, 'VerifiedIdle'), customerId: event.customerId, zipAttempts: 0 });
     case 'verification_failed': {
       if (dialog.state !== 'CollectingVerification') return refuse(dialog, event);
       const zipAttempts = dialog.zipAttempts + 1;
-      return to(dialog, { zipAttempts, escalationOffered: dialog.escalationOffered || zipAttempts >= MAX_ZIP_ATTEMPTS });
+      // No more guesses: the caller is offered a person instead.
+      if (zipAttempts >= MAX_ZIP_ATTEMPTS) return to(dialog, { ...cleared(dialog, 'PendingEscalationConfirmation'), zipAttempts, escalationReason: 'verification_failed' });
+      return to(dialog, { zipAttempts });
     }
     case 'intent_unclear':
       if (!IDLE.includes(dialog.state)) return refuse(dialog, event);
       return to(dialog, cleared(dialog, 'DisambiguatingIntent'));
     case 'appointments_presented':
-      if (!verified || !(IDLE.includes(dialog.state) || dialog.state === 'PresentingAppointments')) return refuse(dialog, event);
+      // From any verified state: a caller who changes their mind starts the new path, and whatever was pending is dropped.
+      if (!verified) return refuse(dialog, event);
       return to(dialog, { ...cleared(dialog, 'PresentingAppointments'), presentedAppointmentIds: [...event.ids], purpose: event.purpose });
     case 'appointment_selected':
       if (dialog.state !== 'PresentingAppointments') return refuse(dialog, event);
@@ -111,7 +133,7 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       if (dialog.purpose === 'reschedule') return to(dialog, { selectedAppointmentId: event.id });
       return refuse(dialog, event, 'the appointments were shown for information, not to pick one');
     case 'schedule_requested':
-      if (!verified || !IDLE.includes(dialog.state)) return refuse(dialog, event);
+      if (!verified) return refuse(dialog, event);
       return to(dialog, { ...cleared(dialog, 'PendingScheduleDetails'), purpose: 'schedule' });
     case 'address_confirmed':
       if (dialog.state !== 'PendingScheduleDetails') return refuse(dialog, event);
@@ -119,7 +141,8 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
     case 'slots_presented': {
       const forReschedule = dialog.state === 'PresentingAppointments' && dialog.purpose === 'reschedule' && dialog.selectedAppointmentId !== null;
       const forSchedule = dialog.state === 'PendingScheduleDetails' && dialog.addressConfirmed;
-      const again = dialog.state === 'PresentingSlots';
+      // Other windows, while choosing one or asked to confirm one: back to choosing.
+      const again = dialog.state === 'PresentingSlots' || dialog.state === 'PendingRescheduleConfirmation' || dialog.state === 'PendingScheduleConfirmation';
       if (!forReschedule && !forSchedule && !again) return refuse(dialog, event, 'needs an appointment chosen to move, or the address on file confirmed for a new one');
       return to(dialog, { state: 'PresentingSlots', presentedSlotIds: [...event.ids], selectedSlotId: null });
     }
@@ -127,28 +150,36 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       if (dialog.state !== 'PresentingSlots') return refuse(dialog, event);
       if (!dialog.presentedSlotIds.includes(event.id)) return refuse(dialog, event, 'not among the slots presented');
       return to(dialog, { state: dialog.purpose === 'reschedule' ? 'PendingRescheduleConfirmation' : 'PendingScheduleConfirmation', selectedSlotId: event.id });
+    case 'escalation_offered':
+      // Offering a person replaces whatever was pending: a yes now can only mean the person.
+      return to(dialog, { ...cleared(dialog, 'PendingEscalationConfirmation'), escalationReason: event.reason });
     case 'confirmed':
       // The side effect ran (exactly once) on this yes; the task is finished.
       if (!PENDING_CONFIRMATION.includes(dialog.state)) return refuse(dialog, event, 'nothing is waiting for a yes');
       return to(dialog, cleared(dialog, 'Completed'));
     case 'declined':
-      if (!PENDING_CONFIRMATION.includes(dialog.state) && dialog.state !== 'PresentingSlots' && dialog.state !== 'PresentingAppointments') return refuse(dialog, event);
-      return to(dialog, cleared(dialog, 'VerifiedIdle'));
+      if (!PENDING_CONFIRMATION.includes(dialog.state) && !['PresentingSlots', 'PresentingAppointments', 'PendingScheduleDetails'].includes(dialog.state)) return refuse(dialog, event);
+      return to(dialog, cleared(dialog, verified ? 'VerifiedIdle' : 'CollectingVerification'));
     case 'escalated':
       return to(dialog, { ...cleared(dialog, 'Completed'), pendingIntent: null });
   }
 }
+
+/** Whether this conversation has used up its verification attempts. */
+export const verificationLocked = (dialog: Pick<Dialog, 'customerId' | 'zipAttempts'>): boolean => dialog.customerId === null && dialog.zipAttempts >= MAX_ZIP_ATTEMPTS;
 
 /** The side effect a confirmation state is waiting for, with its arguments from the dialog (never from the model). */
 export function pendingAction(dialog: Dialog):
   | { tool: 'cancel_appointment'; appointmentId: string }
   | { tool: 'reschedule_appointment'; appointmentId: string; slotId: string }
   | { tool: 'create_appointment'; slotId: string }
+  | { tool: 'escalate'; reason: string }
   | null {
   if (dialog.state === 'PendingCancellationConfirmation' && dialog.selectedAppointmentId) return { tool: 'cancel_appointment', appointmentId: dialog.selectedAppointmentId };
   if (dialog.state === 'PendingRescheduleConfirmation' && dialog.selectedAppointmentId && dialog.selectedSlotId) {
     return { tool: 'reschedule_appointment', appointmentId: dialog.selectedAppointmentId, slotId: dialog.selectedSlotId };
   }
   if (dialog.state === 'PendingScheduleConfirmation' && dialog.selectedSlotId) return { tool: 'create_appointment', slotId: dialog.selectedSlotId };
+  if (dialog.state === 'PendingEscalationConfirmation' && dialog.escalationReason) return { tool: 'escalate', reason: TICKET_REASONS[dialog.escalationReason] };
   return null;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { initialDialog, type Dialog } from './dialog.ts';
+import { initialDialog, MAX_ZIP_ATTEMPTS, type Dialog } from './dialog.ts';
 import { choicesFor, gate } from './gate.ts';
 
 const verified: Dialog = { ...initialDialog(), state: 'VerifiedIdle', customerId: 'cus_alex' };
@@ -30,6 +30,12 @@ describe('policy gate', () => {
     }
   });
 
+  it('refuses verification once the conversation used up its attempts', () => {
+    const locked = { ...initialDialog(), zipAttempts: MAX_ZIP_ATTEMPTS };
+    expect(gate(locked, tool('verify_account', { zip: '94107', phone: '+14155550100' }))).toMatchObject({ decision: 'refuse', code: 'verification_locked' });
+    expect(gate({ ...initialDialog(), zipAttempts: MAX_ZIP_ATTEMPTS - 1 }, tool('verify_account', { zip: '94107', phone: '+14155550100' }))).toMatchObject({ decision: 'run' });
+  });
+
   it('refuses invalid arguments with the field named, and unknown tools', () => {
     expect(gate(initialDialog(), tool('verify_account', { zip: '9410' }))).toEqual({ decision: 'refuse', code: 'invalid_arguments', reason: 'verify_account: zip: must be exactly 5 digits' });
     expect(gate(verified, tool('list_appointments', { limit: 99 }))).toMatchObject({ decision: 'refuse', code: 'invalid_arguments', reason: expect.stringContaining('limit') });
@@ -37,8 +43,24 @@ describe('policy gate', () => {
     expect(gate(verified, tool('verify_account', { zip: '94107' }))).toMatchObject({ decision: 'refuse', code: 'not_offered' });
   });
 
+  it('lets a verified caller start something else from any state: a new visit is offered wherever a yes or a choice is awaited', () => {
+    for (const state of ['PresentingAppointments', 'PresentingSlots', 'PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleDetails', 'PendingScheduleConfirmation'] as const) {
+      expect(gate({ ...verified, state }, tool('schedule_new_visit', {}))).toMatchObject({ decision: 'choice', choice: 'schedule_new_visit' });
+      expect(gate({ ...verified, state }, tool('list_appointments', { purpose: 'cancel' }))).toMatchObject({ decision: 'run' });
+    }
+    expect(choicesFor(initialDialog())).toEqual(['note_intent']);
+    expect(choicesFor({ ...initialDialog(), state: 'PendingEscalationConfirmation' })).toEqual(['confirm', 'note_intent']);
+  });
+
+  it('offers a decline wherever a list or the address question waits for an answer', () => {
+    for (const state of ['PresentingAppointments', 'PresentingSlots', 'PendingScheduleDetails'] as const) {
+      expect(gate({ ...verified, state }, tool('decline', {}))).toEqual({ decision: 'choice', choice: 'decline', input: {} });
+    }
+    expect(gate(verified, tool('decline', {}))).toMatchObject({ decision: 'refuse', code: 'not_offered' });
+  });
+
   it('accepts only the choices the current state offers', () => {
-    expect(choicesFor('PendingCancellationConfirmation')).toEqual(['confirm']);
+    expect(choicesFor({ ...verified, state: 'PendingCancellationConfirmation' })).toEqual(['confirm', 'schedule_new_visit']);
     expect(gate({ ...verified, state: 'PendingCancellationConfirmation' }, tool('confirm', { answer: 'yes' }))).toEqual({ decision: 'choice', choice: 'confirm', input: { answer: 'yes' } });
     expect(gate(verified, tool('confirm', { answer: 'yes' }))).toMatchObject({ decision: 'refuse', code: 'not_offered' });
     expect(gate({ ...verified, state: 'PresentingSlots' }, tool('select_slot', { slotId: 5 }))).toMatchObject({ decision: 'refuse', code: 'invalid_arguments' });

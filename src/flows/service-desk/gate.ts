@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeIssues } from '../../tools/define-tool.ts';
-import { INTENTS, type Dialog, type DialogState, type Intent } from './dialog.ts';
+import { INTENTS, verificationLocked, type Dialog, type DialogState, type Intent } from './dialog.ts';
 import { deskTool, type DeskTool } from './desk-tools.ts';
 
 /**
@@ -20,6 +20,7 @@ export const CHOICES = {
   select_appointment: z.object({ appointmentId: z.string().min(1).max(100) }),
   select_slot: z.object({ slotId: z.string().min(1).max(100) }),
   confirm_address: z.object({ confirmed: z.boolean() }),
+  decline: z.object({}),
   schedule_new_visit: z.object({}),
 } as const;
 export type ChoiceName = keyof typeof CHOICES;
@@ -28,18 +29,29 @@ export type GateDecision =
   | { decision: 'run'; tool: DeskTool; input: unknown }
   | { decision: 'choice'; choice: ChoiceName; input: Record<string, unknown> }
   | { decision: 'answer' }
-  | { decision: 'refuse'; code: 'unknown_action' | 'invalid_arguments' | 'not_verified' | 'needs_confirmation' | 'not_offered'; reason: string; intent?: Intent };
+  | { decision: 'refuse'; code: 'unknown_action' | 'invalid_arguments' | 'not_verified' | 'needs_confirmation' | 'not_offered' | 'verification_locked'; reason: string; intent?: Intent };
 
-const CONFIRMING: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'];
+const CONFIRMING: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation', 'PendingEscalationConfirmation'];
 
-/** The choices each state offers (besides the tools every state offers). */
-export function choicesFor(state: DialogState): ChoiceName[] {
-  if (state === 'CollectingVerification') return ['note_intent'];
+/**
+ * The choices each state offers (besides the tools every state offers). A verified caller may
+ * always start something else (a new visit here; cancelling, rescheduling or a person through the
+ * tools): what was pending is dropped, so a later yes can only confirm what was last asked.
+ */
+export function choicesFor(dialog: Pick<Dialog, 'state' | 'customerId'>): ChoiceName[] {
+  // Before verification a request can only be noted: it is acted on once the caller is verified.
+  if (dialog.customerId === null) return [...answersIn(dialog.state), 'note_intent'];
+  return [...answersIn(dialog.state), 'schedule_new_visit'];
+}
+
+/** What the state is waiting for the caller to answer. */
+function answersIn(state: DialogState): ChoiceName[] {
   if (CONFIRMING.includes(state)) return ['confirm'];
-  if (state === 'PresentingAppointments') return ['select_appointment', 'schedule_new_visit'];
-  if (state === 'PresentingSlots') return ['select_slot'];
-  if (state === 'PendingScheduleDetails') return ['confirm_address'];
-  return ['schedule_new_visit'];
+  // "No, never mind" to a list or to the address question is an answer too: nothing changes.
+  if (state === 'PresentingAppointments') return ['select_appointment', 'decline'];
+  if (state === 'PresentingSlots') return ['select_slot', 'decline'];
+  if (state === 'PendingScheduleDetails') return ['confirm_address', 'decline'];
+  return [];
 }
 
 /** The policy gate: checks a proposal against the dialog before anything runs. Pure. */
@@ -48,7 +60,7 @@ export function gate(dialog: Dialog, plan: ActionPlan): GateDecision {
   const args = plan.arguments ?? {};
   if (plan.name in CHOICES) {
     const choice = plan.name as ChoiceName;
-    if (!choicesFor(dialog.state).includes(choice)) return { decision: 'refuse', code: 'not_offered', reason: `${choice} is not a choice in ${dialog.state}` };
+    if (!choicesFor(dialog).includes(choice)) return { decision: 'refuse', code: 'not_offered', reason: `${choice} is not a choice in ${dialog.state}` };
     const parsed = CHOICES[choice].safeParse(args);
     if (!parsed.success) return { decision: 'refuse', code: 'invalid_arguments', reason: `${choice}: ${describeIssues(parsed.error)}` };
     return { decision: 'choice', choice, input: parsed.data };
@@ -63,6 +75,7 @@ export function gate(dialog: Dialog, plan: ActionPlan): GateDecision {
   // Side effects never run from a proposal: the options are shown and a yes collected first.
   if (tool.sideEffect) return { decision: 'refuse', code: 'needs_confirmation', reason: `${tool.name} needs the options shown and an explicit yes`, ...intentOf(tool.name) };
   if (tool.name === 'verify_account' && dialog.customerId !== null) return { decision: 'refuse', code: 'not_offered', reason: 'the caller is already verified' };
+  if (tool.name === 'verify_account' && verificationLocked(dialog)) return { decision: 'refuse', code: 'verification_locked', reason: 'too many failed verifications in this conversation' };
   return { decision: 'run', tool, input: parsed.data };
 }
 

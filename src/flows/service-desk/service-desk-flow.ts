@@ -1,14 +1,30 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Crm } from '../../crm/crm.ts';
+import type { IdGenerator } from '../../core/clock.ts';
+import { failpoint } from '../../core/failpoint.ts';
 import type { Flow, PreparedTurn, TurnRequest } from '../../engine/flow.ts';
-import type { ToolLoopResult } from '../../engine/tool-loop.ts';
+import type { ExecutedToolCall, ToolLoopResult } from '../../engine/tool-loop.ts';
+import type { StoreTx } from '../../store/store.ts';
 import { dialogSchema, initialDialog, type Dialog } from './dialog.ts';
 import { DESK_FALLBACK, runDeskTurn } from './desk-turn.ts';
+import type { CommitChange } from './desk-ledger.ts';
 import { narratorPrompt } from './desk-prompts.ts';
 
 export const SERVICE_DESK_FLOW = 'service-desk';
 
+/** What a confirmed change is written through: the CRM and the flow's own records, in one transaction. */
+export type DeskTx = { crm: Crm } & Pick<StoreTx, 'saveFlowState' | 'getFlowState' | 'insertToolCalls'>;
+
 export interface ServiceDeskOptions {
+  /** Reads (customers, appointments, windows) and escalation tickets. */
   crm: Crm;
+  /**
+   * Runs `work` in one store transaction whose `crm` writes inside it: a change the caller
+   * confirmed commits with the dialog moving past it and its audit entry, or not at all.
+   */
+  transaction<T>(work: (tx: DeskTx) => Promise<T>): Promise<T>;
+  /** Ids of the audit entries written with a change. */
+  ids: IdGenerator;
   /** `LLM_INTERPRETER_MODEL`: the decision calls' model, when it differs from the narrator's. */
   interpreterModel: string | undefined;
   /** The business's zone, for "today" (appointments are local dates). */
@@ -33,15 +49,28 @@ export function createServiceDeskFlow(options: ServiceDeskOptions): Flow {
 
 async function prepareDeskTurn(request: TurnRequest, options: ServiceDeskOptions): Promise<PreparedTurn> {
   const { conversation, input, store } = request;
-  const stored = dialogSchema.safeParse(await store.getFlowState(conversation.id));
-  const dialog = stored.success ? stored.data : initialDialog();
+  const dialog = parseDialog(await store.getFlowState(conversation.id));
   const today = localDate(request.now, options.timeZone);
-  let next: Dialog = dialog;
+  // `saved` is the dialog as stored (a confirmed change saves it mid-turn); `next` as the turn leaves it.
+  let saved = dialog;
+  let next = dialog;
+  const commitChange: CommitChange = async (work) => {
+    const { value, dialog: settled } = await options.transaction(async (tx) => {
+      const done = await work(tx.crm);
+      await tx.saveFlowState(conversation.id, done.dialog, request.now);
+      await tx.insertToolCalls([auditRecord(done.audit, request, options.ids)]);
+      return done;
+    });
+    // Whatever happens to the rest of the turn (barge-in, failure, crash), this is what it leaves.
+    saved = next = settled;
+    failpoint('desk.after-change');
+    return value;
+  };
   const run = async (context: Parameters<NonNullable<PreparedTurn['run']>>[0]): Promise<ToolLoopResult> => {
     if (input.kind === 'event') return greet(context);
     const presented = await presentedOptions(options.crm, dialog, today);
     const callerPhone = request.participant?.phoneNumber ?? null;
-    const turn = await runDeskTurn(context, { crm: options.crm, dialog, callerPhone, today, interpreterModel: options.interpreterModel, userText: input.text, presented });
+    const turn = await runDeskTurn(context, { crm: options.crm, dialog, callerPhone, today, interpreterModel: options.interpreterModel, userText: input.text, presented, commitChange });
     next = turn.dialog;
     return turn.result;
   };
@@ -52,14 +81,32 @@ async function prepareDeskTurn(request: TurnRequest, options: ServiceDeskOptions
     fallbackText: DESK_FALLBACK,
     run,
     finish: () => (next.state !== conversation.state ? { conversationPatch: { state: next.state } } : {}),
-    commit: (tx) => tx.saveFlowState(conversation.id, next, request.now),
+    commit: async (tx) => {
+      // A stored dialog this turn did not write (a change whose commit reported an error yet
+      // happened) is the truth about the CRM: the turn's older view must not replace it.
+      if (!isDeepStrictEqual(parseDialog(await tx.getFlowState(conversation.id)), saved)) return;
+      await tx.saveFlowState(conversation.id, next, request.now);
+    },
+  };
+}
+
+const parseDialog = (stored: unknown): Dialog => {
+  const parsed = dialogSchema.safeParse(stored);
+  return parsed.success ? parsed.data : initialDialog();
+};
+
+function auditRecord(executed: ExecutedToolCall, request: TurnRequest, ids: IdGenerator) {
+  const { call, outcome } = executed;
+  return {
+    id: ids.next('tool'), turnId: request.turnId, conversationId: request.conversation.id, round: executed.round, name: call.name, arguments: call.arguments,
+    result: outcome.result, status: outcome.status, durationMs: Math.round(executed.durationMs), createdAt: request.now,
   };
 }
 
 async function greet(context: Parameters<NonNullable<PreparedTurn['run']>>[0]): Promise<ToolLoopResult> {
   context.onModelCall?.();
   const started = context.elapsed();
-  const facts = { userText: '', notes: ['A caller has just connected. Greet them and ask how you can help.'], appointments: [], slots: [] };
+  const facts = { userText: '', notes: ['A caller has just connected. Greet them and ask how you can help.'], appointments: [], slots: [], selected: { appointment: null, slot: null } };
   const response = await context.provider.complete({ messages: narratorPrompt(facts, []) }, { signal: context.signal, onTextDelta: context.onTextDelta });
   return { text: response.text, endedBy: 'reply', toolCalls: [], modelCalls: 1, toolRounds: 0, modelMs: context.elapsed() - started, toolMs: 0, model: response.model };
 }

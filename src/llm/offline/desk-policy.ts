@@ -35,8 +35,9 @@ function acknowledge(said: string): string {
 function intentOf(said: string): string | null {
   if (has(said, /\b(human|person|agent|representative|someone)\b/)) return 'human';
   if (has(said, /cancel/)) return 'cancel';
-  if (has(said, /reschedul|move my|change my/)) return 'reschedule';
-  if (has(said, /schedul|book|availab|new appointment|another appointment/)) return 'schedule';
+  if (has(said, /reschedul|move my|move it|change my/)) return 'reschedule';
+  // "book it" / "book that" answer a question about a window; they are no new request.
+  if (has(said, /\bschedul|\bbook\b(?! (it|that|this)\b)|availab|new appointment|another appointment|new visit/)) return 'schedule';
   if (has(said, /next appointment|when is my/)) return 'next_appointment';
   if (has(said, /appointments?/)) return 'list_appointments';
   if (has(said, /bill|invoice|owe|pay/)) return 'billing';
@@ -44,34 +45,39 @@ function intentOf(said: string): string | null {
 }
 
 const YES = /^(yes|yeah|yep|sure|ok|okay|please do|correct|that's right|confirm)\b/;
-const NO = /^(no|nope|don't|do not|not really|cancel that)\b/;
+const NO = /^(no|nope|nah|don't|do not|not really|never ?mind|forget (it|that)|cancel that|none of (them|those))\b/;
+/** Dropping the matter altogether, rather than a no to the question asked. */
+const ABANDON = /^(never ?mind|forget (it|that)|cancel that|none of (them|those))\b/;
+/** Words that point at the one option listed. */
+const THAT_ONE = /\b(it|that|this|that one|this one|the one)\b/;
 // "one" alone is not an ordinal: "the second one" must not read as the first.
 const ORDINALS: Array<[RegExp, number]> = [[/\b(first|1st|1)\b/, 0], [/\b(second|2nd|two|2)\b/, 1], [/\b(third|3rd|three|3)\b/, 2], [/\b(fourth|4th|four|4)\b/, 3], [/\b(fifth|5th|five|5)\b/, 4]];
 
+/** The option the caller points at. The only one listed only when they point at it or say yes: "no" is never a pick. */
 function pick(system: string, said: string, kind: 'Appointment' | 'Window'): string | null {
   const ids = [...system.matchAll(new RegExp(`^${kind} option \\d+: id (\\S+):`, 'gm'))].map((match) => match[1]!);
+  if (has(said, NO)) return null;
   if (has(said, /\blast\b/)) return ids.at(-1) ?? null;
   for (const [pattern, index] of ORDINALS) if (has(said, pattern)) return ids[index] ?? null;
-  return ids.length === 1 ? ids[0]! : null;
+  return ids.length === 1 && (has(said, YES) || has(said, THAT_ONE)) ? ids[0]! : null;
 }
 
-function decide(system: string, said: string, offered: Set<string>): { name: string; arguments: Record<string, unknown> } | null {
+type Call = { name: string; arguments: Record<string, unknown> };
+
+function decide(system: string, said: string, offered: Set<string>): Call | null {
   const text = said.trim().toLowerCase();
   if (/address on file|my address|which address/.test(text) && offered.has('lookup_account')) return { name: 'lookup_account', arguments: {} };
   const policy = /polic|\bfee/.test(text) ? policyTopic(text) : null;
   if (policy) return { name: 'service_policy', arguments: { topic: policy } };
-  const intent = intentOf(said);
-  if (intent === 'human' || (system.includes('A person was offered') && YES.test(text))) return { name: 'escalate', arguments: { reason: 'the caller asked for a person' } };
-  if (offered.has('confirm')) return YES.test(text) ? { name: 'confirm', arguments: { answer: 'yes' } } : NO.test(text) ? { name: 'confirm', arguments: { answer: 'no' } } : null;
-  if (offered.has('confirm_address') && (YES.test(text) || NO.test(text))) return { name: 'confirm_address', arguments: { confirmed: YES.test(text) } };
-  if (offered.has('select_slot')) {
-    const id = pick(system, said, 'Window');
-    if (id) return { name: 'select_slot', arguments: { slotId: id } };
-  }
-  if (offered.has('select_appointment') && !intent) {
-    const id = pick(system, said, 'Appointment');
-    if (id) return { name: 'select_appointment', arguments: { appointmentId: id } };
-  }
+  // "Sure, reschedule it": the yes or no in front does not hide the request after it.
+  const intent = intentOf(text.replace(YES, '').replace(NO, ''));
+  if (intent === 'human') return { name: 'escalate', arguments: { reason: 'the caller asked for a person' } };
+  // Another request than the task in progress is a change of mind: it is proposed, never a yes to the old question.
+  const task = /^Task in progress: (\w+)\./m.exec(system)?.[1] ?? null;
+  const changedMind = intent !== null && intent !== task && system.includes('Caller verified: yes');
+  const answer = changedMind ? null : answerPending(system, text, offered);
+  if (answer) return answer;
+  if (offered.has('confirm') && !changedMind) return null;
   const zip = /\b(\d{5})\b/.exec(said)?.[1];
   if (zip && offered.has('verify_account')) {
     const phone = /(\+?\d[\d\s().-]{8,}\d)/.exec(said.replace(zip, ''))?.[1] ?? /The caller's phone number is (\+\d+)/.exec(system)?.[1];
@@ -97,6 +103,22 @@ function decide(system: string, said: string, offered: Set<string>): { name: str
   }
 }
 
+/** The answer to what the dialog is waiting for: a yes or no, an address confirmation, a pick from a list. */
+function answerPending(system: string, text: string, offered: Set<string>): Call | null {
+  if (offered.has('confirm')) return YES.test(text) ? { name: 'confirm', arguments: { answer: 'yes' } } : NO.test(text) ? { name: 'confirm', arguments: { answer: 'no' } } : null;
+  if (offered.has('decline') && (ABANDON.test(text) || (NO.test(text) && !offered.has('confirm_address')))) return { name: 'decline', arguments: {} };
+  if (offered.has('confirm_address') && (YES.test(text) || NO.test(text))) return { name: 'confirm_address', arguments: { confirmed: YES.test(text) } };
+  if (offered.has('select_slot')) {
+    const id = pick(system, text, 'Window');
+    if (id) return { name: 'select_slot', arguments: { slotId: id } };
+  }
+  if (offered.has('select_appointment')) {
+    const id = pick(system, text, 'Appointment');
+    if (id) return { name: 'select_appointment', arguments: { appointmentId: id } };
+  }
+  return null;
+}
+
 function policyTopic(text: string): string {
   if (/reschedul|move/.test(text)) return 'rescheduling';
   if (/bill|pay|invoice/.test(text)) return 'billing';
@@ -105,29 +127,48 @@ function policyTopic(text: string): string {
   return 'cancellation';
 }
 
-const PHRASES: Array<[RegExp, (match: RegExpExecArray) => string]> = [
+/** What a confirmation question is about, from the narrator's facts. */
+interface Selected {
+  appointment: string | null;
+  window: string | null;
+}
+
+const PHRASES: Array<[RegExp, (match: RegExpExecArray, selected: Selected) => string]> = [
   [/^A caller has just connected/, () => 'Hi, thanks for contacting Acme Pest Control. How can I help you today?'],
   [/^Ask for the phone number and ZIP code/, () => "I can help with that. First, what's the phone number and 5-digit ZIP code on your account?"],
   [/^The caller is verified as (.+)\.$/, (m) => `Thanks, ${m[1]}, you're verified.`],
   [/^Verification failed/, () => "Sorry, I couldn't match that phone number and ZIP code. Could you check them and try again?"],
-  [/^Offer to connect/, () => 'If you prefer, I can connect you with a person.'],
+  [/^Ask for the phone number on the account, with the ZIP code/, () => 'Could you give me the phone number on the account, along with its 5-digit ZIP code?'],
+  [/^The caller could not be verified; offer/, () => "I'm sorry, I couldn't verify those details. I can connect you with a person who can help. Shall I do that? Please answer yes or no."],
   [/^Ask which appointment to (\w+)\.$/, (m) => `Which appointment would you like to ${m[1]}?`],
   [/^Ask which window suits/, () => 'Which of these windows works for you?'],
-  [/^Ask the caller to confirm the cancellation/, () => 'Shall I cancel it? Please answer yes or no.'],
-  [/^Ask the caller to confirm the chosen window/, () => 'Shall I book that window? Please answer yes or no.'],
+  [/^Ask the caller to confirm cancelling/, (_, s) => `Shall I cancel your ${s.appointment ?? 'appointment'}? Please answer yes or no.`],
+  [/^Ask the caller to confirm moving/, (_, s) => `Shall I move your ${s.appointment ?? 'appointment'} to ${s.window ?? 'that window'}? Please answer yes or no.`],
+  [/^Ask the caller to confirm booking/, (_, s) => `Shall I book a visit on ${s.window ?? 'that window'}? Please answer yes or no.`],
   [/^Ask the caller to pick one of the (\w+)/, (m) => `Which of the ${m[1]} I listed do you mean? You can say "the first one".`],
   [/^Before looking for windows, .*address on file: (.+)\.$/, (m) => `Is the visit for ${m[1]}? Please answer yes or no.`],
-  [/^Done: (\w+) succeeded\.$/, (m) => ({ cancel: 'Done, that appointment is cancelled.', reschedule: 'Done, your appointment has been moved.', create: 'Done, your visit is booked.' })[m[1]!] ?? 'Done.'],
+  [/^Done: (cancelled|moved|booked) (.+)\.$/, (m) => `Done, ${changed(m[1]!, m[2]!)}.`],
+  [/^Done earlier, not yet told to the caller: (cancelled|moved|booked) (.+)\.$/, (m) => `Just so you know, ${changed(m[1]!, m[2]!, 'already ')}.`],
   [/^Nothing was changed/, () => "No problem, I've left everything as it was."],
   [/^The caller has no upcoming appointments/, () => "You don't have any upcoming appointments."],
   [/^There are no open windows/, () => "I'm sorry, there are no open windows in that range."],
   [/^A person will call back; the ticket number is (\S+)\.$/, (m) => `A member of our team will call you back. Your ticket number is ${m[1]}.`],
+  [/^Done earlier, not yet told to the caller: A person will call back; the ticket number is (\S+)\.$/, (m) => `Just so you know, a member of our team will call you back. Your ticket number is ${m[1]}.`],
+  [/^The caller does not want a person now/, () => 'All right. Is there anything else I can help you with?'],
   [/^open_invoices returned: (.+)$/, (m) => invoices(m[1]!)],
   [/^service_policy returned: (.+)$/, (m) => (JSON.parse(m[1]!) as { policy: string }).policy],
-  [/^We can only book at the address on file/, () => 'I can only book at the address on file; a person can help change it. Shall I connect you?'],
+  [/^We can only book at the address on file/, () => 'I can only book at the address on file; a person can help change it. Shall I connect you? Please answer yes or no.'],
   [/^Ask what the caller would like to do/, () => 'What would you like to do next?'],
+  [/^Ask the caller to clarify/, () => GENERIC],
+  [/^The account is (.+), service address (.+)\.$/, (m) => `The account is in the name of ${m[1]}, and the service address on file is ${m[2]}.`],
   [/^nothing was looked up/, () => 'Is there anything else I can help you with?'],
 ];
+
+function changed(change: string, what: string, already = ''): string {
+  if (change === 'cancelled') return `I've ${already}cancelled your ${what}`;
+  if (change === 'moved') return `I've ${already}moved your ${what}`;
+  return `I've ${already}booked your ${what}`;
+}
 
 function invoices(json: string): string {
   const list = (JSON.parse(json) as { invoices: Array<{ amountCents: number; dueDate: string }> }).invoices;
@@ -135,12 +176,17 @@ function invoices(json: string): string {
   return `You have ${list.length} open invoice${list.length > 1 ? 's' : ''}: ${list.map((i) => `$${(i.amountCents / 100).toFixed(2)} due ${i.dueDate}`).join(', ')}.`;
 }
 
+/** What a fact this narrator does not know becomes: facts are instructions to the narrator, never text for the caller. */
+const GENERIC = "Sorry, I didn't quite follow. Could you tell me what you'd like to do?";
+
 function narrate(system: string): string {
   const sentences: string[] = [];
+  const selected = { appointment: /^Selected appointment: (.+)$/m.exec(system)?.[1] ?? null, window: /^Selected window: (.+)$/m.exec(system)?.[1] ?? null };
   for (const [, fact] of system.matchAll(/^Fact: (.+)$/gm)) {
     const phrase = PHRASES.find(([pattern]) => pattern.test(fact!));
     const match = phrase && phrase[0].exec(fact!);
-    sentences.push(phrase && match ? phrase[1](match) : fact!.replace(/\s*\(internal: .*\)\.?$/, '.'));
+    const sentence = phrase && match ? phrase[1](match, selected) : GENERIC;
+    if (!sentences.includes(sentence)) sentences.push(sentence);
   }
   const appointments = [...system.matchAll(/^Appointment (\d+): (.+)$/gm)].map(([, n, text]) => `${n}. ${text}`);
   const windows = [...system.matchAll(/^Window (\d+): (.+)$/gm)].map(([, n, text]) => `${n}. ${text}`);
