@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { InboxItem } from '../core/domain.ts';
 import { AppError, describeError, isAppError } from '../core/errors.ts';
-import type { Clock } from '../core/clock.ts';
+import { systemClock, type Clock } from '../core/clock.ts';
 import { isDatabaseUnavailable } from '../store/db-errors.ts';
 import type { Store } from '../store/store.ts';
 import type { TurnInput } from './flow.ts';
@@ -209,10 +209,10 @@ export class Engine {
           if (input.kind === 'message') await this.#deps.runner.giveUp(conversationId, input, error);
           return undefined;
         }
-        // Real pauses, not the conversation clock: these wait out an outage.
+        // Real pauses, not the conversation clock: these wait out an outage (a shutdown ends them).
         outagePause = outage ? Math.min(Math.max(outagePause * 2, 250), 10_000) : 0;
         if (!outage) attempt += 1;
-        await new Promise((resolve) => setTimeout(resolve, outage ? outagePause : 100 * attempt));
+        await systemClock.sleep(outage ? outagePause : 100 * attempt, this.#shutdown.signal).catch(() => undefined);
       } finally {
         this.#running.delete(conversationId);
       }
