@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'participant_not_found',
   'participant_exists',
   'participant_inactive',
+  'message_id_reused',
   'version_conflict',
   'llm_unavailable',
   'llm_rejected',

@@ -37,10 +37,23 @@ export interface InboundMessage {
   replyChannel?: string;
 }
 
-export type InboundResult =
-  | { status: 'queued'; inboxId: string; participantId: string | null; duplicate: boolean; turn: Promise<unknown> }
-  | { status: 'unknown-sender'; inboxId: string; duplicate: boolean }
-  | { status: 'unsupported'; inboxId: string; duplicate: boolean };
+/**
+ * What became of a message. `duplicate`: its channel message id was seen before, and nothing
+ * happened; `differentText` on top: that earlier message said something else (a client reusing
+ * ids, which the HTTP API refuses; providers never do).
+ */
+export type InboundResult = { inboxId: string; duplicate: boolean; differentText: boolean } & (
+  | { status: 'queued'; participantId: string | null; turn: Promise<unknown> }
+  | { status: 'unknown-sender' }
+  | { status: 'unsupported' }
+);
+
+type Recorded = { item: InboxItem; duplicate: boolean; differentText: boolean };
+
+/** An inbox insert's outcome, telling a redelivery (same text) from a reused id (another text). */
+function recorded(result: { item: InboxItem; duplicate: boolean }, attempted: InboxItem): Recorded {
+  return { ...result, differentText: result.duplicate && result.item.text !== attempted.text };
+}
 
 export interface InboundServiceDeps {
   store: Store;
@@ -73,13 +86,13 @@ export class InboundService {
     const conversation = await this.#deps.participants.conversationOf(participant.id);
     const status = message.unsupported ? 'ignored' : 'pending';
     const answer = message.unsupported && participant.status === 'active' ? UNSUPPORTED_CONTENT_REPLY : null;
-    const { item, duplicate } = await this.#record(message, participant, conversation, status, answer);
-    if (message.unsupported) return { status: 'unsupported', inboxId: item.id, duplicate };
+    const { item, duplicate, differentText } = await this.#record(message, participant, conversation, status, answer);
+    if (message.unsupported) return { status: 'unsupported', inboxId: item.id, duplicate, differentText };
     // The turn starts on the next turn of the event loop, so the caller's acknowledgement leaves
     // first even when the model answers at once (node:sqlite resolves without yielding).
     const turn = duplicate ? Promise.resolve() : nextTick().then(() => this.#deps.engine.processInbox(item));
     turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'));
-    return { status: 'queued', inboxId: item.id, participantId: participant.id, duplicate, turn };
+    return { status: 'queued', inboxId: item.id, participantId: participant.id, duplicate, differentText, turn };
   }
 
   /**
@@ -88,10 +101,11 @@ export class InboundService {
    */
   async receiveForConversation(conversation: Conversation, text: string, messageId: string | null): Promise<InboundResult> {
     const message: InboundMessage = { channel: 'web', sender: `web:${conversation.id}`, text, channelMessageId: messageId === null ? null : `${conversation.id}:${messageId}` };
-    const { item, duplicate } = await this.#deps.store.insertInbox(this.#item(message, null, conversation, 'pending'));
+    const attempted = this.#item(message, null, conversation, 'pending');
+    const { item, duplicate, differentText } = recorded(await this.#deps.store.insertInbox(attempted), attempted);
     const turn = duplicate ? Promise.resolve() : nextTick().then(() => this.#deps.engine.processInbox(item));
     turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'));
-    return { status: 'queued', inboxId: item.id, participantId: null, duplicate, turn };
+    return { status: 'queued', inboxId: item.id, participantId: null, duplicate, differentText, turn };
   }
 
   /**
@@ -125,11 +139,12 @@ export class InboundService {
     status: InboxItem['status'],
     answer: string | null,
     effects?: (tx: StoreTx, participant: Participant | undefined) => Promise<void>,
-  ): Promise<{ item: InboxItem; duplicate: boolean }> {
+  ): Promise<Recorded> {
     const { store, channels, outgoing, clock, engine } = this.#deps;
     const result = await store.transaction(async (tx) => {
-      const recorded = await tx.insertInbox(this.#item(message, participant?.id ?? null, conversation, status));
-      if (recorded.duplicate) return recorded;
+      const attempted = this.#item(message, participant?.id ?? null, conversation, status);
+      const inserted = recorded(await tx.insertInbox(attempted), attempted);
+      if (inserted.duplicate) return inserted;
       const now = clock.now();
       const replyChannel = message.replyChannel && channels.get(message.replyChannel) ? message.replyChannel : undefined;
       // Effects first: they may lock the participant, and every transaction takes the participant
@@ -140,7 +155,7 @@ export class InboundService {
         const target = { conversation: { ...conversation, channel: replyChannel ?? conversation.channel }, participant };
         await outgoing.append(tx, target, [{ text: answer, role: 'system', source: 'system' }], { now, turnId: null });
       }
-      return recorded;
+      return inserted;
     });
     if (!result.duplicate && conversation && answer !== null) engine.notify(conversation.id);
     return result;
@@ -179,10 +194,11 @@ export class InboundService {
    */
   async #unknownSender(message: InboundMessage): Promise<InboundResult> {
     const { store, clock } = this.#deps;
-    const { item, duplicate } = await store.insertInbox(this.#item(message, null, null, 'ignored'));
+    const attempted = this.#item(message, null, null, 'ignored');
+    const { item, duplicate, differentText } = recorded(await store.insertInbox(attempted), attempted);
     const since = new Date(clock.now().toISOString().slice(0, 10));
     if (!duplicate && (await store.firstInboxFrom(item.channel, item.sender, since))?.id === item.id) void this.#acknowledge(item);
-    return { status: 'unknown-sender', inboxId: item.id, duplicate };
+    return { status: 'unknown-sender', inboxId: item.id, duplicate, differentText };
   }
 
   async #acknowledge(item: InboxItem, text = UNKNOWN_SENDER_REPLY): Promise<void> {

@@ -25,6 +25,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'conflict':
     case 'participant_exists':
     case 'participant_inactive':
+    case 'message_id_reused':
     case 'version_conflict':
     case 'clock_not_virtual':
     case 'interrupted':

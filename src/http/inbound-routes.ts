@@ -1,9 +1,20 @@
 import type { FastifyInstance } from 'fastify';
-import type { InboundService } from '../engine/inbound-service.ts';
+import { AppError } from '../core/errors.ts';
+import type { InboundResult, InboundService } from '../engine/inbound-service.ts';
 import { parseRequest } from './http-errors.ts';
 import { inboundBody, jsonSchema } from './participant-schemas.ts';
 import { ok, requirePhone } from './participant-routes.ts';
 import { resource } from './resource.ts';
+
+/**
+ * A client that sends another text under a `message_id` it used before would never hear back
+ * about it (the message counts as received): say so instead.
+ */
+export function refuseReusedMessageId(outcome: InboundResult, messageId: string | null | undefined): void {
+  if (outcome.differentText) {
+    throw new AppError('message_id_reused', `message_id "${messageId}" was already used for a different text; use a new id for a new message`, { field: 'message_id' });
+  }
+}
 
 /**
  * The generic HTTP channel: the message is in the inbox (deduplicated by `message_id`) when the
@@ -17,6 +28,7 @@ export function inboundRoutes(app: FastifyInstance, deps: { inbound: InboundServ
         const body = parseRequest(inboundBody, request.body, 'body');
         const sender = requirePhone(body.from, 'from');
         const outcome = await deps.inbound.receive({ channel: 'http', sender, text: body.text, channelMessageId: body.message_id ?? null });
+        refuseReusedMessageId(outcome, body.message_id);
         const result =
           outcome.status === 'queued'
             ? { inbox_id: outcome.inboxId, participant_id: outcome.participantId, duplicate: outcome.duplicate, status: 'queued' }

@@ -1,3 +1,4 @@
+import { refuseReusedMessageId } from './inbound-routes.ts';
 import { isBlank } from '../core/blank.ts';
 import type {} from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -134,6 +135,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
           return { ok: true, callSessionId };
         }
         const outcome = await submitText(deps, conversation, body.text, body.message_id ?? null);
+        refuseReusedMessageId(outcome, body.message_id);
         return reply.status(202).send({ ok: true, callSessionId, inboxId: outcome.inboxId, duplicate: outcome.duplicate });
       },
     },

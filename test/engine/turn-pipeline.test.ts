@@ -90,6 +90,14 @@ describe('turn pipeline', () => {
     expect(first.body.result).toMatchObject({ duplicate: false, status: 'queued' });
     expect(again.body.result).toMatchObject({ duplicate: true, inbox_id: first.body.result.inbox_id });
     await waitFor(() => server!.sink.to('+14165550102').length === 2);
+    // Another text under a used id would go unanswered: refused, naming the field.
+    const reused = await server.request('POST', '/conversation/inbound', { from: '+14165550102', text: 'something else', message_id: 'wamid.1' });
+    expect(reused).toMatchObject({ status: 409, body: { status: 'error', code: 'message_id_reused', field: 'message_id' } });
+    const session = await server.request('POST', `/api/conversations/${id}/message`, { text: 'typed', message_id: 'w1' });
+    expect(session.status).toBe(202);
+    expect((await server.request('POST', `/api/conversations/${id}/message`, { text: 'typed', message_id: 'w1' })).body).toMatchObject({ duplicate: true });
+    expect((await server.request('POST', `/api/conversations/${id}/message`, { text: 'typed again', message_id: 'w1' })).body).toMatchObject({ code: 'message_id_reused' });
+    await waitFor(() => server!.sink.to('+14165550102').length === 3, { what: 'the typed message answered' });
 
     const stranger = await server.request('POST', '/conversation/inbound', { from: '+14165550999', text: 'who is this?' });
     expect(stranger).toMatchObject({ status: 202, body: { result: { status: 'unknown_sender' } } });
@@ -105,7 +113,7 @@ describe('turn pipeline', () => {
     });
     expect(history.at(-1)).toBe('are you there?');
     await server.engine.idle();
-    expect(server.sink.to('+14165550102')).toHaveLength(2);
+    expect(server.sink.to('+14165550102')).toHaveLength(3);
   });
 
   it('auto-enrols new senders when AUTO_ENROLL_NEW_USERS=true', async () => {
