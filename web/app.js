@@ -174,7 +174,7 @@ async function followConversation(id) {
   try {
     const query = new URLSearchParams();
     if (stream.lastSeq !== null) query.set('lastEventId', String(stream.lastSeq));
-    if (token.get()) query.set('ticket', (await api('POST', '/api/tickets')).ticket);
+    if (token.get()) query.set('ticket', (await api('POST', '/api/tickets', { conversation_id: id })).ticket);
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
     const socket = new WebSocket(`${scheme}://${location.host}/api/conversations/${encodeURIComponent(id)}/socket?${query}`);
     stream.socket = socket;

@@ -82,7 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Before the auth hook: the plugin's own hook must see every upgrade, so that a refused one is closed.
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
   const tickets = new TicketBook();
-  if (deps.apiToken) registerBearerAuth(app, deps.apiToken, (ticket) => tickets.redeem(ticket));
+  if (deps.apiToken) registerBearerAuth(app, deps.apiToken, (ticket, conversationId) => tickets.redeem(ticket, conversationId));
 
   resource(app, '/health', {
     GET: {

@@ -54,7 +54,10 @@ export function httpStatusOf(code: ErrorCode): number {
 /** Turns a zod failure on a request part into an AppError naming the first bad field. */
 export function requestError(part: 'body' | 'query' | 'params', error: z.ZodError): AppError {
   const issue = error.issues[0];
-  const path = issue && issue.path.length > 0 ? issue.path.join('.') : undefined;
+  // An unknown key is named itself (under its object's path), not the object holding it.
+  const keys = issue?.code === 'unrecognized_keys' ? issue.keys : [];
+  const segments = issue ? [...issue.path, ...(keys.length === 1 ? keys : [])] : [];
+  const path = segments.length > 0 ? segments.join('.') : undefined;
   const where = path ?? part;
   const detail = issue ? describeIssue(issue) : 'is invalid';
   return new AppError('invalid_request', `${where}: ${detail}`, { field: path ?? part });

@@ -44,6 +44,8 @@ export const sessionMessageBody = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('partial_transcript'), text }),
   z.strictObject({ type: z.literal('barge_in') }),
 ]);
+/** The id the ticket's stream will be opened with (a conversation id, or a participant id standing for it). */
+const ticketBody = z.strictObject({ conversation_id: z.string().min(1).max(200).optional() });
 const resyncBody = z.strictObject({ lastEventId: z.number().int().nonnegative() });
 const startBody = z.strictObject({ flow: z.string().min(1).max(40) });
 /** What a client may send on the socket. */
@@ -172,9 +174,13 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
 
   resource(app, '/api/tickets', {
     POST: {
-      schema: { tags, summary: `A single-use ticket (valid ${TICKET_TTL_MS / 1000} s) for opening the WebSocket from a browser` },
-      handler: async () => {
-        const { ticket, expiresAt } = deps.tickets.issue();
+      schema: {
+        tags, body: jsonSchema(ticketBody),
+        summary: `A single-use ticket (valid ${TICKET_TTL_MS / 1000} s) for opening a conversation's WebSocket or event stream from a browser; {"conversation_id"} limits it to that one`,
+      },
+      handler: async (request) => {
+        const { conversation_id: scope } = parseRequest(ticketBody, request.body ?? {}, 'body');
+        const { ticket, expiresAt } = deps.tickets.issue(scope ?? null);
         return ok(undefined, { ticket, expires_at: expiresAt.toISOString() });
       },
     },

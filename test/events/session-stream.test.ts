@@ -238,6 +238,16 @@ describe('session event stream over a real WebSocket', () => {
     // A ticket opens only streams: not the API.
     const apiTicket = (await server!.request('POST', '/api/tickets', undefined, { authorization: `Bearer ${token}` })).body.result.ticket;
     expect((await fetch(`${server!.url}/api/conversations/${id}/summary?ticket=${apiTicket}`)).status).toBe(401);
+
+    // A ticket asked for one conversation opens that one only.
+    const scoped = async () => (await server!.request('POST', '/api/tickets', { conversation_id: id }, { authorization: `Bearer ${token}` })).body.result.ticket;
+    const other = `${server!.url.replace(/^http/, 'ws')}/api/conversations/conv_other/socket`;
+    await expect(new EventClient(`${other}?ticket=${await scoped()}`).opened).rejects.toThrow();
+    const own = new EventClient(`${ws}?ticket=${await scoped()}`);
+    clients.push(own);
+    await own.opened;
+    const refused = await server!.request('POST', '/api/tickets', { conversation: id }, { authorization: `Bearer ${token}` });
+    expect(refused.body).toMatchObject({ code: 'invalid_request', field: 'conversation' });
   });
 
   it('reads an empty ?lastEventId= as no cursor: a snapshot, not a replay of everything', async () => {

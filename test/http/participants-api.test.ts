@@ -49,7 +49,7 @@ describe('enrollment', () => {
     [{}, 'invalid_request', 'phone_number'],
     [{ phone_number: 14165550125 }, 'invalid_request', 'phone_number'],
     [{ phone_number: '+14165550125', name: ['x'] }, 'invalid_request', 'name'],
-    [{ phone_number: '+14165550125', timeZone: 'UTC' }, 'invalid_request', 'body'],
+    [{ phone_number: '+14165550125', timeZone: 'UTC' }, 'invalid_request', 'timeZone'],
     [[], 'invalid_request', 'body'],
   ])('rejects %j with %s naming %s', async (body, code, field) => {
     const response = await enrol(body);
