@@ -201,7 +201,7 @@ export class Engine {
         if (this.#shutdown.signal.aborted) return undefined;
         // Another process answered the message first: nothing to retry, nothing to mark.
         if (inboxId && isAppError(error) && error.code === 'conflict') return undefined;
-        const outage = isDatabaseUnavailable(error) || isDatabaseUnavailable((error as { cause?: unknown }).cause);
+        const outage = isDatabaseUnavailable(error);
         const final = outage ? Date.now() >= outageEnds : attempt >= attempts;
         this.#deps.logger.error({ conversationId, inboxId, attempt, outage, final, err: describeError(error) }, 'turn failed');
         if (final && outage) throw error; // left pending, and nothing after it goes first

@@ -31,11 +31,13 @@ const UNAVAILABLE_STATES = /^(08|57P0[1-3]|53300)/;
 
 /**
  * True when `error` says the database cannot be reached right now (refused, dropped, shutting
- * down, out of connections, pool timeout), as opposed to a query it rejected.
+ * down, out of connections, pool timeout), as opposed to a query it rejected. An error that
+ * wraps one (its `cause`) says so too.
  */
-export function isDatabaseUnavailable(error: unknown): boolean {
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (typeof error !== 'object' || error === null) return false;
-  const e = error as DriverError;
+  const e = error as DriverError & { cause?: unknown };
+  if (depth < 3 && isDatabaseUnavailable(e.cause, depth + 1)) return true;
   if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || UNAVAILABLE_STATES.test(e.code))) return true;
   const message = typeof e.message === 'string' ? e.message : '';
   return /timeout exceeded when trying to connect|Connection terminated|connection is closed|Client has encountered a connection error/i.test(message);
