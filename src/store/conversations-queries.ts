@@ -4,13 +4,21 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { ConversationsTable } from './schema.ts';
 import { fromMs, toMs } from './codec.ts';
+import { prepared } from './prepared.ts';
 
 type ConversationOperations = Pick<
   StoreOperations,
   'insertConversation' | 'getConversation' | 'findConversationByParticipant' | 'updateConversation' | 'setConversationChannel'
 >;
 
-export function conversationQueries({ db }: QueryContext): ConversationOperations {
+const byId = prepared((db, a: { id: string }) => db.selectFrom('conversations').selectAll().where('id', '=', a.id));
+// One conversation per participant in practice; the oldest one wins if there are more.
+const byParticipant = prepared((db, a: { participantId: string }) =>
+  db.selectFrom('conversations').selectAll().where('participant_id', '=', a.participantId).orderBy('created_at').orderBy('id').limit(1),
+);
+
+export function conversationQueries(ctx: QueryContext): ConversationOperations {
+  const { db } = ctx;
   return {
     async insertConversation(c) {
       await db
@@ -30,20 +38,12 @@ export function conversationQueries({ db }: QueryContext): ConversationOperation
     },
 
     async getConversation(id) {
-      const row = await db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
+      const row = await byId.first(ctx, { id });
       return row && toConversation(row);
     },
 
     async findConversationByParticipant(participantId) {
-      // One conversation per participant in practice; the oldest one wins if there are more.
-      const row = await db
-        .selectFrom('conversations')
-        .selectAll()
-        .where('participant_id', '=', participantId)
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(1)
-        .executeTakeFirst();
+      const row = await byParticipant.first(ctx, { participantId });
       return row && toConversation(row);
     },
 

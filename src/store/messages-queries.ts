@@ -4,6 +4,7 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { MessagesTable } from './schema.ts';
 import { fromMs, oneOf, pollFromText, pollToText, toMs } from './codec.ts';
+import { prepared, PreparedFamily, preparedInsert } from './prepared.ts';
 
 type MessageOperations = Pick<StoreOperations, 'appendMessages' | 'listMessages'>;
 
@@ -11,11 +12,26 @@ const ROLES = ['user', 'assistant', 'system'] as const satisfies readonly Messag
 const KINDS = ['text', 'poll'] as const satisfies readonly MessageKind[];
 const SOURCES = ['participant', 'model', 'timer', 'operator', 'system'] as const satisfies readonly MessageSource[];
 
+const lastSeq = prepared((db, a: { conversationId: string }) =>
+  db.selectFrom('messages').select((eb) => eb.fn.max('seq').as('last')).where('conversation_id', '=', a.conversationId),
+);
+const insertMessages = preparedInsert('messages', ['conversation_id', 'seq', 'id', 'role', 'kind', 'text', 'poll', 'source', 'turn_id', 'created_at']);
+type ListShape = { after: boolean; withoutSystem: boolean; limited: boolean };
+const listFamily = new PreparedFamily((shape: ListShape) =>
+  prepared((db, a: { conversationId: string; afterSeq: number; limit: number }) => {
+    let query = db.selectFrom('messages').selectAll().where('conversation_id', '=', a.conversationId).orderBy('seq', 'desc');
+    if (shape.after) query = query.where('seq', '>', a.afterSeq);
+    if (shape.withoutSystem) query = query.where('role', '!=', 'system');
+    return shape.limited ? query.limit(a.limit) : query;
+  }),
+);
+
 export function messageQueries(ctx: QueryContext): MessageOperations {
   return {
     async appendMessages(messages) {
       if (messages.length === 0) return [];
-      return ctx.atomic(async ({ db, dialect }) => {
+      return ctx.atomic(async (ctx) => {
+        const { db, dialect } = ctx;
         // Conversations in a fixed order, so two appends touching the same ones cannot deadlock.
         const conversationIds = [...new Set(messages.map((m) => m.conversationId))].sort();
         const next = new Map<string, number>();
@@ -26,11 +42,7 @@ export function messageQueries(ctx: QueryContext): MessageOperations {
             await db.selectFrom('conversations').select('id').where('id', '=', conversationId).forNoKeyUpdate().execute();
           }
           // SQLite needs no lock: the transaction is BEGIN IMMEDIATE on the store's only connection.
-          const { last } = await db
-            .selectFrom('messages')
-            .select((eb) => eb.fn.max('seq').as('last'))
-            .where('conversation_id', '=', conversationId)
-            .executeTakeFirstOrThrow();
+          const last = (await lastSeq.first(ctx, { conversationId }))?.last;
           next.set(conversationId, Number(last ?? 0) + 1);
         }
         const stored: Message[] = messages.map((m) => {
@@ -38,33 +50,28 @@ export function messageQueries(ctx: QueryContext): MessageOperations {
           next.set(m.conversationId, seq + 1);
           return { ...m, seq };
         });
-        await db
-          .insertInto('messages')
-          .values(
-            stored.map((m) => ({
-              conversation_id: m.conversationId,
-              seq: m.seq,
-              id: m.id,
-              role: m.role,
-              kind: m.kind,
-              text: m.text,
-              poll: pollToText(m.poll),
-              source: m.source,
-              turn_id: m.turnId,
-              created_at: toMs(m.createdAt),
-            })),
-          )
-          .execute();
+        await insertMessages(
+          ctx,
+          stored.map((m) => ({
+            conversation_id: m.conversationId,
+            seq: m.seq,
+            id: m.id,
+            role: m.role,
+            kind: m.kind,
+            text: m.text,
+            poll: pollToText(m.poll),
+            source: m.source,
+            turn_id: m.turnId,
+            created_at: toMs(m.createdAt),
+          })),
+        );
         return stored;
       });
     },
 
     async listMessages(conversationId, options = {}) {
-      let query = ctx.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).orderBy('seq', 'desc');
-      if (options.afterSeq !== undefined) query = query.where('seq', '>', options.afterSeq);
-      if (options.withoutSystem) query = query.where('role', '!=', 'system');
-      if (options.limit !== undefined) query = query.limit(Math.max(0, options.limit));
-      const rows = await query.execute();
+      const shape = { after: options.afterSeq !== undefined, withoutSystem: options.withoutSystem === true, limited: options.limit !== undefined };
+      const rows = await listFamily.of(shape).rows(ctx, { conversationId, afterSeq: options.afterSeq ?? 0, limit: Math.max(0, options.limit ?? 0) });
       return rows.reverse().map(toMessage);
     },
   };

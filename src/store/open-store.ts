@@ -36,7 +36,7 @@ async function openSqliteStore(path: string, options: OpenStoreOptions): Promise
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   const destroy = async () => {
     await db.destroy();
-    database.close();
+    await database.close();
   };
   try {
     await migrateToLatest(db, 'sqlite', { logger: options.logger });

@@ -6,11 +6,22 @@ import type { QueryContext } from './query-context.ts';
 import type { ParticipantsTable } from './schema.ts';
 import { isUniqueViolation } from './db-errors.ts';
 import { fromBool, fromMs, oneOf, toBool, toMs } from './codec.ts';
+import { prepared } from './prepared.ts';
 
 type ParticipantOperations = Pick<
   StoreOperations,
   'insertParticipant' | 'getParticipant' | 'lockParticipant' | 'findParticipantByPhone' | 'listParticipants' | 'updateParticipant' | 'deleteParticipant'
 >;
+
+const byId = prepared((db, a: { id: string }) => db.selectFrom('participants').selectAll().where('id', '=', a.id));
+const byPhone = prepared((db, a: { phoneNumber: string }) => db.selectFrom('participants').selectAll().where('phone_number', '=', a.phoneNumber));
+// NO KEY UPDATE, like the UPDATE of a status: it serialises with other status writers but not
+// with the key-share locks of inserts that reference the participant (a timer, a schedule).
+// SQLite's transactions are exclusive already.
+const lockById = prepared((db, a: { id: string }, dialect) => {
+  const query = db.selectFrom('participants').selectAll().where('id', '=', a.id);
+  return dialect === 'postgres' ? query.forNoKeyUpdate() : query;
+});
 
 const PHONE_UNIQUE = { constraint: 'participants_phone_number_unique', sqliteColumns: 'participants.phone_number' };
 
@@ -49,21 +60,17 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
     },
 
     async getParticipant(id) {
-      const row = await db.selectFrom('participants').selectAll().where('id', '=', id).executeTakeFirst();
+      const row = await byId.first(ctx, { id });
       return row && toParticipant(row);
     },
 
     async lockParticipant(id) {
-      let query = db.selectFrom('participants').selectAll().where('id', '=', id);
-      // NO KEY UPDATE, like the UPDATE of a status: it serialises with other status writers but not
-      // with the key-share locks of inserts that reference the participant (a timer, a schedule).
-      if (ctx.dialect === 'postgres') query = query.forNoKeyUpdate();
-      const row = await query.executeTakeFirst();
+      const row = await lockById.first(ctx, { id });
       return row && toParticipant(row);
     },
 
     async findParticipantByPhone(phoneNumber) {
-      const row = await db.selectFrom('participants').selectAll().where('phone_number', '=', phoneNumber).executeTakeFirst();
+      const row = await byPhone.first(ctx, { phoneNumber });
       return row && toParticipant(row);
     },
 

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { SqliteCheckpointer } from './sqlite-checkpointer.ts';
 
 /** How many prepared statements are kept for reuse (Kysely prepares every query it runs). */
 const STATEMENT_CACHE_SIZE = 256;
@@ -14,9 +15,11 @@ const STATEMENT_CACHE_SIZE = 256;
 export class NodeSqliteDatabase implements SqliteDatabase {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, SqliteStatement>();
+  readonly #checkpointer: SqliteCheckpointer | null;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, checkpointer: SqliteCheckpointer | null = null) {
     this.#db = db;
+    this.#checkpointer = checkpointer;
   }
 
   prepare(sqlText: string): SqliteStatement {
@@ -36,8 +39,10 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     return statement;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.#statements.clear();
+    await this.#checkpointer?.stop();
+    // The last connection to close checkpoints what is left and removes the WAL.
     if (this.#db.isOpen) this.#db.close();
   }
 }
@@ -65,9 +70,13 @@ function toSqliteValue(value: unknown): SQLInputValue {
   throw new TypeError(`cannot bind a ${typeof value} to a SQLite parameter`);
 }
 
+/** How often the checkpointer copies the WAL back into a database file. */
+const CHECKPOINT_INTERVAL_MS = 200;
+
 /**
  * Opens (creating the parent directory of) a database file, or `:memory:`, with the pragmas the
- * store relies on: WAL, NORMAL sync, enforced foreign keys, and a 5 s busy wait.
+ * store relies on: WAL, NORMAL sync, enforced foreign keys, and a 5 s busy wait. A file's WAL is
+ * checkpointed by a worker thread, never by a commit (see `SqliteCheckpointer`).
  */
 export function openNodeSqlite(path: string): NodeSqliteDatabase {
   const memory = path === ':memory:';
@@ -78,9 +87,13 @@ export function openNodeSqlite(path: string): NodeSqliteDatabase {
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');
     db.exec('PRAGMA busy_timeout = 5000');
+    if (memory) return new NodeSqliteDatabase(db);
+    db.exec('PRAGMA wal_autocheckpoint = 0');
   } catch (error) {
     db.close();
     throw error;
   }
-  return new NodeSqliteDatabase(db);
+  // Should the worker die, commits checkpoint again as SQLite does by default (1000 pages).
+  const fallBack = () => db.isOpen && db.exec('PRAGMA wal_autocheckpoint = 1000');
+  return new NodeSqliteDatabase(db, SqliteCheckpointer.start(resolve(path), CHECKPOINT_INTERVAL_MS, fallBack));
 }

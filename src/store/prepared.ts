@@ -1,0 +1,115 @@
+import { createQueryId, type Compilable, type CompiledQuery, type Insertable, type Kysely, type QueryResult } from 'kysely';
+import type { QueryContext, SqlDialect } from './query-context.ts';
+import type { Database } from './schema.ts';
+
+/** Stands for an argument while a query is compiled; identity, never content, marks it. */
+class Placeholder {
+  readonly name: string;
+  constructor(name: string) {
+    this.name = name;
+  }
+}
+
+type Slot = { arg: string } | { value: unknown };
+
+interface Plan {
+  sql: string;
+  slots: Slot[];
+  query: CompiledQuery['query'];
+}
+
+/**
+ * A query built and compiled once per dialect, then run with new arguments: the hot path never
+ * pays Kysely's builder and compiler again (decision 007). `build` receives the arguments as
+ * placeholders typed as `A`; it must only *pass* them to Kysely (a value in `where`, `values`,
+ * `set`, `limit`), never branch on them or compute with them.
+ */
+export class PreparedQuery<A extends object, O> {
+  readonly #build: (db: Kysely<Database>, args: A, dialect: SqlDialect) => Compilable<O>;
+  readonly #plans = new Map<SqlDialect, Plan>();
+
+  constructor(build: (db: Kysely<Database>, args: A, dialect: SqlDialect) => Compilable<O>) {
+    this.#build = build;
+  }
+
+  async execute(ctx: QueryContext, args: A): Promise<QueryResult<O>> {
+    const plan = this.#plan(ctx);
+    const parameters = plan.slots.map((slot) => ('arg' in slot ? (args as Record<string, unknown>)[slot.arg] : slot.value));
+    return ctx.db.executeQuery<O>({ sql: plan.sql, parameters, query: plan.query, queryId: createQueryId() });
+  }
+
+  async rows(ctx: QueryContext, args: A): Promise<O[]> {
+    return (await this.execute(ctx, args)).rows;
+  }
+
+  async first(ctx: QueryContext, args: A): Promise<O | undefined> {
+    return (await this.execute(ctx, args)).rows[0];
+  }
+
+  /** Rows an insert, update or delete changed. */
+  async changed(ctx: QueryContext, args: A): Promise<number> {
+    return Number((await this.execute(ctx, args)).numAffectedRows ?? 0n);
+  }
+
+  #plan(ctx: QueryContext): Plan {
+    let plan = this.#plans.get(ctx.dialect);
+    if (plan) return plan;
+    const placeholders = new Proxy({} as A, { get: (_, name) => new Placeholder(String(name)) });
+    const compiled = this.#build(ctx.db, placeholders, ctx.dialect).compile();
+    const slots = compiled.parameters.map((value): Slot => (value instanceof Placeholder ? { arg: value.name } : { value }));
+    plan = { sql: compiled.sql, slots, query: compiled.query };
+    this.#plans.set(ctx.dialect, plan);
+    return plan;
+  }
+}
+
+export function prepared<A extends object, O>(build: (db: Kysely<Database>, args: A, dialect: SqlDialect) => Compilable<O>): PreparedQuery<A, O> {
+  return new PreparedQuery(build);
+}
+
+/** Prepared queries that differ in shape (which optional clauses, how many rows), one per key. */
+export class PreparedFamily<K, A extends object, O> {
+  readonly #build: (key: K) => PreparedQuery<A, O>;
+  readonly #members = new Map<string, PreparedQuery<A, O>>();
+  readonly #limit: number;
+
+  constructor(build: (key: K) => PreparedQuery<A, O>, limit = 64) {
+    this.#build = build;
+    this.#limit = limit;
+  }
+
+  /** The member for `key`; past `limit` shapes, a fresh one each time (compiled per call). */
+  of(key: K): PreparedQuery<A, O> {
+    const name = JSON.stringify(key);
+    let member = this.#members.get(name);
+    if (!member) {
+      member = this.#build(key);
+      if (this.#members.size < this.#limit) this.#members.set(name, member);
+    }
+    return member;
+  }
+}
+
+type Row = Record<string, unknown>;
+
+/**
+ * A multi-row insert of `columns` into `table`, prepared once per row count: `run(ctx, rows)`
+ * inserts every row (each must have exactly those columns) in one statement.
+ */
+export function preparedInsert<T extends keyof Database & string>(table: T, columns: readonly (keyof Database[T] & string)[]) {
+  const family = new PreparedFamily((count: number) =>
+    prepared((db, a: Row) => {
+      const rows = Array.from({ length: count }, (_, index) => Object.fromEntries(columns.map((column) => [column, a[`${index}:${column}`]])));
+      // The row type is checked by the callers' `rows` argument; Kysely sees placeholders here.
+      return db.insertInto(table).values(rows as never);
+    }),
+  );
+  return async (ctx: QueryContext, rows: readonly Insertable<Database[T]>[]): Promise<void> => {
+    if (rows.length === 0) return;
+    const args: Row = {};
+    rows.forEach((row, index) => {
+      for (const column of columns) args[`${index}:${column}`] = (row as Row)[column];
+    });
+    await family.of(rows.length).execute(ctx, args);
+  };
+}
