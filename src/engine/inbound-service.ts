@@ -141,12 +141,15 @@ export class InboundService {
     effects?: (tx: StoreTx, participant: Participant | undefined) => Promise<void>,
   ): Promise<Recorded> {
     const { store, channels, outgoing, clock, engine } = this.#deps;
+    const attempted = this.#item(message, participant?.id ?? null, conversation, status);
+    const replyChannel = message.replyChannel && channels.get(message.replyChannel) ? message.replyChannel : undefined;
+    const alone = !effects && answer === null && !(conversation && replyChannel && conversation.channel !== replyChannel);
+    // Nothing to write with it (the common case): one statement, its own commit.
+    if (alone) return recorded(await store.insertInbox(attempted), attempted);
     const result = await store.transaction(async (tx) => {
-      const attempted = this.#item(message, participant?.id ?? null, conversation, status);
       const inserted = recorded(await tx.insertInbox(attempted), attempted);
       if (inserted.duplicate) return inserted;
       const now = clock.now();
-      const replyChannel = message.replyChannel && channels.get(message.replyChannel) ? message.replyChannel : undefined;
       // Effects first: they may lock the participant, and every transaction takes the participant
       // before the conversation (a turn's commit does), so two never wait on each other.
       await effects?.(tx, participant);

@@ -44,8 +44,21 @@ export class Outgoing {
     this.#channels = deps.channels;
   }
 
-  async append(tx: StoreTx, target: OutgoingTarget, drafts: OutgoingDraft[], context: { now: Date; turnId: string | null }): Promise<void> {
-    if (drafts.length === 0) return;
+  /**
+   * `transcriptOnly` messages (the person's own) are appended first, in the same statement, and
+   * are not delivered.
+   */
+  async append(
+    tx: StoreTx,
+    target: OutgoingTarget,
+    drafts: OutgoingDraft[],
+    context: { now: Date; turnId: string | null },
+    transcriptOnly: NewMessage[] = [],
+  ): Promise<void> {
+    if (drafts.length === 0) {
+      await tx.appendMessages(transcriptOnly);
+      return;
+    }
     const { conversation, participant } = target;
     const firstNumbers = firstNumbersOfBatch(drafts.map((draft) => ({ poll: draft.poll ?? null })));
     const messages: NewMessage[] = drafts.map((draft, position) => ({
@@ -59,7 +72,7 @@ export class Outgoing {
       turnId: context.turnId,
       createdAt: context.now,
     }));
-    const appended = await tx.appendMessages(messages);
+    const appended = (await tx.appendMessages([...transcriptOnly, ...messages])).slice(transcriptOnly.length);
     const capabilities = this.#channels.get(conversation.channel)?.capabilities ?? NO_LIMITS;
     const items: NewOutboxItem[] = [];
     for (const message of appended) {

@@ -186,12 +186,12 @@ export class TurnRunner {
     extras: ExtraMessage[],
     now: Date,
   ): Promise<void> {
-    if (input.kind === 'message') await tx.appendMessages([this.#userMessage(target.conversation.id, input.text, turnId, now)]);
+    const own = input.kind === 'message' ? [this.#userMessage(target.conversation.id, input.text, turnId, now)] : [];
     const drafts: OutgoingDraft[] = [
       ...(reply.text === null ? [] : [{ id: reply.id, text: reply.text, source: 'model' as const }]),
       ...extras.map((extra): OutgoingDraft => ({ ...extra, role: extra.visibleToModel ? 'assistant' : 'system', source: 'system' })),
     ];
-    await this.#deps.outgoing.append(tx, target, drafts, { now, turnId });
+    await this.#deps.outgoing.append(tx, target, drafts, { now, turnId }, own);
   }
 
   #userMessage(conversationId: string, text: string, turnId: string | null, now: Date): NewMessage {

@@ -5,18 +5,21 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { EventsTable } from './schema.ts';
 import { fromMs, parseJson, toMs } from './codec.ts';
+import { preparedInsert } from './prepared.ts';
 
 type EventOperations = Pick<StoreOperations, 'appendEvents' | 'listEvents' | 'eventRange' | 'pruneEvents'>;
 
 const payloadSchema = z.record(z.string(), z.unknown());
 
-export function eventQueries({ db }: QueryContext): EventOperations {
+const insertEventRows = preparedInsert('events');
+
+export function eventQueries(ctx: QueryContext): EventOperations {
+  const { db } = ctx;
   return {
     async appendEvents(events) {
       if (events.length === 0) return;
-      await db
-        .insertInto('events')
-        .values(
+      await insertEventRows(
+        ctx,
           events.map((event) => ({
             conversation_id: event.conversationId,
             seq: event.seq,
@@ -25,8 +28,7 @@ export function eventQueries({ db }: QueryContext): EventOperations {
             data: JSON.stringify(event.payload),
             at: toMs(event.at),
           })),
-        )
-        .execute();
+        );
     },
 
     async listEvents(conversationId, options = {}) {

@@ -4,12 +4,21 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { InboxTable } from './schema.ts';
 import { fromMs, fromMsOrNull, oneOf, toMs, toMsOrNull } from './codec.ts';
+import { prepared } from './prepared.ts';
 
 type InboxOperations = Pick<StoreOperations, 'insertInbox' | 'getInbox' | 'listPendingInbox' | 'setInboxStatus' | 'listPendingInboxOf' | 'firstInboxFrom' | 'completeInbox'>;
 
 const STATUSES = ['pending', 'processed', 'failed', 'ignored'] as const satisfies readonly InboxStatus[];
 
-export function inboxQueries({ db }: QueryContext): InboxOperations {
+const pendingOf = prepared((db, a: { conversationId: string; limit: number }) =>
+  db.selectFrom('inbox').selectAll().where('conversation_id', '=', a.conversationId).where('status', '=', 'pending').orderBy('ordinal').limit(a.limit),
+);
+const complete = prepared((db, a: { id: string; status: InboxStatus; processedAt: number; error: string | null }) =>
+  db.updateTable('inbox').set({ status: a.status, processed_at: a.processedAt, error: a.error }).where('id', '=', a.id).where('status', '=', 'pending'),
+);
+
+export function inboxQueries(ctx: QueryContext): InboxOperations {
+  const { db } = ctx;
   return {
     async insertInbox(item) {
       // ON CONFLICT DO NOTHING is race-safe on both dialects: a concurrent duplicate waits for the
@@ -54,14 +63,7 @@ export function inboxQueries({ db }: QueryContext): InboxOperations {
     },
 
     async listPendingInboxOf(conversationId, limit) {
-      const rows = await db
-        .selectFrom('inbox')
-        .selectAll()
-        .where('conversation_id', '=', conversationId)
-        .where('status', '=', 'pending')
-        .orderBy('ordinal')
-        .limit(Math.max(0, limit))
-        .execute();
+      const rows = await pendingOf.rows(ctx, { conversationId, limit: Math.max(0, limit) });
       return rows.map(toInboxItem);
     },
 
@@ -80,8 +82,7 @@ export function inboxQueries({ db }: QueryContext): InboxOperations {
     },
 
     async completeInbox(id, status, at, error = null) {
-      const result = await db.updateTable('inbox').set({ status, processed_at: toMs(at), error }).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      return (await complete.changed(ctx, { id, status, processedAt: toMs(at), error })) === 1;
     },
 
     async setInboxStatus(id, status, at, error = null) {

@@ -15,7 +15,7 @@ const SOURCES = ['participant', 'model', 'timer', 'operator', 'system'] as const
 const lastSeq = prepared((db, a: { conversationId: string }) =>
   db.selectFrom('messages').select((eb) => eb.fn.max('seq').as('last')).where('conversation_id', '=', a.conversationId),
 );
-const insertMessages = preparedInsert('messages', ['conversation_id', 'seq', 'id', 'role', 'kind', 'text', 'poll', 'source', 'turn_id', 'created_at']);
+const insertMessages = preparedInsert('messages');
 type ListShape = { after: boolean; withoutSystem: boolean; limited: boolean };
 const listFamily = new PreparedFamily((shape: ListShape) =>
   prepared((db, a: { conversationId: string; afterSeq: number; limit: number }) => {

@@ -5,6 +5,7 @@ import type { Database } from './schema.ts';
 import { createKyselyStore } from './kysely-store.ts';
 import { migrateToLatest, type MigrationLogger } from './migrate.ts';
 import { openNodeSqlite } from './sqlite-database.ts';
+import { statementName } from './prepared.ts';
 
 export interface OpenStoreOptions {
   /** PostgreSQL schema to use, created when missing (default `public`). Ignored for SQLite. */
@@ -87,8 +88,24 @@ export function createPgPool(url: string, schema: string, options: Pick<OpenStor
   const lost = (error: Error) => options.logger?.info({ err: error.message }, 'PostgreSQL connection lost');
   pool.on('error', lost);
   // pg-pool listens for errors only on idle clients; a checked-out client needs its own listener.
-  pool.on('connect', (client) => client.on('error', lost));
+  pool.on('connect', (client) => {
+    client.on('error', lost);
+    nameHotStatements(client);
+  });
   return pool;
+}
+
+/**
+ * Sends the store's prepared queries (`PreparedQuery`) as named statements, so this connection
+ * parses and plans each once; every other query goes as before.
+ */
+function nameHotStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (...args: unknown[]) => {
+    const [text, values] = args;
+    const name = typeof text === 'string' && Array.isArray(values) && args.length === 2 ? statementName(text) : undefined;
+    return name ? query({ name, text, values }) : query(...args);
+  };
 }
 
 function parseInt8(text: string): number {

@@ -59,8 +59,24 @@ export class PreparedQuery<A extends object, O> {
     const slots = compiled.parameters.map((value): Slot => (value instanceof Placeholder ? { arg: value.name } : { value }));
     plan = { sql: compiled.sql, slots, query: compiled.query };
     this.#plans.set(ctx.dialect, plan);
+    if (ctx.dialect === 'postgres') nameStatement(plan.sql);
     return plan;
   }
+}
+
+/** PostgreSQL statement names of prepared queries, by SQL text (see `statementName`). */
+const statementNames = new Map<string, string>();
+
+function nameStatement(sqlText: string): void {
+  if (!statementNames.has(sqlText)) statementNames.set(sqlText, `pp_${statementNames.size + 1}`);
+}
+
+/**
+ * The server-side name of a prepared query's SQL, or undefined for any other SQL: a PostgreSQL
+ * connection parses and plans a named statement once, then only binds and executes it.
+ */
+export function statementName(sqlText: string): string | undefined {
+  return statementNames.get(sqlText);
 }
 
 export function prepared<A extends object, O>(build: (db: Kysely<Database>, args: A, dialect: SqlDialect) => Compilable<O>): PreparedQuery<A, O> {
@@ -93,11 +109,12 @@ export class PreparedFamily<K, A extends object, O> {
 type Row = Record<string, unknown>;
 
 /**
- * A multi-row insert of `columns` into `table`, prepared once per row count: `run(ctx, rows)`
- * inserts every row (each must have exactly those columns) in one statement.
+ * A multi-row insert into `table`, prepared once per shape (row count and columns, taken from
+ * the first row): `run(ctx, rows)` inserts every row in one statement. Rows of one call must have
+ * the same keys.
  */
-export function preparedInsert<T extends keyof Database & string>(table: T, columns: readonly (keyof Database[T] & string)[]) {
-  const family = new PreparedFamily((count: number) =>
+export function preparedInsert<T extends keyof Database & string>(table: T) {
+  const family = new PreparedFamily(({ count, columns }: { count: number; columns: string[] }) =>
     prepared((db, a: Row) => {
       const rows = Array.from({ length: count }, (_, index) => Object.fromEntries(columns.map((column) => [column, a[`${index}:${column}`]])));
       // The row type is checked by the callers' `rows` argument; Kysely sees placeholders here.
@@ -106,10 +123,11 @@ export function preparedInsert<T extends keyof Database & string>(table: T, colu
   );
   return async (ctx: QueryContext, rows: readonly Insertable<Database[T]>[]): Promise<void> => {
     if (rows.length === 0) return;
+    const columns = Object.keys(rows[0]!);
     const args: Row = {};
     rows.forEach((row, index) => {
       for (const column of columns) args[`${index}:${column}`] = (row as Row)[column];
     });
-    await family.of(rows.length).execute(ctx, args);
+    await family.of({ count: rows.length, columns }).execute(ctx, args);
   };
 }

@@ -5,6 +5,7 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { ProfilesTable } from './schema.ts';
 import { fromMs, fromMsOrNull, oneOf, parseJson, toMs, toMsOrNull } from './codec.ts';
+import { prepared } from './prepared.ts';
 
 type ProfileOperations = Pick<StoreOperations, 'getProfile' | 'saveProfile'>;
 
@@ -16,10 +17,13 @@ const toneSchema = z.object({
 });
 const fieldUpdatedAtSchema = z.record(z.string(), z.number());
 
-export function profileQueries({ db }: QueryContext): ProfileOperations {
+const profileOf = prepared((db, a: { participantId: string }) => db.selectFrom('profiles').selectAll().where('participant_id', '=', a.participantId));
+
+export function profileQueries(ctx: QueryContext): ProfileOperations {
+  const { db } = ctx;
   return {
     async getProfile(participantId) {
-      const row = await db.selectFrom('profiles').selectAll().where('participant_id', '=', participantId).executeTakeFirst();
+      const row = await profileOf.first(ctx, { participantId });
       return row && toProfile(row);
     },
 

@@ -4,21 +4,21 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { SchedulesTable } from './schema.ts';
 import { fromMs, oneOf, toMs } from './codec.ts';
+import { prepared } from './prepared.ts';
 
 type ScheduleOperations = Pick<StoreOperations, 'listSchedules' | 'insertSchedule' | 'deleteSchedule' | 'setScheduleTimezone'>;
 
 const KINDS = ['fixed', 'random'] as const satisfies readonly ScheduleKind[];
 
-export function scheduleQueries({ db }: QueryContext): ScheduleOperations {
+const schedulesOf = prepared((db, a: { participantId: string }) =>
+  db.selectFrom('schedules').selectAll().where('participant_id', '=', a.participantId).orderBy('created_at').orderBy('ordinal'),
+);
+
+export function scheduleQueries(ctx: QueryContext): ScheduleOperations {
+  const { db } = ctx;
   return {
     async listSchedules(participantId) {
-      const rows = await db
-        .selectFrom('schedules')
-        .selectAll()
-        .where('participant_id', '=', participantId)
-        .orderBy('created_at')
-        .orderBy('ordinal')
-        .execute();
+      const rows = await schedulesOf.rows(ctx, { participantId });
       return rows.map(toSchedule);
     },
 

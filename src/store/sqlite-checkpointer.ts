@@ -9,7 +9,8 @@ import { Worker } from 'node:worker_threads';
  */
 export class SqliteCheckpointer {
   readonly #worker: Worker;
-  #stopped = false;
+  #stopped: Promise<void> | null = null;
+  #exited = false;
 
   private constructor(worker: Worker) {
     this.#worker = worker;
@@ -21,25 +22,39 @@ export class SqliteCheckpointer {
     const checkpointer = new SqliteCheckpointer(worker);
     worker.unref();
     worker.on('error', (error) => checkpointer.#stopped || onFailure(error));
-    worker.on('exit', (code) => checkpointer.#stopped || onFailure(new Error(`SQLite checkpointer exited with code ${code}`)));
+    worker.on('exit', (code) => {
+      checkpointer.#exited = true;
+      if (!checkpointer.#stopped) onFailure(new Error(`SQLite checkpointer exited with code ${code}`));
+    });
     return checkpointer;
   }
 
-  async stop(): Promise<void> {
-    if (this.#stopped) return;
-    this.#stopped = true;
-    await this.#worker.terminate();
+  /** Closes the worker's connection and ends the worker; every call waits for that. */
+  stop(): Promise<void> {
+    this.#stopped ??= new Promise<void>((resolve) => {
+      if (this.#exited) return resolve();
+      this.#worker.once('exit', () => resolve());
+      this.#worker.postMessage('stop');
+      // A worker stuck in a checkpoint is ended anyway.
+      setTimeout(() => void this.#worker.terminate(), 2000).unref();
+    });
+    return this.#stopped;
   }
 }
 
 // Plain JavaScript, evaluated in the worker: no module loading, nothing to transpile.
 const WORKER_SOURCE = `
-const { workerData } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const { DatabaseSync } = require('node:sqlite');
 const db = new DatabaseSync(workerData.path);
 db.exec('PRAGMA busy_timeout = 0');
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
-setInterval(() => {
+const timer = setInterval(() => {
   try { checkpoint.get(); } catch { /* busy or locked: the next round tries again */ }
 }, workerData.intervalMs);
+parentPort.once('message', () => {
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
 `;

@@ -97,6 +97,8 @@ export interface StoreOperations {
   scheduleTimer(timer: NewTimer): Promise<void>;
   /** Cancels the pending timer with this key, if any. True when one was cancelled. */
   cancelTimer(dedupKey: string, at: Date): Promise<boolean>;
+  /** `cancelTimer` for several keys in one statement. Returns how many were cancelled. */
+  cancelTimers(dedupKeys: readonly string[], at: Date): Promise<number>;
   /** Pending timers of a participant, by due time. */
   listPendingTimers(participantId: string): Promise<Timer[]>;
   getTimer(id: string): Promise<Timer | undefined>;

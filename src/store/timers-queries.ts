@@ -4,13 +4,25 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { TimersTable } from './schema.ts';
 import { fromMs, fromMsOrNull, oneOf, toMs } from './codec.ts';
+import { prepared, PreparedFamily } from './prepared.ts';
 
 type TimerOperations = Pick<
   StoreOperations,
-  'scheduleTimer' | 'cancelTimer' | 'listPendingTimers' | 'getTimer' | 'claimDueTimers' | 'nextTimerDue' | 'completeTimer' | 'extendTimerLease' | 'failTimer' | 'cancelTimersOf'
+  'scheduleTimer' | 'cancelTimer' | 'cancelTimers' | 'listPendingTimers' | 'getTimer' | 'claimDueTimers' | 'nextTimerDue' | 'completeTimer' | 'extendTimerLease' | 'failTimer' | 'cancelTimersOf'
 >;
 
 const STATUSES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const satisfies readonly TimerStatus[];
+
+const cancelByKey = prepared((db, a: { dedupKey: string; at: number }) =>
+  db.updateTable('timers').set({ status: 'cancelled', updated_at: a.at }).where('dedup_key', '=', a.dedupKey).where('status', '=', 'pending'),
+);
+
+const cancelByKeys = new PreparedFamily((count: number) =>
+  prepared((db, a: Record<string, string | number>) => {
+    const keys = Array.from({ length: count }, (_, index) => a[`k${index}`] as string);
+    return db.updateTable('timers').set({ status: 'cancelled', updated_at: a.at as number }).where('dedup_key', 'in', keys).where('status', '=', 'pending');
+  }),
+);
 
 /**
  * Serialises writers of one dedup key until the transaction ends (PostgreSQL). Without it two
@@ -56,13 +68,13 @@ export function timerQueries(ctx: QueryContext): TimerOperations {
     },
 
     async cancelTimer(dedupKey, at) {
-      const result = await db
-        .updateTable('timers')
-        .set({ status: 'cancelled', updated_at: toMs(at) })
-        .where('dedup_key', '=', dedupKey)
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      return (await cancelByKey.changed(ctx, { dedupKey, at: toMs(at) })) > 0;
+    },
+
+    async cancelTimers(dedupKeys, at) {
+      if (dedupKeys.length === 0) return 0;
+      const args = Object.fromEntries(dedupKeys.map((key, index) => [`k${index}`, key]));
+      return cancelByKeys.of(dedupKeys.length).changed(ctx, { ...args, at: toMs(at) });
     },
 
     async listPendingTimers(participantId) {

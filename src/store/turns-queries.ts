@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { ToolCallRecord, ToolCallStatus, TurnRecord, TurnStatus } from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
+import { preparedInsert } from './prepared.ts';
 import type { ToolCallsTable, TurnsTable } from './schema.ts';
 import { fromMs, oneOf, toMs } from './codec.ts';
 
@@ -10,13 +11,15 @@ type TurnOperations = Pick<StoreOperations, 'insertTurn' | 'listTurns' | 'insert
 const TURN_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly TurnStatus[];
 const CALL_STATUSES = ['ok', 'error'] as const satisfies readonly ToolCallStatus[];
 
+const insertTurnRow = preparedInsert('turns');
+const insertToolCallRows = preparedInsert('tool_calls');
+
 /** Durations may be fractional (performance.now()); they are stored as whole milliseconds. */
-export function turnQueries({ db }: QueryContext): TurnOperations {
+export function turnQueries(ctx: QueryContext): TurnOperations {
+  const { db } = ctx;
   return {
     async insertTurn(turn) {
-      await db
-        .insertInto('turns')
-        .values({
+      await insertTurnRow(ctx, [{
           id: turn.id,
           conversation_id: turn.conversationId,
           inbox_id: turn.inboxId,
@@ -33,8 +36,7 @@ export function turnQueries({ db }: QueryContext): TurnOperations {
           error: turn.error,
           started_at: toMs(turn.startedAt),
           finished_at: toMs(turn.finishedAt),
-        })
-        .execute();
+        }]);
     },
 
     /** The last `limit` turns, oldest first (all of them without a limit). */
@@ -51,9 +53,8 @@ export function turnQueries({ db }: QueryContext): TurnOperations {
 
     async insertToolCalls(calls) {
       if (calls.length === 0) return;
-      await db
-        .insertInto('tool_calls')
-        .values(
+      await insertToolCallRows(
+          ctx,
           calls.map((call) => ({
             id: call.id,
             turn_id: call.turnId,
@@ -66,8 +67,7 @@ export function turnQueries({ db }: QueryContext): TurnOperations {
             duration_ms: Math.round(call.durationMs),
             created_at: toMs(call.createdAt),
           })),
-        )
-        .execute();
+        );
     },
 
     async listToolCalls(conversationId, options = {}) {

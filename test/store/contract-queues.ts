@@ -92,6 +92,16 @@ export function queuesContract(store: () => Store): void {
       expect(await store().getTimer(last.id)).toMatchObject({ status: 'failed', lastError: 'gave up', leaseUntil: null });
     });
 
+    it('cancels the pending timers of several keys in one call, and only those', async () => {
+      const { p, c } = await setup();
+      for (const dedupKey of ['a:1', 'b:1', 'c:1']) await store().scheduleTimer(timer(c.id, p.id, { dedupKey }));
+      expect(await store().cancelTimers([], at(1))).toBe(0);
+      expect(await store().cancelTimers(['a:1', 'c:1', 'missing'], at(1))).toBe(2);
+      expect((await store().listPendingTimers(p.id)).map((t) => t.dedupKey)).toEqual(['b:1']);
+      expect(await store().cancelTimers(['a:1', 'b:1'], at(2))).toBe(1);
+      expect(await store().listPendingTimers(p.id)).toEqual([]);
+    });
+
     it('cancels every pending timer of a participant', async () => {
       const { p, c } = await setup();
       const other = await setup();

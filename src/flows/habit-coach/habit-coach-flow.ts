@@ -51,8 +51,7 @@ export function createHabitCoachFlow(options: HabitCoachOptions): Flow {
     // An operator's write of the sub-state wins over pending automatic moves.
     onSubStateForced: async (tx, conversation, now) => {
       if (!conversation.participantId) return;
-      await tx.cancelTimer(timerKeys.stateTransition(conversation.participantId), now);
-      await tx.cancelTimer(timerKeys.autoFeedback(conversation.participantId), now);
+      await tx.cancelTimers([timerKeys.stateTransition(conversation.participantId), timerKeys.autoFeedback(conversation.participantId)], now);
     },
     onParticipantResumed: async (tx, conversation, now) => {
       if (!conversation.participantId) return;
@@ -225,13 +224,15 @@ async function commitState(tx: StoreTx, state: HabitTurnState, request: TurnRequ
     await tx.deleteSchedule(id);
     await tx.cancelTimer(timerKeys.dailyPrompt(id), now);
   }
-  // A reply cancels the pending reminder and feedback nudges of the last prompt.
-  if (request.input.kind === 'message') {
-    await tx.cancelTimer(timerKeys.reminder(participantId), now);
-    await tx.cancelTimer(timerKeys.feedbackNudge(participantId), now);
-  }
-  if (state.subStateChanged || state.subStateWritten) await tx.cancelTimer(timerKeys.autoFeedback(participantId), now);
-  if (state.delayedTransition === null) await tx.cancelTimer(timerKeys.stateTransition(participantId), now);
+  await tx.cancelTimers(
+    [
+      // A reply cancels the pending reminder and feedback nudges of the last prompt.
+      ...(request.input.kind === 'message' ? [timerKeys.reminder(participantId), timerKeys.feedbackNudge(participantId)] : []),
+      ...(state.subStateChanged || state.subStateWritten ? [timerKeys.autoFeedback(participantId)] : []),
+      ...(state.delayedTransition === null ? [timerKeys.stateTransition(participantId)] : []),
+    ],
+    now,
+  );
   if (state.delayedTransition) {
     await tx.scheduleTimer({
       id: options.ids.next('tmr'),

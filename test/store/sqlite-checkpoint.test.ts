@@ -1,0 +1,25 @@
+import { existsSync, statSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { openNodeSqlite } from '../../src/store/sqlite-database.ts';
+import { tempSqliteUrl } from '../kit/test-server.ts';
+import { waitFor } from '../kit/wait-for.ts';
+
+const size = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+
+describe('SQLite checkpoints', () => {
+  it('are never run by a commit: a worker copies the WAL into the database file, and close leaves no WAL behind', async () => {
+    const path = tempSqliteUrl().slice('sqlite:'.length);
+    const database = openNodeSqlite(path);
+    try {
+      expect(database.prepare('PRAGMA wal_autocheckpoint').all([])).toEqual([{ wal_autocheckpoint: 0 }]);
+      database.prepare('create table t (id integer primary key, body text not null)').run([]);
+      const insert = database.prepare('insert into t (body) values (?)');
+      // Far more than the 1000 pages at which a commit would checkpoint by default.
+      for (let i = 0; i < 3000; i++) insert.run(['x'.repeat(4000)]);
+      await waitFor(() => size(path) > 3000 * 4000, { what: 'the rows checkpointed into the database file' });
+    } finally {
+      await database.close();
+    }
+    expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+});
