@@ -29,7 +29,12 @@ export class ChildServer {
 
   static async start(env: Record<string, string>): Promise<ChildServer> {
     const server = new ChildServer(env);
-    await waitFor(() => server.url || server.exit, { what: 'the server to listen', timeoutMs: 20_000 });
+    try {
+      await waitFor(() => server.url || server.exit, { what: 'the server to listen', timeoutMs: 20_000 });
+    } catch (error) {
+      await server.kill(); // never left running behind a failed test
+      throw error;
+    }
     if (!server.url) throw new Error(`the server exited before listening: ${JSON.stringify(server.exit)}\n${server.log.join('\n')}`);
     return server;
   }
