@@ -123,8 +123,9 @@ export interface StoreOperations {
 
   // Inbox
   /**
-   * Records an inbound message. When the same `(channel, channelMessageId)` was recorded before,
-   * nothing is written and the earlier item is returned with `duplicate: true`.
+   * Records an inbound message. When the same `(channel, sender, channelMessageId)` was recorded
+   * before, nothing is written and the earlier item is returned with `duplicate: true`. Message
+   * ids are per sender: another sender's same id is a new message.
    */
   insertInbox(item: InboxItem): Promise<{ item: InboxItem; duplicate: boolean }>;
   getInbox(id: string): Promise<InboxItem | undefined>;
