@@ -211,6 +211,12 @@ export interface StoreOperations {
   /** Drops every lease (a single-process store at start: whoever held them is gone). */
   clearLeases(): Promise<number>;
 
+  // The virtual clock (CLOCK=virtual), kept so a restart resumes from it
+  /** The last virtual time saved, or undefined when none was. */
+  getVirtualClock(): Promise<Date | undefined>;
+  /** Saves the virtual time; an earlier time than the one saved changes nothing. */
+  saveVirtualClock(at: Date): Promise<void>;
+
   // Turns and the tool-call audit log
   insertTurn(turn: TurnRecord): Promise<void>;
   listTurns(conversationId: string, options?: { limit?: number }): Promise<TurnRecord[]>;
