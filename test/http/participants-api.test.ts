@@ -126,6 +126,15 @@ describe('participant resource', () => {
     expect((await server.request('GET', '/nowhere')).body.code).toBe('not_found');
   });
 
+  it('rejects an unknown inbound field like every other route, naming it, and stores nothing', async () => {
+    const before = (await server.store.listPendingInbox()).length;
+    const response = await server.request('POST', '/conversation/inbound', { from: '+14165550178', text: 'hi', messageId: 'm1' });
+    expect(response).toMatchObject({ status: 400, body: { status: 'error', code: 'invalid_request', field: 'messageId' } });
+    expect(response.body.message).toContain('unknown field(s) "messageId"');
+    expect(await server.store.listPendingInbox()).toHaveLength(before);
+    expect(await server.store.firstInboxFrom('http', '+14165550178', new Date(0))).toBeUndefined();
+  });
+
   it('names the inbound sender field when its number is invalid', async () => {
     expect(await server.request('POST', '/conversation/inbound', { from: 'abc', text: 'hi' })).toMatchObject({ status: 400, body: { code: 'invalid_phone_number', field: 'from' } });
     expect(await server.request('POST', '/conversation/inbound', { from: '+14165550177', text: '   ' })).toMatchObject({ status: 400, body: { field: 'text' } });
