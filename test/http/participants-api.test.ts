@@ -28,6 +28,16 @@ describe('enrollment', () => {
     expect(history.body.result.messages).toEqual([expect.objectContaining({ role: 'assistant', text: 'Hi, welcome!', seq: 1 })]);
   });
 
+  it('stores time zones in their canonical spelling, whatever their case, and accepts EST5EDT', async () => {
+    const lower = await enrol({ phone_number: '+14165550141', timezone: 'america/toronto' });
+    expect(lower).toMatchObject({ status: 201, body: { result: { timezone: 'America/Toronto' } } });
+    const posix = await enrol({ phone_number: '+14165550142', timezone: 'EST5EDT' });
+    expect(posix).toMatchObject({ status: 201, body: { result: { timezone: 'EST5EDT' } } });
+    const updated = await server.request('PUT', `/conversation/participants/${posix.body.result.id}`, { timezone: 'europe/berlin' });
+    expect(updated).toMatchObject({ status: 200, body: { result: { timezone: 'Europe/Berlin' } } });
+    expect((await server.store.getParticipant(lower.body.result.id))?.timezone).toBe('America/Toronto');
+  });
+
   it('refuses a duplicate phone number with 409, whatever its format', async () => {
     await enrol({ phone_number: '+14165550124' });
     const duplicate = await enrol({ phone_number: '+1 416 555 0124' });
