@@ -36,7 +36,7 @@ import type { Store } from './store/store.ts';
 import type { ClockControlDeps } from './timers/clock-control.ts';
 import { TimerKindRegistry } from './timers/timer-kinds.ts';
 import { TimerWorker } from './timers/timer-worker.ts';
-import { VirtualClock } from './timers/virtual-clock.ts';
+import { VirtualClock, virtualClockStart } from './timers/virtual-clock.ts';
 
 export const VERSION = '0.1.0';
 
@@ -96,15 +96,24 @@ function createChannels(
 /** Connect and call timeout of MCP servers. */
 const MCP_TIMEOUT_MS = 30_000;
 
+/** A virtual clock that continues from where the last run left it (kept in the store). */
+async function resumeVirtualClock(store: Store, configured: Date | undefined, logger: Logger): Promise<VirtualClock> {
+  const saved = await store.getVirtualClock();
+  const start = virtualClockStart(saved, configured, new Date());
+  await store.saveVirtualClock(start);
+  logger.info({ now: start.toISOString(), resumed: start === saved }, 'virtual clock');
+  return new VirtualClock(start);
+}
+
 /** The composition root: the only place adapters are chosen and wired. */
 export async function startServer(config: AppConfig, logger: Logger, overrides: ServerOverrides = {}): Promise<RunningServer> {
-  const virtualClock = config.clock.mode === 'virtual' ? new VirtualClock(config.clock.start ?? new Date()) : undefined;
   const ids = overrides.ids ?? randomIds;
   const random = overrides.random ?? Math.random;
   // Configuration files first: a mistake in one stops start-up before anything is opened.
   const profiles = loadProfiles(config.assistant.profilesDir ?? SHIPPED_PROFILES_DIR, config.assistant.defaultProfile);
   const mcpServers = config.assistant.mcpConfigFile ? loadMcpConfig(config.assistant.mcpConfigFile) : [];
   const store = await openStore(config.database.url, { schema: config.database.schema, poolMax: config.database.poolMax, logger });
+  const virtualClock = config.clock.mode === 'virtual' ? await resumeVirtualClock(store, config.clock.start, logger) : undefined;
   // Several processes may share PostgreSQL: its clock decides what is due and when leases end.
   const dbClock = !virtualClock && store.dialect === 'postgres' ? await databaseClock(store, logger) : undefined;
   const clock: Clock = virtualClock ?? dbClock ?? systemClock;

@@ -65,8 +65,8 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Assistant', 'ASSISTANT_HELPER_TIMEOUT_MS', '5000', 'Timeout of the profile-routing and recall-extraction calls, in ms (they fall back, never fail the turn).'),
   v('Assistant', 'MCP_CONFIG_FILE', undefined, 'JSON file of MCP servers whose tools the assistant may call: {"mcpServers": {"name": {"command", "args", "env"} | {"url", "headers"}}}.'),
 
-  v('Clock', 'CLOCK', 'system', 'system, or virtual: time stands still until POST /admin/clock moves it (demos, tests).'),
-  v('Clock', 'CLOCK_START', undefined, 'Start of the virtual clock, an ISO 8601 date-time with offset (only with CLOCK=virtual).', { defaultNote: 'the current time' }),
+  v('Clock', 'CLOCK', 'system', 'system, or virtual: time stands still until POST /admin/clock moves it (demos, tests); a restart resumes from the virtual time kept in the database.'),
+  v('Clock', 'CLOCK_START', undefined, 'Start of the virtual clock, an ISO 8601 date-time with offset (only with CLOCK=virtual); on a restart it applies only if later than the kept virtual time.', { defaultNote: 'the current time' }),
 
   v('Delivery', 'OUTBOUND_WEBHOOK_URL', undefined, 'http(s) URL each reply is POSTed to; unset = replies are only logged and kept in the history.'),
   v('Delivery', 'OUTBOUND_MAX_ATTEMPTS', '8', 'Delivery attempts per message before it is marked failed (1-100).'),

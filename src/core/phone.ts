@@ -25,17 +25,3 @@ export function phoneFromWhatsAppId(waId: string): string | null {
   if (/^55\d{2}[6-9]\d{7}$/.test(waId)) return canonicalPhone(`+${waId.slice(0, 4)}9${waId.slice(4)}`);
   return null;
 }
-
-const knownZones = new Set(Intl.supportedValuesOf('timeZone'));
-
-/** True for an IANA zone name this runtime knows (`America/Toronto`, `UTC`, `Etc/GMT+5`). */
-export function isValidTimeZone(zone: string): boolean {
-  if (knownZones.has(zone)) return true;
-  if (!/^[A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)*$/.test(zone)) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}

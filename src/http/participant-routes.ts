@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../core/errors.ts';
-import { canonicalPhone, isValidTimeZone } from '../core/phone.ts';
+import { canonicalPhone } from '../core/phone.ts';
+import { canonicalTimeZone } from '../core/time-zone.ts';
 import type { ParticipantService } from '../engine/participant-service.ts';
 import type { Store } from '../store/store.ts';
 import { parseRequest } from './http-errors.ts';
@@ -179,12 +180,14 @@ export function requirePhone(raw: string, field = 'phone_number'): string {
   return phone;
 }
 
+/** The zone in its canonical spelling (`america/toronto` → `America/Toronto`). */
 function checkTimeZone(zone: string | null | undefined): string | null {
   if (zone === undefined || zone === null || zone.trim() === '') return null;
-  if (!isValidTimeZone(zone.trim())) {
+  const canonical = canonicalTimeZone(zone);
+  if (!canonical) {
     throw new AppError('invalid_timezone', `timezone: "${zone}" is not an IANA time zone (e.g. America/Toronto)`, { field: 'timezone' });
   }
-  return zone.trim();
+  return canonical;
 }
 
 export { ok };

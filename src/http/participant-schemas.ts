@@ -51,7 +51,7 @@ export const forceStateBody = z.strictObject({
 
 export const turnsQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).default(50) });
 
-export const inboundBody = z.object({
+export const inboundBody = z.strictObject({
   from: z.string().min(1).max(40),
   text: z.string().max(4096).refine((text) => !isBlank(text), 'must contain text, not only spaces'),
   message_id: z.string().min(1).max(200).optional(),

@@ -22,7 +22,8 @@ export function inboxQueries(ctx: QueryContext): InboxOperations {
   return {
     async insertInbox(item) {
       // ON CONFLICT DO NOTHING is race-safe on both dialects: a concurrent duplicate waits for the
-      // first writer and then writes nothing. NULL channel message ids never conflict.
+      // first writer and then writes nothing. NULL channel message ids never conflict. Ids are
+      // per sender: two clients may both send "m1" (decision 007).
       const inserted = await db
         .insertInto('inbox')
         .values({
@@ -38,7 +39,7 @@ export function inboxQueries(ctx: QueryContext): InboxOperations {
           received_at: toMs(item.receivedAt),
           processed_at: toMsOrNull(item.processedAt),
         })
-        .onConflict((oc) => oc.columns(['channel', 'channel_message_id']).doNothing())
+        .onConflict((oc) => oc.columns(['channel', 'sender', 'channel_message_id']).doNothing())
         .returning('id')
         .executeTakeFirst();
       if (inserted) return { item: { ...item }, duplicate: false };
@@ -46,6 +47,7 @@ export function inboxQueries(ctx: QueryContext): InboxOperations {
         .selectFrom('inbox')
         .selectAll()
         .where('channel', '=', item.channel)
+        .where('sender', '=', item.sender)
         .where('channel_message_id', '=', item.channelMessageId)
         .executeTakeFirstOrThrow();
       return { item: toInboxItem(earlier), duplicate: true };

@@ -27,6 +27,8 @@ export interface Database {
   crm_tickets: { id: string; customer_id: string | null; reason: string; created_at: number };
   flow_states: { conversation_id: string; data: string; updated_at: number };
   assistant_notes: { id: string; conversation_id: string; text: string; created_at: number };
+  /** One row (`id` = 'server') once a virtual clock has run. */
+  virtual_clock: { id: string; at: number };
 }
 
 /** Insertion order: an identity column (PostgreSQL) or the autoincrement rowid (SQLite). */

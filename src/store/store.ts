@@ -125,8 +125,9 @@ export interface StoreOperations {
 
   // Inbox
   /**
-   * Records an inbound message. When the same `(channel, channelMessageId)` was recorded before,
-   * nothing is written and the earlier item is returned with `duplicate: true`.
+   * Records an inbound message. When the same `(channel, sender, channelMessageId)` was recorded
+   * before, nothing is written and the earlier item is returned with `duplicate: true`. Message
+   * ids are per sender: another sender's same id is a new message.
    */
   insertInbox(item: InboxItem): Promise<{ item: InboxItem; duplicate: boolean }>;
   getInbox(id: string): Promise<InboxItem | undefined>;
@@ -211,6 +212,12 @@ export interface StoreOperations {
   releaseLease(conversationId: string, owner: string): Promise<void>;
   /** Drops every lease (a single-process store at start: whoever held them is gone). */
   clearLeases(): Promise<number>;
+
+  // The virtual clock (CLOCK=virtual), kept so a restart resumes from it
+  /** The last virtual time saved, or undefined when none was. */
+  getVirtualClock(): Promise<Date | undefined>;
+  /** Saves the virtual time; an earlier time than the one saved changes nothing. */
+  saveVirtualClock(at: Date): Promise<void>;
 
   // Turns and the tool-call audit log
   insertTurn(turn: TurnRecord): Promise<void>;

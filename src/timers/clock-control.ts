@@ -12,7 +12,8 @@ export interface ClockControlDeps {
 
 /**
  * Moves the virtual clock to `target`, stopping at each timer's due time in order so every timer
- * fires at its own time (and sees the timers it arms), then waits for their effects.
+ * fires at its own time (and sees the timers it arms), then waits for their effects. Each stop is
+ * saved in the store, so a restarted server resumes from it.
  */
 export async function advanceClock(deps: ClockControlDeps, target: Date): Promise<{ now: Date; fired: number }> {
   let fired = 0;
@@ -20,6 +21,8 @@ export async function advanceClock(deps: ClockControlDeps, target: Date): Promis
     const next = await deps.store.nextTimerDue();
     if (!next || next.getTime() > target.getTime()) break;
     deps.clock.set(next);
+    // Kept before timers fire: a restart resumes here, never before what they wrote.
+    await deps.store.saveVirtualClock(deps.clock.now());
     const count = await deps.worker.fireDue();
     fired += count;
     await deps.settle();
@@ -29,6 +32,7 @@ export async function advanceClock(deps: ClockControlDeps, target: Date): Promis
     }
   }
   deps.clock.set(target);
+  await deps.store.saveVirtualClock(deps.clock.now());
   fired += await deps.worker.fireDue();
   await deps.settle();
   return { now: deps.clock.now(), fired };

@@ -43,3 +43,12 @@ export class VirtualClock implements Clock {
     for (const sleeper of due) sleeper.resolve();
   }
 }
+
+/**
+ * Where a virtual clock starts: where the last run left it (kept in the store), or `CLOCK_START`
+ * when that is later (the clock never goes back), else the current time on a first start.
+ */
+export function virtualClockStart(saved: Date | undefined, configured: Date | undefined, wallNow: Date): Date {
+  if (saved && configured) return saved.getTime() >= configured.getTime() ? saved : configured;
+  return saved ?? configured ?? wallNow;
+}

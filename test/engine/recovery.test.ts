@@ -1,3 +1,4 @@
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { startTestServer, tempSqliteUrl, type TestServer } from '../kit/test-server.ts';
@@ -24,7 +25,11 @@ describe('recovery after a restart', () => {
     expect((await server.request('POST', '/conversation/inbound', { from: PHONE, text: 'stuck', message_id: 'm1' })).status).toBe(202);
     await server.close();
 
-    // A day earlier than the message's arrival, as after a crash with CLOCK_START unset.
+    // A day earlier than the message's arrival (a clock set back): without its kept virtual time,
+    // the restarted clock starts at CLOCK_START again.
+    const raw = new DatabaseSync(database.slice('sqlite:'.length));
+    raw.exec('delete from virtual_clock');
+    raw.close();
     const echo = createScriptedProvider((request) => ({ text: `echo: ${request.messages.at(-1)?.content}` }));
     server = await startTestServer({ DATABASE_URL: database, CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z' }, { provider: echo });
     await waitFor(() => server!.sink.to(PHONE).some((message) => message.text === 'echo: stuck'), { what: 'the pending message answered after the restart' });

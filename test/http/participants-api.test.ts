@@ -28,6 +28,16 @@ describe('enrollment', () => {
     expect(history.body.result.messages).toEqual([expect.objectContaining({ role: 'assistant', text: 'Hi, welcome!', seq: 1 })]);
   });
 
+  it('stores time zones in their canonical spelling, whatever their case, and accepts EST5EDT', async () => {
+    const lower = await enrol({ phone_number: '+14165550141', timezone: 'america/toronto' });
+    expect(lower).toMatchObject({ status: 201, body: { result: { timezone: 'America/Toronto' } } });
+    const posix = await enrol({ phone_number: '+14165550142', timezone: 'EST5EDT' });
+    expect(posix).toMatchObject({ status: 201, body: { result: { timezone: 'EST5EDT' } } });
+    const updated = await server.request('PUT', `/conversation/participants/${posix.body.result.id}`, { timezone: 'europe/berlin' });
+    expect(updated).toMatchObject({ status: 200, body: { result: { timezone: 'Europe/Berlin' } } });
+    expect((await server.store.getParticipant(lower.body.result.id))?.timezone).toBe('America/Toronto');
+  });
+
   it('refuses a duplicate phone number with 409, whatever its format', async () => {
     await enrol({ phone_number: '+14165550124' });
     const duplicate = await enrol({ phone_number: '+1 416 555 0124' });
@@ -124,6 +134,15 @@ describe('participant resource', () => {
     expect(wrong.headers.get('allow')).toBe('GET, POST');
     expect(wrong.body.code).toBe('method_not_allowed');
     expect((await server.request('GET', '/nowhere')).body.code).toBe('not_found');
+  });
+
+  it('rejects an unknown inbound field like every other route, naming it, and stores nothing', async () => {
+    const before = (await server.store.listPendingInbox()).length;
+    const response = await server.request('POST', '/conversation/inbound', { from: '+14165550178', text: 'hi', messageId: 'm1' });
+    expect(response).toMatchObject({ status: 400, body: { status: 'error', code: 'invalid_request', field: 'messageId' } });
+    expect(response.body.message).toContain('unknown field(s) "messageId"');
+    expect(await server.store.listPendingInbox()).toHaveLength(before);
+    expect(await server.store.firstInboxFrom('http', '+14165550178', new Date(0))).toBeUndefined();
   });
 
   it('names the inbound sender field when its number is invalid', async () => {

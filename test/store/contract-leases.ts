@@ -30,6 +30,17 @@ export function leasesContract(store: () => Store): void {
     });
   });
 
+  describe('virtual clock', () => {
+    it('keeps the last virtual time, never moving it back', async () => {
+      expect(await store().getVirtualClock()).toBeUndefined();
+      await store().saveVirtualClock(at(5000));
+      expect(await store().getVirtualClock()).toEqual(at(5000));
+      await store().saveVirtualClock(at(9000));
+      await store().saveVirtualClock(at(7000)); // a late write from an earlier move
+      expect(await store().getVirtualClock()).toEqual(at(9000));
+    });
+  });
+
   describe('inbox per conversation', () => {
     it('lists a conversation\'s pending items in arrival order and completes each once', async () => {
       const { p, c } = await setup();

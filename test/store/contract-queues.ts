@@ -140,6 +140,17 @@ export function queuesContract(store: () => Store): void {
       expect(await store().listPendingInbox()).toHaveLength(4);
     });
 
+    it('dedupes message ids per sender: another sender may use the same id', async () => {
+      const fromA = inboxItem({ channel: 'http', sender: '+14165550101', channelMessageId: 'm1', text: 'from A' });
+      const fromB = inboxItem({ channel: 'http', sender: '+14165550102', channelMessageId: 'm1', text: 'from B' });
+      expect(await store().insertInbox(fromA)).toEqual({ item: fromA, duplicate: false });
+      expect(await store().insertInbox(fromB)).toEqual({ item: fromB, duplicate: false });
+      // A's redelivery is still A's duplicate, and answers with A's item, not B's.
+      expect(await store().insertInbox({ ...fromA, id: 'in_again_a' })).toEqual({ item: fromA, duplicate: true });
+      expect(await store().insertInbox({ ...fromB, id: 'in_again_b', text: 'changed' })).toEqual({ item: fromB, duplicate: true });
+      expect((await store().listPendingInbox()).map((item) => item.id).sort()).toEqual([fromA.id, fromB.id].sort());
+    });
+
     it('dedupes concurrent duplicates: exactly one is new', async () => {
       const items = Array.from({ length: 10 }, () => inboxItem({ channelMessageId: 'same' }));
       const results = await Promise.all(items.map((item) => store().insertInbox(item)));

@@ -12,7 +12,7 @@ import { conversation, participant } from './store-fixtures.ts';
 const MIGRATIONS = Object.keys(allMigrations('sqlite'));
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PG_SCHEMA = `store_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-const TABLES = ['participants', 'conversations', 'messages', 'profiles', 'schedules', 'timers', 'inbox', 'outbox', 'turns', 'tool_calls', 'events', 'channel_contacts', 'delivery_receipts', 'conversation_leases', 'crm_appointments', 'crm_invoices', 'crm_tickets', 'crm_slots', 'crm_customers', 'flow_states'];
+const TABLES = ['participants', 'conversations', 'messages', 'profiles', 'schedules', 'timers', 'inbox', 'outbox', 'turns', 'tool_calls', 'events', 'channel_contacts', 'delivery_receipts', 'conversation_leases', 'crm_appointments', 'crm_invoices', 'crm_tickets', 'crm_slots', 'crm_customers', 'flow_states', 'virtual_clock'];
 
 const tempDir = mkdtempSync(join(tmpdir(), 'promptpipe-store-'));
 let files = 0;

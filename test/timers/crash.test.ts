@@ -8,6 +8,8 @@ import { WebhookSink } from '../kit/webhook-sink.ts';
 // same SQLite file. The offline demo model sets up a daily schedule at 07:00 Toronto time.
 const PHONE = '+14165550199';
 const T0 = '2026-06-01T12:00:00Z';
+/** A day after T0. A restarted server resumes its virtual clock where the crash left it, so tests move it to a time, not by a step. */
+const DAY1 = '2026-06-02T12:00:00Z';
 const PROMPT = /^After breakfast, spend two minutes on walking/;
 
 let servers: ChildServer[] = [];
@@ -52,7 +54,7 @@ describe('crash recovery with real processes (SIGKILL)', () => {
     expect(deliveredTimes(PROMPT)).toBe(0);
 
     const restarted = await start(database);
-    const day1 = await restarted.request('POST', '/admin/clock', { advance: '1d' });
+    const day1 = await restarted.request('POST', '/admin/clock', { to: DAY1 });
     expect(day1.body.result.fired).toBeGreaterThanOrEqual(1);
     await waitFor(() => deliveredTimes(/^Did you do it\?$/) === 1, { what: 'the daily poll after the restart' });
     expect(deliveredTimes(PROMPT)).toBe(1);
@@ -74,7 +76,7 @@ describe('crash recovery with real processes (SIGKILL)', () => {
     expect(first).toHaveLength(1);
 
     const restarted = await start(database);
-    await restarted.request('POST', '/admin/clock', { advance: '1d' });
+    await restarted.request('POST', '/admin/clock', { to: DAY1 });
     await waitFor(() => sink.received.filter((delivery) => PROMPT.test(delivery.body.text)).length === 2, { what: 'the re-sent prompt' });
     const [before, after] = sink.received.filter((delivery) => PROMPT.test(delivery.body.text));
     expect(after!.headers['idempotency-key']).toBe(before!.headers['idempotency-key']);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
-import { isValidTimeZone } from '../../core/phone.ts';
+import { canonicalTimeZone, isValidTimeZone } from '../../core/time-zone.ts';
 import type { StoreOperations } from '../../store/store.ts';
 import { defineTool, toolError, type AnyTool } from '../../tools/define-tool.ts';
 import { evaluate, formatNumber } from './calculator.ts';
@@ -34,7 +34,7 @@ export function assistantTools(context: AssistantToolContext): Record<BuiltInToo
       name: 'current_time',
       description: 'The current date and time, in UTC or in a given IANA time zone.',
       input: z.object({ timeZone: timeZone.optional() }),
-      execute: ({ timeZone: zone }) => describeTime(context.clock.now(), zone ?? 'UTC'),
+      execute: ({ timeZone: zone }) => describeTime(context.clock.now(), (zone && canonicalTimeZone(zone)) ?? 'UTC'),
     }),
     calculator: defineTool({
       name: 'calculator',

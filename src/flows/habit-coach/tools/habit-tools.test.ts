@@ -61,6 +61,13 @@ describe('scheduler', () => {
     expect(duplicate.result).toMatch(/identical schedule already exists/);
   });
 
+  it('stores a zone given in any case in its canonical spelling, and accepts EST5EDT', async () => {
+    const state = testHabitState({}, { timezone: null });
+    expect((await call(scheduler(state), { action: 'create', type: 'fixed', fixed_time: '07:00', timezone: 'america/vancouver' })).status).toBe('ok');
+    expect((await call(scheduler(state), { action: 'create', type: 'fixed', fixed_time: '08:00', timezone: 'EST5EDT' })).status).toBe('ok');
+    expect(state.createdSchedules.map((schedule) => schedule.timezone)).toEqual(['America/Vancouver', 'EST5EDT']);
+  });
+
   it('defaults the zone to America/Toronto for fixed and UTC for random when the participant has none', async () => {
     const state = testHabitState({}, { timezone: null });
     expect((await call(scheduler(state), { action: 'create', type: 'fixed', fixed_time: '09:00' })).result).toMatch(/America\/Toronto/);

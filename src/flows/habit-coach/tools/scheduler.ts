@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { IdGenerator } from '../../../core/clock.ts';
-import { isValidTimeZone } from '../../../core/phone.ts';
+import { canonicalTimeZone } from '../../../core/time-zone.ts';
 import type { Schedule } from '../../../core/schedule.ts';
 import { defineTool, toolError, type ToolOutcome } from '../../../tools/define-tool.ts';
 import { describeSchedule, nextFireTime, parseClockTime } from '../../../timers/schedule-math.ts';
@@ -45,8 +45,9 @@ export function schedulerTool(state: HabitTurnState, deps: SchedulerDeps) {
 
 function createSchedule(state: HabitTurnState, deps: SchedulerDeps, input: SchedulerInput): ToolOutcome | string {
   if (!input.type) return toolError('type is required to create a schedule: "fixed" or "random".');
-  const zone = input.timezone ?? state.participant.timezone ?? (input.type === 'fixed' ? 'America/Toronto' : 'UTC');
-  if (!isValidTimeZone(zone)) return toolError(`timezone "${zone}" is not an IANA time zone (e.g. America/Toronto).`);
+  const given = input.timezone ?? state.participant.timezone ?? (input.type === 'fixed' ? 'America/Toronto' : 'UTC');
+  const zone = canonicalTimeZone(given);
+  if (!zone) return toolError(`timezone "${given}" is not an IANA time zone (e.g. America/Toronto).`);
   const times = input.type === 'fixed' ? fixedTimes(input) : windowTimes(input);
   if ('error' in times) return toolError(times.error);
   const schedule: Schedule = {

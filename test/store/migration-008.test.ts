@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from '../../src/store/migrate.ts';
+import { allMigrations } from '../../src/store/migrations/index.ts';
+import { createPgPool, openStore } from '../../src/store/open-store.ts';
+import type { SqlDialect } from '../../src/store/query-context.ts';
+import { openNodeSqlite } from '../../src/store/sqlite-database.ts';
+import { inboxItem } from './store-fixtures.ts';
+
+const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PG_SCHEMA = `migration_008_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+const tempDir = mkdtempSync(join(tmpdir(), 'promptpipe-migration-'));
+
+afterAll(async () => {
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`drop schema if exists "${PG_SCHEMA}" cascade`);
+  await admin.end();
+  rmSync(tempDir, { recursive: true, force: true });
+});
+
+/** Migrates a database up to (and including) `last`, as a server of that version left it. */
+async function migrateUpTo(db: Kysely<unknown>, dialect: SqlDialect, last: string, schema?: string): Promise<void> {
+  const migrations = Object.fromEntries(Object.entries(allMigrations(dialect)).filter(([name]) => name <= last));
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw error;
+}
+
+/** Inbox rows as version 007 stored them: one http "m1", a WhatsApp id, and a processed one. */
+async function seedInbox(db: Kysely<unknown>): Promise<void> {
+  await sql`insert into inbox (id, channel, channel_message_id, sender, text, status, received_at, processed_at) values
+    ('in_old_1', 'http', 'm1', '+14165550101', 'from A', 'pending', 1000, null),
+    ('in_old_2', 'whatsapp', 'wamid.1', '+14165550101', 'on WhatsApp', 'pending', 1000, null),
+    ('in_old_3', 'http', 'm2', '+14165550101', 'done', 'processed', 500, 600)`.execute(db);
+}
+
+const backends: { name: string; dialect: SqlDialect; prepare: () => Promise<string> }[] = [
+  {
+    name: 'SQLite file',
+    dialect: 'sqlite',
+    prepare: async () => {
+      const path = join(tempDir, 'store.sqlite');
+      const database = openNodeSqlite(path);
+      const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) });
+      await migrateUpTo(db, 'sqlite', '007_inbox_sender');
+      await seedInbox(db);
+      await db.destroy();
+      return `sqlite:${path}`;
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    dialect: 'postgres',
+    prepare: async () => {
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      await admin.query(`create schema "${PG_SCHEMA}"`);
+      await admin.end();
+      const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: createPgPool(PG_URL, PG_SCHEMA) }) });
+      await migrateUpTo(db, 'postgres', '007_inbox_sender', PG_SCHEMA);
+      await seedInbox(db);
+      await db.destroy();
+      return PG_URL;
+    },
+  },
+];
+
+describe.each(backends)('migration 008 on $name', ({ prepare }) => {
+  it('keeps the inbox of version 007, in order, and dedupes message ids per sender from then on', async () => {
+    const url = await prepare();
+    const store = await openStore(url, { schema: PG_SCHEMA });
+    try {
+      expect(await store.getInbox('in_old_3')).toMatchObject({ channel: 'http', channelMessageId: 'm2', status: 'processed', processedAt: new Date(600) });
+      // A redelivery of a stored message is still a duplicate (the same sender).
+      const redelivered = await store.insertInbox(inboxItem({ channel: 'http', sender: '+14165550101', channelMessageId: 'm1', text: 'from A' }));
+      expect(redelivered).toMatchObject({ duplicate: true, item: { id: 'in_old_1' } });
+      expect((await store.insertInbox(inboxItem({ channel: 'whatsapp', sender: '+14165550101', channelMessageId: 'wamid.1' }))).duplicate).toBe(true);
+      // Another sender's "m1" is a message of its own, queued after the old ones received at the same time.
+      const fromB = inboxItem({ channel: 'http', sender: '+14165550102', channelMessageId: 'm1', text: 'from B', receivedAt: new Date(1000) });
+      expect(await store.insertInbox(fromB)).toEqual({ item: fromB, duplicate: false });
+      expect((await store.listPendingInbox()).map((item) => item.id)).toEqual(['in_old_1', 'in_old_2', fromB.id]);
+      expect(await store.getVirtualClock()).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+});
