@@ -23,7 +23,7 @@ export function inboxQueries(ctx: QueryContext): InboxOperations {
     async insertInbox(item) {
       // ON CONFLICT DO NOTHING is race-safe on both dialects: a concurrent duplicate waits for the
       // first writer and then writes nothing. NULL channel message ids never conflict. Ids are
-      // per sender: two clients may both send "m1" (decision 007).
+      // per sender: two clients may both send "m1" (decision 008).
       const inserted = await db
         .insertInto('inbox')
         .values({

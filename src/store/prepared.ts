@@ -20,7 +20,7 @@ interface Plan {
 
 /**
  * A query built and compiled once per dialect, then run with new arguments: the hot path never
- * pays Kysely's builder and compiler again (decision 007). `build` receives the arguments as
+ * pays Kysely's builder and compiler again (decision 009). `build` receives the arguments as
  * placeholders typed as `A`; it must only *pass* them to Kysely (a value in `where`, `values`,
  * `set`, `limit`), never branch on them or compute with them.
  */

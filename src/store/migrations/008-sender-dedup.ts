@@ -4,7 +4,7 @@ import type { SqlDialect } from '../query-context.ts';
 /**
  * Inbound message ids are deduplicated per sender: `(channel, sender, channel_message_id)`
  * instead of `(channel, channel_message_id)`, so one HTTP client's `"m1"` no longer swallows
- * another's (decision 007). Provider ids (WhatsApp, Twilio) are unique on their own and always
+ * another's (decision 008). Provider ids (WhatsApp, Twilio) are unique on their own and always
  * come with the same sender, so they dedupe as before. Also keeps the virtual clock's time, so a
  * restarted server with `CLOCK=virtual` resumes where it was.
  *
