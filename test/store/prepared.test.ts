@@ -8,11 +8,11 @@ import type { Database } from '../../src/store/schema.ts';
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SCHEMA = `prepared_${process.pid}`;
 
-// A table of the store's schema would need its migrations; a temporary one of the same name is enough.
-const findNote = prepared((db, a: { conversationId: string; limit: number }) =>
-  db.selectFrom('notes').select(['id', 'text']).where('conversation_id', '=', a.conversationId).orderBy('id').limit(a.limit),
+// A table of the store's schema, created bare in a schema of this test's own (no migrations needed).
+const findLeases = prepared((db, a: { owner: string; limit: number }) =>
+  db.selectFrom('conversation_leases').select(['conversation_id', 'lease_until']).where('owner', '=', a.owner).orderBy('conversation_id').limit(a.limit),
 );
-const insertNotes = preparedInsert('notes');
+const insertLeases = preparedInsert('conversation_leases');
 
 describe('prepared queries on PostgreSQL', () => {
   const pool = createPgPool(PG_URL, SCHEMA, { poolMax: 1 });
@@ -25,14 +25,14 @@ describe('prepared queries on PostgreSQL', () => {
 
   it('binds new arguments to the statement compiled once, and runs it as a named server-side statement', async () => {
     await sql`create schema if not exists ${sql.id(SCHEMA)}`.execute(db);
-    await sql`create table notes (id text primary key, conversation_id text not null, text text not null, created_at bigint not null)`.execute(db);
-    const row = (id: string, conversationId: string) => ({ id, conversation_id: conversationId, text: `note ${id}`, created_at: 1 });
-    await insertNotes(ctx, [row('a', 'c1'), row('b', 'c1'), row('c', 'c2')]);
-    await insertNotes(ctx, [row('d', 'c1')]);
+    await sql`create table conversation_leases (conversation_id text primary key, owner text not null, lease_until bigint not null)`.execute(db);
+    const row = (id: string, owner: string, until: number) => ({ conversation_id: id, owner, lease_until: until });
+    await insertLeases(ctx, [row('a', 'p1', 1), row('b', 'p1', 2), row('c', 'p2', 3)]);
+    await insertLeases(ctx, [row('d', 'p1', 4)]);
 
-    expect(await findNote.rows(ctx, { conversationId: 'c1', limit: 2 })).toEqual([{ id: 'a', text: 'note a' }, { id: 'b', text: 'note b' }]);
-    expect(await findNote.rows(ctx, { conversationId: 'c2', limit: 5 })).toEqual([{ id: 'c', text: 'note c' }]);
-    expect(await findNote.rows(ctx, { conversationId: 'c1', limit: 5 })).toHaveLength(3);
+    expect(await findLeases.rows(ctx, { owner: 'p1', limit: 2 })).toEqual([{ conversation_id: 'a', lease_until: 1 }, { conversation_id: 'b', lease_until: 2 }]);
+    expect(await findLeases.rows(ctx, { owner: 'p2', limit: 5 })).toEqual([{ conversation_id: 'c', lease_until: 3 }]);
+    expect(await findLeases.rows(ctx, { owner: 'p1', limit: 5 })).toHaveLength(3);
 
     // One connection: the statements it prepared by name are the prepared queries it ran.
     const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(db);
