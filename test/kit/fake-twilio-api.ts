@@ -47,6 +47,8 @@ export class FakeTwilioApi extends LoopbackFake<TwilioSend> {
   readonly attempts: Array<TwilioSend & { status: number }> = [];
   /** Consumed front first by authenticated, well-formed sends. */
   failures: TwilioFailure[] = [];
+  /** The Message SID the fake answered each accepted send with, in the order of `sent`. */
+  readonly sids: string[] = [];
   readonly #accountSid: string;
   readonly #authToken: string;
 
@@ -91,8 +93,10 @@ export class FakeTwilioApi extends LoopbackFake<TwilioSend> {
     }
     record(201);
     const send = { accountSid, params, form };
+    const resource = messageResource(send);
+    this.sids.push(String(resource.sid));
     this.accept(send);
-    sendJson(response, 201, messageResource(send));
+    sendJson(response, 201, resource);
   }
 
   #authorized(header: string | undefined, pathAccountSid: string): boolean {

@@ -46,6 +46,8 @@ export class FakeWhatsAppGraph extends LoopbackFake<GraphSend> {
   readonly attempts: Array<GraphSend & { status: number }> = [];
   /** Consumed front first by authorized, well-formed sends. */
   failures: GraphFailure[] = [];
+  /** The wamid the fake answered each accepted send with, in the order of `sent`. */
+  readonly ids: string[] = [];
   readonly #accessToken: string;
   #sequence = 0;
 
@@ -95,11 +97,13 @@ export class FakeWhatsAppGraph extends LoopbackFake<GraphSend> {
       return graphError(response, failure.status, failure.code, failure.message ?? DEFAULT_MESSAGES[failure.code] ?? 'Error');
     }
     record(200);
+    const acceptance = this.#acceptance(body);
+    this.ids.push(acceptance.messages[0]!.id);
     this.accept({ phoneNumberId, body });
-    sendJson(response, 200, this.#acceptance(body));
+    sendJson(response, 200, acceptance);
   }
 
-  #acceptance(body: any): unknown {
+  #acceptance(body: any): { messaging_product: string; contacts: unknown[]; messages: Array<{ id: string }> } {
     this.#sequence += 1;
     const contact = body.to !== undefined ? { input: body.to, wa_id: onlyDigits(String(body.to)) } : { input: body.recipient, user_id: body.recipient };
     // Real wamids are base64 of an opaque binary record; only uniqueness matters here.
