@@ -237,8 +237,10 @@ export class EventHub {
     stream.nextSeq = (range?.last ?? 0) + 1;
     stream.firstSeq = range?.first ?? 1;
     stream.lastTurnNo = range?.lastTurnNo ?? 0;
-    // Messages committed before this process knew the stream are history, not news.
-    stream.lastMessageSeq = last[0]?.seq ?? 0;
+    // The log says which messages it announced: one committed after that (its process died, or its
+    // events could not be written, before the `final` was) is still news. Without a `final` in
+    // the log, messages committed before this process knew the stream are history.
+    stream.lastMessageSeq = range?.lastMessageSeq ?? last[0]?.seq ?? 0;
     stream.loaded = true;
   }
 

@@ -57,7 +57,21 @@ export function eventQueries(ctx: QueryContext): EventOperations {
         .orderBy('seq', 'desc')
         .limit(1)
         .executeTakeFirst();
-      return { first: Number(range.first), last: Number(range.last), lastTurnNo: withTurn?.turn_id ? Number(withTurn.turn_id) : null };
+      const lastFinal = await db
+        .selectFrom('events')
+        .select('data')
+        .where('conversation_id', '=', conversationId)
+        .where('type', '=', 'final')
+        .orderBy('seq', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      const messageSeq = lastFinal && (parseJson(payloadSchema, lastFinal.data, 'event payload').data as { messageSeq?: unknown } | undefined)?.messageSeq;
+      return {
+        first: Number(range.first),
+        last: Number(range.last),
+        lastTurnNo: withTurn?.turn_id ? Number(withTurn.turn_id) : null,
+        lastMessageSeq: typeof messageSeq === 'number' ? messageSeq : null,
+      };
     },
 
     async pruneEvents(conversationId, beforeSeq) {

@@ -231,7 +231,8 @@ export interface StoreOperations {
   /** Events with seq > `afterSeq` (default 0), ascending, at most `limit`. */
   listEvents(conversationId: string, options?: { afterSeq?: number; limit?: number }): Promise<StoredEvent[]>;
   /** The first and last stored seq, or undefined when the log is empty. */
-  eventRange(conversationId: string): Promise<{ first: number; last: number; lastTurnNo: number | null } | undefined>;
+  /** `lastMessageSeq`: the transcript seq the newest `final` event announced (null when none did). */
+  eventRange(conversationId: string): Promise<{ first: number; last: number; lastTurnNo: number | null; lastMessageSeq: number | null } | undefined>;
   /** Deletes the events with seq < `beforeSeq`; returns how many went. */
   pruneEvents(conversationId: string, beforeSeq: number): Promise<number>;
 }

@@ -6,7 +6,7 @@ import type { SessionEvent } from '../../src/events/session-event.ts';
 import { MAX_BUFFERED_BYTES, SLOW_CONSUMER_CLOSE_CODE, streamToSocket, type Socket } from '../../src/http/session-routes.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
-import { conversation, participant } from '../store/store-fixtures.ts';
+import { conversation, message, participant } from '../store/store-fixtures.ts';
 
 let store: Store;
 let conversationId: string;
@@ -40,6 +40,36 @@ describe('EventHub', () => {
     const second = hubOf();
     expect(await second.beginTurn(conversationId)).toBe(2);
     expect((await second.emit(conversationId, status('again'))).seq).toBe(2);
+  });
+
+  it("announces, after a restart, a message whose final event its process never wrote", async () => {
+    const first = hubOf();
+    await first.syncMessages(conversationId); // follows the stream from before its first message
+    await store.appendMessages([message(conversationId, { role: 'assistant', text: 'one' })]);
+    await first.syncMessages(conversationId);
+    await first.flushAll();
+    // Committed, then the process died before its `final` reached the log.
+    await store.appendMessages([message(conversationId, { role: 'assistant', text: 'two' })]);
+
+    const second = hubOf();
+    await second.syncMessages(conversationId);
+    await second.flushAll();
+    const finals = (await store.listEvents(conversationId)).filter((event) => event.type === 'final');
+    expect(finals.map((event) => event.payload.text)).toEqual(['one', 'two']);
+  });
+
+  it('does not announce again what the log already announced, nor history from before the log', async () => {
+    await store.appendMessages([message(conversationId, { role: 'assistant', text: 'before any event' })]);
+    const first = hubOf();
+    await first.syncMessages(conversationId);
+    await store.appendMessages([message(conversationId, { role: 'assistant', text: 'news' })]);
+    await first.syncMessages(conversationId);
+    await first.flushAll();
+    const second = hubOf();
+    await second.syncMessages(conversationId);
+    await second.flushAll();
+    const finals = (await store.listEvents(conversationId)).filter((event) => event.type === 'final');
+    expect(finals.map((event) => event.payload.text)).toEqual(['news']);
   });
 
   it('prunes beyond the retention and answers a cursor before the window with a full snapshot', async () => {

@@ -25,7 +25,14 @@ export function eventsContract(store: () => Store): void {
       expect(await store().listEvents(c.id)).toEqual(events);
       expect(await store().listEvents(c.id, { afterSeq: 2, limit: 2 })).toEqual(events.slice(2, 4));
       expect(await store().listEvents(c.id, { afterSeq: 5 })).toEqual([]);
-      expect(await store().eventRange(c.id)).toEqual({ first: 1, last: 5, lastTurnNo: 1 });
+      expect(await store().eventRange(c.id)).toEqual({ first: 1, last: 5, lastTurnNo: 1, lastMessageSeq: null });
+    });
+
+    it('reports the transcript seq the newest final event announced', async () => {
+      const { c } = await setup();
+      const final = (seq: number, messageSeq: number) => event(c.id, seq, { type: 'final', payload: { text: 'hi', data: { messageSeq } } });
+      await store().appendEvents([final(1, 2), event(c.id, 2), final(3, 4), event(c.id, 4)]);
+      expect((await store().eventRange(c.id))?.lastMessageSeq).toBe(4);
     });
 
     it('refuses a seq taken twice', async () => {
@@ -39,7 +46,7 @@ export function eventsContract(store: () => Store): void {
       const { c } = await setup();
       await store().appendEvents([1, 2, 3, 4].map((seq) => event(c.id, seq, { turnNo: seq })));
       expect(await store().pruneEvents(c.id, 3)).toBe(2);
-      expect(await store().eventRange(c.id)).toEqual({ first: 3, last: 4, lastTurnNo: 4 });
+      expect(await store().eventRange(c.id)).toEqual({ first: 3, last: 4, lastTurnNo: 4, lastMessageSeq: null });
       expect(await store().eventRange('nobody')).toBeUndefined();
     });
 
