@@ -172,6 +172,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const app = await buildApp({
     store, engine, changes, events, participants, inbound, logger, clock, clockControl,
     apiToken: config.server.apiToken,
+    tokenSecret: config.server.tokenSecret,
+    authFailureLimit: config.limits.authFailures,
     maxBodyBytes: config.server.maxBodyBytes,
     model: { provider: provider.name, model: provider.model },
     version: VERSION,
