@@ -41,9 +41,19 @@ describe('Engine with a turn throttle', () => {
   it('answers each message alone while turns are free, then everything that piled up in one turn', async () => {
     const outcomes: Array<'free' | 'waited'> = ['free', 'free', 'waited'];
     const { engine, inputs, items } = engineWith({ take: async () => outcomes.shift() ?? 'free' }, 6);
-    await engine.processInbox(items[5]!);
+    expect(await engine.processInbox(items[5]!)).toMatchObject({ turnId: 'turn_3' });
     expect(inputs.map((input) => input.batch?.map((message) => message.inboxId) ?? [input.inboxId])).toEqual([['in_0'], ['in_1'], ['in_2', 'in_3', 'in_4', 'in_5']]);
     expect(inputs[2]).toMatchObject({ inboxId: 'in_5', text: 'm2\n\nm3\n\nm4\n\nm5' });
+  });
+
+  it('answers a pile larger than one batch in batches of 50, in order, and says which turn answered the message', async () => {
+    const { engine, inputs, pending, items } = engineWith({ take: async () => 'waited' }, 60);
+    expect(await engine.processInbox(items[59]!)).toMatchObject({ turnId: 'turn_2' });
+    expect(inputs.map((input) => [input.batch?.[0]?.inboxId, input.inboxId, input.batch?.length])).toEqual([['in_0', 'in_49', 50], ['in_50', 'in_59', 10]]);
+    expect(pending).toEqual([]);
+    // A message a batch already answered: nothing more to do.
+    expect(await engine.processInbox(items[10]!)).toBeUndefined();
+    expect(inputs).toHaveLength(2);
   });
 
   it('leaves the messages pending, no turn run, when shutdown ends the wait', async () => {

@@ -176,19 +176,19 @@ export class Engine {
    * each; once the sender is over the turn limit, one turn answers every message that piled up.
    */
   async #drainThrough(conversationId: string, inboxId: string): Promise<TurnSummary | undefined> {
-    let summary: TurnSummary | undefined;
     for (;;) {
       const pending = await this.#deps.store.listPendingInboxOf(conversationId, DRAIN_BATCH);
       const target = pending.findIndex((item) => item.id === inboxId);
-      if (target === -1 && pending.length < DRAIN_BATCH) return summary; // answered: by this drain, or before it
+      if (target === -1 && pending.length < DRAIN_BATCH) return undefined; // answered already
       for (const item of target === -1 ? pending : pending.slice(0, target + 1)) {
         const turn = await this.#takeTurn(conversationId);
         if (turn === 'stopped') return undefined;
         if (turn === 'waited') {
-          summary = await this.#answerTogether(conversationId);
-          break; // then read the inbox again: the batch took this item and more
+          const together = await this.#answerTogether(conversationId);
+          if (together.answered.includes(inboxId)) return together.summary;
+          break; // more than one batch piled up before ours: read the inbox again
         }
-        summary = await this.#runWithRetries(conversationId, { kind: 'message', text: item.text, inboxId: item.id }, item.id);
+        const summary = await this.#runWithRetries(conversationId, { kind: 'message', text: item.text, inboxId: item.id }, item.id);
         if (item.id === inboxId) return summary;
         this.#deps.changes?.publish(conversationId, 'turn');
       }
@@ -205,15 +205,15 @@ export class Engine {
   }
 
   /** One turn for the conversation's pending messages (at most `MAX_TOGETHER`), oldest first. */
-  async #answerTogether(conversationId: string): Promise<TurnSummary | undefined> {
+  async #answerTogether(conversationId: string): Promise<{ summary: TurnSummary | undefined; answered: string[] }> {
     const items = await this.#deps.store.listPendingInboxOf(conversationId, MAX_TOGETHER);
     const last = items.at(-1);
-    if (!last) return undefined;
+    if (!last) return { summary: undefined, answered: [] };
     const batch = items.map((item) => ({ inboxId: item.id, text: item.text }));
     const input: TurnInput = { kind: 'message', text: batch.map((message) => message.text).join('\n\n'), inboxId: last.id, ...(batch.length > 1 ? { batch } : {}) };
     const summary = await this.#runWithRetries(conversationId, input, last.id);
     this.#deps.changes?.publish(conversationId, 'turn');
-    return summary;
+    return { summary, answered: batch.map((message) => message.inboxId) };
   }
 
   /**
