@@ -143,6 +143,14 @@ describe('client tokens (POST /api/tokens)', () => {
       }, reject);
     });
     client.close();
+    // A client that can set headers opens the WebSocket with the token itself.
+    const path = `/api/conversations/${conversation}/socket`;
+    const socket = await b.app.injectWS(path, { headers: bearer(token) });
+    const first = await new Promise<string>((resolve) => socket.once('message', (data: unknown) => resolve(String(data))));
+    expect(JSON.parse(first)).toMatchObject({ type: 'resync', conversationId: conversation });
+    socket.terminate();
+    await expect(b.app.injectWS(path, { headers: bearer(await clientToken(['write'])) })).rejects.toThrow(/403/);
+    await expect(b.app.injectWS(`/api/conversations/${other}/socket`, { headers: bearer(token) })).rejects.toThrow(/403/);
     const ticket = await ticketFrom(b, bearer(token));
     expect(await openStream(`${streamUrl(a, other)}?ticket=${ticket}`)).toBe(401);
     expect((await b.request('POST', '/api/tickets', { conversation_id: other }, bearer(token))).body).toMatchObject({ code: 'forbidden', field: 'conversation_id' });
