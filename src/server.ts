@@ -24,6 +24,7 @@ import { OutboxDispatcher } from './engine/outbox-dispatcher.ts';
 import { Outgoing } from './engine/outgoing.ts';
 import { ParticipantService } from './engine/participant-service.ts';
 import { TurnRunner } from './engine/turn-runner.ts';
+import { SlidingWindowThrottle } from './engine/turn-throttle.ts';
 import { createHabitCoachFlow } from './flows/habit-coach/habit-coach-flow.ts';
 import { habitTimerKinds } from './flows/habit-coach/timers/habit-timer-kinds.ts';
 import { loadHabitPrompts } from './flows/habit-coach/prompt-files.ts';
@@ -164,7 +165,9 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // Under the conversation's lease: the event log has one writer at a time, across processes.
   // A turn already streamed its own messages; anything else (a timer, an operator) is synced here.
   changes.subscribe((id, origin) => void (origin === 'other' && engine.exclusive(id, () => events.syncMessages(id), { quiet: true }).catch(() => undefined)));
-  const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases });
+  // Wall time: a virtual clock would hold every message past the limit until it is moved.
+  const throttle = config.limits.turns && new SlidingWindowThrottle({ ...config.limits.turns, clock: systemClock });
+  const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases, throttle });
   const participants = new ParticipantService({ store, engine, flows, defaultFlow: flow.id, channels, clock, ids, logger });
   const inbound = new InboundService({ store, engine, participants, channels, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
   const timerDeps = { store, engine, ids, outgoing, clock, logger, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays };
@@ -181,6 +184,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const app = await buildApp({
     store, engine, changes, events, participants, inbound, logger, clock, clockControl,
     apiToken: config.server.apiToken,
+    tokenSecret: config.server.tokenSecret,
+    authFailureLimit: config.limits.authFailures,
     maxBodyBytes: config.server.maxBodyBytes,
     model: { provider: provider.name, model: provider.model },
     version: VERSION,

@@ -31,7 +31,7 @@ const provider = createScriptedProvider(
   { recordRequests: false },
 );
 
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', CLOCK: 'virtual' });
+const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', CLOCK: 'virtual', RATE_LIMITS: 'off' });
 const channel = { name: 'webhook', capabilities: NO_LIMITS, send: async () => undefined };
 const server = await startServer(config, pino({ level: 'silent' }), { provider, channel });
 

@@ -27,7 +27,7 @@ const provider = createScriptedProvider(
   { recordRequests: false },
 );
 
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: databaseUrl, DATABASE_SCHEMA: opts.store === 'postgres' ? schema : 'public', LOG_LEVEL: 'silent', CLOCK: 'virtual' });
+const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: databaseUrl, DATABASE_SCHEMA: opts.store === 'postgres' ? schema : 'public', LOG_LEVEL: 'silent', CLOCK: 'virtual', RATE_LIMITS: 'off' });
 /** Delivery is out of scope for this workload: a channel that accepts everything and keeps nothing. */
 const channel = { name: 'webhook', capabilities: NO_LIMITS, send: async () => undefined };
 const server = await startServer(config, pino({ level: 'silent' }), { provider, channel });

@@ -29,7 +29,7 @@ const provider: LlmProvider = {
   },
 };
 
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', CLOCK: 'virtual' });
+const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', CLOCK: 'virtual', RATE_LIMITS: 'off' });
 const channel = { name: 'webhook', capabilities: NO_LIMITS, send: async () => undefined };
 const server = await startServer(config, pino({ level: 'silent' }), { provider, channel });
 const created = await (await fetch(`${server.url}/conversation/participants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phone_number: '+14165550100' }) })).json();

@@ -18,7 +18,8 @@ function problemsOf(env: Record<string, string | undefined>): string[] {
 describe('loadConfig defaults', () => {
   it('gives a complete config from an empty environment', () => {
     expect(loadConfig({})).toEqual({
-      server: { host: '127.0.0.1', port: 8080, apiToken: undefined, maxBodyBytes: 262144, shutdownTimeoutMs: 10000 },
+      server: { host: '127.0.0.1', port: 8080, apiToken: undefined, maxBodyBytes: 262144, shutdownTimeoutMs: 10000, tokenSecret: undefined },
+      limits: { authFailures: { limit: 20, windowMs: 60_000 }, turns: { limit: 10, windowMs: 60_000 } },
       database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public', poolMax: 10 },
       llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', interpreterModel: undefined,
         timeoutMs: 60000, maxRetries: 2 },
@@ -144,6 +145,19 @@ describe('loadConfig errors', () => {
     expect(problemsOf({ HOST: '0.0.0.0' })).toEqual([expect.stringMatching(/^HOST: is "0.0.0.0", reachable from other machines, but API_TOKEN is not set/)]);
     expect(loadConfig({ HOST: '0.0.0.0', API_TOKEN: 'x'.repeat(16) }).server.host).toBe('0.0.0.0');
     expect(loadConfig({ HOST: 'localhost' }).server.host).toBe('localhost');
+  });
+
+  it('reads the access settings: limits, their off switch (loopback only), the token secret (only with API_TOKEN)', () => {
+    const config = loadConfig({ API_TOKEN: 'a'.repeat(16), TOKEN_SECRET: 's'.repeat(32), AUTH_FAILURE_LIMIT: '5', AUTH_FAILURE_WINDOW: '30s', TURN_RATE_LIMIT: '3', TURN_RATE_WINDOW: '500ms' });
+    expect([config.server.tokenSecret, config.limits]).toEqual(['s'.repeat(32), { authFailures: { limit: 5, windowMs: 30_000 }, turns: { limit: 3, windowMs: 500 } }]);
+    expect(loadConfig({ RATE_LIMITS: 'off' }).limits).toEqual({ authFailures: undefined, turns: undefined });
+    expect(problemsOf({ HOST: '0.0.0.0', API_TOKEN: 'a'.repeat(16), RATE_LIMITS: 'off' })).toEqual([expect.stringMatching(/^RATE_LIMITS: may be off only on a loopback HOST/)]);
+    expect(problemsOf({ TOKEN_SECRET: 's'.repeat(32) })).toEqual([expect.stringMatching(/^TOKEN_SECRET: only applies with API_TOKEN/)]);
+    expect(problemsOf({ API_TOKEN: 'a'.repeat(16), TOKEN_SECRET: 'short' })).toEqual(['TOKEN_SECRET: must be at least 32 characters (got 5)']);
+    expect(problemsOf({ TURN_RATE_WINDOW: '0', AUTH_FAILURE_LIMIT: '0' })).toEqual([
+      'AUTH_FAILURE_LIMIT: must be an integer from 1 to 1000000 (got "0")',
+      'TURN_RATE_WINDOW: must be a duration greater than 0, like 1m, 30s or 500ms (got "0")',
+    ]);
   });
 
   it('says what it expected and what it got', () => {

@@ -26,6 +26,15 @@ export interface AppConfig {
     readonly apiToken: string | undefined;
     readonly maxBodyBytes: number;
     readonly shutdownTimeoutMs: number;
+    /** Signs tickets and client tokens (derived from `apiToken` when unset). */
+    readonly tokenSecret: string | undefined;
+  };
+  /** Both undefined with `RATE_LIMITS=off`. */
+  readonly limits: {
+    /** Failed authentications per client address per window. */
+    readonly authFailures: RateLimit | undefined;
+    /** Model turns a conversation's messages may start per window. */
+    readonly turns: RateLimit | undefined;
   };
   readonly database: { readonly url: string; readonly schema: string; readonly poolMax: number };
   readonly llm: {
@@ -88,6 +97,11 @@ export interface AppConfig {
   readonly log: { readonly level: LogLevel; readonly redact: boolean };
 }
 
+export interface RateLimit {
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
 /** `CHAT_HISTORY_LIMIT` → how many past messages to send: -1 = all of the last 50, 0 = none, N = min(N, 50). */
 export function normaliseHistoryLimit(limit: number): number {
   return limit < 0 ? MAX_CHAT_HISTORY : Math.min(limit, MAX_CHAT_HISTORY);
@@ -126,6 +140,11 @@ function toAppConfig(env: ParsedEnv): AppConfig {
       apiToken: env.API_TOKEN,
       maxBodyBytes: env.MAX_BODY_BYTES,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+      tokenSecret: env.TOKEN_SECRET,
+    },
+    limits: {
+      authFailures: env.RATE_LIMITS === 'on' ? { limit: env.AUTH_FAILURE_LIMIT, windowMs: env.AUTH_FAILURE_WINDOW } : undefined,
+      turns: env.RATE_LIMITS === 'on' ? { limit: env.TURN_RATE_LIMIT, windowMs: env.TURN_RATE_WINDOW } : undefined,
     },
     database: { url: env.DATABASE_URL, schema: env.DATABASE_SCHEMA, poolMax: env.DATABASE_POOL_MAX },
     llm: {

@@ -58,6 +58,17 @@ export function duration() {
   );
 }
 
+/** A duration greater than 0, in ms. */
+export function positiveDuration() {
+  return rule(
+    (raw) => {
+      const ms = parseDuration(raw);
+      return ms !== null && ms > 0 ? ms : undefined;
+    },
+    (raw) => `must be a duration greater than 0, like 1m, 30s or 500ms ${got(raw)}`,
+  );
+}
+
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
 
 export function isoDateTime() {

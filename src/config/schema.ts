@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { boolean, databaseUrl, digits, duration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, templateName, token, twilioSender, twilioSid } from './rules.ts';
+import { boolean, databaseUrl, digits, duration, positiveDuration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, templateName, token, twilioSender, twilioSid } from './rules.ts';
 
 export const LLM_PROVIDERS = ['openai', 'offline'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const CLOCK_MODES = ['system', 'virtual'] as const;
+export const SWITCHES = ['on', 'off'] as const;
 
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -17,6 +18,13 @@ export const envSchema = z.object({
   API_TOKEN: secret(16).optional(),
   MAX_BODY_BYTES: integer(1, 104_857_600),
   SHUTDOWN_TIMEOUT_MS: integer(0, 3_600_000),
+
+  TOKEN_SECRET: secret(32).optional(),
+  RATE_LIMITS: oneOf(SWITCHES),
+  AUTH_FAILURE_LIMIT: integer(1, 1_000_000),
+  AUTH_FAILURE_WINDOW: positiveDuration(),
+  TURN_RATE_LIMIT: integer(1, 10_000),
+  TURN_RATE_WINDOW: positiveDuration(),
 
   DATABASE_URL: databaseUrl(),
   DATABASE_SCHEMA: identifier(),
@@ -99,6 +107,12 @@ export function crossFieldProblems(raw: RawEnv): Array<{ variable: string; messa
       variable: 'HOST',
       message: `is ${JSON.stringify(raw.HOST)}, reachable from other machines, but API_TOKEN is not set: set API_TOKEN (at least 16 characters) or listen on 127.0.0.1`,
     });
+  }
+  if (raw.TOKEN_SECRET !== undefined && raw.API_TOKEN === undefined) {
+    problems.push({ variable: 'TOKEN_SECRET', message: 'only applies with API_TOKEN (without it nothing is authenticated)' });
+  }
+  if (raw.RATE_LIMITS === 'off' && raw.HOST !== undefined && !isLoopback(raw.HOST)) {
+    problems.push({ variable: 'RATE_LIMITS', message: `may be off only on a loopback HOST (tests, benchmarks); HOST is ${JSON.stringify(raw.HOST)}` });
   }
   problems.push(...incompleteChannel(raw, ['WHATSAPP_ACCESS_TOKEN', 'WHATSAPP_PHONE_NUMBER_ID', 'WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN', 'WHATSAPP_TEMPLATE_NAME'], 'WhatsApp', 4));
   problems.push(...incompleteChannel(raw, ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'], 'Twilio SMS', 3));

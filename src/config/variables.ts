@@ -29,6 +29,13 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Server', 'MAX_BODY_BYTES', '262144', 'Largest accepted request body, in bytes (the default fits the 32,000-character message limit in any script).'),
   v('Server', 'SHUTDOWN_TIMEOUT_MS', '10000', 'How long shutdown waits for running turns and deliveries, in ms.'),
 
+  v('Access', 'TOKEN_SECRET', undefined, 'Key (at least 32 characters) that signs stream tickets and client tokens; every process of a deployment must share it. Only with API_TOKEN. Set it to rotate API_TOKEN without invalidating client tokens.', { defaultNote: 'derived from API_TOKEN', secret: true }),
+  v('Access', 'RATE_LIMITS', 'on', 'on, or off (no auth-failure or turn limits: tests and benchmarks); off is refused unless HOST is loopback.'),
+  v('Access', 'AUTH_FAILURE_LIMIT', '20', 'Failed authentications per client IP (IPv6: per /64) per AUTH_FAILURE_WINDOW; beyond it every request from there gets 429 rate_limited with Retry-After until the window ends (per process).'),
+  v('Access', 'AUTH_FAILURE_WINDOW', '1m', 'The window of AUTH_FAILURE_LIMIT (duration like 1m, 30s; greater than 0).'),
+  v('Access', 'TURN_RATE_LIMIT', '10', 'Model turns a conversation\'s messages (one sender) may start per TURN_RATE_WINDOW (per process); messages beyond it are kept and answered together in one turn when the window allows.'),
+  v('Access', 'TURN_RATE_WINDOW', '1m', 'The window of TURN_RATE_LIMIT (duration; greater than 0).'),
+
   v('Database', 'DATABASE_URL', 'sqlite:./data/promptpipe.sqlite', 'sqlite:<path>, sqlite::memory: or a postgres:// (postgresql://) URL.'),
   v('Database', 'DATABASE_SCHEMA', 'public', 'PostgreSQL schema to use (letters, digits, underscores).'),
   v('Database', 'DATABASE_POOL_MAX', '10', 'PostgreSQL connections per process (1-200); keep processes × this under the server\'s max_connections.'),

@@ -10,6 +10,7 @@ export const ERROR_CODES = [
   'payload_too_large',
   'unsupported_media_type',
   'unauthorized',
+  'token_expired',
   'invalid_signature',
   'forbidden',
   'not_found',

@@ -10,6 +10,7 @@ import type { ConversationLeases } from './conversation-lease.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import type { TurnRunner, TurnSummary } from './turn-runner.ts';
+import type { TurnThrottle } from './turn-throttle.ts';
 
 export interface EngineDeps {
   store: Store;
@@ -25,10 +26,14 @@ export interface EngineDeps {
   turnAttempts?: number;
   /** How long a turn keeps retrying while the database is unreachable (real ms; default 10 minutes). */
   outageWaitMs?: number;
+  /** Limits how often a conversation's messages start turns; unset = no limit. */
+  throttle?: TurnThrottle;
 }
 
 /** Pending items of a conversation read per round of draining. */
 const DRAIN_BATCH = 20;
+/** Most messages one turn answers together (a burst over the sender's turn limit). */
+const MAX_TOGETHER = 50;
 
 /**
  * Runs turns: one at a time per conversation, in arrival order, different conversations in
@@ -166,20 +171,49 @@ export class Engine {
     });
   }
 
-  /** Answers the conversation's pending items in arrival order up to and including `inboxId`. */
+  /**
+   * Answers the conversation's pending items in arrival order up to and including `inboxId`, a turn
+   * each; once the sender is over the turn limit, one turn answers every message that piled up.
+   */
   async #drainThrough(conversationId: string, inboxId: string): Promise<TurnSummary | undefined> {
     for (;;) {
       const pending = await this.#deps.store.listPendingInboxOf(conversationId, DRAIN_BATCH);
       const target = pending.findIndex((item) => item.id === inboxId);
       if (target === -1 && pending.length < DRAIN_BATCH) return undefined; // answered already
-      let summary: TurnSummary | undefined;
       for (const item of target === -1 ? pending : pending.slice(0, target + 1)) {
-        if (this.#shutdown.signal.aborted) return undefined;
-        summary = await this.#runWithRetries(conversationId, { kind: 'message', text: item.text, inboxId: item.id }, item.id);
-        if (item.id !== inboxId) this.#deps.changes?.publish(conversationId, 'turn');
+        const turn = await this.#takeTurn(conversationId);
+        if (turn === 'stopped') return undefined;
+        if (turn === 'waited') {
+          const together = await this.#answerTogether(conversationId);
+          if (together.answered.includes(inboxId)) return together.summary;
+          break; // more than one batch piled up before ours: read the inbox again
+        }
+        const summary = await this.#runWithRetries(conversationId, { kind: 'message', text: item.text, inboxId: item.id }, item.id);
+        if (item.id === inboxId) return summary;
+        this.#deps.changes?.publish(conversationId, 'turn');
       }
-      if (target !== -1) return summary;
     }
+  }
+
+  async #takeTurn(conversationId: string): Promise<'free' | 'waited' | 'stopped'> {
+    if (this.#shutdown.signal.aborted) return 'stopped';
+    if (!this.#deps.throttle) return 'free';
+    return this.#deps.throttle.take(conversationId, this.#shutdown.signal).catch((error: unknown) => {
+      if (this.#shutdown.signal.aborted) return 'stopped' as const; // left pending: answered after the restart
+      throw error;
+    });
+  }
+
+  /** One turn for the conversation's pending messages (at most `MAX_TOGETHER`), oldest first. */
+  async #answerTogether(conversationId: string): Promise<{ summary: TurnSummary | undefined; answered: string[] }> {
+    const items = await this.#deps.store.listPendingInboxOf(conversationId, MAX_TOGETHER);
+    const last = items.at(-1);
+    if (!last) return { summary: undefined, answered: [] };
+    const batch = items.map((item) => ({ inboxId: item.id, text: item.text }));
+    const input: TurnInput = { kind: 'message', text: batch.map((message) => message.text).join('\n\n'), inboxId: last.id, ...(batch.length > 1 ? { batch } : {}) };
+    const summary = await this.#runWithRetries(conversationId, input, last.id);
+    this.#deps.changes?.publish(conversationId, 'turn');
+    return { summary, answered: batch.map((message) => message.inboxId) };
   }
 
   /**

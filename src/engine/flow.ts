@@ -13,7 +13,15 @@ export type FlowRunContext = Pick<ToolLoopInput, 'provider' | 'messages' | 'sign
 
 /** What starts a turn: a participant's message, or an event the flow reacts to (a greeting, a timer). */
 export type TurnInput =
-  | { kind: 'message'; text: string; inboxId: string }
+  | {
+      kind: 'message';
+      /** What the person said; for a batch, its messages' texts in order, a blank line between them. */
+      text: string;
+      /** The inbox item the turn answers (of a batch, the last). */
+      inboxId: string;
+      /** Several messages one turn answers together (a burst over the sender's turn limit), oldest first. */
+      batch?: ReadonlyArray<AnsweredMessage>;
+    }
   | {
       kind: 'event';
       /** `greeting`, `timer`, ... recorded on the turn. */
@@ -21,6 +29,16 @@ export type TurnInput =
       /** Given to the model as the user's turn, never stored as something the participant said. */
       hint: string;
     };
+
+export interface AnsweredMessage {
+  inboxId: string;
+  text: string;
+}
+
+/** The inbox items a message turn answers, oldest first, each with its own text. */
+export function answeredMessages(input: Extract<TurnInput, { kind: 'message' }>): ReadonlyArray<AnsweredMessage> {
+  return input.batch ?? [{ inboxId: input.inboxId, text: input.text }];
+}
 
 export interface TurnRequest {
   /** The id the turn is recorded under (its audit entries carry it). */

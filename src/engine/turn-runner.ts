@@ -4,7 +4,7 @@ import type { Conversation, Message, NewMessage, Participant, ToolCallRecord, Tu
 import { AppError, describeError } from '../core/errors.ts';
 import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
 import type { Store, StoreTx } from '../store/store.ts';
-import type { ExtraMessage, Flow, PreparedTurn, TurnInput, TurnOutcome } from './flow.ts';
+import { answeredMessages, type ExtraMessage, type Flow, type PreparedTurn, type TurnInput, type TurnOutcome } from './flow.ts';
 import { buildModelMessages, HISTORY_WINDOW } from './model-context.ts';
 import type { Narrator, TurnNarration } from './narration.ts';
 import type { Outgoing, OutgoingDraft } from './outgoing.ts';
@@ -88,7 +88,7 @@ export class TurnRunner {
         await tx.insertToolCalls(this.#toolCallRecords(executed, conversation.id, turnId, startedAt));
         const latency = narration?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
         await tx.insertTurn(this.#turnRecord({ turnId, conversation, input, prepared, result, error, status, latency, startedAt, finishedAt: now, started }));
-        if (input.kind === 'message') await completeOnce(tx, input.inboxId, 'processed', now);
+        if (input.kind === 'message') for (const { inboxId } of answeredMessages(input)) await completeOnce(tx, inboxId, 'processed', now);
         return true;
       });
       if (!committed) {
@@ -152,8 +152,10 @@ export class TurnRunner {
         if (!conversation) return false;
         const participant = conversation.participantId ? ((await tx.getParticipant(conversation.participantId)) ?? null) : null;
         const now = clock.now();
-        if (!(await tx.completeInbox(input.inboxId, 'failed', now, describeError(error)))) return true; // answered meanwhile
-        await tx.appendMessages([this.#userMessage(conversationId, input.text, null, now)]);
+        const kept = [];
+        for (const message of answeredMessages(input)) if (await tx.completeInbox(message.inboxId, 'failed', now, describeError(error))) kept.push(message);
+        if (kept.length === 0) return true; // answered meanwhile
+        await tx.appendMessages(kept.map((message) => this.#userMessage(conversationId, message.text, null, now)));
         if (!participant || participant.status === 'active') {
           await this.#deps.outgoing.append(tx, { conversation, participant }, [{ text: MODEL_FAILURE_REPLY, source: 'system' }], { now, turnId: null });
         }
@@ -173,8 +175,9 @@ export class TurnRunner {
 
   async #keepMessageOnly(tx: StoreTx, conversation: Conversation, input: TurnInput, now: Date): Promise<void> {
     if (input.kind !== 'message') return;
-    await tx.appendMessages([this.#userMessage(conversation.id, input.text, null, now)]);
-    await completeOnce(tx, input.inboxId, 'ignored', now);
+    const messages = answeredMessages(input);
+    await tx.appendMessages(messages.map((message) => this.#userMessage(conversation.id, message.text, null, now)));
+    for (const { inboxId } of messages) await completeOnce(tx, inboxId, 'ignored', now);
   }
 
   async #appendTranscript(
@@ -186,7 +189,8 @@ export class TurnRunner {
     extras: ExtraMessage[],
     now: Date,
   ): Promise<void> {
-    const own = input.kind === 'message' ? [this.#userMessage(target.conversation.id, input.text, turnId, now)] : [];
+    // Each message of a batch stays its own message in the transcript.
+    const own = input.kind === 'message' ? answeredMessages(input).map((message) => this.#userMessage(target.conversation.id, message.text, turnId, now)) : [];
     const drafts: OutgoingDraft[] = [
       ...(reply.text === null ? [] : [{ id: reply.id, text: reply.text, source: 'model' as const }]),
       ...extras.map((extra): OutgoingDraft => ({ ...extra, role: extra.visibleToModel ? 'assistant' : 'system', source: 'system' })),

@@ -11,7 +11,10 @@ import type { ParticipantService } from '../engine/participant-service.ts';
 import type { Store } from '../store/store.ts';
 import type { Clock } from '../core/clock.ts';
 import type { ClockControlDeps } from '../timers/clock-control.ts';
-import { registerBearerAuth } from './auth.ts';
+import { registerAuth } from './auth.ts';
+import { FailureLimiter } from './failure-limiter.ts';
+import { TokenSigner } from './signed-token.ts';
+import { tokenRoutes } from './token-routes.ts';
 import { errorBody, handleError } from './http-errors.ts';
 import { adminRoutes } from './admin-routes.ts';
 import { consoleRoutes } from './console-routes.ts';
@@ -38,6 +41,10 @@ export interface AppDeps {
   clock: Clock;
   clockControl: ClockControlDeps | undefined;
   apiToken: string | undefined;
+  /** Signs tickets and client tokens; undefined = derived from `apiToken`. */
+  tokenSecret?: string | undefined;
+  /** Failed authentications per client address per window; undefined = unlimited. */
+  authFailureLimit?: { limit: number; windowMs: number } | undefined;
   maxBodyBytes: number;
   /** Shown on /health: which model answers (`offline-demo` is never passed off as an LLM). */
   model: { provider: string; model: string };
@@ -75,14 +82,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'PromptPipe', version: deps.version, description: 'Persistent, tool-using LLM conversations over the channels people already use.' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'API_TOKEN: every route' },
+          client_token: { type: 'http', scheme: 'bearer', description: 'A client token from POST /api/tokens: its conversation only, on the routes that list its scopes' },
+        },
+      },
       security: deps.apiToken ? [{ bearer: [] }] : [],
     },
   });
   // Before the auth hook: the plugin's own hook must see every upgrade, so that a refused one is closed.
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
-  const tickets = new TicketBook();
-  if (deps.apiToken) registerBearerAuth(app, deps.apiToken, (ticket, conversationId) => tickets.redeem(ticket, conversationId));
+  // Wall time, not the conversation clock: every process must agree on when a token expires.
+  const signer = new TokenSigner(deps.tokenSecret ?? deps.apiToken);
+  const tickets = new TicketBook(signer);
+  app.decorateRequest('principal', null);
+  if (deps.apiToken) {
+    const failures = deps.authFailureLimit && new FailureLimiter(deps.authFailureLimit);
+    registerAuth(app, { token: deps.apiToken, signer, tickets, failures });
+    // The OpenAPI document says which routes a client token may use, and with which scopes.
+    app.addHook('onRoute', (route) => {
+      const scopes = route.config?.clientScopes;
+      if (scopes && route.schema && !route.schema.hide) route.schema = { ...route.schema, security: [{ bearer: [] }, { client_token: [...scopes] }] };
+    });
+  }
 
   resource(app, '/health', {
     GET: {
@@ -101,8 +124,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   inboundRoutes(app, deps);
   adminRoutes(app, deps);
   consoleRoutes(app, deps.changes);
-  sessionRoutes(app, { ...deps, tickets });
-  uiStreamRoute(app, { ...deps, tickets });
+  sessionRoutes(app, deps);
+  uiStreamRoute(app, deps);
+  tokenRoutes(app, { ...deps, tickets, signer });
   if (deps.whatsapp) whatsappRoutes(app, { ...deps, whatsapp: deps.whatsapp });
   if (deps.twilio) twilioRoutes(app, { ...deps, twilio: deps.twilio });
   return app;

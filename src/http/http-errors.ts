@@ -13,6 +13,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'invalid_frame':
       return 400;
     case 'unauthorized':
+    case 'token_expired':
     case 'invalid_signature':
       return 401;
     case 'forbidden':

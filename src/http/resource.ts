@@ -1,11 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods } from 'fastify';
 import { AppError } from '../core/errors.ts';
+import type { Scope } from './signed-token.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 const METHODS: Method[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
 
 export interface ResourceHandler {
   schema?: FastifySchema;
+  /** The scopes a client token needs here; unset: only the API token (decision 007). */
+  clientScopes?: readonly Scope[];
   handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 }
 
@@ -16,8 +19,8 @@ export interface ResourceHandler {
 export function resource(app: FastifyInstance, url: string, handlers: Partial<Record<Method, ResourceHandler>>): void {
   const allowed = METHODS.filter((method) => handlers[method]);
   for (const method of allowed) {
-    const { schema, handler } = handlers[method]!;
-    app.route({ method, url, schema, handler });
+    const { schema, handler, clientScopes } = handlers[method]!;
+    app.route({ method, url, schema, handler, ...(clientScopes ? { config: { clientScopes } } : {}) });
   }
   const others = METHODS.filter((method) => !handlers[method]) as HTTPMethods[];
   if (others.length === 0) return;

@@ -16,7 +16,6 @@ import { errorBody, parseRequest } from './http-errors.ts';
 import { jsonSchema } from './participant-schemas.ts';
 import { ok } from './participant-routes.ts';
 import { resource } from './resource.ts';
-import { TICKET_TTL_MS, type TicketBook } from './tickets.ts';
 
 export interface SessionRouteDeps {
   store: Store;
@@ -24,7 +23,6 @@ export interface SessionRouteDeps {
   participants: ParticipantService;
   inbound: InboundService;
   events: EventHub;
-  tickets: TicketBook;
   model: { provider: string; model: string };
 }
 
@@ -44,8 +42,6 @@ export const sessionMessageBody = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('partial_transcript'), text }),
   z.strictObject({ type: z.literal('barge_in') }),
 ]);
-/** The id the ticket's stream will be opened with (a conversation id, or a participant id standing for it). */
-const ticketBody = z.strictObject({ conversation_id: z.string().min(1).max(200).optional() });
 const resyncBody = z.strictObject({ lastEventId: z.number().int().nonnegative() });
 const startBody = z.strictObject({ flow: z.string().min(1).max(40) });
 /** What a client may send on the socket. */
@@ -76,17 +72,22 @@ export async function submitText(deps: Pick<SessionRouteDeps, 'participants' | '
 /** `:id` is a conversation id, or a participant id standing for their conversation. */
 export async function resolveConversation(deps: Pick<SessionRouteDeps, 'store' | 'participants'>, request: FastifyRequest): Promise<Conversation> {
   const { id } = parseRequest(params, request.params, 'params');
+  return conversationById(deps, id, 'id');
+}
+
+/** A conversation by its id, or by the id of the participant it belongs to; 404 naming `field` when neither. */
+export async function conversationById(deps: Pick<SessionRouteDeps, 'store' | 'participants'>, id: string, field: string): Promise<Conversation> {
   const direct = await deps.store.getConversation(id);
   if (direct) return direct;
   return deps.participants.conversationOf(id).catch(() => {
-    throw new AppError('not_found', `no conversation or participant with id "${id}"`, { field: 'id' });
+    throw new AppError('not_found', `no conversation or participant with id "${id}"`, { field });
   });
 }
 
 export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
   const conversationOf = (request: FastifyRequest) => resolveConversation(deps, request);
 
-  app.get('/api/conversations/:id/socket', { websocket: true, schema: { tags, summary: 'WebSocket: the conversation\'s events (?lastEventId= to resume; ?ticket= for browsers)' } }, async (raw, request) => {
+  app.get('/api/conversations/:id/socket', { websocket: true, config: { clientScopes: ['read'] }, schema: { tags, summary: 'WebSocket: the conversation\'s events (?lastEventId= to resume; ?ticket= for browsers)' } }, async (raw, request) => {
     const socket = raw as unknown as Socket;
     try {
       const conversation = await conversationOf(request);
@@ -100,6 +101,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
 
   resource(app, '/api/conversations/:id/stream', {
     GET: {
+      clientScopes: ['read'],
       schema: { tags, summary: 'Server-sent events: the same events, `id:` = seq, resumable with Last-Event-ID' },
       handler: async (request, reply) => {
         const conversation = await conversationOf(request);
@@ -124,6 +126,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
 
   resource(app, '/api/conversations/:id/message', {
     POST: {
+      clientScopes: ['write'],
       schema: { tags, summary: 'Input: a text or final transcript (starts a turn), a partial transcript (UI only) or a barge-in', body: jsonSchema(sessionMessageBody) },
       handler: async (request, reply) => {
         const conversation = await conversationOf(request);
@@ -145,6 +148,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
 
   resource(app, '/api/conversations/:id/resync', {
     POST: {
+      clientScopes: ['read'],
       schema: { tags, summary: 'Replay the events after lastEventId (at most 200), then a resync snapshot', body: jsonSchema(resyncBody) },
       handler: async (request) => {
         const conversation = await conversationOf(request);
@@ -172,19 +176,6 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
     },
   });
 
-  resource(app, '/api/tickets', {
-    POST: {
-      schema: {
-        tags, body: jsonSchema(ticketBody),
-        summary: `A single-use ticket (valid ${TICKET_TTL_MS / 1000} s) for opening a conversation's WebSocket or event stream from a browser; {"conversation_id"} limits it to that one`,
-      },
-      handler: async (request) => {
-        const { conversation_id: scope } = parseRequest(ticketBody, request.body ?? {}, 'body');
-        const { ticket, expiresAt } = deps.tickets.issue(scope ?? null);
-        return ok(undefined, { ticket, expires_at: expiresAt.toISOString() });
-      },
-    },
-  });
 }
 
 /** `{"text": "hi"}` means a text message. */

@@ -35,6 +35,8 @@ const UI_STREAM_HEADERS = {
 export function uiStreamRoute(app: FastifyInstance, deps: SessionRouteDeps): void {
   resource(app, '/api/conversations/:id/chat', {
     POST: {
+      // It posts a message and streams the reply: both.
+      clientScopes: ['read', 'write'],
       schema: { tags: ['session stream'], summary: 'Vercel AI SDK UI message stream (useChat): answers the last user message', body: jsonSchema(uiChatBody) },
       handler: async (request, reply) => {
         const conversation = await resolveConversation(deps, request);

@@ -13,7 +13,7 @@ export class ChildServer {
 
   private constructor(env: Record<string, string>) {
     this.#child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', 'src/main.ts'], {
-      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', LOG_REDACT: 'false', ...env },
+      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', LOG_REDACT: 'false', RATE_LIMITS: 'off', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let buffered = '';

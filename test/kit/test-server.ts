@@ -23,7 +23,8 @@ export function tempSqliteUrl(): string {
  * overrides the test gives (a scripted model, a clock).
  */
 export async function startTestServer(env: Record<string, string> = {}, overrides: ServerOverrides = {}): Promise<TestServer> {
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', ...env });
+  // Rate limits off unless a test turns them on: tests send bursts on purpose.
+  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', RATE_LIMITS: 'off', ...env });
   const sink = overrides.channel instanceof ChannelSink ? overrides.channel : new ChannelSink();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const server = await startServer(config, logger, { ...overrides, channel: sink });
