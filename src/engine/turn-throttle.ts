@@ -23,7 +23,7 @@ export interface SlidingWindowThrottleOptions {
 /** How many takes between sweeps of conversations that have been quiet for a whole window. */
 const SWEEP_EVERY = 1000;
 
-/** At most `limit` turns per conversation in any `windowMs`: in memory, per process (decision 007). */
+/** At most `limit` turns per conversation in any `windowMs`: in memory, per process (decision 010). */
 export class SlidingWindowThrottle implements TurnThrottle {
   readonly #options: SlidingWindowThrottleOptions;
   /** Start times of each conversation's turns within the last window, oldest first. */

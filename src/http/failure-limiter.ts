@@ -13,7 +13,7 @@ export interface FailureLimiterOptions {
 /**
  * Counts failures (wrong credentials) per client address in a window that starts at the first
  * failure: after `limit` of them the address is blocked until the window ends. In memory, per
- * process (decision 007).
+ * process (decision 010).
  */
 export class FailureLimiter {
   readonly #limit: number;

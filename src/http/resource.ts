@@ -7,7 +7,7 @@ const METHODS: Method[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
 
 export interface ResourceHandler {
   schema?: FastifySchema;
-  /** The scopes a client token needs here; unset: only the API token (decision 007). */
+  /** The scopes a client token needs here; unset: only the API token (decision 010). */
   clientScopes?: readonly Scope[];
   handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 }

@@ -5,7 +5,7 @@ export const SCOPES = ['read', 'write'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /**
- * What a signed token says. `ticket`: opens one stream once (decision 007); `client`: a
+ * What a signed token says. `ticket`: opens one stream once (decision 010); `client`: a
  * conversation's stream and/or its messages until it expires. `conversation` null: any (tickets only).
  */
 const claimsSchema = z.strictObject({

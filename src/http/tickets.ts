@@ -5,7 +5,7 @@ export const TICKET_TTL_MS = 60_000;
 /**
  * Short-lived, single-use tickets for browser WebSockets and event streams (which cannot send an
  * Authorization header): issued to a token holder, then presented once as `?ticket=`. Signed, so
- * any process of the deployment redeems them; "once" is per process (decision 007): each process
+ * any process of the deployment redeems them; "once" is per process (decision 010): each process
  * remembers the tickets it redeemed until they expire.
  */
 export class TicketBook {
