@@ -135,7 +135,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   });
   const flows = new Map([flow, desk, assistant].map((f) => [f.id, f]));
 
-  const dispatcher = new OutboxDispatcher({ store, channels, clock, logger, maxAttempts: config.outbound.maxAttempts });
+  const dispatcher = new OutboxDispatcher({ store, channels, clock, logger, maxAttempts: config.outbound.maxAttempts, concurrency: config.outbound.concurrency });
   let fanout: PgFanout | undefined;
   const events = new EventHub({ store, clock, logger, written: (id) => fanout?.notify(id) });
   const leases = new ConversationLeases({

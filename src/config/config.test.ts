@@ -33,7 +33,7 @@ describe('loadConfig defaults', () => {
         maxModelCalls: 8, recallMaxResults: 10, helperTimeoutMs: 5000, mcpConfigFile: undefined,
       },
       clock: { mode: 'system', start: undefined },
-      outbound: { webhookUrl: undefined, maxAttempts: 8 },
+      outbound: { webhookUrl: undefined, maxAttempts: 8, concurrency: 16 },
       whatsapp: undefined,
       twilio: undefined,
       log: { level: 'info', redact: true },

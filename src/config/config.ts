@@ -70,7 +70,7 @@ export interface AppConfig {
     /** Start of the virtual clock; undefined = the time the server starts. */
     readonly start: Date | undefined;
   };
-  readonly outbound: { readonly webhookUrl: string | undefined; readonly maxAttempts: number };
+  readonly outbound: { readonly webhookUrl: string | undefined; readonly maxAttempts: number; readonly concurrency: number };
   /** Undefined when the channel is not configured. */
   readonly whatsapp:
     | {
@@ -164,7 +164,7 @@ function toAppConfig(env: ParsedEnv): AppConfig {
       mcpConfigFile: env.MCP_CONFIG_FILE,
     },
     clock: { mode: env.CLOCK, start: env.CLOCK_START },
-    outbound: { webhookUrl: env.OUTBOUND_WEBHOOK_URL, maxAttempts: env.OUTBOUND_MAX_ATTEMPTS },
+    outbound: { webhookUrl: env.OUTBOUND_WEBHOOK_URL, maxAttempts: env.OUTBOUND_MAX_ATTEMPTS, concurrency: env.OUTBOUND_CONCURRENCY },
     whatsapp: env.WHATSAPP_ACCESS_TOKEN
       ? {
           accessToken: env.WHATSAPP_ACCESS_TOKEN,

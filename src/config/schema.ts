@@ -59,6 +59,7 @@ export const envSchema = z.object({
 
   OUTBOUND_WEBHOOK_URL: httpUrl().optional(),
   OUTBOUND_MAX_ATTEMPTS: integer(1, 100),
+  OUTBOUND_CONCURRENCY: integer(1, 1000),
 
   WHATSAPP_ACCESS_TOKEN: secret(8).optional(),
   WHATSAPP_PHONE_NUMBER_ID: digits().optional(),
