@@ -49,6 +49,8 @@ export interface ServerOverrides {
   fetch?: typeof fetch;
   ids?: IdGenerator;
   random?: () => number;
+  /** Test seam for store faults: wraps the opened store (a disk that fills up, say). */
+  wrapStore?: (store: Store) => Store;
 }
 
 export interface RunningServer {
@@ -104,7 +106,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // Configuration files first: a mistake in one stops start-up before anything is opened.
   const profiles = loadProfiles(config.assistant.profilesDir ?? SHIPPED_PROFILES_DIR, config.assistant.defaultProfile);
   const mcpServers = config.assistant.mcpConfigFile ? loadMcpConfig(config.assistant.mcpConfigFile) : [];
-  const store = await openStore(config.database.url, { schema: config.database.schema, poolMax: config.database.poolMax, logger });
+  const opened = await openStore(config.database.url, { schema: config.database.schema, poolMax: config.database.poolMax, logger });
+  const store = overrides.wrapStore?.(opened) ?? opened;
   // Several processes may share PostgreSQL: its clock decides what is due and when leases end.
   const dbClock = !virtualClock && store.dialect === 'postgres' ? await databaseClock(store, logger) : undefined;
   const clock: Clock = virtualClock ?? dbClock ?? systemClock;
@@ -186,9 +189,11 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
       released: (id) => leases.wake(id),
       reconnected: () => void events.catchUpFollowed().catch(() => undefined),
     });
-    // Pending messages whose receiver died (SQLite is one process: start-up recovery is enough).
-    engine.startSweeper(5000);
   }
+  // Pending messages with no turn queued: their receiver died (PostgreSQL, several processes), or
+  // a turn failed and could not even record that (a full disk), which stops its conversation's
+  // drain until a sweep queues it again.
+  engine.startSweeper(5000);
   const address = await app.listen({ host: config.server.host, port: config.server.port });
   dispatcher.start();
   // With a virtual clock, timers fire only when the clock is moved (POST /admin/clock).

@@ -187,7 +187,9 @@ export class Engine {
    * database is unreachable it keeps waiting instead, up to `outageWaitMs`, and then throws,
    * leaving the message (and every later one of the conversation) pending for the sweep or the
    * next start: an outage never turns into a lost or reordered message.
-   * A message that fails for good is kept, and its sender gets the apology.
+   * A message that fails for good is kept, and its sender gets the apology. When even that cannot
+   * be recorded (a full disk refuses every write) it throws too, for the same reason: the message
+   * stays pending and the conversation's drain stops there until the sweep tries it again.
    */
   async #runWithRetries(conversationId: string, input: TurnInput, inboxId: string | null): Promise<TurnSummary | undefined> {
     const attempts = this.#deps.turnAttempts ?? 3;
@@ -206,7 +208,7 @@ export class Engine {
         this.#deps.logger.error({ conversationId, inboxId, attempt, outage, final, err: describeError(error) }, 'turn failed');
         if (final && outage) throw error; // left pending, and nothing after it goes first
         if (final) {
-          if (input.kind === 'message') await this.#deps.runner.giveUp(conversationId, input, error);
+          if (input.kind === 'message' && !(await this.#deps.runner.giveUp(conversationId, input, error))) throw error; // left pending, as above
           return undefined;
         }
         // Real pauses, not the conversation clock: these wait out an outage (a shutdown ends them).
