@@ -92,7 +92,12 @@ function createChannels(
   if (config.whatsapp) providers.push(createWhatsAppChannel({ ...config.whatsapp, store, clock, logger, fetch }));
   if (config.twilio) providers.push(createTwilioChannel({ ...config.twilio, store, clock, logger, fetch, unsubscribed }));
   if (config.whatsapp && !config.whatsapp.template) logger.warn('WHATSAPP_TEMPLATE_NAME is not set: messages outside the 24-hour window cannot be sent');
-  return new ChannelDirectory([...providers, deps.webhook ?? createWebhookChannel({ url: config.outbound.webhookUrl, logger }), createWebChannel()]);
+  if (config.outbound.webhookUrl && !config.outbound.webhookSigningKey && !deps.webhook) {
+    logger.warn('OUTBOUND_WEBHOOK_SECRET is not set: outbound webhooks are sent unsigned');
+  }
+  // Wall time for the signature's timestamp: the receiver checks it against its own clock.
+  const webhook = deps.webhook ?? createWebhookChannel({ url: config.outbound.webhookUrl, signingKey: config.outbound.webhookSigningKey, now: () => systemClock.now(), logger });
+  return new ChannelDirectory([...providers, webhook, createWebChannel()]);
 }
 
 /** Connect and call timeout of MCP servers. */

@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
+  /** The body exactly as received (what a signature covers). */
+  raw: string;
   body: any;
 }
 
@@ -26,7 +28,7 @@ export class WebhookSink {
       request.setEncoding('utf8');
       request.on('data', (chunk) => (raw += chunk));
       request.on('end', () => {
-        const delivery = { headers: request.headers, body: JSON.parse(raw || 'null') };
+        const delivery = { headers: request.headers, raw, body: JSON.parse(raw || 'null') };
         this.received.push(delivery);
         const answer = () => {
           const status = this.statuses.shift() ?? 200;
