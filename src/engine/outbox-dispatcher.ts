@@ -149,6 +149,7 @@ export class OutboxDispatcher {
       });
     this.#inFlight.set(item.id, delivery);
   }
+
   /**
    * Records the sends the store missed; throws (the pass fails, to be retried) while it is still
    * unreachable. A mark the store refuses for another reason is given up, so one bad row cannot
@@ -184,8 +185,12 @@ export class OutboxDispatcher {
       return;
     }
     failpoint('outbox.after-send');
-    this.#unmarked.set(item.id, sent);
-    await store.markOutboxSent(item.id, sent.at, sent.attempts, sent.providerMessageId);
-    this.#unmarked.delete(item.id);
+    try {
+      await store.markOutboxSent(item.id, sent.at, sent.attempts, sent.providerMessageId);
+    } catch (error) {
+      // Kept only once the mark failed: a pass that runs meanwhile must not mark it a second time.
+      this.#unmarked.set(item.id, sent);
+      throw error;
+    }
   }
 }
