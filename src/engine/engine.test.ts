@@ -117,4 +117,25 @@ describe('Engine retries', () => {
     expect(await engine.processInbox(later)).toMatchObject({ status: 'completed' }); // the sweep, later
     expect(answered).toEqual(['in_1', 'in_2']);
   });
+
+  it('sweeps a conversation stuck behind such a message with one job, not one per message waiting', async () => {
+    const pending = ['in_1', 'in_2', 'in_3'].map((id, index) => ({ ...item, id, channelMessageId: `m${index}` }));
+    const tried: string[] = [];
+    const runner = {
+      async run(_conversationId: string, input: { inboxId: string }): Promise<TurnSummary> {
+        tried.push(input.inboxId);
+        throw Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 });
+      },
+      giveUp: async () => false,
+    } as unknown as TurnRunner;
+    const store = { listPendingInbox: async () => [...pending], listPendingInboxOf: async () => [...pending] } as unknown as Store;
+    const engine = new Engine({
+      store, runner, clock: systemClock, logger, turnAttempts: 1,
+      dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
+      leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
+    });
+    expect(await engine.recover()).toBe(3);
+    await engine.idle();
+    expect(tried).toEqual(['in_1']); // the first message, once; the two behind it wait for the next sweep
+  });
 });
