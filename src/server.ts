@@ -50,6 +50,8 @@ export interface ServerOverrides {
   fetch?: typeof fetch;
   ids?: IdGenerator;
   random?: () => number;
+  /** Test seam for store faults: wraps the opened store (a disk that fills up, say). */
+  wrapStore?: (store: Store) => Store;
 }
 
 export interface RunningServer {
@@ -91,7 +93,12 @@ function createChannels(
   if (config.whatsapp) providers.push(createWhatsAppChannel({ ...config.whatsapp, store, clock, logger, fetch }));
   if (config.twilio) providers.push(createTwilioChannel({ ...config.twilio, store, clock, logger, fetch, unsubscribed }));
   if (config.whatsapp && !config.whatsapp.template) logger.warn('WHATSAPP_TEMPLATE_NAME is not set: messages outside the 24-hour window cannot be sent');
-  return new ChannelDirectory([...providers, deps.webhook ?? createWebhookChannel({ url: config.outbound.webhookUrl, logger }), createWebChannel()]);
+  if (config.outbound.webhookUrl && !config.outbound.webhookSigningKey && !deps.webhook) {
+    logger.warn('OUTBOUND_WEBHOOK_SECRET is not set: outbound webhooks are sent unsigned');
+  }
+  // Wall time for the signature's timestamp: the receiver checks it against its own clock.
+  const webhook = deps.webhook ?? createWebhookChannel({ url: config.outbound.webhookUrl, signingKey: config.outbound.webhookSigningKey, now: () => systemClock.now(), logger });
+  return new ChannelDirectory([...providers, webhook, createWebChannel()]);
 }
 
 /** Connect and call timeout of MCP servers. */
@@ -113,7 +120,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // Configuration files first: a mistake in one stops start-up before anything is opened.
   const profiles = loadProfiles(config.assistant.profilesDir ?? SHIPPED_PROFILES_DIR, config.assistant.defaultProfile);
   const mcpServers = config.assistant.mcpConfigFile ? loadMcpConfig(config.assistant.mcpConfigFile) : [];
-  const store = await openStore(config.database.url, { schema: config.database.schema, poolMax: config.database.poolMax, logger });
+  const opened = await openStore(config.database.url, { schema: config.database.schema, poolMax: config.database.poolMax, logger });
+  const store = overrides.wrapStore?.(opened) ?? opened;
   const virtualClock = config.clock.mode === 'virtual' ? await resumeVirtualClock(store, config.clock.start, logger) : undefined;
   // Several processes may share PostgreSQL: its clock decides what is due and when leases end.
   const dbClock = !virtualClock && store.dialect === 'postgres' ? await databaseClock(store, logger) : undefined;
@@ -145,7 +153,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   });
   const flows = new Map([flow, desk, assistant].map((f) => [f.id, f]));
 
-  const dispatcher = new OutboxDispatcher({ store, channels, clock, logger, maxAttempts: config.outbound.maxAttempts });
+  const dispatcher = new OutboxDispatcher({ store, channels, clock, logger, maxAttempts: config.outbound.maxAttempts, concurrency: config.outbound.concurrency });
   let fanout: PgFanout | undefined;
   const events = new EventHub({ store, clock, logger, written: (id) => fanout?.notify(id) });
   const leases = new ConversationLeases({
@@ -200,9 +208,11 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
       released: (id) => leases.wake(id),
       reconnected: () => void events.catchUpFollowed().catch(() => undefined),
     });
-    // Pending messages whose receiver died (SQLite is one process: start-up recovery is enough).
-    engine.startSweeper(5000);
   }
+  // Pending messages with no turn queued: their receiver died (PostgreSQL, several processes), or
+  // a turn failed and could not even record that (a full disk), which stops its conversation's
+  // drain until a sweep queues it again.
+  engine.startSweeper(5000);
   const address = await app.listen({ host: config.server.host, port: config.server.port });
   dispatcher.start();
   // With a virtual clock, timers fire only when the clock is moved (POST /admin/clock).

@@ -1,10 +1,18 @@
 import type { Logger } from 'pino';
 import { ChannelError, NO_LIMITS, type Channel, type OutboundMessage } from './channel.ts';
+import { signWebhook } from './standard-webhooks.ts';
 
 export interface WebhookChannelOptions {
   /** Where outbound messages are POSTed; without one they are only logged (and kept in history). */
   url: string | undefined;
   logger: Logger;
+  /** The HMAC key every POST is signed with (Standard Webhooks); unsigned without one. */
+  signingKey?: Buffer | undefined;
+  /**
+   * Wall time for `webhook-timestamp` (the receiver checks it against its own clock, so never a
+   * virtual one). Default: the system clock.
+   */
+  now?: () => Date;
   timeoutMs?: number;
   fetch?: typeof fetch;
 }
@@ -23,12 +31,15 @@ export function webhookBody(message: OutboundMessage) {
 }
 
 /**
- * The generic HTTP channel: POSTs JSON to `OUTBOUND_WEBHOOK_URL` with an `Idempotency-Key`.
- * 2xx is delivered; 408, 429 and 5xx and network errors are retried; other 4xx are final.
+ * The generic HTTP channel: POSTs JSON to `OUTBOUND_WEBHOOK_URL` with an `Idempotency-Key`, and
+ * with a signing key the Standard Webhooks headers (`webhook-id` is the idempotency key, so a
+ * retry keeps it). 2xx is delivered; 408, 429 and 5xx and network errors are retried; other 4xx
+ * are final.
  */
 export function createWebhookChannel(options: WebhookChannelOptions): Channel {
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const now = options.now ?? (() => new Date());
   return {
     name: 'webhook',
     capabilities: NO_LIMITS,
@@ -38,12 +49,15 @@ export function createWebhookChannel(options: WebhookChannelOptions): Channel {
         return;
       }
       const timeout = AbortSignal.timeout(timeoutMs);
+      // Signed as sent: the signature covers these exact bytes.
+      const body = JSON.stringify(webhookBody(message));
+      const signature = options.signingKey ? signWebhook(options.signingKey, message.idempotencyKey, body, now()) : {};
       let response: Response;
       try {
         response = await doFetch(options.url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'idempotency-key': message.idempotencyKey },
-          body: JSON.stringify(webhookBody(message)),
+          headers: { 'content-type': 'application/json', 'idempotency-key': message.idempotencyKey, ...signature },
+          body,
           signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
         });
       } catch (error) {

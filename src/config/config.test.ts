@@ -34,7 +34,7 @@ describe('loadConfig defaults', () => {
         maxModelCalls: 8, recallMaxResults: 10, helperTimeoutMs: 5000, mcpConfigFile: undefined,
       },
       clock: { mode: 'system', start: undefined },
-      outbound: { webhookUrl: undefined, maxAttempts: 8 },
+      outbound: { webhookUrl: undefined, webhookSigningKey: undefined, maxAttempts: 8, concurrency: 16 },
       whatsapp: undefined,
       twilio: undefined,
       log: { level: 'info', redact: true },
@@ -127,7 +127,7 @@ describe('loadConfig errors', () => {
     ['AUTO_ENROLL_NEW_USERS', 'maybe'], ['PROMPTPIPE_DEBUG', 'on'], ['SCHEDULER_PREP_TIME_MINUTES', '1441'],
     ['DAILY_PROMPT_REMINDER_DELAY', '5 hours'], ['AUTO_FEEDBACK_AFTER_PROMPT_ENABLED', 'y'], ['FEEDBACK_INITIAL_TIMEOUT', '15'],
     ['FEEDBACK_FOLLOWUP_DELAY', '-3h'], ['CLOCK', 'fake'], ['OUTBOUND_WEBHOOK_URL', 'example.org'],
-    ['OUTBOUND_MAX_ATTEMPTS', '0'], ['LOG_LEVEL', 'verbose'], ['LOG_REDACT', 'nope'],
+    ['OUTBOUND_MAX_ATTEMPTS', '0'], ['OUTBOUND_WEBHOOK_SECRET', 'short'], ['OUTBOUND_WEBHOOK_SECRET', 'whsec_not base64!'], ['OUTBOUND_WEBHOOK_SECRET', 'whsec_c2hvcnQ='], ['LOG_LEVEL', 'verbose'], ['LOG_REDACT', 'nope'],
     ['ASSISTANT_DEFAULT_PROFILE', 'my profile'], ['ASSISTANT_LOCATION', 'x'.repeat(201)], ['ASSISTANT_RECENT_WINDOW', '5 minutes'],
     ['ASSISTANT_RECENT_MAX_MESSAGES', '51'], ['ASSISTANT_MAX_MODEL_CALLS', '0'], ['ASSISTANT_RECALL_MAX_RESULTS', '101'],
     ['ASSISTANT_HELPER_TIMEOUT_MS', '0'], ['WHATSAPP_TEMPLATE_TEXT_LENGTH', '1001'], ['WHATSAPP_TEMPLATE_TEXT_LENGTH', 'ten'],
@@ -167,6 +167,7 @@ describe('loadConfig errors', () => {
 
   it('never echoes a secret or a database password', () => {
     expect(problemsOf({ API_TOKEN: 'hunter2' })).toEqual(['API_TOKEN: must be at least 16 characters (got 7)']);
+    expect(problemsOf({ OUTBOUND_WEBHOOK_SECRET: 'hunter2' })).toEqual(['OUTBOUND_WEBHOOK_SECRET: must be at least 16 characters (got 7), or whsec_ followed by base64']);
     expect(problemsOf({ DATABASE_URL: 'mysql://u:s3cret@db/x' })).toEqual([
       'DATABASE_URL: must be sqlite:<path>, sqlite::memory: or a postgres:// or postgresql:// URL (got "mysql://u:***@db/x")',
     ]);

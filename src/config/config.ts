@@ -79,7 +79,13 @@ export interface AppConfig {
     /** Start of the virtual clock; undefined = the time the server starts. */
     readonly start: Date | undefined;
   };
-  readonly outbound: { readonly webhookUrl: string | undefined; readonly maxAttempts: number };
+  readonly outbound: {
+    readonly webhookUrl: string | undefined;
+    /** The HMAC key outbound webhooks are signed with (decoded from `whsec_…`); undefined = unsigned. */
+    readonly webhookSigningKey: Buffer | undefined;
+    readonly maxAttempts: number;
+    readonly concurrency: number;
+  };
   /** Undefined when the channel is not configured. */
   readonly whatsapp:
     | {
@@ -183,7 +189,12 @@ function toAppConfig(env: ParsedEnv): AppConfig {
       mcpConfigFile: env.MCP_CONFIG_FILE,
     },
     clock: { mode: env.CLOCK, start: env.CLOCK_START },
-    outbound: { webhookUrl: env.OUTBOUND_WEBHOOK_URL, maxAttempts: env.OUTBOUND_MAX_ATTEMPTS },
+    outbound: {
+      webhookUrl: env.OUTBOUND_WEBHOOK_URL,
+      webhookSigningKey: env.OUTBOUND_WEBHOOK_SECRET,
+      maxAttempts: env.OUTBOUND_MAX_ATTEMPTS,
+      concurrency: env.OUTBOUND_CONCURRENCY,
+    },
     whatsapp: env.WHATSAPP_ACCESS_TOKEN
       ? {
           accessToken: env.WHATSAPP_ACCESS_TOKEN,
@@ -210,7 +221,8 @@ function toAppConfig(env: ParsedEnv): AppConfig {
 }
 
 function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+  // A Buffer (a signing key) cannot be frozen; it stays as parsed.
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value) && !ArrayBuffer.isView(value)) {
     Object.freeze(value);
     for (const child of Object.values(value)) deepFreeze(child);
   }

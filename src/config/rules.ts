@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { webhookSigningKey } from '../channels/standard-webhooks.ts';
 import { parseDuration } from '../core/duration.ts';
 
 /**
@@ -153,5 +154,22 @@ export function databaseUrl() {
   return rule(
     (raw) => (isDatabaseUrl(raw) ? raw : undefined),
     (raw) => `must be sqlite:<path>, sqlite::memory: or a postgres:// or postgresql:// URL ${got(withoutPassword(raw))}`,
+  );
+}
+
+/**
+ * An HMAC key for signing: `whsec_<base64>` (the Standard Webhooks form, decoded) or raw text
+ * (its UTF-8 bytes), of at least `minBytes` either way.
+ */
+export function signingSecret(minBytes: number) {
+  return rule(
+    (raw) => {
+      const key = webhookSigningKey(raw);
+      return key && key.length >= minBytes ? key : undefined;
+    },
+    (raw) =>
+      raw.startsWith('whsec_')
+        ? `must be whsec_ followed by the base64 of at least ${minBytes} bytes`
+        : `must be at least ${minBytes} characters (got ${raw.length}), or whsec_ followed by base64`,
   );
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { boolean, databaseUrl, digits, duration, positiveDuration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, templateName, token, twilioSender, twilioSid } from './rules.ts';
+import { boolean, databaseUrl, digits, duration, positiveDuration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, signingSecret, templateName, token, twilioSender, twilioSid } from './rules.ts';
 
 export const LLM_PROVIDERS = ['openai', 'offline'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -66,7 +66,9 @@ export const envSchema = z.object({
   CLOCK_START: isoDateTime().optional(),
 
   OUTBOUND_WEBHOOK_URL: httpUrl().optional(),
+  OUTBOUND_WEBHOOK_SECRET: signingSecret(16).optional(),
   OUTBOUND_MAX_ATTEMPTS: integer(1, 100),
+  OUTBOUND_CONCURRENCY: integer(1, 1000),
 
   WHATSAPP_ACCESS_TOKEN: secret(8).optional(),
   WHATSAPP_PHONE_NUMBER_ID: digits().optional(),

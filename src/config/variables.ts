@@ -76,7 +76,9 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Clock', 'CLOCK_START', undefined, 'Start of the virtual clock, an ISO 8601 date-time with offset (only with CLOCK=virtual); on a restart it applies only if later than the kept virtual time.', { defaultNote: 'the current time' }),
 
   v('Delivery', 'OUTBOUND_WEBHOOK_URL', undefined, 'http(s) URL each reply is POSTed to; unset = replies are only logged and kept in the history.'),
+  v('Delivery', 'OUTBOUND_WEBHOOK_SECRET', undefined, 'Signs every outbound webhook (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature): whsec_<base64> is base64-decoded into the HMAC key, any other value (16+ characters) is the key as is; unset = unsigned (logged at start).', { secret: true }),
   v('Delivery', 'OUTBOUND_MAX_ATTEMPTS', '8', 'Delivery attempts per message before it is marked failed (1-100).'),
+  v('Delivery', 'OUTBOUND_CONCURRENCY', '16', 'Deliveries in flight at once, across conversations (1-1000); a conversation\'s messages still go out one at a time, in order.'),
 
   v('WhatsApp', 'WHATSAPP_ACCESS_TOKEN', undefined, 'Cloud API access token (a system-user token). Setting any WHATSAPP_* variable but the two optional ones enables the channel and requires the other three.', { secret: true }),
   v('WhatsApp', 'WHATSAPP_PHONE_NUMBER_ID', undefined, 'The business phone number id messages are sent from (digits).'),

@@ -86,4 +86,56 @@ describe('Engine retries', () => {
     expect(await engine.processInbox(item)).toBeUndefined();
     expect(calls).toEqual({ runs: 3, givenUp: ['hello'] });
   });
+
+  it('answers nothing after a message that failed and could not be given up either: a later one never goes first', async () => {
+    const later: InboxItem = { ...item, id: 'in_2', channelMessageId: 'm2', text: 'later' };
+    const pending = [item, later];
+    let full = true; // the disk: every commit fails, the give-up's small one too (not an outage)
+    const answered: string[] = [];
+    const runner = {
+      async run(_conversationId: string, input: { inboxId: string }): Promise<TurnSummary> {
+        if (full) {
+          if (input.inboxId === 'in_2') full = false; // space is freed just as the later message is tried
+          throw Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 });
+        }
+        answered.push(input.inboxId);
+        pending.splice(pending.findIndex((entry) => entry.id === input.inboxId), 1);
+        return { turnId: 'turn_1', status: 'completed', reply: 'ok' };
+      },
+      giveUp: async () => !full,
+    } as unknown as TurnRunner;
+    const store = { listPendingInboxOf: async () => [...pending] } as unknown as Store;
+    const engine = new Engine({
+      store, runner, clock: systemClock, logger,
+      dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
+      leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
+    });
+    const jobs = await Promise.allSettled([engine.processInbox(item), engine.processInbox(later)]);
+    expect(answered).toEqual([]);
+    expect(jobs.map((job) => job.status)).toEqual(['rejected', 'rejected']); // both left pending
+    full = false;
+    expect(await engine.processInbox(later)).toMatchObject({ status: 'completed' }); // the sweep, later
+    expect(answered).toEqual(['in_1', 'in_2']);
+  });
+
+  it('sweeps a conversation stuck behind such a message with one job, not one per message waiting', async () => {
+    const pending = ['in_1', 'in_2', 'in_3'].map((id, index) => ({ ...item, id, channelMessageId: `m${index}` }));
+    const tried: string[] = [];
+    const runner = {
+      async run(_conversationId: string, input: { inboxId: string }): Promise<TurnSummary> {
+        tried.push(input.inboxId);
+        throw Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 });
+      },
+      giveUp: async () => false,
+    } as unknown as TurnRunner;
+    const store = { listPendingInbox: async () => [...pending], listPendingInboxOf: async () => [...pending] } as unknown as Store;
+    const engine = new Engine({
+      store, runner, clock: systemClock, logger, turnAttempts: 1,
+      dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
+      leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
+    });
+    expect(await engine.recover()).toBe(3);
+    await engine.idle();
+    expect(tried).toEqual(['in_1']); // the first message, once; the two behind it wait for the next sweep
+  });
 });

@@ -107,17 +107,21 @@ export class Engine {
   }
 
   /**
-   * Queues every pending inbox item that has no job in this process (after a restart, or when the
-   * process that received it died), in arrival order. With `olderThanMs`, only items that waited
-   * at least that long (a sweep leaves fresh ones to their receivers); without it, all of them,
-   * even those that seem to come from the future (a virtual clock restarts at wall time).
+   * Queues the pending inbox items that have no job in this process (after a restart, when the
+   * process that received them died, or when a turn failed without even recording that). With
+   * `olderThanMs`, only items that waited at least that long (a sweep leaves fresh ones to their
+   * receivers); without it, all of them, even those that seem to come from the future (a virtual
+   * clock restarts at wall time). One job per conversation, for its last such item: its drain
+   * answers the earlier ones first, in arrival order, and stops at one that still fails, which is
+   * then tried once per sweep rather than once per message behind it.
    */
   async recover(olderThanMs?: number): Promise<number> {
     const cutoff = olderThanMs === undefined ? Infinity : this.#deps.clock.now().getTime() - olderThanMs;
     const pending = (await this.#deps.store.listPendingInbox(olderThanMs === undefined ? 100_000 : 1000)).filter(
       (item) => item.conversationId && !this.#queuedInbox.has(item.id) && item.receivedAt.getTime() <= cutoff,
     );
-    for (const item of pending) {
+    const lastOfConversation = new Map(pending.map((item) => [item.conversationId, item]));
+    for (const item of lastOfConversation.values()) {
       this.processInbox(item).catch((error: unknown) => this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'recovered turn failed'));
     }
     if (pending.length > 0) this.#deps.logger.info({ count: pending.length }, 're-queued pending inbound messages');
@@ -221,7 +225,9 @@ export class Engine {
    * database is unreachable it keeps waiting instead, up to `outageWaitMs`, and then throws,
    * leaving the message (and every later one of the conversation) pending for the sweep or the
    * next start: an outage never turns into a lost or reordered message.
-   * A message that fails for good is kept, and its sender gets the apology.
+   * A message that fails for good is kept, and its sender gets the apology. When even that cannot
+   * be recorded (a full disk refuses every write) it throws too, for the same reason: the message
+   * stays pending and the conversation's drain stops there until the sweep tries it again.
    */
   async #runWithRetries(conversationId: string, input: TurnInput, inboxId: string | null): Promise<TurnSummary | undefined> {
     const attempts = this.#deps.turnAttempts ?? 3;
@@ -240,7 +246,7 @@ export class Engine {
         this.#deps.logger.error({ conversationId, inboxId, attempt, outage, final, err: describeError(error) }, 'turn failed');
         if (final && outage) throw error; // left pending, and nothing after it goes first
         if (final) {
-          if (input.kind === 'message') await this.#deps.runner.giveUp(conversationId, input, error);
+          if (input.kind === 'message' && !(await this.#deps.runner.giveUp(conversationId, input, error))) throw error; // left pending, as above
           return undefined;
         }
         // Real pauses, not the conversation clock: these wait out an outage (a shutdown ends them).

@@ -4,6 +4,7 @@ import type { Channel } from '../channels/channel.ts';
 import type { OutboxItem } from '../core/domain.ts';
 import type { Store } from '../store/store.ts';
 import { OutboxDispatcher } from './outbox-dispatcher.ts';
+import { waitFor } from '../../test/kit/wait-for.ts';
 
 /**
  * The three outbox calls of a store, in memory, with the same claim rule as the real ones (the
@@ -51,19 +52,19 @@ function item(id: string, conversationId: string, at: Date): OutboxItem {
   };
 }
 
-function setup(items: OutboxItem[], onSend: (text: string) => void = () => undefined) {
+function setup(items: OutboxItem[], onSend: (text: string) => unknown = () => undefined, options: { concurrency?: number } = {}) {
   const sent: string[] = [];
   const channel: Channel = {
     name: 'sink',
     capabilities: {} as Channel['capabilities'],
     async send(message) {
       sent.push(message.text);
-      onSend(message.text);
+      await onSend(message.text);
     },
   };
   const clock = { now: () => new Date(1_000_000), sleep: async () => undefined };
   const { store, state } = outboxStore(items);
-  const dispatcher = new OutboxDispatcher({ store, channels: new Map([['sink', channel]]), clock, logger: pino({ level: 'silent' }), maxAttempts: 3 });
+  const dispatcher = new OutboxDispatcher({ store, channels: new Map([['sink', channel]]), clock, logger: pino({ level: 'silent' }), maxAttempts: 3, ...options });
   return { dispatcher, sent, state };
 }
 
@@ -106,5 +107,36 @@ describe('OutboxDispatcher', () => {
     items.push(item('x2', 'x', at));
     await dispatcher.kick();
     expect(sent).toContain('x2');
+  });
+
+  it('keeps delivering to other conversations while one receiver hangs, and holds that conversation\'s next message', async () => {
+    const at = new Date(0);
+    const items = [item('slow1', 'slow', at), item('slow2', 'slow', at), item('fast1', 'fast', at), item('fast2', 'fast', at)];
+    let release!: () => void;
+    const hung = new Promise<void>((resolve) => (release = resolve));
+    const { dispatcher, sent } = setup(items, (text) => (text === 'slow1' ? hung : undefined));
+    const idle = dispatcher.kick();
+    await waitFor(() => sent.includes('fast2'), { what: 'the other conversation\'s second message', timeoutMs: 2000 });
+    expect(sent).not.toContain('slow2'); // its predecessor is still in flight
+    release();
+    await idle;
+    expect(sent.filter((text) => text.startsWith('slow'))).toEqual(['slow1', 'slow2']);
+    expect(items.every((entry) => entry.status === 'sent')).toBe(true);
+  });
+
+  it('claims while deliveries are in flight, never more at once than its concurrency', async () => {
+    const at = new Date(0);
+    const items = Array.from({ length: 12 }, (_, index) => item(`m${index}`, `c${index}`, at));
+    let inFlight = 0;
+    let most = 0;
+    const { dispatcher, sent } = setup(items, async () => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setImmediate(resolve));
+      inFlight -= 1;
+    }, { concurrency: 3 });
+    await dispatcher.kick();
+    expect(sent).toHaveLength(12);
+    expect(most).toBe(3);
   });
 });

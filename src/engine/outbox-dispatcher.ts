@@ -18,8 +18,17 @@ export interface OutboxDispatcherOptions {
   maxAttempts: number;
   /** How often due retries are looked for when nothing kicks the dispatcher (real ms). */
   pollIntervalMs?: number;
+  /** Items claimed per query at most (default 100; never more than the free delivery slots). */
   batchSize?: number;
+  /**
+   * Deliveries in flight at once, across conversations (default 16). One conversation has at most
+   * one: its next item is claimable only once the previous one is sent or has failed.
+   */
+  concurrency?: number;
 }
+
+/** Deliveries in flight at once when the options do not say. */
+export const DEFAULT_DELIVERY_CONCURRENCY = 16;
 
 /**
  * How long a claimed item is hidden from other senders; a sender that dies releases it this way.
@@ -34,15 +43,23 @@ export function retryDelayMs(attempts: number): number {
 }
 
 /**
- * Delivers the outbox: after every commit (`kick`) and on a slow poll for retries. One pass at a
- * time; items of one conversation go out in the order they were queued.
+ * Delivers the outbox: after every commit (`kick`) and on a slow poll for retries. Up to
+ * `concurrency` deliveries run at once, and claiming goes on while slow ones are in flight, so a
+ * receiver that hangs holds up only its own conversation. Items of one conversation go out in the
+ * order they were queued, one at a time (the claim never hands out a conversation's next item
+ * while an earlier one is still pending).
  */
 export class OutboxDispatcher {
   readonly #options: OutboxDispatcherOptions;
+  readonly #concurrency: number;
   #running: Promise<void> | null = null;
   #again = false;
+  /** Ends the coordinator's wait: a kick, or a delivery that finished (a slot is free, a conversation's next item may be due). */
+  #wake: (() => void) | null = null;
   #timer: NodeJS.Timeout | null = null;
   #stopped = false;
+  /** Deliveries in flight, by outbox id. */
+  readonly #inFlight = new Map<string, Promise<void>>();
   /**
    * Sent, but the store did not take the "sent" mark (it was unreachable): marked before anything
    * else is claimed, and never sent again by this process, so an outage between the send and the
@@ -52,6 +69,7 @@ export class OutboxDispatcher {
 
   constructor(options: OutboxDispatcherOptions) {
     this.#options = options;
+    this.#concurrency = Math.max(1, options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY);
   }
 
   start(): void {
@@ -61,48 +79,75 @@ export class OutboxDispatcher {
     this.kick();
   }
 
-  /** Asks for a delivery pass; cheap to call often. Resolves when a pass after the call ends. */
+  /**
+   * Asks for a delivery pass; cheap to call often. Resolves when the dispatcher is next idle: no
+   * delivery in flight and nothing claimable (everything due was sent, failed or is waiting to be
+   * retried).
+   */
   kick(): Promise<void> {
     if (this.#stopped) return Promise.resolve();
-    if (this.#running) {
-      this.#again = true;
-      return this.#running;
-    }
-    this.#running = this.#loop().finally(() => (this.#running = null));
+    this.#again = true;
+    this.#wakeUp();
+    this.#running ??= this.#loop().finally(() => (this.#running = null));
     return this.#running;
   }
 
-  /** Stops polling and waits for the pass in progress. */
+  /** Stops polling and claiming, and waits for the deliveries in flight. */
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
+    this.#wakeUp();
     await this.#running;
+    await Promise.allSettled(this.#inFlight.values());
   }
 
+  /** Claims while asked to or while deliveries are in flight (each one that ends may free the next). */
   async #loop(): Promise<void> {
-    do {
+    while (!this.#stopped && (this.#again || this.#inFlight.size > 0)) {
+      if (!this.#again) await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = null;
+      if (this.#stopped) return;
       this.#again = false;
       try {
         await this.#pass();
       } catch (error) {
         this.#options.logger.error({ err: describeError(error) }, 'outbox pass failed');
       }
-    } while (this.#again && !this.#stopped);
+    }
   }
 
+  #wakeUp(): void {
+    const wake = this.#wake;
+    this.#wake = null;
+    wake?.();
+  }
+
+  /** Claims due items into the free delivery slots until none is due or no slot is free. */
   async #pass(): Promise<void> {
     const { store, clock } = this.#options;
     await this.#markSent();
     // One item per conversation per claim, so a conversation's messages leave in order even
     // when several processes deliver; the next one is claimable once this one is sent.
-    for (;;) {
+    while (!this.#stopped) {
+      const free = this.#concurrency - this.#inFlight.size;
+      if (free <= 0) return;
       const now = clock.now();
-      const claimed = await store.claimDueOutbox(now, this.#options.batchSize ?? 100, new Date(now.getTime() + CLAIM_MS));
+      const claimed = await store.claimDueOutbox(now, Math.min(free, this.#options.batchSize ?? 100), new Date(now.getTime() + CLAIM_MS));
       if (claimed.length === 0) return;
-      const failed = (await Promise.allSettled(claimed.map((item) => this.#deliver(item)))).find((result) => result.status === 'rejected');
-      if (failed) throw failed.reason;
-      if (this.#stopped) return;
+      // An item still in flight here (its claim ran out mid-send) is not sent a second time.
+      for (const item of claimed) if (!this.#inFlight.has(item.id)) this.#track(item);
     }
+  }
+
+  #track(item: OutboxItem): void {
+    const delivery = this.#deliver(item)
+      .catch((error: unknown) => this.#options.logger.error({ outboxId: item.id, err: describeError(error) }, 'outbox delivery not recorded'))
+      .finally(() => {
+        this.#inFlight.delete(item.id);
+        this.#again = true;
+        this.#wakeUp();
+      });
+    this.#inFlight.set(item.id, delivery);
   }
 
   /**
@@ -140,8 +185,12 @@ export class OutboxDispatcher {
       return;
     }
     failpoint('outbox.after-send');
-    this.#unmarked.set(item.id, sent);
-    await store.markOutboxSent(item.id, sent.at, sent.attempts, sent.providerMessageId);
-    this.#unmarked.delete(item.id);
+    try {
+      await store.markOutboxSent(item.id, sent.at, sent.attempts, sent.providerMessageId);
+    } catch (error) {
+      // Kept only once the mark failed: a pass that runs meanwhile must not mark it a second time.
+      this.#unmarked.set(item.id, sent);
+      throw error;
+    }
   }
 }

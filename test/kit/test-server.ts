@@ -20,14 +20,15 @@ export function tempSqliteUrl(): string {
 
 /**
  * Starts the real server in-process on a free loopback port, with a channel sink and whatever
- * overrides the test gives (a scripted model, a clock).
+ * overrides the test gives (a scripted model, a clock). With `OUTBOUND_WEBHOOK_URL` in `env` the
+ * real webhook channel posts there instead (and the channel sink stays empty).
  */
 export async function startTestServer(env: Record<string, string> = {}, overrides: ServerOverrides = {}): Promise<TestServer> {
   // Rate limits off unless a test turns them on: tests send bursts on purpose.
   const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', RATE_LIMITS: 'off', ...env });
   const sink = overrides.channel instanceof ChannelSink ? overrides.channel : new ChannelSink();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const server = await startServer(config, logger, { ...overrides, channel: sink });
+  const server = await startServer(config, logger, { ...overrides, channel: env.OUTBOUND_WEBHOOK_URL ? undefined : sink });
   const request: TestServer['request'] = async (method, path, body, headers = {}) => {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {

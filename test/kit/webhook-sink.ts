@@ -3,17 +3,22 @@ import type { AddressInfo } from 'node:net';
 
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
+  /** The body exactly as received (what a signature covers). */
+  raw: string;
   body: any;
 }
 
 /**
  * A real HTTP endpoint on loopback that receives outbound webhooks. It answers with the statuses
  * it is told to (then 200), and drops a delivery whose Idempotency-Key it has already accepted.
+ * A delivery `hold` picks is received but not answered until `release()` (a receiver that hangs).
  */
 export class WebhookSink {
   readonly received: ReceivedWebhook[] = [];
   readonly accepted = new Map<string, ReceivedWebhook>();
   statuses: number[] = [];
+  hold: ((delivery: ReceivedWebhook) => boolean) | null = null;
+  #held: Array<() => void> = [];
   #server: Server;
   url = '';
 
@@ -23,12 +28,16 @@ export class WebhookSink {
       request.setEncoding('utf8');
       request.on('data', (chunk) => (raw += chunk));
       request.on('end', () => {
-        const delivery = { headers: request.headers, body: JSON.parse(raw || 'null') };
+        const delivery = { headers: request.headers, raw, body: JSON.parse(raw || 'null') };
         this.received.push(delivery);
-        const status = this.statuses.shift() ?? 200;
-        const key = String(request.headers['idempotency-key'] ?? '');
-        if (status < 300 && !this.accepted.has(key)) this.accepted.set(key, delivery);
-        response.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+        const answer = () => {
+          const status = this.statuses.shift() ?? 200;
+          const key = String(request.headers['idempotency-key'] ?? '');
+          if (status < 300 && !this.accepted.has(key)) this.accepted.set(key, delivery);
+          response.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+        };
+        if (this.hold?.(delivery)) this.#held.push(answer);
+        else answer();
       });
     });
   }
@@ -37,6 +46,12 @@ export class WebhookSink {
     await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/hook`;
     return this;
+  }
+
+  /** Answers the held deliveries (as any other) and holds no more. */
+  release(): void {
+    this.hold = null;
+    for (const answer of this.#held.splice(0)) answer();
   }
 
   close(): Promise<void> {
