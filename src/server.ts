@@ -164,7 +164,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     released: (id) => fanout?.notifyReleased(id),
   });
   const runner = new TurnRunner({
-    store, provider, flows, clock, ids, logger, outgoing,
+    store, provider, flows, clock, ids, logger, outgoing, deliveries: dispatcher,
     historyLimit: config.conversation.chatHistoryLimit,
     narrator: createNarrator(events),
   });

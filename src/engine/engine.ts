@@ -169,7 +169,8 @@ export class Engine {
     return this.#queue.run(conversationId, async () => {
       if (this.#shutdown.signal.aborted) return undefined;
       const summary = await this.#deps.leases.hold(conversationId, run, this.#shutdown.signal);
-      void this.#deps.dispatcher.kick();
+      // A turn that handed its replies to the dispatcher left nothing for a claim to find.
+      if (!summary?.handedOff) void this.#deps.dispatcher.kick();
       this.#deps.changes?.publish(conversationId, 'turn');
       return summary;
     });

@@ -66,6 +66,10 @@ export class OutboxDispatcher {
    * mark neither repeats the message nor holds the conversation's next one for the claim time.
    */
   readonly #unmarked = new Map<string, { at: Date; attempts: number; providerMessageId: string | null }>();
+  /** Rows a commit claimed for this process (`deliverClaimed`), one list per commit, waiting for a slot. */
+  readonly #handedOff: OutboxItem[][] = [];
+  /** A kick came while deliveries were in flight: claim again once one ends (it may have been blocked by them). */
+  #kickedWhileBusy = false;
 
   constructor(options: OutboxDispatcherOptions) {
     this.#options = options;
@@ -86,10 +90,59 @@ export class OutboxDispatcher {
    */
   kick(): Promise<void> {
     if (this.#stopped) return Promise.resolve();
+    if (this.#inFlight.size > 0) this.#kickedWhileBusy = true;
     this.#again = true;
     this.#wakeUp();
     this.#running ??= this.#loop().finally(() => (this.#running = null));
     return this.#running;
+  }
+
+  /** Until when a row claimed now is this process's to send (`deliverClaimed`). */
+  claimUntil(now: Date): Date {
+    return new Date(now.getTime() + CLAIM_MS);
+  }
+
+  /**
+   * Delivers rows a commit wrote already claimed for this process (one message's parts, or one
+   * turn's messages, in order), without a claim query: one after another, each only once the one
+   * before it was sent. A failed send keeps its retry, and the rest are released to the claim.
+   * Waits for a free slot like claimed rows do; rows that a shutdown leaves are claimed again when
+   * their claim ends.
+   */
+  deliverClaimed(items: OutboxItem[]): void {
+    if (items.length === 0 || this.#stopped) return;
+    this.#handedOff.push(items);
+    this.#startHandedOff();
+  }
+
+  #startHandedOff(): void {
+    while (!this.#stopped && this.#handedOff.length > 0 && this.#inFlight.size < this.#concurrency) {
+      const items = this.#handedOff.shift()!;
+      const chain = this.#deliverInOrder(items)
+        .catch((error: unknown) => this.#options.logger.error({ outboxId: items[0]!.id, err: describeError(error) }, 'outbox delivery not recorded'))
+        .finally(() => this.#settled(items.map((item) => item.id), this.#kickedWhileBusy));
+      for (const item of items) this.#inFlight.set(item.id, chain);
+    }
+  }
+
+  async #deliverInOrder(items: OutboxItem[]): Promise<void> {
+    for (const [index, item] of items.entries()) {
+      if (this.#stopped || !(await this.#deliver(item))) {
+        const rest = items.slice(index + (this.#stopped ? 0 : 1)).map((later) => later.id);
+        await this.#options.store.releaseOutbox(rest, this.#options.clock.now());
+        return;
+      }
+    }
+  }
+
+  /** Deliveries ended: their slots are free; claim again when asked to. */
+  #settled(ids: string[], claimAgain: boolean): void {
+    for (const id of ids) this.#inFlight.delete(id);
+    if (claimAgain) {
+      this.#kickedWhileBusy = false;
+      this.kick();
+    }
+    this.#startHandedOff();
   }
 
   /** Stops polling and claiming, and waits for the deliveries in flight. */
@@ -141,12 +194,9 @@ export class OutboxDispatcher {
 
   #track(item: OutboxItem): void {
     const delivery = this.#deliver(item)
+      .then(() => undefined)
       .catch((error: unknown) => this.#options.logger.error({ outboxId: item.id, err: describeError(error) }, 'outbox delivery not recorded'))
-      .finally(() => {
-        this.#inFlight.delete(item.id);
-        this.#again = true;
-        this.#wakeUp();
-      });
+      .finally(() => this.#settled([item.id], true)); // the conversation's next row may be claimable now
     this.#inFlight.set(item.id, delivery);
   }
 
@@ -167,7 +217,8 @@ export class OutboxDispatcher {
     }
   }
 
-  async #deliver(item: OutboxItem): Promise<void> {
+  /** True when it was sent (and marked, or kept to be marked). */
+  async #deliver(item: OutboxItem): Promise<boolean> {
     const { store, clock, logger, channels, maxAttempts } = this.#options;
     const attempts = item.attempts + 1;
     const channel = channels.get(item.channel);
@@ -182,7 +233,7 @@ export class OutboxDispatcher {
       const nextAttemptAt = giveUp ? null : new Date(clock.now().getTime() + retryDelayMs(attempts));
       await store.markOutboxAttemptFailed(item.id, { attempts, error: describeError(error), nextAttemptAt });
       logger.warn({ outboxId: item.id, channel: item.channel, attempts, giveUp, err: describeError(error) }, 'outbound delivery failed');
-      return;
+      return false;
     }
     failpoint('outbox.after-send');
     try {
@@ -192,5 +243,6 @@ export class OutboxDispatcher {
       this.#unmarked.set(item.id, sent);
       throw error;
     }
+    return true;
   }
 }

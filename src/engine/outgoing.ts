@@ -1,6 +1,6 @@
 import { NO_LIMITS, type ChannelCapabilities, type ChannelDirectory } from '../channels/channel.ts';
 import type { IdGenerator } from '../core/clock.ts';
-import type { Conversation, Message, MessageSource, NewMessage, NewOutboxItem, Participant, Poll } from '../core/domain.ts';
+import type { Conversation, Message, MessageSource, NewMessage, NewOutboxItem, OutboxItem, Participant, Poll } from '../core/domain.ts';
 import { firstNumbersOfBatch, pollAsText } from '../core/poll-numbering.ts';
 import { splitText } from '../core/split-text.ts';
 import type { StoreTx } from '../store/store.ts';
@@ -46,18 +46,21 @@ export class Outgoing {
 
   /**
    * `transcriptOnly` messages (the person's own) are appended first, in the same statement, and
-   * are not delivered.
+   * are not delivered. With `claimUntil`, the rows are written claimed by this process until then
+   * when nothing of the conversation waits before them, and returned: the caller hands them to its
+   * dispatcher after the commit (decision 009). Otherwise none are returned, and the dispatcher
+   * claims them as usual.
    */
   async append(
     tx: StoreTx,
     target: OutgoingTarget,
     drafts: OutgoingDraft[],
-    context: { now: Date; turnId: string | null },
+    context: { now: Date; turnId: string | null; claimUntil?: Date },
     transcriptOnly: NewMessage[] = [],
-  ): Promise<void> {
+  ): Promise<OutboxItem[]> {
     if (drafts.length === 0) {
       await tx.appendMessages(transcriptOnly);
-      return;
+      return [];
     }
     const { conversation, participant } = target;
     const firstNumbers = firstNumbersOfBatch(drafts.map((draft) => ({ poll: draft.poll ?? null })));
@@ -74,6 +77,9 @@ export class Outgoing {
     }));
     const appended = (await tx.appendMessages([...transcriptOnly, ...messages])).slice(transcriptOnly.length);
     const capabilities = this.#channels.get(conversation.channel)?.capabilities ?? NO_LIMITS;
+    // Claimed for this process's dispatcher at once, unless an earlier message of the
+    // conversation still waits to go out (it goes first: the claim keeps the order).
+    const claimed = context.claimUntil !== undefined && !(await tx.hasPendingOutbox(conversation.id));
     const items: NewOutboxItem[] = [];
     for (const message of appended) {
       const parts = render(message, capabilities);
@@ -86,13 +92,18 @@ export class Outgoing {
           recipient: participant?.phoneNumber ?? conversation.id,
           ...part,
           idempotencyKey: parts.length === 1 ? message.id : `${message.id}#${index + 1}`,
-          nextAttemptAt: context.now,
+          nextAttemptAt: claimed ? context.claimUntil! : context.now,
           createdAt: context.now,
         }),
       );
     }
     await tx.enqueueOutbox(items);
+    return claimed ? items.map(asPending) : [];
   }
+}
+
+function asPending(item: NewOutboxItem): OutboxItem {
+  return { ...item, status: 'pending', attempts: 0, lastError: null, sentAt: null, providerMessageId: null, deliveryStatus: null, deliveryStatusAt: null, deliveryError: null };
 }
 
 /** Native when the channel has polls and the options are distinct, non-blank and within its limits (in characters). */

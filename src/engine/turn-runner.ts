@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../core/clock.ts';
-import type { Conversation, Message, NewMessage, Participant, ToolCallRecord, TurnRecord } from '../core/domain.ts';
+import type { Conversation, Message, NewMessage, OutboxItem, Participant, ToolCallRecord, TurnRecord } from '../core/domain.ts';
+import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import { AppError, describeError } from '../core/errors.ts';
 import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
 import type { Store, StoreTx } from '../store/store.ts';
@@ -29,12 +30,16 @@ export interface TurnRunnerDeps {
   elapsed?: () => number;
   /** The live audience of turns (the session event stream), when there is one. */
   narrator?: Narrator;
+  /** This process's dispatcher: a turn's replies go to it straight from the commit (decision 009). */
+  deliveries?: Pick<OutboxDispatcher, 'claimUntil' | 'deliverClaimed'>;
 }
 
 export interface TurnSummary {
   turnId: string;
   status: 'completed' | 'failed' | 'skipped' | 'cancelled';
   reply: string | null;
+  /** The turn's replies went straight to this process's dispatcher (nothing for a claim to find). */
+  handedOff?: boolean;
 }
 
 /** How a turn may be stopped: `shutdown` abandons it (it re-runs later), `interrupt` ends it without a reply. */
@@ -75,6 +80,7 @@ export class TurnRunner {
       const reply = interrupted ? null : result ? (prepared.codeAllowed ? result.text.trim() || prepared.fallbackText : plainReply(result.text, prepared.fallbackText)) : MODEL_FAILURE_REPLY;
       const status = interrupted ? 'cancelled' : error ? 'failed' : 'completed';
 
+      let handOff: OutboxItem[] = [];
       const committed = await store.transaction(async (tx) => {
         const now = clock.now();
         // Paused (or withdrawn) while the model ran: the message is kept, nothing the turn did is.
@@ -82,7 +88,7 @@ export class TurnRunner {
           await this.#keepMessageOnly(tx, conversation, input, now);
           return false;
         }
-        await this.#appendTranscript(tx, { conversation, participant }, input, turnId, { id: replyId, text: reply }, outcome.extraMessages ?? [], now);
+        handOff = await this.#appendTranscript(tx, { conversation, participant }, input, turnId, { id: replyId, text: reply }, outcome.extraMessages ?? [], now);
         await prepared.commit(tx);
         await this.#patchConversation(tx, conversation, outcome, now);
         await tx.insertToolCalls(this.#toolCallRecords(executed, conversation.id, turnId, startedAt));
@@ -95,9 +101,10 @@ export class TurnRunner {
         await narration?.committed(turnId);
         return { turnId, status: 'skipped', reply: null };
       }
+      this.#deps.deliveries?.deliverClaimed(handOff);
       if (error) this.#deps.logger.warn({ conversationId, turnId, err: describeError(error) }, 'model failed; apology sent');
       await (interrupted ? narration?.cancelled('interrupted') : narration?.committed(turnId));
-      return { turnId, status, reply };
+      return { turnId, status, reply, ...(handOff.length > 0 ? { handedOff: true } : {}) };
     } catch (error) {
       await narration?.cancelled('failed');
       throw error;
@@ -188,14 +195,14 @@ export class TurnRunner {
     reply: { id: string; text: string | null },
     extras: ExtraMessage[],
     now: Date,
-  ): Promise<void> {
+  ): Promise<OutboxItem[]> {
     // Each message of a batch stays its own message in the transcript.
     const own = input.kind === 'message' ? answeredMessages(input).map((message) => this.#userMessage(target.conversation.id, message.text, turnId, now)) : [];
     const drafts: OutgoingDraft[] = [
       ...(reply.text === null ? [] : [{ id: reply.id, text: reply.text, source: 'model' as const }]),
       ...extras.map((extra): OutgoingDraft => ({ ...extra, role: extra.visibleToModel ? 'assistant' : 'system', source: 'system' })),
     ];
-    await this.#deps.outgoing.append(tx, target, drafts, { now, turnId }, own);
+    return this.#deps.outgoing.append(tx, target, drafts, { now, turnId, claimUntil: this.#deps.deliveries?.claimUntil(now) }, own);
   }
 
   #userMessage(conversationId: string, text: string, turnId: string | null, now: Date): NewMessage {

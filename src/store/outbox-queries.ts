@@ -4,10 +4,11 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { OutboxTable } from './schema.ts';
 import { fromMs, fromMsOrNull, oneOf, pollFromText, pollToText, toMs } from './codec.ts';
+import { prepared, preparedInsert } from './prepared.ts';
 
 type OutboxOperations = Pick<
   StoreOperations,
-  'enqueueOutbox' | 'getOutbox' | 'listDueOutbox' | 'claimDueOutbox' | 'markOutboxSent' | 'markOutboxAttemptFailed' | 'listOutbox' | 'recordDeliveryReceipt'
+  'enqueueOutbox' | 'hasPendingOutbox' | 'releaseOutbox' | 'getOutbox' | 'listDueOutbox' | 'claimDueOutbox' | 'markOutboxSent' | 'markOutboxAttemptFailed' | 'listOutbox' | 'recordDeliveryReceipt'
 >;
 
 const STATUSES = ['pending', 'sent', 'failed'] as const satisfies readonly OutboxStatus[];
@@ -15,6 +16,11 @@ const KINDS = ['text', 'poll'] as const satisfies readonly MessageKind[];
 
 /** The statuses ranked below `status`: the only ones a receipt of `status` may replace. */
 const below = (status: DeliveryStatus) => DELIVERY_STATUSES.slice(0, DELIVERY_STATUSES.indexOf(status));
+
+const pendingOf = prepared((db, a: { conversationId: string }) =>
+  db.selectFrom('outbox').select('id').where('conversation_id', '=', a.conversationId).where('status', '=', 'pending').limit(1),
+);
+const insertRows = preparedInsert('outbox');
 
 export function outboxQueries(ctx: QueryContext): OutboxOperations {
   const { db } = ctx;
@@ -39,9 +45,8 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
   return {
     async enqueueOutbox(items) {
       if (items.length === 0) return;
-      await db
-        .insertInto('outbox')
-        .values(
+      await insertRows(
+        ctx,
           items.map((item) => ({
             id: item.id,
             conversation_id: item.conversationId,
@@ -59,8 +64,16 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
             created_at: toMs(item.createdAt),
             sent_at: null,
           })),
-        )
-        .execute();
+      );
+    },
+
+    async hasPendingOutbox(conversationId) {
+      return (await pendingOf.first(ctx, { conversationId })) !== undefined;
+    },
+
+    async releaseOutbox(ids, at) {
+      if (ids.length === 0) return;
+      await db.updateTable('outbox').set({ next_attempt_at: toMs(at) }).where('id', 'in', [...ids]).where('status', '=', 'pending').execute();
     },
 
     async getOutbox(id) {

@@ -145,6 +145,10 @@ export interface StoreOperations {
   completeInbox(id: string, status: Exclude<InboxStatus, 'pending'>, at: Date, error?: string | null): Promise<boolean>;
 
   // Outbox
+  /** True when the conversation has an outbox row not yet sent or failed. */
+  hasPendingOutbox(conversationId: string): Promise<boolean>;
+  /** Makes claimed rows claimable again now (a sender that will not send them after all). */
+  releaseOutbox(ids: readonly string[], at: Date): Promise<void>;
   enqueueOutbox(items: NewOutboxItem[]): Promise<void>;
   getOutbox(id: string): Promise<OutboxItem | undefined>;
   /** Pending items due at `now`, oldest first. */

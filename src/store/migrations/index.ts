@@ -8,6 +8,7 @@ import { demoCrmMigration } from './005-demo-crm.ts';
 import { assistantMigration } from './006-assistant.ts';
 import { inboxSenderMigration } from './007-inbox-sender.ts';
 import { senderDedupMigration } from './008-sender-dedup.ts';
+import { pendingOutboxMigration } from './010-pending-outbox.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -23,5 +24,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '006_assistant': assistantMigration(dialect),
     '007_inbox_sender': inboxSenderMigration(),
     '008_sender_dedup': senderDedupMigration(dialect),
+    '010_pending_outbox': pendingOutboxMigration(),
   };
 }
