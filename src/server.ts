@@ -104,7 +104,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // Configuration files first: a mistake in one stops start-up before anything is opened.
   const profiles = loadProfiles(config.assistant.profilesDir ?? SHIPPED_PROFILES_DIR, config.assistant.defaultProfile);
   const mcpServers = config.assistant.mcpConfigFile ? loadMcpConfig(config.assistant.mcpConfigFile) : [];
-  const store = await openStore(config.database.url, { schema: config.database.schema, poolMax: config.database.poolMax, logger });
+  const store = await openStore(config.database.url, { ...config.database, logger });
   // Several processes may share PostgreSQL: its clock decides what is due and when leases end.
   const dbClock = !virtualClock && store.dialect === 'postgres' ? await databaseClock(store, logger) : undefined;
   const clock: Clock = virtualClock ?? dbClock ?? systemClock;
@@ -182,6 +182,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   if (store.dialect === 'postgres') {
     fanout = await startPgFanout({
       url: config.database.url, schema: config.database.schema, logger,
+      connectTimeoutMs: config.database.connectTimeoutMs, queryTimeoutMs: config.database.queryTimeoutMs,
       written: (id) => void (events.followed(id) && events.catchUp(id).catch(() => undefined)),
       released: (id) => leases.wake(id),
       reconnected: () => void events.catchUpFollowed().catch(() => undefined),

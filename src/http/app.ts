@@ -13,6 +13,7 @@ import type { Clock } from '../core/clock.ts';
 import type { ClockControlDeps } from '../timers/clock-control.ts';
 import { registerBearerAuth } from './auth.ts';
 import { errorBody, handleError } from './http-errors.ts';
+import { checkStore } from './store-health.ts';
 import { adminRoutes } from './admin-routes.ts';
 import { consoleRoutes } from './console-routes.ts';
 import { inboundRoutes } from './inbound-routes.ts';
@@ -42,6 +43,8 @@ export interface AppDeps {
   /** Shown on /health: which model answers (`offline-demo` is never passed off as an LLM). */
   model: { provider: string; model: string };
   version: string;
+  /** How long `/health` waits for the store (default `HEALTH_TIMEOUT_MS`). */
+  healthTimeoutMs?: number;
   /** Provider webhooks, present when the channel is configured. */
   whatsapp?: { appSecret: string; verifyToken: string; phoneNumberId: string } | undefined;
   twilio?: { authToken: string; publicBaseUrl: string | undefined } | undefined;
@@ -88,9 +91,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     GET: {
       schema: { tags: ['server'], summary: 'Liveness and store reachability' },
       handler: async (_request, reply) => {
-        const storeOk = await deps.store.ping().then(() => true, () => false);
-        const body = { status: storeOk ? 'ok' : 'error', store: deps.store.dialect, store_ok: storeOk, model: deps.model, backlog: deps.engine.backlog };
-        return reply.status(storeOk ? 200 : 503).send(body);
+        const health = await checkStore(deps.store, deps.healthTimeoutMs);
+        const body = {
+          status: health.ok ? 'ok' : 'error', store: deps.store.dialect, store_ok: health.ok,
+          ...(health.ok ? {} : { store_problem: health.problem }),
+          model: deps.model, backlog: deps.engine.backlog,
+        };
+        return reply.status(health.ok ? 200 : 503).send(body);
       },
     },
   });

@@ -40,5 +40,10 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (depth < 3 && isDatabaseUnavailable(e.cause, depth + 1)) return true;
   if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || UNAVAILABLE_STATES.test(e.code))) return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  return /timeout exceeded when trying to connect|Connection terminated|connection is closed|Client has encountered a connection error/i.test(message);
+  return isQueryReadTimeout(e) || /timeout exceeded when trying to connect|Connection terminated|connection is closed|Client has encountered a connection error/i.test(message);
+}
+
+/** pg's client-side `query_timeout`: the server did not answer in time (a hung or black-holed network). */
+export function isQueryReadTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Query read timeout';
 }
