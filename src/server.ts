@@ -31,7 +31,7 @@ import { buildApp } from './http/app.ts';
 import type { LlmProvider } from './llm/llm-provider.ts';
 import { createOfflineDemoProvider } from './llm/offline/offline-demo-provider.ts';
 import { createOpenAiCompatibleProvider } from './llm/openai-compatible-provider.ts';
-import { openStore } from './store/open-store.ts';
+import { openStore, type OpenStoreOptions } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
 import type { ClockControlDeps } from './timers/clock-control.ts';
 import { TimerKindRegistry } from './timers/timer-kinds.ts';
@@ -49,6 +49,8 @@ export interface ServerOverrides {
   fetch?: typeof fetch;
   ids?: IdGenerator;
   random?: () => number;
+  /** Test seam: see `OpenStoreOptions.onSqliteOpen`. */
+  onSqliteOpen?: OpenStoreOptions['onSqliteOpen'];
 }
 
 export interface RunningServer {
@@ -104,7 +106,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // Configuration files first: a mistake in one stops start-up before anything is opened.
   const profiles = loadProfiles(config.assistant.profilesDir ?? SHIPPED_PROFILES_DIR, config.assistant.defaultProfile);
   const mcpServers = config.assistant.mcpConfigFile ? loadMcpConfig(config.assistant.mcpConfigFile) : [];
-  const store = await openStore(config.database.url, { ...config.database, logger });
+  const store = await openStore(config.database.url, { ...config.database, logger, onSqliteOpen: overrides.onSqliteOpen });
   // Several processes may share PostgreSQL: its clock decides what is due and when leases end.
   const dbClock = !virtualClock && store.dialect === 'postgres' ? await databaseClock(store, logger) : undefined;
   const clock: Clock = virtualClock ?? dbClock ?? systemClock;

@@ -6,6 +6,7 @@ import { createKyselyStore } from './kysely-store.ts';
 import { migrateToLatest, type MigrationLogger } from './migrate.ts';
 import { openNodeSqlite } from './sqlite-database.ts';
 import { isQueryReadTimeout } from './db-errors.ts';
+import { SqliteFaults } from './sqlite-faults.ts';
 
 export interface OpenStoreOptions {
   /** PostgreSQL schema to use, created when missing (default `public`). Ignored for SQLite. */
@@ -22,12 +23,18 @@ export interface OpenStoreOptions {
   queryTimeoutMs?: number;
   /** SQLite: how long a write retries while another process holds the lock (default 5 s). */
   busyTimeoutMs?: number;
+  /**
+   * Test seam, SQLite only: called once the store is open with a way to run SQL on its connection
+   * (a test limits the file with `PRAGMA max_page_count` to play a full disk).
+   */
+  onSqliteOpen?: (exec: (sqlText: string) => void) => void;
 }
 
 /** Client-side margin over `statement_timeout`: a live server always reports its own cancel first. */
 const QUERY_TIMEOUT_GRACE_MS = 1000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 /** First TCP keepalive probe after this much silence: a dead peer on a real network is found in about a minute. */
 const KEEPALIVE_DELAY_MS = 10_000;
 
@@ -50,7 +57,8 @@ async function openSqliteStore(path: string, options: OpenStoreOptions): Promise
     throw new Error(`invalid SQLite URL "sqlite:${path}": expected sqlite:<path> or sqlite::memory:`);
   }
   const database = openNodeSqlite(path);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const faults = new SqliteFaults({ database, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+  const db = new Kysely<Database>({ dialect: faults.dialect(new SqliteDialect({ database })) });
   const destroy = async () => {
     await db.destroy();
     database.close();
@@ -61,7 +69,16 @@ async function openSqliteStore(path: string, options: OpenStoreOptions): Promise
     await destroy();
     throw error;
   }
-  return createKyselyStore(db, 'sqlite', destroy);
+  const store = createKyselyStore(db, 'sqlite', destroy);
+  options.onSqliteOpen?.((sqlText) => database.exec(sqlText));
+  return {
+    ...store,
+    // A full disk does not stop reads: /health must see that writes fail.
+    async ping() {
+      await store.ping();
+      await faults.checkWritable(db);
+    },
+  };
 }
 
 async function openPostgresStore(url: string, options: OpenStoreOptions): Promise<Store> {

@@ -27,6 +27,8 @@ export interface Database {
   crm_tickets: { id: string; customer_id: string | null; reason: string; created_at: number };
   flow_states: { conversation_id: string; data: string; updated_at: number };
   assistant_notes: { id: string; conversation_id: string; text: string; created_at: number };
+  /** Always empty: /health's write probe on SQLite. */
+  write_probes: { id: string; filler: string };
 }
 
 /** Insertion order: an identity column (PostgreSQL) or the autoincrement rowid (SQLite). */

@@ -36,6 +36,16 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     return statement;
   }
 
+  /** True while a transaction is open on the connection. */
+  get inTransaction(): boolean {
+    return this.#db.isTransaction;
+  }
+
+  /** Runs SQL without results (pragmas). */
+  exec(sqlText: string): void {
+    this.#db.exec(sqlText);
+  }
+
   close(): void {
     this.#statements.clear();
     if (this.#db.isOpen) this.#db.close();
@@ -66,8 +76,14 @@ function toSqliteValue(value: unknown): SQLInputValue {
 }
 
 /**
+ * How long SQLite itself waits for a lock, blocking the thread (node:sqlite is synchronous): a
+ * few ms, then `SqliteFaults` retries without blocking.
+ */
+export const SQLITE_BUSY_WAIT_MS = 5;
+
+/**
  * Opens (creating the parent directory of) a database file, or `:memory:`, with the pragmas the
- * store relies on: WAL, NORMAL sync, enforced foreign keys, and a 5 s busy wait.
+ * store relies on: WAL, NORMAL sync, enforced foreign keys, and a busy wait of a few ms.
  */
 export function openNodeSqlite(path: string): NodeSqliteDatabase {
   const memory = path === ':memory:';
@@ -77,7 +93,7 @@ export function openNodeSqlite(path: string): NodeSqliteDatabase {
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');
-    db.exec('PRAGMA busy_timeout = 5000');
+    db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_WAIT_MS}`);
   } catch (error) {
     db.close();
     throw error;

@@ -7,6 +7,7 @@ import { leasesMigration } from './004-leases.ts';
 import { demoCrmMigration } from './005-demo-crm.ts';
 import { assistantMigration } from './006-assistant.ts';
 import { inboxSenderMigration } from './007-inbox-sender.ts';
+import { writeProbeMigration } from './008-write-probe.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -21,5 +22,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '005_demo_crm': demoCrmMigration(),
     '006_assistant': assistantMigration(dialect),
     '007_inbox_sender': inboxSenderMigration(),
+    '008_write_probe': writeProbeMigration(),
   };
 }
