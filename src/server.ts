@@ -97,6 +97,8 @@ function createChannels(
 
 /** Connect and call timeout of MCP servers. */
 const MCP_TIMEOUT_MS = 30_000;
+/** Beyond one model call, what a turn may spend without reporting progress (a tool, its commit). */
+const LEASE_STALL_MARGIN_MS = 60_000;
 
 /** The composition root: the only place adapters are chosen and wired. */
 export async function startServer(config: AppConfig, logger: Logger, overrides: ServerOverrides = {}): Promise<RunningServer> {
@@ -144,6 +146,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     store, logger, shared: store.dialect === 'postgres',
     owner: `${hostname()}:${process.pid}:${randomIds.next('proc')}`,
     now: () => (dbClock ?? systemClock).now(), // wall time, never the virtual clock
+    // A turn reports progress at each model and tool call; the longest silence is one model call.
+    stallMs: config.llm.timeoutMs + LEASE_STALL_MARGIN_MS,
     hooks: { acquired: (id) => events.catchUp(id), releasing: (id) => events.flush(id) },
     released: (id) => fanout?.notifyReleased(id),
   });

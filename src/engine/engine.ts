@@ -6,7 +6,7 @@ import { isDatabaseUnavailable } from '../store/db-errors.ts';
 import type { Store } from '../store/store.ts';
 import type { TurnInput } from './flow.ts';
 import type { ChangeFeed } from './change-feed.ts';
-import type { ConversationLeases } from './conversation-lease.ts';
+import type { ConversationLeases, HeldLease } from './conversation-lease.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import type { TurnRunner, TurnSummary } from './turn-runner.ts';
@@ -59,12 +59,12 @@ export class Engine {
     const conversationId = item.conversationId;
     if (!conversationId) throw new AppError('internal', `inbox item ${item.id} has no conversation`, { fault: 'system' });
     this.#queuedInbox.add(item.id);
-    return this.#work(conversationId, () => this.#drainThrough(conversationId, item.id)).finally(() => this.#queuedInbox.delete(item.id));
+    return this.#work(conversationId, (lease) => this.#drainThrough(conversationId, item.id, lease)).finally(() => this.#queuedInbox.delete(item.id));
   }
 
   /** Queues an event turn (greeting, timer) for a conversation. */
   trigger(conversationId: string, input: Extract<TurnInput, { kind: 'event' }>): Promise<TurnSummary | undefined> {
-    return this.#work(conversationId, () => this.#runWithRetries(conversationId, input, null));
+    return this.#work(conversationId, (lease) => this.#runWithRetries(conversationId, input, null, lease));
   }
 
   /**
@@ -156,7 +156,7 @@ export class Engine {
     await this.#deps.dispatcher.stop();
   }
 
-  #work(conversationId: string, run: () => Promise<TurnSummary | undefined>): Promise<TurnSummary | undefined> {
+  #work(conversationId: string, run: (lease: HeldLease) => Promise<TurnSummary | undefined>): Promise<TurnSummary | undefined> {
     return this.#queue.run(conversationId, async () => {
       if (this.#shutdown.signal.aborted) return undefined;
       const summary = await this.#deps.leases.hold(conversationId, run, this.#shutdown.signal);
@@ -167,15 +167,16 @@ export class Engine {
   }
 
   /** Answers the conversation's pending items in arrival order up to and including `inboxId`. */
-  async #drainThrough(conversationId: string, inboxId: string): Promise<TurnSummary | undefined> {
+  async #drainThrough(conversationId: string, inboxId: string, lease: HeldLease): Promise<TurnSummary | undefined> {
     for (;;) {
       const pending = await this.#deps.store.listPendingInboxOf(conversationId, DRAIN_BATCH);
       const target = pending.findIndex((item) => item.id === inboxId);
       if (target === -1 && pending.length < DRAIN_BATCH) return undefined; // answered already
       let summary: TurnSummary | undefined;
       for (const item of target === -1 ? pending : pending.slice(0, target + 1)) {
-        if (this.#shutdown.signal.aborted) return undefined;
-        summary = await this.#runWithRetries(conversationId, { kind: 'message', text: item.text, inboxId: item.id }, item.id);
+        // Taken over (this process stalled): the new holder answers the rest, in order.
+        if (this.#shutdown.signal.aborted || lease.lost.aborted) return undefined;
+        summary = await this.#runWithRetries(conversationId, { kind: 'message', text: item.text, inboxId: item.id }, item.id, lease);
         if (item.id !== inboxId) this.#deps.changes?.publish(conversationId, 'turn');
       }
       if (target !== -1) return summary;
@@ -189,16 +190,18 @@ export class Engine {
    * next start: an outage never turns into a lost or reordered message.
    * A message that fails for good is kept, and its sender gets the apology.
    */
-  async #runWithRetries(conversationId: string, input: TurnInput, inboxId: string | null): Promise<TurnSummary | undefined> {
+  async #runWithRetries(conversationId: string, input: TurnInput, inboxId: string | null, lease: HeldLease): Promise<TurnSummary | undefined> {
     const attempts = this.#deps.turnAttempts ?? 3;
     const outageEnds = Date.now() + (this.#deps.outageWaitMs ?? 600_000);
     for (let attempt = 1, outagePause = 0; ; ) {
       const interrupt = new AbortController();
       this.#running.set(conversationId, interrupt);
       try {
-        return await this.#deps.runner.run(conversationId, input, { shutdown: this.#shutdown.signal, interrupt: interrupt.signal });
+        const summary = await this.#deps.runner.run(conversationId, input, { shutdown: this.#shutdown.signal, interrupt: interrupt.signal, progress: lease.progress });
+        lease.progress();
+        return summary;
       } catch (error) {
-        if (this.#shutdown.signal.aborted) return undefined;
+        if (this.#shutdown.signal.aborted || lease.lost.aborted) return undefined;
         // Another process answered the message first: nothing to retry, nothing to mark.
         if (inboxId && isAppError(error) && error.code === 'conflict') return undefined;
         const outage = isDatabaseUnavailable(error);
