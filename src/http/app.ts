@@ -68,6 +68,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   app.setValidatorCompiler(() => (value) => ({ value }));
+  // A request still running when the server starts closing is answered on a connection that then
+  // closes: kept alive, it would hold the shutdown until the client let go of it.
+  let closing = false;
+  app.addHook('preClose', async () => void (closing = true));
+  app.addHook('onSend', async (_request, reply) => void (closing && reply.header('connection', 'close')));
   // The API speaks JSON only: any other body is a 415, not a string for the schema to puzzle over.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler(handleError);

@@ -102,6 +102,6 @@ describe('the network to PostgreSQL black-holes under a running server', () => {
     proxy.blackhole();
     void request('GET', '/health').catch(() => undefined); // a request stuck on the database
     await server.stop();
-    expect(server.exit).toEqual({ code: 0, signal: null });
+    expect(server.exit, server.log.slice(-12).join('\n')).toEqual({ code: 0, signal: null });
   }, 120_000);
 });
