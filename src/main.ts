@@ -2,6 +2,9 @@ import { loadConfig, loadDotEnv, ConfigError } from './config/config.ts';
 import { createLogger } from './core/logger.ts';
 import { startServer } from './server.ts';
 
+/** How long after `SHUTDOWN_TIMEOUT_MS` the process exits even if closing has not finished. */
+const SHUTDOWN_GRACE_MS = 5000;
+
 /** Start-up: environment (and an optional .env) → config → server; SIGTERM/SIGINT drain and exit. */
 async function main(): Promise<void> {
   let config;
@@ -18,6 +21,12 @@ async function main(): Promise<void> {
   const server = await startServer(config, logger);
   const stop = (signal: string) => {
     logger.info({ signal }, 'shutting down: draining turns and deliveries');
+    // Draining is bounded by the shutdown timeout; closing connections to a database that does
+    // not answer is not, so the process does not wait for that past a grace period.
+    setTimeout(() => {
+      logger.error({ graceMs: SHUTDOWN_GRACE_MS }, 'shutdown did not finish in time (is the database answering?); exiting anyway');
+      process.exit(1);
+    }, config.server.shutdownTimeoutMs + SHUTDOWN_GRACE_MS).unref();
     server.close().then(
       () => process.exit(0),
       (error) => {

@@ -32,7 +32,7 @@ import { buildApp } from './http/app.ts';
 import type { LlmProvider } from './llm/llm-provider.ts';
 import { createOfflineDemoProvider } from './llm/offline/offline-demo-provider.ts';
 import { createOpenAiCompatibleProvider } from './llm/openai-compatible-provider.ts';
-import { openStore } from './store/open-store.ts';
+import { openStore, type OpenStoreOptions } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
 import type { ClockControlDeps } from './timers/clock-control.ts';
 import { TimerKindRegistry } from './timers/timer-kinds.ts';
@@ -52,6 +52,8 @@ export interface ServerOverrides {
   random?: () => number;
   /** Test seam for store faults: wraps the opened store (a disk that fills up, say). */
   wrapStore?: (store: Store) => Store;
+  /** Test seam: see `OpenStoreOptions.onSqliteOpen`. */
+  onSqliteOpen?: OpenStoreOptions['onSqliteOpen'];
 }
 
 export interface RunningServer {
@@ -103,6 +105,8 @@ function createChannels(
 
 /** Connect and call timeout of MCP servers. */
 const MCP_TIMEOUT_MS = 30_000;
+/** Beyond one model call, what a turn may spend without reporting progress (a tool, its commit). */
+const LEASE_STALL_MARGIN_MS = 60_000;
 
 /** A virtual clock that continues from where the last run left it (kept in the store). */
 async function resumeVirtualClock(store: Store, configured: Date | undefined, logger: Logger): Promise<VirtualClock> {
@@ -120,7 +124,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // Configuration files first: a mistake in one stops start-up before anything is opened.
   const profiles = loadProfiles(config.assistant.profilesDir ?? SHIPPED_PROFILES_DIR, config.assistant.defaultProfile);
   const mcpServers = config.assistant.mcpConfigFile ? loadMcpConfig(config.assistant.mcpConfigFile) : [];
-  const opened = await openStore(config.database.url, { schema: config.database.schema, poolMax: config.database.poolMax, logger });
+  const opened = await openStore(config.database.url, { ...config.database, logger, onSqliteOpen: overrides.onSqliteOpen });
   const store = overrides.wrapStore?.(opened) ?? opened;
   const virtualClock = config.clock.mode === 'virtual' ? await resumeVirtualClock(store, config.clock.start, logger) : undefined;
   // Several processes may share PostgreSQL: its clock decides what is due and when leases end.
@@ -160,6 +164,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     store, logger, shared: store.dialect === 'postgres',
     owner: `${hostname()}:${process.pid}:${randomIds.next('proc')}`,
     now: () => (dbClock ?? systemClock).now(), // wall time, never the virtual clock
+    // A turn reports progress at each model and tool call; the longest silence is one model call.
+    stallMs: config.llm.timeoutMs + LEASE_STALL_MARGIN_MS,
     hooks: { acquired: (id) => events.catchUp(id), releasing: (id) => events.flush(id) },
     released: (id) => fanout?.notifyReleased(id),
   });
@@ -204,6 +210,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   if (store.dialect === 'postgres') {
     fanout = await startPgFanout({
       url: config.database.url, schema: config.database.schema, logger,
+      connectTimeoutMs: config.database.connectTimeoutMs, queryTimeoutMs: config.database.queryTimeoutMs,
       written: (id) => void (events.followed(id) && events.catchUp(id).catch(() => undefined)),
       released: (id) => leases.wake(id),
       reconnected: () => void events.catchUpFollowed().catch(() => undefined),

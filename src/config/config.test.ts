@@ -20,7 +20,7 @@ describe('loadConfig defaults', () => {
     expect(loadConfig({})).toEqual({
       server: { host: '127.0.0.1', port: 8080, apiToken: undefined, maxBodyBytes: 262144, shutdownTimeoutMs: 10000, tokenSecret: undefined },
       limits: { authFailures: { limit: 20, windowMs: 60_000 }, turns: { limit: 10, windowMs: 60_000 } },
-      database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public', poolMax: 10 },
+      database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public', poolMax: 10, connectTimeoutMs: 5000, queryTimeoutMs: 10000, busyTimeoutMs: 5000 },
       llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', interpreterModel: undefined,
         timeoutMs: 60000, maxRetries: 2 },
       conversation: { chatHistoryLimit: 30, autoEnrollNewUsers: false, debug: false },
@@ -73,7 +73,9 @@ describe('loadConfig defaults', () => {
       INTAKE_BOT_PROMPT_FILE: './intake.txt', UNRELATED: 'ignored',
     });
     expect(config.server).toMatchObject({ host: '0.0.0.0', port: 0, apiToken: 'x'.repeat(16) });
-    expect(config.database).toEqual({ url: 'postgresql://u:p@db:5432/pp', schema: 'study_1', poolMax: 10 });
+    expect(config.database).toMatchObject({ url: 'postgresql://u:p@db:5432/pp', schema: 'study_1', poolMax: 10 });
+    expect(loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '2500', DATABASE_CONNECT_TIMEOUT_MS: '750', SQLITE_BUSY_TIMEOUT_MS: '0' }).database)
+      .toMatchObject({ queryTimeoutMs: 2500, connectTimeoutMs: 750, busyTimeoutMs: 0 });
     expect(config.conversation).toMatchObject({ autoEnrollNewUsers: true, debug: true });
     expect(config.log).toEqual({ level: 'silent', redact: false });
     expect(config.habit.delays).toMatchObject({ reminderMs: 0, autoFeedbackMs: 0 });
@@ -122,7 +124,8 @@ describe('loadConfig errors', () => {
   const bad: Array<[string, string]> = [
     ['HOST', 'my host'], ['PORT', 'abc'], ['PORT', '65536'], ['PORT', '-1'], ['PORT', '80.5'], ['API_TOKEN', 'short'],
     ['MAX_BODY_BYTES', '0'], ['SHUTDOWN_TIMEOUT_MS', 'soon'], ['DATABASE_URL', 'mysql://x'], ['DATABASE_URL', 'sqlite:'],
-    ['DATABASE_SCHEMA', 'drop table;'], ['LLM_PROVIDER', 'anthropic'], ['LLM_BASE_URL', 'ftp://x'], ['LLM_BASE_URL', 'not a url'],
+    ['DATABASE_SCHEMA', 'drop table;'], ['DATABASE_CONNECT_TIMEOUT_MS', '0'], ['DATABASE_QUERY_TIMEOUT_MS', '10s'],
+    ['SQLITE_BUSY_TIMEOUT_MS', '-1'], ['LLM_PROVIDER', 'anthropic'], ['LLM_BASE_URL', 'ftp://x'], ['LLM_BASE_URL', 'not a url'],
     ['LLM_MODEL', 'a b'], ['LLM_TIMEOUT_MS', '0'], ['LLM_MAX_RETRIES', '11'], ['CHAT_HISTORY_LIMIT', '-2'],
     ['AUTO_ENROLL_NEW_USERS', 'maybe'], ['PROMPTPIPE_DEBUG', 'on'], ['SCHEDULER_PREP_TIME_MINUTES', '1441'],
     ['DAILY_PROMPT_REMINDER_DELAY', '5 hours'], ['AUTO_FEEDBACK_AFTER_PROMPT_ENABLED', 'y'], ['FEEDBACK_INITIAL_TIMEOUT', '15'],

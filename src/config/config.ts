@@ -36,7 +36,17 @@ export interface AppConfig {
     /** Model turns a conversation's messages may start per window. */
     readonly turns: RateLimit | undefined;
   };
-  readonly database: { readonly url: string; readonly schema: string; readonly poolMax: number };
+  readonly database: {
+    readonly url: string;
+    readonly schema: string;
+    readonly poolMax: number;
+    /** PostgreSQL: opening a connection or waiting for a free one. */
+    readonly connectTimeoutMs: number;
+    /** PostgreSQL: one statement (server-side), plus a grace period client-side. */
+    readonly queryTimeoutMs: number;
+    /** SQLite: how long a write retries while another process holds the lock. */
+    readonly busyTimeoutMs: number;
+  };
   readonly llm: {
     readonly provider: LlmProviderName;
     /** Set whenever `provider` is `openai`. */
@@ -152,7 +162,14 @@ function toAppConfig(env: ParsedEnv): AppConfig {
       authFailures: env.RATE_LIMITS === 'on' ? { limit: env.AUTH_FAILURE_LIMIT, windowMs: env.AUTH_FAILURE_WINDOW } : undefined,
       turns: env.RATE_LIMITS === 'on' ? { limit: env.TURN_RATE_LIMIT, windowMs: env.TURN_RATE_WINDOW } : undefined,
     },
-    database: { url: env.DATABASE_URL, schema: env.DATABASE_SCHEMA, poolMax: env.DATABASE_POOL_MAX },
+    database: {
+      url: env.DATABASE_URL,
+      schema: env.DATABASE_SCHEMA,
+      poolMax: env.DATABASE_POOL_MAX,
+      connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+      queryTimeoutMs: env.DATABASE_QUERY_TIMEOUT_MS,
+      busyTimeoutMs: env.SQLITE_BUSY_TIMEOUT_MS,
+    },
     llm: {
       provider,
       baseUrl: env.LLM_BASE_URL,

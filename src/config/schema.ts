@@ -29,6 +29,9 @@ export const envSchema = z.object({
   DATABASE_URL: databaseUrl(),
   DATABASE_SCHEMA: identifier(),
   DATABASE_POOL_MAX: integer(1, 200),
+  DATABASE_CONNECT_TIMEOUT_MS: integer(100, 600_000),
+  DATABASE_QUERY_TIMEOUT_MS: integer(100, 600_000),
+  SQLITE_BUSY_TIMEOUT_MS: integer(0, 600_000),
 
   LLM_PROVIDER: oneOf(LLM_PROVIDERS).optional(),
   LLM_BASE_URL: httpUrl().optional(),

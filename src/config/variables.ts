@@ -27,7 +27,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Server', 'PORT', '8080', 'TCP port, 1-65535 (0 = any free port, for tests).'),
   v('Server', 'API_TOKEN', undefined, 'Bearer token every route but /health and /openapi.json requires; at least 16 characters. Unset = no auth (a warning is logged).', { secret: true }),
   v('Server', 'MAX_BODY_BYTES', '262144', 'Largest accepted request body, in bytes (the default fits the 32,000-character message limit in any script).'),
-  v('Server', 'SHUTDOWN_TIMEOUT_MS', '10000', 'How long shutdown waits for running turns and deliveries, in ms.'),
+  v('Server', 'SHUTDOWN_TIMEOUT_MS', '10000', 'How long shutdown waits for running turns and deliveries, in ms; 5 s after that the process exits even if the database does not answer.'),
 
   v('Access', 'TOKEN_SECRET', undefined, 'Key (at least 32 characters) that signs stream tickets and client tokens; every process of a deployment must share it. Only with API_TOKEN. Set it to rotate API_TOKEN without invalidating client tokens.', { defaultNote: 'derived from API_TOKEN', secret: true }),
   v('Access', 'RATE_LIMITS', 'on', 'on, or off (no auth-failure or turn limits: tests and benchmarks); off is refused unless HOST is loopback.'),
@@ -39,6 +39,9 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Database', 'DATABASE_URL', 'sqlite:./data/promptpipe.sqlite', 'sqlite:<path>, sqlite::memory: or a postgres:// (postgresql://) URL.'),
   v('Database', 'DATABASE_SCHEMA', 'public', 'PostgreSQL schema to use (letters, digits, underscores).'),
   v('Database', 'DATABASE_POOL_MAX', '10', 'PostgreSQL connections per process (1-200); keep processes × this under the server\'s max_connections.'),
+  v('Database', 'DATABASE_CONNECT_TIMEOUT_MS', '5000', 'PostgreSQL: how long opening a connection, or waiting for a free one, may take before the request fails with 503, in ms (100-600000).'),
+  v('Database', 'DATABASE_QUERY_TIMEOUT_MS', '10000', 'PostgreSQL: how long one statement may run, in ms (100-600000). The server cancels it (statement_timeout) and ends a transaction left idle twice as long; the client abandons a connection that has not answered 1 s later (a network that drops packets).'),
+  v('Database', 'SQLITE_BUSY_TIMEOUT_MS', '5000', 'SQLite: how long a write waits, retrying without blocking the server, for a lock another process holds before the request fails with 503, in ms (0-600000).'),
 
   v('Model', 'LLM_PROVIDER', undefined, 'openai (any OpenAI-compatible endpoint) or offline (the deterministic offline demo model).', { defaultNote: 'openai when LLM_BASE_URL is set, else offline' }),
   v('Model', 'LLM_BASE_URL', undefined, 'Base URL of the OpenAI-compatible API, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1.'),

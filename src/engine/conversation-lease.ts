@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { describeError } from '../core/errors.ts';
+import { AppError, describeError } from '../core/errors.ts';
 import type { Store } from '../store/store.ts';
 
 export interface LeaseHooks {
@@ -21,8 +21,15 @@ export interface ConversationLeasesOptions {
   /** Wall-clock time for lease expiry (the database's in PostgreSQL mode), never the virtual clock. */
   now: () => Date;
   logger: Logger;
-  /** How long a lease lasts unless renewed; renewed every third of it while the work runs. */
+  /** How long a lease lasts unless renewed; renewed every third of it while the work makes progress. */
   ttlMs?: number;
+  /**
+   * How long the work may go without reporting progress (`HeldLease.progress`) before the lease
+   * is no longer renewed, so that another process can take the conversation over from a holder
+   * that is stuck (default 5 minutes). Longer than the slowest legitimate step: a model call with
+   * its retries.
+   */
+  stallMs?: number;
   /** First pause between attempts while another process holds the lease (it doubles, up to `maxRetryMs`). */
   retryMs?: number;
   maxRetryMs?: number;
@@ -30,6 +37,16 @@ export interface ConversationLeasesOptions {
   /** Called once this process has let go of a conversation (to tell the other processes). */
   released?: (conversationId: string) => void;
 }
+
+/** What the work under a lease sees of it. */
+export interface HeldLease {
+  /** The work moved forward (a model call, a tool call, a commit): the lease may be renewed again. */
+  progress(): void;
+  /** Aborted when the lease turned out to be someone else's: stop before the next step. */
+  readonly lost: AbortSignal;
+}
+
+const NOT_SHARED: HeldLease = { progress: () => undefined, lost: new AbortController().signal };
 
 /**
  * Work on one conversation, serialised across processes by a lease row (decision 004). Within a
@@ -44,33 +61,59 @@ export class ConversationLeases {
   readonly #releases = new Map<string, number>();
 
   constructor(options: ConversationLeasesOptions) {
-    this.#options = { ttlMs: 10_000, retryMs: 50, maxRetryMs: 1000, ...options };
+    this.#options = { ttlMs: 10_000, stallMs: 300_000, retryMs: 50, maxRetryMs: 1000, ...options };
   }
 
   get ttlMs(): number {
     return this.#options.ttlMs;
   }
 
-  async hold<T>(conversationId: string, work: () => Promise<T>, signal: AbortSignal): Promise<T> {
-    if (!this.#options.shared) return work();
+  /**
+   * Runs `work` holding the conversation's lease. The lease is renewed while the work reports
+   * progress; a holder silent for `stallMs` stops renewing it, and once it lapses another process
+   * may take over (a commit of the stalled one is then refused).
+   */
+  async hold<T>(conversationId: string, work: (lease: HeldLease) => Promise<T>, signal: AbortSignal): Promise<T> {
+    if (!this.#options.shared) return work(NOT_SHARED);
     await this.#acquire(conversationId, signal);
     const { hooks = {}, ttlMs, logger } = this.#options;
-    const renewal = setInterval(() => {
-      this.#take(conversationId).then(
-        (held) => held || logger.error({ conversationId }, 'conversation lease lost while working; the commit will be refused'),
-        (error: unknown) => logger.warn({ conversationId, err: describeError(error) }, 'conversation lease not renewed'),
-      );
-    }, ttlMs / 3);
+    const renewer = this.#renewer(conversationId);
+    const renewal = setInterval(renewer.tick, ttlMs / 3);
     renewal.unref();
     try {
       await hooks.acquired?.(conversationId);
-      return await work();
+      return await work(renewer.lease);
     } finally {
       clearInterval(renewal);
       await hooks.releasing?.(conversationId).catch((error: unknown) => logger.warn({ conversationId, err: describeError(error) }, 'lease release hook failed'));
       const letGo = await this.#options.store.releaseLease(conversationId, this.#options.owner).then(() => true, () => false); // it expires anyway
       if (letGo) this.#options.released?.(conversationId);
     }
+  }
+
+  /** Renews the lease on each tick unless the work has been silent for `stallMs`. */
+  #renewer(conversationId: string): { tick: () => void; lease: HeldLease } {
+    const { ttlMs, stallMs, logger } = this.#options;
+    const maxSilentRenewals = Math.max(1, Math.ceil(stallMs / (ttlMs / 3)));
+    const lost = new AbortController();
+    let silentRenewals = 0;
+    const tick = () => {
+      if (lost.signal.aborted) return;
+      if (silentRenewals >= maxSilentRenewals) {
+        if (silentRenewals++ === maxSilentRenewals) logger.warn({ conversationId, stallMs }, 'conversation work made no progress: its lease is no longer renewed, another process may take over');
+        return;
+      }
+      silentRenewals++;
+      this.#take(conversationId).then(
+        (held) => {
+          if (held) return;
+          logger.error({ conversationId }, 'conversation lease lost while working; the commit will be refused');
+          lost.abort(new AppError('conflict', `the lease of conversation ${conversationId} was taken over`, { fault: 'system' }));
+        },
+        (error: unknown) => logger.warn({ conversationId, err: describeError(error) }, 'conversation lease not renewed'),
+      );
+    };
+    return { tick, lease: { progress: () => void (silentRenewals = 0), lost: lost.signal } };
   }
 
   /** Another process let go of the conversation: whoever here waits for it tries again now. */

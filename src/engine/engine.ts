@@ -6,7 +6,7 @@ import { isDatabaseUnavailable } from '../store/db-errors.ts';
 import type { Store } from '../store/store.ts';
 import type { TurnInput } from './flow.ts';
 import type { ChangeFeed } from './change-feed.ts';
-import type { ConversationLeases } from './conversation-lease.ts';
+import type { ConversationLeases, HeldLease } from './conversation-lease.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import type { TurnRunner, TurnSummary } from './turn-runner.ts';
@@ -64,12 +64,12 @@ export class Engine {
     const conversationId = item.conversationId;
     if (!conversationId) throw new AppError('internal', `inbox item ${item.id} has no conversation`, { fault: 'system' });
     this.#queuedInbox.add(item.id);
-    return this.#work(conversationId, () => this.#drainThrough(conversationId, item.id)).finally(() => this.#queuedInbox.delete(item.id));
+    return this.#work(conversationId, (lease) => this.#drainThrough(conversationId, item.id, lease)).finally(() => this.#queuedInbox.delete(item.id));
   }
 
   /** Queues an event turn (greeting, timer) for a conversation. */
   trigger(conversationId: string, input: Extract<TurnInput, { kind: 'event' }>): Promise<TurnSummary | undefined> {
-    return this.#work(conversationId, () => this.#runWithRetries(conversationId, input, null));
+    return this.#work(conversationId, (lease) => this.#runWithRetries(conversationId, input, null, lease));
   }
 
   /**
@@ -165,7 +165,7 @@ export class Engine {
     await this.#deps.dispatcher.stop();
   }
 
-  #work(conversationId: string, run: () => Promise<TurnSummary | undefined>): Promise<TurnSummary | undefined> {
+  #work(conversationId: string, run: (lease: HeldLease) => Promise<TurnSummary | undefined>): Promise<TurnSummary | undefined> {
     return this.#queue.run(conversationId, async () => {
       if (this.#shutdown.signal.aborted) return undefined;
       const summary = await this.#deps.leases.hold(conversationId, run, this.#shutdown.signal);
@@ -180,20 +180,22 @@ export class Engine {
    * Answers the conversation's pending items in arrival order up to and including `inboxId`, a turn
    * each; once the sender is over the turn limit, one turn answers every message that piled up.
    */
-  async #drainThrough(conversationId: string, inboxId: string): Promise<TurnSummary | undefined> {
+  async #drainThrough(conversationId: string, inboxId: string, lease: HeldLease): Promise<TurnSummary | undefined> {
     for (;;) {
       const pending = await this.#deps.store.listPendingInboxOf(conversationId, DRAIN_BATCH);
       const target = pending.findIndex((item) => item.id === inboxId);
       if (target === -1 && pending.length < DRAIN_BATCH) return undefined; // answered already
       for (const item of target === -1 ? pending : pending.slice(0, target + 1)) {
+        // Taken over (this process stalled): the new holder answers the rest, in order.
+        if (lease.lost.aborted) return undefined;
         const turn = await this.#takeTurn(conversationId);
         if (turn === 'stopped') return undefined;
         if (turn === 'waited') {
-          const together = await this.#answerTogether(conversationId);
+          const together = await this.#answerTogether(conversationId, lease);
           if (together.answered.includes(inboxId)) return together.summary;
           break; // more than one batch piled up before ours: read the inbox again
         }
-        const summary = await this.#runWithRetries(conversationId, { kind: 'message', text: item.text, inboxId: item.id }, item.id);
+        const summary = await this.#runWithRetries(conversationId, { kind: 'message', text: item.text, inboxId: item.id }, item.id, lease);
         if (item.id === inboxId) return summary;
         this.#deps.changes?.publish(conversationId, 'turn');
       }
@@ -210,13 +212,13 @@ export class Engine {
   }
 
   /** One turn for the conversation's pending messages (at most `MAX_TOGETHER`), oldest first. */
-  async #answerTogether(conversationId: string): Promise<{ summary: TurnSummary | undefined; answered: string[] }> {
+  async #answerTogether(conversationId: string, lease: HeldLease): Promise<{ summary: TurnSummary | undefined; answered: string[] }> {
     const items = await this.#deps.store.listPendingInboxOf(conversationId, MAX_TOGETHER);
     const last = items.at(-1);
     if (!last) return { summary: undefined, answered: [] };
     const batch = items.map((item) => ({ inboxId: item.id, text: item.text }));
     const input: TurnInput = { kind: 'message', text: batch.map((message) => message.text).join('\n\n'), inboxId: last.id, ...(batch.length > 1 ? { batch } : {}) };
-    const summary = await this.#runWithRetries(conversationId, input, last.id);
+    const summary = await this.#runWithRetries(conversationId, input, last.id, lease);
     this.#deps.changes?.publish(conversationId, 'turn');
     return { summary, answered: batch.map((message) => message.inboxId) };
   }
@@ -230,16 +232,18 @@ export class Engine {
    * be recorded (a full disk refuses every write) it throws too, for the same reason: the message
    * stays pending and the conversation's drain stops there until the sweep tries it again.
    */
-  async #runWithRetries(conversationId: string, input: TurnInput, inboxId: string | null): Promise<TurnSummary | undefined> {
+  async #runWithRetries(conversationId: string, input: TurnInput, inboxId: string | null, lease: HeldLease): Promise<TurnSummary | undefined> {
     const attempts = this.#deps.turnAttempts ?? 3;
     const outageEnds = Date.now() + (this.#deps.outageWaitMs ?? 600_000);
     for (let attempt = 1, outagePause = 0; ; ) {
       const interrupt = new AbortController();
       this.#running.set(conversationId, interrupt);
       try {
-        return await this.#deps.runner.run(conversationId, input, { shutdown: this.#shutdown.signal, interrupt: interrupt.signal });
+        const summary = await this.#deps.runner.run(conversationId, input, { shutdown: this.#shutdown.signal, interrupt: interrupt.signal, progress: lease.progress });
+        lease.progress();
+        return summary;
       } catch (error) {
-        if (this.#shutdown.signal.aborted) return undefined;
+        if (this.#shutdown.signal.aborted || lease.lost.aborted) return undefined;
         // Another process answered the message first: nothing to retry, nothing to mark.
         if (inboxId && isAppError(error) && error.code === 'conflict') return undefined;
         const outage = isDatabaseUnavailable(error);

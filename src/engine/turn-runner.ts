@@ -46,6 +46,8 @@ export interface TurnSummary {
 export interface TurnSignals {
   shutdown: AbortSignal;
   interrupt?: AbortSignal;
+  /** Called as the turn moves forward (each model call and tool call), to keep its lease. */
+  progress?: () => void;
 }
 
 /** Runs one turn of one conversation. The caller guarantees no other turn of it runs meanwhile. */
@@ -128,10 +130,17 @@ export class TurnRunner {
         messages,
         signal,
         elapsed: this.#elapsed,
-        onModelCall: () => narration?.modelCallStarted(),
+        onModelCall: () => {
+          signals.progress?.();
+          narration?.modelCallStarted();
+        },
         onTextDelta: narration ? (delta: string) => narration.textDelta(delta) : undefined,
-        onToolStart: (call: LlmToolCall) => narration?.toolStarted(call),
+        onToolStart: (call: LlmToolCall) => {
+          signals.progress?.();
+          narration?.toolStarted(call);
+        },
         onToolCall: (call: ExecutedToolCall) => {
+          signals.progress?.();
           executed.push(call);
           narration?.toolFinished(call);
         },

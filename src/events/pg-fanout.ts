@@ -1,11 +1,15 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { describeError } from '../core/errors.ts';
+import { pgClientSettings } from '../store/open-store.ts';
 
 export interface PgFanoutOptions {
   url: string;
   schema: string;
   logger: Logger;
+  /** The store's connect and query timeouts (a listener on a dead network must notice it too). */
+  connectTimeoutMs?: number;
+  queryTimeoutMs?: number;
   /** Another process (or this one) wrote events of this conversation. */
   written: (conversationId: string) => void;
   /** Another process (or this one) let go of this conversation's lease. */
@@ -41,7 +45,7 @@ export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout>
   let timer: NodeJS.Timeout | null = null;
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: options.url });
+    const next = new pg.Client({ ...pgClientSettings(options), connectionString: options.url });
     next.on('notification', (message) => {
       if (!message.payload) return;
       if (message.channel === channel) options.written(message.payload);

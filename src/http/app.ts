@@ -16,6 +16,7 @@ import { FailureLimiter } from './failure-limiter.ts';
 import { TokenSigner } from './signed-token.ts';
 import { tokenRoutes } from './token-routes.ts';
 import { errorBody, handleError } from './http-errors.ts';
+import { checkStore } from './store-health.ts';
 import { adminRoutes } from './admin-routes.ts';
 import { consoleRoutes } from './console-routes.ts';
 import { inboundRoutes } from './inbound-routes.ts';
@@ -49,6 +50,8 @@ export interface AppDeps {
   /** Shown on /health: which model answers (`offline-demo` is never passed off as an LLM). */
   model: { provider: string; model: string };
   version: string;
+  /** How long `/health` waits for the store (default `HEALTH_TIMEOUT_MS`). */
+  healthTimeoutMs?: number;
   /** Provider webhooks, present when the channel is configured. */
   whatsapp?: { appSecret: string; verifyToken: string; phoneNumberId: string } | undefined;
   twilio?: { authToken: string; publicBaseUrl: string | undefined } | undefined;
@@ -72,6 +75,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   app.setValidatorCompiler(() => (value) => ({ value }));
+  // A request still running when the server starts closing is answered on a connection that then
+  // closes: kept alive, it would hold the shutdown until the client let go of it.
+  let closing = false;
+  app.addHook('preClose', async () => void (closing = true));
+  app.addHook('onSend', async (_request, reply) => void (closing && reply.header('connection', 'close')));
   // The API speaks JSON only: any other body is a 415, not a string for the schema to puzzle over.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler(handleError);
@@ -111,9 +119,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     GET: {
       schema: { tags: ['server'], summary: 'Liveness and store reachability' },
       handler: async (_request, reply) => {
-        const storeOk = await deps.store.ping().then(() => true, () => false);
-        const body = { status: storeOk ? 'ok' : 'error', store: deps.store.dialect, store_ok: storeOk, model: deps.model, backlog: deps.engine.backlog };
-        return reply.status(storeOk ? 200 : 503).send(body);
+        const health = await checkStore(deps.store, deps.healthTimeoutMs);
+        const body = {
+          status: health.ok ? 'ok' : 'error', store: deps.store.dialect, store_ok: health.ok,
+          ...(health.ok ? {} : { store_problem: health.problem }),
+          model: deps.model, backlog: deps.engine.backlog,
+        };
+        return reply.status(health.ok ? 200 : 503).send(body);
       },
     },
   });

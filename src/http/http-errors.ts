@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { AppError, type ErrorCode, isAppError } from '../core/errors.ts';
-import { isDatabaseUnavailable } from '../store/db-errors.ts';
+import { databaseFault, type DatabaseFault } from '../store/db-errors.ts';
 
 /** The one place that maps error codes to HTTP statuses. */
 export function httpStatusOf(code: ErrorCode): number {
@@ -100,6 +100,14 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   void reply.status(status).send(errorBody(appError));
 }
 
+/** What a client is told about each database fault (never the driver's own message). */
+export const STORE_FAULTS: Record<DatabaseFault, string> = {
+  unreachable: 'the database cannot be reached right now',
+  busy: 'the database is locked by another process right now',
+  full: 'the database cannot be written right now: no space left',
+  io: 'the database cannot be written right now: a storage error',
+};
+
 function toAppError(error: FastifyError | Error): AppError {
   if (isAppError(error)) return error;
   const fastifyError = error as FastifyError;
@@ -123,8 +131,7 @@ function toAppError(error: FastifyError | Error): AppError {
   if (fastifyError.statusCode && fastifyError.statusCode < 500) {
     return new AppError('invalid_request', fastifyError.message);
   }
-  if (isDatabaseUnavailable(error)) {
-    return new AppError('store_unavailable', 'the database cannot be reached right now; retry shortly', { fault: 'system', retryable: true, cause: error });
-  }
+  const fault = databaseFault(error);
+  if (fault) return new AppError('store_unavailable', `${STORE_FAULTS[fault]}; retry shortly`, { fault: 'system', retryable: true, cause: error });
   return new AppError('internal', 'internal error', { fault: 'system', cause: error });
 }

@@ -29,16 +29,49 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOST
 /** SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown, restart). */
 const UNAVAILABLE_STATES = /^(08|57P0[1-3]|53300)/;
 
+/** SQLite primary result codes (extended codes carry them in their low byte). */
+const SQLITE_BUSY = 5;
+const SQLITE_IOERR = 10;
+const SQLITE_FULL = 13;
+/** PostgreSQL disk_full. */
+const PG_DISK_FULL = '53100';
+
 /**
- * True when `error` says the database cannot be reached right now (refused, dropped, shutting
- * down, out of connections, pool timeout), as opposed to a query it rejected. An error that
- * wraps one (its `cause`) says so too.
+ * Why the database cannot do anything right now, when that is the reason `error` was thrown (or
+ * its `cause`): `unreachable` (refused, dropped, shutting down, out of connections, a connect or
+ * query timeout), `busy` (SQLite: another process holds the lock), `full` (no space left) or
+ * `io` (SQLite: an I/O error). Undefined for a query the database rejected (a bug, a conflict).
  */
-export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
-  if (typeof error !== 'object' || error === null) return false;
+export type DatabaseFault = 'unreachable' | 'busy' | 'full' | 'io';
+
+export function databaseFault(error: unknown, depth = 0): DatabaseFault | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
   const e = error as DriverError & { cause?: unknown };
-  if (depth < 3 && isDatabaseUnavailable(e.cause, depth + 1)) return true;
-  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || UNAVAILABLE_STATES.test(e.code))) return true;
+  const wrapped = depth < 3 ? databaseFault(e.cause, depth + 1) : undefined;
+  if (wrapped) return wrapped;
+  if (typeof e.errcode === 'number') {
+    const primary = e.errcode & 0xff;
+    if (primary === SQLITE_BUSY) return 'busy';
+    if (primary === SQLITE_FULL) return 'full';
+    if (primary === SQLITE_IOERR) return 'io';
+    return undefined;
+  }
+  if (e.code === PG_DISK_FULL) return 'full';
+  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || UNAVAILABLE_STATES.test(e.code))) return 'unreachable';
   const message = typeof e.message === 'string' ? e.message : '';
-  return /timeout exceeded when trying to connect|Connection terminated|connection is closed|Client has encountered a connection error/i.test(message);
+  if (isQueryReadTimeout(e) || /timeout exceeded when trying to connect|Connection terminated|connection is closed|Client has encountered a connection error/i.test(message)) return 'unreachable';
+  return undefined;
+}
+
+/**
+ * True when `error` says the database cannot serve requests right now (see `databaseFault`), as
+ * opposed to a query it rejected: worth a 503 and a retry, never an apology for good.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return databaseFault(error) !== undefined;
+}
+
+/** pg's client-side `query_timeout`: the server did not answer in time (a hung or black-holed network). */
+export function isQueryReadTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Query read timeout';
 }

@@ -5,6 +5,8 @@ import type { Database } from './schema.ts';
 import { createKyselyStore } from './kysely-store.ts';
 import { migrateToLatest, type MigrationLogger } from './migrate.ts';
 import { openNodeSqlite } from './sqlite-database.ts';
+import { isQueryReadTimeout } from './db-errors.ts';
+import { SqliteFaults } from './sqlite-faults.ts';
 import { statementName } from './prepared.ts';
 
 export interface OpenStoreOptions {
@@ -13,7 +15,29 @@ export interface OpenStoreOptions {
   logger?: MigrationLogger;
   /** PostgreSQL connections this process may open (default 10). */
   poolMax?: number;
+  /** PostgreSQL: opening a connection, or waiting for a free one (default 5 s). */
+  connectTimeoutMs?: number;
+  /**
+   * PostgreSQL: how long one statement may run (default 10 s). The server cancels it; the client
+   * abandons the connection `QUERY_TIMEOUT_GRACE_MS` later, when the server could not say so.
+   */
+  queryTimeoutMs?: number;
+  /** SQLite: how long a write retries while another process holds the lock (default 5 s). */
+  busyTimeoutMs?: number;
+  /**
+   * Test seam, SQLite only: called once the store is open with a way to run SQL on its connection
+   * (a test limits the file with `PRAGMA max_page_count` to play a full disk).
+   */
+  onSqliteOpen?: (exec: (sqlText: string) => void) => void;
 }
+
+/** Client-side margin over `statement_timeout`: a live server always reports its own cancel first. */
+const QUERY_TIMEOUT_GRACE_MS = 1000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+/** First TCP keepalive probe after this much silence: a dead peer on a real network is found in about a minute. */
+const KEEPALIVE_DELAY_MS = 10_000;
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const PG_INT8 = 20;
@@ -34,7 +58,8 @@ async function openSqliteStore(path: string, options: OpenStoreOptions): Promise
     throw new Error(`invalid SQLite URL "sqlite:${path}": expected sqlite:<path> or sqlite::memory:`);
   }
   const database = openNodeSqlite(path);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const faults = new SqliteFaults({ database, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+  const db = new Kysely<Database>({ dialect: faults.dialect(new SqliteDialect({ database })) });
   const destroy = async () => {
     await db.destroy();
     await database.close();
@@ -45,13 +70,22 @@ async function openSqliteStore(path: string, options: OpenStoreOptions): Promise
     await destroy();
     throw error;
   }
-  return createKyselyStore(db, 'sqlite', destroy);
+  const store = createKyselyStore(db, 'sqlite', destroy);
+  options.onSqliteOpen?.((sqlText) => database.exec(sqlText));
+  return {
+    ...store,
+    // A full disk does not stop reads: /health must see that writes fail.
+    async ping() {
+      await store.ping();
+      await faults.checkWritable(db);
+    },
+  };
 }
 
 async function openPostgresStore(url: string, options: OpenStoreOptions): Promise<Store> {
   const schema = options.schema ?? 'public';
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid PostgreSQL schema name ${JSON.stringify(schema)}: use letters, digits and underscores`);
-  await ensureSchema(url, schema);
+  await ensureSchema(url, schema, options);
   const pool = createPgPool(url, schema, options);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const destroy = () => db.destroy();
@@ -64,20 +98,38 @@ async function openPostgresStore(url: string, options: OpenStoreOptions): Promis
   return createKyselyStore(db, 'postgres', destroy);
 }
 
+type PgTimeoutOptions = Pick<OpenStoreOptions, 'connectTimeoutMs' | 'queryTimeoutMs'>;
+
+/**
+ * Connection settings every PostgreSQL client of this process uses (the pool, the fan-out's
+ * listener): connects and queries that give up instead of waiting for ever on a network that
+ * drops packets, and TCP keepalive so that a dead peer is noticed even on an idle connection.
+ */
+export function pgClientSettings(options: PgTimeoutOptions = {}): pg.ClientConfig {
+  return {
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    query_timeout: (options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS) + QUERY_TIMEOUT_GRACE_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+  };
+}
+
 /**
  * The store's connection pool: every connection resolves unqualified names in `schema`, fails
  * fast when the database is unreachable, and reads int8 as JS numbers. A connection that dies
  * (idle or checked out between two queries) is logged and dropped, never an uncaught 'error'
  * event: the query it was running, if any, rejects, and the pool discards it on release.
+ * A connection whose query got no answer in time is closed at once: what it sent may still
+ * arrive later (a transaction left open, a write after its rollback), so it is never reused.
  */
-export function createPgPool(url: string, schema: string, options: Pick<OpenStoreOptions, 'poolMax' | 'logger'> = {}): pg.Pool {
+export function createPgPool(url: string, schema: string, options: Pick<OpenStoreOptions, 'poolMax' | 'logger'> & PgTimeoutOptions = {}): pg.Pool {
+  const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const pool = new pg.Pool({
+    ...pgClientSettings(options),
     connectionString: url,
-    // A runaway statement is cut off rather than holding a connection for ever.
-    options: `-c search_path="${schema}" -c statement_timeout=30000`,
+    // A runaway statement is cut off, and so is a transaction whose client went silent (its locks with it).
+    options: `-c search_path="${schema}" -c statement_timeout=${queryTimeoutMs} -c idle_in_transaction_session_timeout=${2 * queryTimeoutMs}`,
     max: options.poolMax ?? 10,
-    // An unreachable database fails requests in seconds (503) instead of queueing them.
-    connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
     // int8 (counts, epoch-ms timestamps) as JS numbers, for this pool only.
     types: {
@@ -90,9 +142,25 @@ export function createPgPool(url: string, schema: string, options: Pick<OpenStor
   // pg-pool listens for errors only on idle clients; a checked-out client needs its own listener.
   pool.on('connect', (client) => {
     client.on('error', lost);
+    closeOnReadTimeout(client);
     nameHotStatements(client);
   });
   return pool;
+}
+
+/** pg leaves a connection whose query timed out open (and queues the next query behind it): close it. */
+function closeOnReadTimeout(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const patched = (...args: unknown[]) => {
+    const result = query(...args);
+    if (result instanceof Promise) {
+      result.catch((error: unknown) => {
+        if (isQueryReadTimeout(error)) (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      });
+    }
+    return result;
+  };
+  client.query = patched as typeof client.query;
 }
 
 /**
@@ -115,8 +183,8 @@ function parseInt8(text: string): number {
 }
 
 /** `CREATE SCHEMA IF NOT EXISTS`, over a short-lived client (concurrent creators may still race). */
-async function ensureSchema(url: string, schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
+async function ensureSchema(url: string, schema: string, options: PgTimeoutOptions): Promise<void> {
+  const client = new pg.Client({ ...pgClientSettings(options), connectionString: url });
   client.on('error', () => undefined); // a lost connection rejects the pending query instead
   await client.connect();
   try {

@@ -29,6 +29,8 @@ export interface Database {
   assistant_notes: { id: string; conversation_id: string; text: string; created_at: number };
   /** One row (`id` = 'server') once a virtual clock has run. */
   virtual_clock: { id: string; at: number };
+  /** Always empty: /health's write probe on SQLite. */
+  write_probes: { id: string; filler: string };
 }
 
 /** Insertion order: an identity column (PostgreSQL) or the autoincrement rowid (SQLite). */

@@ -39,6 +39,16 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     return statement;
   }
 
+  /** True while a transaction is open on the connection. */
+  get inTransaction(): boolean {
+    return this.#db.isTransaction;
+  }
+
+  /** Runs SQL without results (pragmas). */
+  exec(sqlText: string): void {
+    this.#db.exec(sqlText);
+  }
+
   async close(): Promise<void> {
     this.#statements.clear();
     await this.#checkpointer?.stop();
@@ -74,9 +84,15 @@ function toSqliteValue(value: unknown): SQLInputValue {
 const CHECKPOINT_INTERVAL_MS = 200;
 
 /**
+ * How long SQLite itself waits for a lock, blocking the thread (node:sqlite is synchronous): a
+ * few ms, then `SqliteFaults` retries without blocking.
+ */
+export const SQLITE_BUSY_WAIT_MS = 5;
+
+/**
  * Opens (creating the parent directory of) a database file, or `:memory:`, with the pragmas the
- * store relies on: WAL, NORMAL sync, enforced foreign keys, and a 5 s busy wait. A file's WAL is
- * checkpointed by a worker thread, never by a commit (see `SqliteCheckpointer`).
+ * store relies on: WAL, NORMAL sync, enforced foreign keys, and a busy wait of a few ms. A file's
+ * WAL is checkpointed by a worker thread, never by a commit (see `SqliteCheckpointer`).
  */
 export function openNodeSqlite(path: string): NodeSqliteDatabase {
   const memory = path === ':memory:';
@@ -86,7 +102,7 @@ export function openNodeSqlite(path: string): NodeSqliteDatabase {
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');
-    db.exec('PRAGMA busy_timeout = 5000');
+    db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_WAIT_MS}`);
     if (memory) return new NodeSqliteDatabase(db);
     db.exec('PRAGMA wal_autocheckpoint = 0');
   } catch (error) {

@@ -34,4 +34,24 @@ describe('the PostgreSQL pool', () => {
       await pool.end();
     }
   });
+
+  it('closes a connection whose query got no answer in time (the network drops packets) instead of reusing it', async () => {
+    const url = new URL(PG);
+    url.port = String(proxy.port);
+    const pool = createPgPool(url.href, 'public', { queryTimeoutMs: 200, connectTimeoutMs: 500, logger: { info: () => undefined } });
+    try {
+      const client = await pool.connect();
+      proxy.blackhole();
+      await expect(client.query('select 1')).rejects.toThrow('Query read timeout');
+      client.release(); // as Kysely does after a failed query: without an error
+      // Reused, the next query would queue behind the silent one, and what was held (a statement of
+      // a transaction already rolled back, say) would still run once delivered.
+      await waitFor(() => pool.totalCount === 0, { what: 'the silent connection closed' });
+      proxy.restore();
+      expect((await pool.query('select 2 as two')).rows).toEqual([{ two: 2 }]);
+    } finally {
+      proxy.restore();
+      await pool.end();
+    }
+  });
 });

@@ -8,6 +8,7 @@ import { demoCrmMigration } from './005-demo-crm.ts';
 import { assistantMigration } from './006-assistant.ts';
 import { inboxSenderMigration } from './007-inbox-sender.ts';
 import { senderDedupMigration } from './008-sender-dedup.ts';
+import { writeProbeMigration } from './009-write-probe.ts';
 import { pendingOutboxMigration } from './010-pending-outbox.ts';
 
 /**
@@ -24,6 +25,7 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '006_assistant': assistantMigration(dialect),
     '007_inbox_sender': inboxSenderMigration(),
     '008_sender_dedup': senderDedupMigration(dialect),
+    '009_write_probe': writeProbeMigration(),
     '010_pending_outbox': pendingOutboxMigration(),
   };
 }
