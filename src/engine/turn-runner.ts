@@ -10,6 +10,7 @@ import type { Narrator, TurnNarration } from './narration.ts';
 import type { Outgoing, OutgoingDraft } from './outgoing.ts';
 import { plainReply } from './plain-text.ts';
 import { runToolLoop, type ExecutedToolCall, type ToolLoopResult } from './tool-loop.ts';
+import type { ToolCallLimits } from './tool-call-limits.ts';
 
 export const MODEL_FAILURE_REPLY =
   "Sorry, I can't answer right now. Your message is saved, and I'll pick up from here as soon as I can.";
@@ -29,6 +30,8 @@ export interface TurnRunnerDeps {
   elapsed?: () => number;
   /** The live audience of turns (the session event stream), when there is one. */
   narrator?: Narrator;
+  /** Tool calls run per model response and per turn, in every flow's loop (default 8 and 24). */
+  toolCallLimits?: ToolCallLimits;
 }
 
 export interface TurnSummary {
@@ -121,6 +124,7 @@ export class TurnRunner {
         messages,
         signal,
         elapsed: this.#elapsed,
+        toolCallLimits: this.#deps.toolCallLimits,
         onModelCall: () => narration?.modelCallStarted(),
         onTextDelta: narration ? (delta: string) => narration.textDelta(delta) : undefined,
         onToolStart: (call: LlmToolCall) => narration?.toolStarted(call),
