@@ -75,6 +75,18 @@ describe('a large signed WhatsApp batch', () => {
     reader.close();
   }, 120_000);
 
+  it('over the 4 MB webhook limit, gets a clear 413 and nothing is stored', async () => {
+    const url = tempSqliteUrl();
+    server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) });
+    const raw = JSON.stringify(largeBatch(2700, 'huge'));
+    expect(raw.length).toBeGreaterThan(4 * 1024 * 1024);
+    const response = await postWhatsApp(server, raw);
+    expect(response).toMatchObject({ status: 413, body: { code: 'payload_too_large', field: 'body' } });
+    const reader = new DatabaseSync(url.slice('sqlite:'.length), { readOnly: true });
+    expect((reader.prepare('select count(*) as n from inbox').get() as { n: number }).n).toBe(0);
+    reader.close();
+  });
+
   it('a retry after a part of the batch was stored adds only the rest (message ids deduplicate)', async () => {
     const url = tempSqliteUrl();
     server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) });
