@@ -1,5 +1,4 @@
 import { DatabaseSync } from 'node:sqlite';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeWhatsAppGraph } from '../kit/fake-whatsapp-graph.ts';
 import { fixture, postWhatsApp, startGraph, whatsappEnv } from '../kit/provider-kit.ts';
@@ -49,9 +48,6 @@ describe('a large signed WhatsApp batch', () => {
     const raw = JSON.stringify(largeBatch(MESSAGES, 'big'));
     expect(raw.length).toBeGreaterThan(3_000_000); // over MAX_BODY_BYTES' default (256 kB), under the 4 MB webhook limit
 
-    const delay = monitorEventLoopDelay({ resolution: 5 });
-    delay.enable();
-    const started = performance.now();
     let done = false;
     const posted = postWhatsApp(server, raw).finally(() => (done = true));
     let answeredMidBatch = 0;
@@ -63,15 +59,12 @@ describe('a large signed WhatsApp batch', () => {
       if (before > 0 && stored() < MESSAGES) answeredMidBatch += 1;
     }
     const response = await posted;
-    const duration = performance.now() - started;
-    delay.disable();
 
-    const seen = `max event-loop delay ${Math.round(delay.max / 1e6)} ms in ${Math.round(duration)} ms; /health answered mid-batch ${answeredMidBatch} times`;
-    expect(response, seen).toMatchObject({ status: 200, body: { status: 'ok', messages: MESSAGES } });
+    expect(response).toMatchObject({ status: 200, body: { status: 'ok', messages: MESSAGES } });
     expect(stored()).toBe(MESSAGES); // all of it stored when the 200 left
-    expect(answeredMidBatch, seen).toBeGreaterThan(0);
-    // The longest stall is a small part of the whole (parsing 3 MB of JSON is the longest one).
-    expect(delay.max / 1e6, seen).toBeLessThan(duration / 4);
+    // Ordering, not a wall-clock bound (the machine may be busy): with the whole batch stored in
+    // one go, no request could be answered between its first stored message and its last.
+    expect(answeredMidBatch).toBeGreaterThan(0);
     reader.close();
   }, 120_000);
 
