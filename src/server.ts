@@ -172,6 +172,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const runner = new TurnRunner({
     store, provider, flows, clock, ids, logger, outgoing, deliveries: dispatcher,
     historyLimit: config.conversation.chatHistoryLimit,
+    toolCallLimits: config.llm.toolCallLimits,
     narrator: createNarrator(events),
   });
   const changes = new ChangeFeed();

@@ -22,7 +22,7 @@ describe('loadConfig defaults', () => {
       limits: { authFailures: { limit: 20, windowMs: 60_000 }, turns: { limit: 10, windowMs: 60_000 } },
       database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public', poolMax: 10, connectTimeoutMs: 5000, queryTimeoutMs: 10000, busyTimeoutMs: 5000 },
       llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', interpreterModel: undefined,
-        timeoutMs: 60000, maxRetries: 2 },
+        timeoutMs: 60000, maxRetries: 2, toolCallLimits: { perResponse: 8, perTurn: 24 } },
       conversation: { chatHistoryLimit: 30, autoEnrollNewUsers: false, debug: false },
       habit: {
         promptFiles: { intake: undefined, feedback: undefined, generator: undefined },
@@ -106,12 +106,17 @@ describe('loadConfig LLM provider', () => {
     expect(loadConfig({}).llm).toMatchObject({ provider: 'offline', model: 'offline-demo' });
     expect(loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:11434/v1', LLM_API_KEY: 'k' }).llm).toEqual({
       provider: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'k', model: 'gpt-4o-mini', interpreterModel: undefined, timeoutMs: 60000, maxRetries: 2,
+      toolCallLimits: { perResponse: 8, perTurn: 24 },
     });
   });
 
   it('lets LLM_PROVIDER and LLM_MODEL override the defaults', () => {
     expect(loadConfig({ LLM_BASE_URL: 'https://api.example/v1', LLM_PROVIDER: 'offline' }).llm.provider).toBe('offline');
     expect(loadConfig({ LLM_BASE_URL: 'https://api.example/v1', LLM_MODEL: 'llama3.1' }).llm.model).toBe('llama3.1');
+  });
+
+  it('reads the tool-call limits', () => {
+    expect(loadConfig({ LLM_MAX_TOOL_CALLS_PER_RESPONSE: '3', LLM_MAX_TOOL_CALLS_PER_TURN: '5' }).llm.toolCallLimits).toEqual({ perResponse: 3, perTurn: 5 });
   });
 
   it('rejects openai without LLM_BASE_URL, naming both variables', () => {
@@ -127,6 +132,7 @@ describe('loadConfig errors', () => {
     ['DATABASE_SCHEMA', 'drop table;'], ['DATABASE_CONNECT_TIMEOUT_MS', '0'], ['DATABASE_QUERY_TIMEOUT_MS', '10s'],
     ['SQLITE_BUSY_TIMEOUT_MS', '-1'], ['LLM_PROVIDER', 'anthropic'], ['LLM_BASE_URL', 'ftp://x'], ['LLM_BASE_URL', 'not a url'],
     ['LLM_MODEL', 'a b'], ['LLM_TIMEOUT_MS', '0'], ['LLM_MAX_RETRIES', '11'], ['CHAT_HISTORY_LIMIT', '-2'],
+    ['LLM_MAX_TOOL_CALLS_PER_RESPONSE', '0'], ['LLM_MAX_TOOL_CALLS_PER_RESPONSE', '101'], ['LLM_MAX_TOOL_CALLS_PER_TURN', 'many'], ['LLM_MAX_TOOL_CALLS_PER_TURN', '1001'],
     ['AUTO_ENROLL_NEW_USERS', 'maybe'], ['PROMPTPIPE_DEBUG', 'on'], ['SCHEDULER_PREP_TIME_MINUTES', '1441'],
     ['DAILY_PROMPT_REMINDER_DELAY', '5 hours'], ['AUTO_FEEDBACK_AFTER_PROMPT_ENABLED', 'y'], ['FEEDBACK_INITIAL_TIMEOUT', '15'],
     ['FEEDBACK_FOLLOWUP_DELAY', '-3h'], ['CLOCK', 'fake'], ['OUTBOUND_WEBHOOK_URL', 'example.org'],

@@ -57,6 +57,8 @@ export interface AppConfig {
     readonly interpreterModel: string | undefined;
     readonly timeoutMs: number;
     readonly maxRetries: number;
+    /** Tool calls run per model response and per turn, in every flow; the rest are answered with an error. */
+    readonly toolCallLimits: { readonly perResponse: number; readonly perTurn: number };
   };
   readonly conversation: {
     /** Past messages to send with a turn, already normalised to 0..50. */
@@ -178,6 +180,7 @@ function toAppConfig(env: ParsedEnv): AppConfig {
       interpreterModel: env.LLM_INTERPRETER_MODEL,
       timeoutMs: env.LLM_TIMEOUT_MS,
       maxRetries: env.LLM_MAX_RETRIES,
+      toolCallLimits: { perResponse: env.LLM_MAX_TOOL_CALLS_PER_RESPONSE, perTurn: env.LLM_MAX_TOOL_CALLS_PER_TURN },
     },
     conversation: {
       chatHistoryLimit: normaliseHistoryLimit(env.CHAT_HISTORY_LIMIT),

@@ -40,6 +40,8 @@ export const envSchema = z.object({
   LLM_INTERPRETER_MODEL: token('a model name').optional(),
   LLM_TIMEOUT_MS: integer(1, MAX_TIMER_MS, 'an integer greater than 0'),
   LLM_MAX_RETRIES: integer(0, 10),
+  LLM_MAX_TOOL_CALLS_PER_RESPONSE: integer(1, 100),
+  LLM_MAX_TOOL_CALLS_PER_TURN: integer(1, 1000),
 
   CHAT_HISTORY_LIMIT: integer(-1, Number.MAX_SAFE_INTEGER, 'an integer of at least -1 (-1 = the last 50, 0 = none)'),
   AUTO_ENROLL_NEW_USERS: boolean(),

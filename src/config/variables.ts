@@ -50,6 +50,8 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Model', 'LLM_INTERPRETER_MODEL', undefined, 'Model for short decision calls: the service desk\'s interpreter, the assistant\'s profile router and recall extraction; replies use LLM_MODEL.', { defaultNote: 'LLM_MODEL' }),
   v('Model', 'LLM_TIMEOUT_MS', '60000', 'Timeout of one model call, in ms.'),
   v('Model', 'LLM_MAX_RETRIES', '2', 'Retries of a failed model call (0-10).'),
+  v('Model', 'LLM_MAX_TOOL_CALLS_PER_RESPONSE', '8', 'Tool calls run from one model response (1-100); each call beyond is not run and answered with an error result.'),
+  v('Model', 'LLM_MAX_TOOL_CALLS_PER_TURN', '24', 'Tool calls run in one turn, over all its model responses (1-1000); each call beyond is not run and answered with an error result.'),
 
   v('Conversation', 'CHAT_HISTORY_LIMIT', '30', 'Past messages sent to the model: N (at most 50), 0 = none, -1 = all of the last 50.'),
   v('Conversation', 'AUTO_ENROLL_NEW_USERS', 'false', 'Enrol an unknown sender on their first message (true/false).'),

@@ -5,7 +5,7 @@ import type { AnyTool } from '../tools/define-tool.ts';
 import type { ExecutedToolCall, ToolLoopInput, ToolLoopResult } from './tool-loop.ts';
 
 /** What a flow's own turn procedure gets: the model, the transcript and the narration hooks. */
-export type FlowRunContext = Pick<ToolLoopInput, 'provider' | 'messages' | 'signal' | 'elapsed' | 'onTextDelta' | 'onModelCall' | 'onToolStart'> & {
+export type FlowRunContext = Pick<ToolLoopInput, 'provider' | 'messages' | 'signal' | 'elapsed' | 'onTextDelta' | 'onModelCall' | 'onToolStart' | 'toolCallLimits'> & {
   onToolCall?: (executed: ExecutedToolCall) => void;
   /** Records an entry in the turn's audit (a proposal, a gate decision) without narrating it. */
   onAudit?: (entry: ExecutedToolCall) => void;

@@ -49,6 +49,20 @@ export type InboundResult = { inboxId: string; duplicate: boolean; differentText
 );
 
 type Recorded = { item: InboxItem; duplicate: boolean; differentText: boolean };
+/** A message's sender as resolved before its batch is recorded; both unset for someone not enrolled. */
+type Sender = { participant: Participant | undefined; conversation: Conversation | undefined };
+
+/** Indexes of the messages naming a contact, ordered by contact (stable: one contact's keep their order). */
+const byContact = (messages: readonly InboundMessage[]): number[] =>
+  [...messages.keys()]
+    .filter((index) => messages[index]!.contactId !== undefined)
+    .sort((a, b) => compare(contactKey(messages[a]!), contactKey(messages[b]!)) || a - b);
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const contactKey = (message: InboundMessage) => `${message.channel}\n${message.contactId ?? ''}`;
+
+/** The fixed answer to content we cannot read, for an active participant. */
+const unsupportedAnswer = (message: InboundMessage, participant: Participant): string | null =>
+  message.unsupported && participant.status === 'active' ? UNSUPPORTED_CONTENT_REPLY : null;
 
 /** An inbox insert's outcome, telling a redelivery (same text) from a reused id (another text). */
 function recorded(result: { item: InboxItem; duplicate: boolean }, attempted: InboxItem): Recorded {
@@ -80,13 +94,83 @@ export class InboundService {
   }
 
   async receive(message: InboundMessage): Promise<InboundResult> {
-    const participant = await this.#participantFor(message);
-    await this.#recordContact(message, participant);
-    if (!participant) return this.#unknownSender(message);
-    const conversation = await this.#deps.participants.conversationOf(participant.id);
+    const [result] = await this.receiveBatch([message]);
+    return result!;
+  }
+
+  /**
+   * Several messages of one provider webhook, recorded as `receive` records each, in one
+   * transaction: all of them are in the inbox, or none. Senders are resolved first, outside it
+   * (enrolling one takes its own transaction); turns and acknowledgements start once it committed.
+   */
+  async receiveBatch(messages: readonly InboundMessage[]): Promise<InboundResult[]> {
+    const senders = await this.#resolveSenders(messages);
+    const recorded = await this.#recordAll(messages, senders);
+    const results: InboundResult[] = [];
+    const checked = new Set<string>();
+    for (const [index, message] of messages.entries()) results.push(await this.#afterRecorded(message, senders[index]!, recorded[index]!, checked));
+    return results;
+  }
+
+  /**
+   * Who sent each message, and their conversation. Within one batch, a sender (contact and
+   * address) seen before resolves as it did then: the first message links the contact (or
+   * enrolled them), which is what the later ones would have read.
+   */
+  async #resolveSenders(messages: readonly InboundMessage[]): Promise<Sender[]> {
+    const known = new Map<string, Participant | undefined>();
+    const conversations = new Map<string, Conversation>();
+    const senders: Sender[] = [];
+    for (const message of messages) {
+      const key = `${message.channel}\n${message.contactId ?? ''}\n${message.sender}`;
+      const participant = known.has(key) ? known.get(key) : await this.#participantFor(message);
+      known.set(key, participant);
+      if (!participant) {
+        senders.push({ participant: undefined, conversation: undefined });
+        continue;
+      }
+      const conversation = conversations.get(participant.id) ?? (await this.#deps.participants.conversationOf(participant.id));
+      conversations.set(participant.id, conversation);
+      senders.push({ participant, conversation });
+    }
+    return senders;
+  }
+
+  /** The batch's inbox records, in one transaction; one message that writes only its inbox row (the common case) is one statement. */
+  async #recordAll(messages: readonly InboundMessage[], senders: Sender[]): Promise<Recorded[]> {
+    if (messages.length === 1 && this.#insertOnly(messages[0]!, senders[0]!)) return [await this.#recordInbound(this.#deps.store, messages[0]!, senders[0]!)];
+    return this.#deps.store.transaction(async (tx) => {
+      // Contacts first, in one order for every batch: two batches locking the same contacts
+      // (PostgreSQL) wait for each other instead of deadlocking. Inbox rows keep the batch's order.
+      for (const index of byContact(messages)) await this.#recordContact(tx, messages[index]!, senders[index]!.participant);
+      const results: Recorded[] = [];
+      for (const [index, message] of messages.entries()) results.push(await this.#recordInbound(tx, message, senders[index]!));
+      return results;
+    });
+  }
+
+  /** True when recording `message` writes its inbox row and nothing else (no contact, answer or channel move). */
+  #insertOnly(message: InboundMessage, { participant, conversation }: Sender): boolean {
+    if (message.contactId !== undefined) return false;
+    if (!participant || !conversation) return true;
+    const replyChannel = message.replyChannel && this.#deps.channels.get(message.replyChannel) ? message.replyChannel : undefined;
+    return unsupportedAnswer(message, participant) === null && !(replyChannel && conversation.channel !== replyChannel);
+  }
+
+  /** The inbox record of one message (and a fixed answer), in the batch's transaction. */
+  async #recordInbound(tx: StoreTx, message: InboundMessage, { participant, conversation }: Sender): Promise<Recorded> {
+    if (!participant || !conversation) {
+      const attempted = this.#item(message, null, null, 'ignored');
+      return recorded(await tx.insertInbox(attempted), attempted);
+    }
     const status = message.unsupported ? 'ignored' : 'pending';
-    const answer = message.unsupported && participant.status === 'active' ? UNSUPPORTED_CONTENT_REPLY : null;
-    const { item, duplicate, differentText } = await this.#record(message, participant, conversation, status, answer);
+    return this.#recordIn(tx, message, participant, conversation, status, unsupportedAnswer(message, participant));
+  }
+
+  /** What follows a committed message: its turn, an acknowledgement, a delivery kick. */
+  async #afterRecorded(message: InboundMessage, { participant, conversation }: Sender, { item, duplicate, differentText }: Recorded, checked: Set<string>): Promise<InboundResult> {
+    if (!participant || !conversation) return this.#unknownSender(item, duplicate, differentText, checked);
+    if (!duplicate && unsupportedAnswer(message, participant) !== null) this.#deps.engine.notify(conversation.id);
     if (message.unsupported) return { status: 'unsupported', inboxId: item.id, duplicate, differentText };
     // The turn starts on the next turn of the event loop, so the caller's acknowledgement leaves
     // first even when the model answers at once (node:sqlite resolves without yielding).
@@ -120,7 +204,7 @@ export class InboundService {
     effects: (tx: StoreTx, participant: Participant | undefined) => Promise<void>,
   ): Promise<{ duplicate: boolean; participant: Participant | undefined }> {
     const participant = await this.#participantFor(message, { enroll: false });
-    await this.#recordContact(message, participant);
+    await this.#recordContact(this.#deps.store, message, participant);
     const conversation = participant && (await this.#deps.store.findConversationByParticipant(participant.id));
     const { item, duplicate } = await this.#record(message, participant, conversation, 'ignored', reply, effects);
     if (!duplicate && reply !== null && !conversation) void this.#acknowledge(item, reply);
@@ -140,28 +224,36 @@ export class InboundService {
     answer: string | null,
     effects?: (tx: StoreTx, participant: Participant | undefined) => Promise<void>,
   ): Promise<Recorded> {
-    const { store, channels, outgoing, clock, engine } = this.#deps;
-    const attempted = this.#item(message, participant?.id ?? null, conversation, status);
-    const replyChannel = message.replyChannel && channels.get(message.replyChannel) ? message.replyChannel : undefined;
-    const alone = !effects && answer === null && !(conversation && replyChannel && conversation.channel !== replyChannel);
-    // Nothing to write with it (the common case): one statement, its own commit.
-    if (alone) return recorded(await store.insertInbox(attempted), attempted);
-    const result = await store.transaction(async (tx) => {
-      const inserted = recorded(await tx.insertInbox(attempted), attempted);
-      if (inserted.duplicate) return inserted;
-      const now = clock.now();
-      // Effects first: they may lock the participant, and every transaction takes the participant
-      // before the conversation (a turn's commit does), so two never wait on each other.
-      await effects?.(tx, participant);
-      if (conversation && replyChannel && conversation.channel !== replyChannel) await tx.setConversationChannel(conversation.id, replyChannel, now);
-      if (conversation && participant && answer !== null) {
-        const target = { conversation: { ...conversation, channel: replyChannel ?? conversation.channel }, participant };
-        await outgoing.append(tx, target, [{ text: answer, role: 'system', source: 'system' }], { now, turnId: null });
-      }
-      return inserted;
-    });
-    if (!result.duplicate && conversation && answer !== null) engine.notify(conversation.id);
+    const result = await this.#deps.store.transaction((tx) => this.#recordIn(tx, message, participant, conversation, status, answer, effects));
+    if (!result.duplicate && conversation && answer !== null) this.#deps.engine.notify(conversation.id);
     return result;
+  }
+
+  /** `#record`'s writes, in the caller's transaction (the caller notifies the engine after commit). */
+  async #recordIn(
+    tx: StoreTx,
+    message: InboundMessage,
+    participant: Participant | undefined,
+    conversation: Conversation | undefined,
+    status: InboxItem['status'],
+    answer: string | null,
+    effects?: (tx: StoreTx, participant: Participant | undefined) => Promise<void>,
+  ): Promise<Recorded> {
+    const { channels, outgoing, clock } = this.#deps;
+    const attempted = this.#item(message, participant?.id ?? null, conversation, status);
+    const inserted = recorded(await tx.insertInbox(attempted), attempted);
+    if (inserted.duplicate) return inserted;
+    const now = clock.now();
+    const replyChannel = message.replyChannel && channels.get(message.replyChannel) ? message.replyChannel : undefined;
+    // Effects first: they may lock the participant, and every transaction takes the participant
+    // before the conversation (a turn's commit does), so two never wait on each other.
+    await effects?.(tx, participant);
+    if (conversation && replyChannel && conversation.channel !== replyChannel) await tx.setConversationChannel(conversation.id, replyChannel, now);
+    if (conversation && participant && answer !== null) {
+      const target = { conversation: { ...conversation, channel: replyChannel ?? conversation.channel }, participant };
+      await outgoing.append(tx, target, [{ text: answer, role: 'system', source: 'system' }], { now, turnId: null });
+    }
+    return inserted;
   }
 
   async #participantFor(message: InboundMessage, options: { enroll: boolean } = { enroll: true }): Promise<Participant | undefined> {
@@ -182,12 +274,12 @@ export class InboundService {
     }
   }
 
-  async #recordContact(message: InboundMessage, participant: Participant | undefined): Promise<void> {
+  async #recordContact(store: Pick<StoreTx, 'recordContactInbound'>, message: InboundMessage, participant: Participant | undefined): Promise<void> {
     if (!message.contactId) return;
     const now = this.#deps.clock.now();
     const sentAt = message.sentAt && message.sentAt < now ? message.sentAt : now;
     const phoneNumber = message.sender.startsWith('+') ? message.sender : (participant?.phoneNumber ?? null);
-    await this.#deps.store.recordContactInbound({ channel: message.channel, contactId: message.contactId, participantId: participant?.id ?? null, phoneNumber }, sentAt);
+    await store.recordContactInbound({ channel: message.channel, contactId: message.contactId, participantId: participant?.id ?? null, phoneNumber }, sentAt);
   }
 
   /**
@@ -195,12 +287,14 @@ export class InboundService {
    * keeps writing (or a script) does not cost a reply per message. The first message of the day
    * is answered, so two arriving together still get exactly one.
    */
-  async #unknownSender(message: InboundMessage): Promise<InboundResult> {
-    const { store, clock } = this.#deps;
-    const attempted = this.#item(message, null, null, 'ignored');
-    const { item, duplicate, differentText } = recorded(await store.insertInbox(attempted), attempted);
-    const since = new Date(clock.now().toISOString().slice(0, 10));
-    if (!duplicate && (await store.firstInboxFrom(item.channel, item.sender, since))?.id === item.id) void this.#acknowledge(item);
+  async #unknownSender(item: InboxItem, duplicate: boolean, differentText: boolean, checked: Set<string>): Promise<InboundResult> {
+    // In a batch only a sender's first new message can be their first of the day: later ones are not looked up.
+    const sender = `${item.channel}\n${item.sender}`;
+    if (!duplicate && !checked.has(sender)) {
+      checked.add(sender);
+      const since = new Date(this.#deps.clock.now().toISOString().slice(0, 10));
+      if ((await this.#deps.store.firstInboxFrom(item.channel, item.sender, since))?.id === item.id) void this.#acknowledge(item);
+    }
     return { status: 'unknown-sender', inboxId: item.id, duplicate, differentText };
   }
 

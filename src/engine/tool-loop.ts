@@ -3,6 +3,7 @@ import type { AnyTool, ToolOutcome } from '../tools/define-tool.ts';
 import { toolSpec } from '../tools/define-tool.ts';
 import { executeToolCall } from '../tools/execute-tool-call.ts';
 import { decideNextStep } from './decide-next-step.ts';
+import { admitToolCalls, DEFAULT_TOOL_CALL_LIMITS, type ToolCallLimits } from './tool-call-limits.ts';
 
 export const MAX_TOOL_ROUNDS = 10;
 
@@ -27,6 +28,8 @@ export interface ToolLoopInput {
   fallbackText: string;
   signal: AbortSignal;
   maxRounds?: number;
+  /** Tool calls run per model response and per turn; the rest get an error result. Default 8 and 24. */
+  toolCallLimits?: ToolCallLimits;
   /** Monotonic milliseconds, for durations. */
   elapsed: () => number;
   onTextDelta?: (delta: string) => void;
@@ -36,6 +39,8 @@ export interface ToolLoopInput {
   onToolStart?: (call: LlmToolCall) => void;
   /** Called as each tool call finishes, before the next one runs. */
   onToolCall?: (executed: ExecutedToolCall) => void;
+  /** Records a call answered without running it (over the limits) in the turn's audit, without narrating it. */
+  onAudit?: (entry: ExecutedToolCall) => void;
 }
 
 export interface ToolLoopResult {
@@ -56,6 +61,9 @@ export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult>
   const toolsByName = new Map(input.tools.map((tool) => [tool.name, tool]));
   const specs = input.tools.map(toolSpec);
   const messages = [...input.messages];
+  const limits = input.toolCallLimits ?? DEFAULT_TOOL_CALL_LIMITS;
+  /** Calls of this turn admitted within the limits. */
+  let admitted = 0;
   const result: ToolLoopResult = {
     text: '', endedBy: 'reply', toolCalls: [], modelCalls: 0, toolRounds: 0, modelMs: 0, toolMs: 0, model: input.provider.model,
   };
@@ -77,8 +85,10 @@ export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult>
 
     result.toolRounds += 1;
     messages.push({ role: 'assistant', content: response.text, toolCalls: step.calls });
-    for (const call of step.calls) {
-      const executed = await runOne(toolsByName, call, result.toolRounds, input);
+    for (const admission of admitToolCalls(step.calls, admitted, limits)) {
+      const { call } = admission;
+      if (admission.run) admitted += 1;
+      const executed = admission.run ? await runOne(toolsByName, call, result.toolRounds, input) : refuse(admission.outcome, call, result.toolRounds, input);
       result.toolCalls.push(executed);
       result.toolMs += executed.durationMs;
       messages.push({ role: 'tool', toolCallId: call.id, content: executed.outcome.result });
@@ -87,6 +97,13 @@ export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult>
     if (after.kind === 'reply') return { ...result, text: after.text };
     if (after.kind === 'fallback') return { ...result, text: input.fallbackText, endedBy: after.reason };
   }
+}
+
+/** A call over the limits: answered with `outcome`, audited, never run. */
+function refuse(outcome: ToolOutcome, call: LlmToolCall, round: number, input: ToolLoopInput): ExecutedToolCall {
+  const refused = { round, call, outcome, startedAt: input.elapsed(), durationMs: 0 };
+  input.onAudit?.(refused);
+  return refused;
 }
 
 async function runOne(

@@ -11,6 +11,7 @@ import type { Narrator, TurnNarration } from './narration.ts';
 import type { Outgoing, OutgoingDraft } from './outgoing.ts';
 import { plainReply } from './plain-text.ts';
 import { runToolLoop, type ExecutedToolCall, type ToolLoopResult } from './tool-loop.ts';
+import type { ToolCallLimits } from './tool-call-limits.ts';
 
 export const MODEL_FAILURE_REPLY =
   "Sorry, I can't answer right now. Your message is saved, and I'll pick up from here as soon as I can.";
@@ -32,6 +33,8 @@ export interface TurnRunnerDeps {
   narrator?: Narrator;
   /** This process's dispatcher: a turn's replies go to it straight from the commit (decision 009). */
   deliveries?: Pick<OutboxDispatcher, 'claimUntil' | 'deliverClaimed'>;
+  /** Tool calls run per model response and per turn, in every flow's loop (default 8 and 24). */
+  toolCallLimits?: ToolCallLimits;
 }
 
 export interface TurnSummary {
@@ -130,6 +133,7 @@ export class TurnRunner {
         messages,
         signal,
         elapsed: this.#elapsed,
+        toolCallLimits: this.#deps.toolCallLimits,
         onModelCall: () => {
           signals.progress?.();
           narration?.modelCallStarted();

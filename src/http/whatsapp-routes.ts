@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { safeEqual, whatsappSignatureValid } from '../channels/signatures.ts';
 import { TEMPLATE_RESEND, WHATSAPP_CHANNEL, WINDOW_CLOSED } from '../channels/whatsapp/whatsapp-channel.ts';
-import { readWhatsAppWebhook, whatsappEnvelope, type WhatsAppInbound } from '../channels/whatsapp/whatsapp-webhook.ts';
+import { readWhatsAppWebhookInParts, whatsappEnvelope, type WhatsAppInbound, type WhatsAppWebhook } from '../channels/whatsapp/whatsapp-webhook.ts';
 import type { Clock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
 import { phoneFromWhatsAppId } from '../core/phone.ts';
@@ -51,26 +51,54 @@ export function whatsappRoutes(app: FastifyInstance, deps: WhatsAppRouteDeps): v
             throw new AppError('invalid_signature', 'x-hub-signature-256: missing or not the HMAC-SHA256 of the body with the app secret', { field: 'x-hub-signature-256' });
           }
           const envelope = parseRequest(whatsappEnvelope, parseJson(raw), 'body');
-          const webhook = readWhatsAppWebhook(envelope);
-          if (webhook.skipped.length > 0) request.log.warn({ skipped: webhook.skipped }, 'parts of a WhatsApp webhook were not understood');
           let accepted = 0;
-          for (const message of webhook.messages) {
-            if (message.phoneNumberId && message.phoneNumberId !== deps.whatsapp.phoneNumberId) continue; // another number of the account
-            const inbound = toInbound(message);
-            if (!inbound) continue;
-            await deps.inbound.receive(inbound);
-            accepted += 1;
+          let statuses = 0;
+          // Meta batches up to 3 MB (thousands of messages): read and stored a part at a time, one
+          // transaction each, yielding between parts so the server keeps answering meanwhile. Every
+          // part is stored before the 200; after a crash half-way, Meta's retry finds the parts
+          // already stored as duplicates (message ids are global).
+          for (const part of readWhatsAppWebhookInParts(envelope, WEBHOOK_PART_SIZE)) {
+            if (part.skipped.length > 0) request.log.warn({ skipped: part.skipped }, 'parts of a WhatsApp webhook were not understood');
+            accepted += await storeMessages(deps, part.messages);
+            statuses += part.receipts.length;
+            await storeReceipts(deps, part.receipts);
+            await yieldToEventLoop();
           }
-          for (const { errorCode, ...receipt } of webhook.receipts) {
-            const recorded = await deps.store.recordDeliveryReceipt({ channel: WHATSAPP_CHANNEL, ...receipt, at: receipt.at ?? deps.clock.now() });
-            // Also for a repeated receipt: Meta retries when our first answer failed half-way.
-            if (errorCode === WINDOW_CLOSED && recorded.outboxId) await resendAsTemplate(deps, recorded.outboxId);
-          }
-          return reply.send({ status: 'ok', messages: accepted, statuses: webhook.receipts.length });
+          return reply.send({ status: 'ok', messages: accepted, statuses });
         },
       },
     });
   });
+}
+
+/** Messages and statuses per part of a webhook: each part is one transaction, and a few milliseconds of work. */
+export const WEBHOOK_PART_SIZE = 100;
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** One part's messages for this phone number, in one transaction; how many were taken. */
+async function storeMessages(deps: WhatsAppRouteDeps, messages: WhatsAppInbound[]): Promise<number> {
+  const inbound = messages.flatMap((message) => {
+    if (message.phoneNumberId && message.phoneNumberId !== deps.whatsapp.phoneNumberId) return []; // another number of the account
+    return toInbound(message) ?? [];
+  });
+  if (inbound.length > 0) await deps.inbound.receiveBatch(inbound);
+  return inbound.length;
+}
+
+/** One part's statuses, in one transaction; then the template resends they call for. */
+async function storeReceipts(deps: WhatsAppRouteDeps, receipts: WhatsAppWebhook['receipts']): Promise<void> {
+  if (receipts.length === 0) return;
+  const resend = await deps.store.transaction(async (tx) => {
+    const outboxIds: string[] = [];
+    for (const { errorCode, ...receipt } of receipts) {
+      const recorded = await tx.recordDeliveryReceipt({ channel: WHATSAPP_CHANNEL, ...receipt, at: receipt.at ?? deps.clock.now() });
+      // Also for a repeated receipt: Meta retries when our first answer failed half-way.
+      if (errorCode === WINDOW_CLOSED && recorded.outboxId) outboxIds.push(recorded.outboxId);
+    }
+    return outboxIds;
+  });
+  for (const outboxId of resend) await resendAsTemplate(deps, outboxId);
 }
 
 /**

@@ -231,6 +231,35 @@ describe('assistant: the agentic loop', () => {
     expect(results.slice(6)).toEqual([expect.stringMatching(/^Error: calculator already ran 3 times/), expect.stringMatching(/^Error: calculator already ran 3 times/)]);
   });
 
+  it('runs at most LLM_MAX_TOOL_CALLS_PER_RESPONSE calls of a response and LLM_MAX_TOOL_CALLS_PER_TURN of a reply; the rest get an error result', async () => {
+    const notes = (round: number) => ({ toolCalls: Array.from({ length: 50 }, (_, n) => ({ name: 'add_note', id: `r${round}_${n}`, arguments: { text: `note ${round}.${n}` } })) });
+    const { say, requests, server, id, lastTurn, auditOf } = await start(
+      { reply: (_request, index) => (index < 2 ? notes(index + 1) : { text: 'Noted what I could.' }) },
+      { LLM_MAX_TOOL_CALLS_PER_RESPONSE: '2', LLM_MAX_TOOL_CALLS_PER_TURN: '3' },
+    );
+    expect(await say('note fifty things, twice')).toBe('Noted what I could.');
+    expect((await server.store.listNotes(id)).map((note) => note.text).sort()).toEqual(['note 1.0', 'note 1.1', 'note 2.0']);
+
+    const answered = (call: number) => {
+      const messages = requests('reply')[call]!.messages;
+      const asked = messages.filter((m) => m.role === 'assistant' && m.toolCalls).at(-1)!;
+      const results = messages.slice(messages.indexOf(asked) + 1).filter((m) => m.role === 'tool');
+      expect(results.map((m) => m.toolCallId)).toEqual(asked.role === 'assistant' ? asked.toolCalls?.map((c) => c.id) : []);
+      return results.map((m) => m.content);
+    };
+    const perResponse = /^Error: too many tool calls in one response; at most 2 are run/;
+    const first = answered(1);
+    expect(first.slice(0, 2)).toEqual([expect.stringMatching(/^Saved note/), expect.stringMatching(/^Saved note/)]);
+    expect(first.slice(2).filter((result) => perResponse.test(result))).toHaveLength(48);
+    const second = answered(2);
+    expect(second[0]).toMatch(/^Saved note/);
+    expect(second[1]).toMatch(/^Error: too many tool calls in this turn; at most 3 are run/);
+    expect(second.slice(2).filter((result) => perResponse.test(result))).toHaveLength(48);
+    const audit = await auditOf((await lastTurn()).id);
+    expect(audit.filter((call) => call.name === 'add_note' && call.status === 'ok')).toHaveLength(3);
+    expect(audit.filter((call) => /too many tool calls/.test(call.result))).toHaveLength(97);
+  });
+
   it('gives repeated or empty tool-call ids unique ones, so each result answers exactly one call', async () => {
     const { say, requests } = await start({
       reply: (_request, index) =>

@@ -61,6 +61,17 @@ describe('service desk against a misbehaving model', () => {
     expect((await server!.store.listToolCalls(id)).filter((call) => call.name === 'list_appointments')).toHaveLength(1);
   });
 
+  it('an interpreter response with 50 tool calls runs one decision; the rest are never run, and the gate audit counts them', async () => {
+    const fifty = { toolCalls: Array.from({ length: 50 }, () => ({ name: 'list_appointments', arguments: { purpose: 'info' } })) };
+    const { say, id } = await session((said) => (said === 'verify me' ? verify : fifty));
+    await say('verify me');
+    await say('list them all, fifty times');
+    const [lastTurn] = (await server!.store.listTurns(id, { limit: 1 })).slice(-1);
+    const calls = await server!.store.listToolCalls(id, { turnId: lastTurn!.id });
+    expect(calls.filter((call) => call.name === 'list_appointments')).toHaveLength(1);
+    expect(JSON.parse(calls.find((call) => call.name === 'gate')!.arguments)).toMatchObject({ decision: 'run', ignoredProposals: 49 });
+  });
+
   it('a yes with nothing pending runs nothing; a model proposing the side effect itself is refused', async () => {
     const { say, id } = await session((said) => (said === 'verify me' ? verify : said === 'yes' ? { toolCalls: [{ name: 'confirm', arguments: { answer: 'yes' } }] } : { toolCalls: [{ name: 'create_appointment', arguments: { slotId: 'slot_20260602_0900' } }] }));
     await say('verify me');

@@ -69,45 +69,93 @@ export const whatsappEnvelope = z.looseObject({
 
 const STATUS_MAP: Record<string, DeliveryStatus> = { sent: 'sent', delivered: 'delivered', read: 'read', played: 'read', failed: 'failed' };
 
-/** Reads an envelope that already passed `whatsappEnvelope`. */
+/** Reads an envelope that already passed `whatsappEnvelope`, all of it at once. */
 export function readWhatsAppWebhook(envelope: z.output<typeof whatsappEnvelope>): WhatsAppWebhook {
   const result: WhatsAppWebhook = { messages: [], receipts: [], skipped: [] };
-  for (const entry of envelope.entry) {
-    for (const change of entry.changes) {
-      if (change.field !== 'messages') continue;
-      const parsed = value.safeParse(change.value);
-      if (!parsed.success) {
-        result.skipped.push('a "messages" change without a readable value');
-        continue;
-      }
-      readValue(parsed.data, result);
-    }
+  for (const part of readWhatsAppWebhookInParts(envelope, Number.POSITIVE_INFINITY)) {
+    result.messages.push(...part.messages);
+    result.receipts.push(...part.receipts);
+    result.skipped.push(...part.skipped);
   }
   return result;
 }
 
-function readValue(data: z.output<typeof value>, result: WhatsAppWebhook): void {
+/**
+ * Reads an envelope in parts of at most `size` messages and statuses, each read only when asked
+ * for: a batch of thousands is parsed a part at a time, and the caller can yield between parts.
+ */
+export function* readWhatsAppWebhookInParts(envelope: z.output<typeof whatsappEnvelope>, size: number): Generator<WhatsAppWebhook, void, void> {
+  let part: WhatsAppWebhook = { messages: [], receipts: [], skipped: [] };
+  for (const item of readItems(envelope)) {
+    if (item.kind === 'message') part.messages.push(item.message);
+    else if (item.kind === 'receipt') part.receipts.push(item.receipt);
+    else part.skipped.push(item.reason);
+    if (part.messages.length + part.receipts.length < size) continue;
+    yield part;
+    part = { messages: [], receipts: [], skipped: [] };
+  }
+  if (part.messages.length + part.receipts.length + part.skipped.length > 0) yield part;
+}
+
+type Item =
+  | { kind: 'message'; message: WhatsAppInbound }
+  | { kind: 'receipt'; receipt: WhatsAppWebhook['receipts'][number] }
+  | { kind: 'skipped'; reason: string };
+
+function* readItems(envelope: z.output<typeof whatsappEnvelope>): Generator<Item, void, void> {
+  for (const entry of envelope.entry) {
+    for (const change of entry.changes) {
+      if (change.field !== 'messages') continue;
+      const parsed = value.safeParse(change.value);
+      if (parsed.success) yield* readValue(parsed.data);
+      else yield { kind: 'skipped', reason: 'a "messages" change without a readable value' };
+    }
+  }
+}
+
+function* readValue(data: z.output<typeof value>): Generator<Item, void, void> {
   const phoneNumberId = data.metadata?.phone_number_id ?? null;
-  const contacts = (data.contacts ?? []).flatMap((raw) => {
-    const parsed = contact.safeParse(raw);
-    return parsed.success ? [parsed.data] : [];
-  });
+  const contacts = indexContacts(data.contacts ?? []);
   for (const raw of data.messages ?? []) {
-    const parsed = message.safeParse(raw);
+    const item = readMessage(raw, phoneNumberId, contacts);
+    if (item) yield item;
+  }
+  for (const raw of data.statuses ?? []) {
+    const parsed = status.safeParse(raw);
     if (!parsed.success) {
-      result.skipped.push(`a message that could not be read (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message})`);
+      yield { kind: 'skipped', reason: 'a status that could not be read' };
       continue;
     }
-    const m = parsed.data;
-    if (m.type === 'system') continue; // e.g. user_changed_number: not something the person said
-    const sender = senderOf(m, contacts);
-    const waId = m.from ?? sender?.wa_id ?? null;
-    const userId = m.from_user_id ?? sender?.user_id ?? null;
-    if (!waId && !userId) {
-      result.skipped.push(`message ${m.id} names no sender`);
-      continue;
-    }
-    result.messages.push({
+    const mapped = Object.hasOwn(STATUS_MAP, parsed.data.status) ? STATUS_MAP[parsed.data.status] : undefined;
+    if (!mapped) continue;
+    const error = parsed.data.errors?.[0];
+    yield {
+      kind: 'receipt',
+      receipt: {
+        providerMessageId: parsed.data.id,
+        status: mapped,
+        at: unixSeconds(parsed.data.timestamp),
+        error: error ? [error.code, error.title ?? error.message].filter(Boolean).join(' ') : null,
+        errorCode: error?.code ?? null,
+      },
+    };
+  }
+}
+
+function readMessage(raw: unknown, phoneNumberId: string | null, contacts: ContactIndex): Item | undefined {
+  const parsed = message.safeParse(raw);
+  if (!parsed.success) {
+    return { kind: 'skipped', reason: `a message that could not be read (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message})` };
+  }
+  const m = parsed.data;
+  if (m.type === 'system') return undefined; // e.g. user_changed_number: not something the person said
+  const sender = senderOf(m, contacts);
+  const waId = m.from ?? sender?.wa_id ?? null;
+  const userId = m.from_user_id ?? sender?.user_id ?? null;
+  if (!waId && !userId) return { kind: 'skipped', reason: `message ${m.id} names no sender` };
+  return {
+    kind: 'message',
+    message: {
       messageId: m.id,
       phoneNumberId,
       waId,
@@ -116,24 +164,34 @@ function readValue(data: z.output<typeof value>, result: WhatsAppWebhook): void 
       sentAt: unixSeconds(m.timestamp),
       text: textOf(m),
       type: m.type === 'interactive' ? `interactive:${m.interactive?.type ?? 'unknown'}` : m.type,
-    });
+    },
+  };
+}
+
+/**
+ * A change's contacts by user id and by wa_id (first one wins, as a search in order would find),
+ * built without parsing them: a batch of thousands parses only the contacts its messages name.
+ */
+interface ContactIndex {
+  readonly all: readonly unknown[];
+  /** How many contacts are objects at all (the only ones `contact` can read). */
+  readonly readable: number;
+  readonly byUserId: ReadonlyMap<string, number>;
+  readonly byWaId: ReadonlyMap<string, number>;
+}
+
+function indexContacts(all: readonly unknown[]): ContactIndex {
+  const byUserId = new Map<string, number>();
+  const byWaId = new Map<string, number>();
+  let readable = 0;
+  for (const [index, raw] of all.entries()) {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) continue;
+    readable += 1;
+    const { user_id: userId, wa_id: waId } = raw as Record<string, unknown>;
+    if (typeof userId === 'string' && !byUserId.has(userId)) byUserId.set(userId, index);
+    if (typeof waId === 'string' && !byWaId.has(waId)) byWaId.set(waId, index);
   }
-  for (const raw of data.statuses ?? []) {
-    const parsed = status.safeParse(raw);
-    const mapped = parsed.success && Object.hasOwn(STATUS_MAP, parsed.data.status) ? STATUS_MAP[parsed.data.status] : undefined;
-    if (!parsed.success || !mapped) {
-      if (!parsed.success) result.skipped.push('a status that could not be read');
-      continue;
-    }
-    const error = parsed.data.errors?.[0];
-    result.receipts.push({
-      providerMessageId: parsed.data.id,
-      status: mapped,
-      at: unixSeconds(parsed.data.timestamp),
-      error: error ? [error.code, error.title ?? error.message].filter(Boolean).join(' ') : null,
-      errorCode: error?.code ?? null,
-    });
-  }
+  return { all, readable, byUserId, byWaId };
 }
 
 /**
@@ -141,10 +199,18 @@ function readValue(data: z.output<typeof value>, result: WhatsAppWebhook): void 
  * message that names no sender at all borrows the change's single contact; another person's
  * contact is never used (their replies would go to the wrong person).
  */
-function senderOf(m: z.output<typeof message>, contacts: Array<z.output<typeof contact>>) {
-  const match = contacts.find((c) => (m.from_user_id && c.user_id === m.from_user_id) || (m.from && c.wa_id === m.from));
-  if (match) return match;
-  return !m.from && !m.from_user_id && contacts.length === 1 ? contacts[0] : undefined;
+function senderOf(m: z.output<typeof message>, contacts: ContactIndex) {
+  const byUser = m.from_user_id ? contacts.byUserId.get(m.from_user_id) : undefined;
+  const byWa = m.from ? contacts.byWaId.get(m.from) : undefined;
+  const match = byUser === undefined ? byWa : byWa === undefined ? byUser : Math.min(byUser, byWa);
+  if (match !== undefined) return readContact(contacts.all[match]);
+  if (m.from || m.from_user_id || contacts.readable !== 1) return undefined;
+  return readContact(contacts.all.find((raw) => raw !== null && typeof raw === 'object' && !Array.isArray(raw)));
+}
+
+function readContact(raw: unknown) {
+  const parsed = contact.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** Text, a reply button or list choice (its title, which is the option's label), a template button. */

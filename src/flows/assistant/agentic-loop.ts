@@ -1,7 +1,8 @@
 import type { FlowRunContext } from '../../engine/flow.ts';
+import { admitToolCalls, DEFAULT_TOOL_CALL_LIMITS } from '../../engine/tool-call-limits.ts';
 import type { ExecutedToolCall, ToolLoopResult } from '../../engine/tool-loop.ts';
 import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';
-import { toolSpec, type AnyTool } from '../../tools/define-tool.ts';
+import { toolSpec, type AnyTool, type ToolOutcome } from '../../tools/define-tool.ts';
 import { executeToolCall } from '../../tools/execute-tool-call.ts';
 import { decideAssistantStep } from './assistant-step.ts';
 import { CallGuard } from './call-guard.ts';
@@ -25,7 +26,7 @@ export interface AgenticLoopInput extends FlowRunContext {
 
 /**
  * Spec 003's agentic loop, guarded: at most `maxModelCalls` calls; every tool call of a response
- * runs (or is refused by the `CallGuard`) and gets exactly one result with its id; exactly one
+ * runs (or is refused by the `CallGuard` or the tool-call limits) and gets exactly one result with its id; exactly one
  * context block, inside the system message, per call; the person always gets an answer.
  */
 export async function runAgenticLoop(input: AgenticLoopInput): Promise<ToolLoopResult> {
@@ -39,6 +40,9 @@ export async function runAgenticLoop(input: AgenticLoopInput): Promise<ToolLoopR
   /** What the person was already told in earlier rounds ("Let me check…"): part of the answer. */
   const said: string[] = [];
   const ids = new CallIds();
+  const limits = input.toolCallLimits ?? DEFAULT_TOOL_CALL_LIMITS;
+  /** Calls of this reply admitted within the limits (run, or refused by the guard). */
+  let admitted = 0;
 
   for (;;) {
     const modelStart = input.elapsed();
@@ -83,8 +87,11 @@ export async function runAgenticLoop(input: AgenticLoopInput): Promise<ToolLoopR
         if (text) said.push(text);
         const calls = step.calls.map((call) => ids.unique(call));
         dialogue.push({ role: 'assistant', content: response.text, toolCalls: calls });
-        for (const call of calls) {
-          const executed = await runGuarded(call, { guard, toolsByName, round: result.toolRounds, input });
+        for (const admission of admitToolCalls(calls, admitted, limits)) {
+          const { call } = admission;
+          if (admission.run) admitted += 1;
+          const context = { guard, toolsByName, round: result.toolRounds, input };
+          const executed = admission.run ? await runGuarded(call, context) : refuse(call, admission.outcome, context);
           result.toolCalls.push(executed);
           result.toolMs += executed.durationMs;
           dialogue.push({ role: 'tool', toolCallId: call.id, content: executed.outcome.result });
@@ -134,6 +141,13 @@ interface RunContext {
   toolsByName: ReadonlyMap<string, AnyTool>;
   round: number;
   input: AgenticLoopInput;
+}
+
+/** A call over the tool-call limits: answered with `outcome`, audited, never run. */
+function refuse(call: LlmToolCall, outcome: ToolOutcome, { round, input }: RunContext): ExecutedToolCall {
+  const refused = { round, call, outcome, startedAt: input.elapsed(), durationMs: 0 };
+  input.onAudit?.(refused);
+  return refused;
 }
 
 async function runGuarded(call: LlmToolCall, { guard, toolsByName, round, input }: RunContext): Promise<ExecutedToolCall> {

@@ -70,9 +70,16 @@ async function decideAndAct(context: FlowRunContext, env: DeskTurnEnv, ledger: L
   const response = await ledger.model(() =>
     context.provider.complete({ messages: decisionPrompt(env, history(context)), tools: offered, ...(env.interpreterModel ? { model: env.interpreterModel } : {}) }, { signal: context.signal }),
   );
+  // One decision per turn: only the first proposal is gated; any others are never run (nor sent back to the model).
   const plan = planOf(response.toolCalls[0]);
+  const ignored = response.toolCalls.length - 1;
   const decision = gate(env.dialog, plan);
-  ledger.audit('gate', { proposal: plan, decision: decision.decision, ...(decision.decision === 'refuse' ? { code: decision.code, reason: decision.reason } : {}) });
+  ledger.audit('gate', {
+    proposal: plan,
+    decision: decision.decision,
+    ...(decision.decision === 'refuse' ? { code: decision.code, reason: decision.reason } : {}),
+    ...(ignored > 0 ? { ignoredProposals: ignored } : {}),
+  });
 
   const told = () => state.facts.notes.length + state.facts.appointments.length + state.facts.slots.length;
   const toldBefore = told();
