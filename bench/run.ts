@@ -1,10 +1,10 @@
-// `npm run bench [-- --quick] [-- --only=turn,timers,ws] [-- --rounds=N]`: every workload in its
+// `npm run bench [-- --quick] [-- --only=turn,timers,ws] [-- --rounds=N] [-- --from=<results.json>]`: every workload in its
 // own process; the runs of a group interleaved in rounds (round 1: A, B, C; round 2: B, C, A; …)
 // so shared load hits every system alike; medians, spreads and per-round ratios in one table per
 // group, JSON and markdown under bench/results/. Never part of `npm test`.
 import { execFileSync, spawn } from 'node:child_process';
 import { cpus, release, totalmem } from 'node:os';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { medianResult, type Result } from './lib/rounds.ts';
 import { assistantTable, httpTable, lineItems, scaleTable, turnTable, type Measured } from './lib/summary.ts';
 
@@ -12,9 +12,12 @@ const argument = (name: string) => {
   const index = process.argv.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
   return index < 0 ? undefined : process.argv[index]!.includes('=') ? process.argv[index]!.split('=')[1] : process.argv[index + 1];
 };
-const quick = process.argv.includes('--quick');
+// `--from=<results.json>`: re-renders a saved run's summary (after a change to the tables) without running anything.
+const from = argument('from');
+const saved = from ? (JSON.parse(readFileSync(from, 'utf8')) as { sha: string; machine: string; quick: boolean; rounds: number; results: Measured[] }) : undefined;
+const quick = saved?.quick ?? process.argv.includes('--quick');
 const only = argument('only')?.split(',');
-const rounds = Number(argument('rounds') ?? 3);
+const rounds = saved?.rounds ?? Number(argument('rounds') ?? 3);
 const conversations = quick ? 15 : 1000;
 
 type Run = Omit<Measured, 'rounds' | 'result'> & { args: string[]; nodeFlags?: string[] };
@@ -78,8 +81,8 @@ function runChild(run: Run): Promise<Result> {
   });
 }
 
-const measured: Measured[] = [];
-for (const group of [...new Set(runs.map((run) => run.group))]) {
+const measured: Measured[] = saved?.results ?? [];
+for (const group of saved ? [] : [...new Set(runs.map((run) => run.group))]) {
   const members = runs.filter((run) => run.group === group);
   const samples = new Map<Run, Array<Result | null>>(members.map((run) => [run, []]));
   for (let round = 0; round < rounds; round++) {
@@ -106,17 +109,18 @@ const sections = Object.entries(renderers)
   .filter(({ members }) => members.length > 0)
   .map(({ render, members }) => render(members));
 
-const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD']).toString().trim();
-const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}, Node ${process.version}`;
+const sha = saved?.sha ?? execFileSync('git', ['rev-parse', '--short', 'HEAD']).toString().trim();
+const at = from ? statSync(from).mtime : new Date();
+const machine = saved?.machine ?? `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}, Node ${process.version}`;
 const header = [
-  `Benchmarks at ${sha} (${new Date().toISOString()}${quick ? ', --quick' : ''}): medians of ${rounds} interleaved rounds (min–max in brackets), warm-up excluded; ${conversations} conversations × 10 turns per turn run.`,
+  `Benchmarks at ${sha} (${at.toISOString()}${quick ? ', --quick' : ''}): medians of ${rounds} interleaved rounds (min–max in brackets), warm-up excluded; ${conversations} conversations × 10 turns per turn run.`,
   `Machine: ${machine}`,
   'Ratios are medians of per-round ratios. Statements: node:sqlite executions (PostgreSQL: round trips); commits: COMMITs plus autocommit writes; KiB written: write() syscall bytes of the process (PostgreSQL: WAL records of its database). See bench/lib/meter.ts.',
 ].join('\n');
 const body = sections.map((lines) => lines.join('\n')).join('\n\n');
 process.stdout.write(`\n${header}\n\n${body}\n`);
 mkdirSync('bench/results', { recursive: true });
-const stamp = new Date().toISOString().slice(0, 10);
-writeFileSync(`bench/results/${stamp}-${sha}${quick ? '-quick' : ''}.json`, `${JSON.stringify({ sha, machine, quick, rounds, results: measured }, null, 2)}\n`);
+const stamp = at.toISOString().slice(0, 10);
+if (!saved) writeFileSync(`bench/results/${stamp}-${sha}${quick ? '-quick' : ''}.json`, `${JSON.stringify({ sha, machine, quick, rounds, results: measured }, null, 2)}\n`);
 // A quick run never replaces the full run's summary.
 if (!only) writeFileSync(`bench/results/latest${quick ? '-quick' : ''}.md`, `${header}\n\n${body}\n`);

@@ -31,7 +31,8 @@ function versus(run: Measured, other: Measured | undefined, path: string, kind: 
   if (!other) return '—';
   if (other === run) return '1×';
   const ratio = kind === 'throughput' ? roundRatio(other.rounds, run.rounds, path) : roundRatio(run.rounds, other.rounds, path);
-  return kind === 'throughput' ? `${fmt(ratio, ratio < 10 ? 2 : 1)}× slower` : `${fmt(ratio, 2)}×`;
+  if (kind === 'cost') return `${fmt(ratio, 2)}×`;
+  return ratio < 1 ? `${fmt(1 / ratio, 1 / ratio < 10 ? 2 : 1)}× faster` : `${fmt(ratio, ratio < 10 ? 2 : 1)}× slower`;
 }
 
 const writeCells = (result: Result) => [fmt(result.perTurn?.statements), fmt(result.perTurn?.commits, 2), fmt((result.perTurn?.bytesWritten ?? Number.NaN) / 1024)];
@@ -83,7 +84,7 @@ export function scaleTable(runs: Measured[]): string[] {
     const r = run.result;
     const base = partner(runs, run, 'baseline');
     const speedup = base ? (base === run ? 1 : roundRatio(run.rounds, base.rounds, 'turnsPerSecond')) : Number.NaN;
-    lines.push(`| ${run.name} | ${withSpread(run, 'turnsPerSecond')} | ${fmt(r.cpuMsPerTurn.total, 2)} | ${fmt(r.cpuMsPerTurn.postgres, 2)} | ${fmt(r.walBytesPerTurn / 1024)} | ${fmt(r.unavailable, 0)} | ${fmt(speedup, 2)}× | ${versus(run, base, 'cpuMsPerTurn.total', 'cost')} | ${fmt(r.e2eMs.p50, 0)} / ${fmt(r.e2eMs.p99, 0)} |`);
+    lines.push(`| ${run.name} | ${withSpread(run, 'turnsPerSecond')} | ${fmt(r.cpuMsPerTurn.total, 2)} | ${r.store === 'sqlite' ? '—' : fmt(r.cpuMsPerTurn.postgres, 2)} | ${r.store === 'sqlite' ? '—' : fmt(r.walBytesPerTurn / 1024)} | ${fmt(r.unavailable, 0)} | ${fmt(speedup, 2)}× | ${versus(run, base, 'cpuMsPerTurn.total', 'cost')} | ${fmt(r.e2eMs.p50, 0)} / ${fmt(r.e2eMs.p99, 0)} |`);
   }
   lines.push('', 'CPU: the server processes plus the PostgreSQL backends of their connections (pg_stat_activity by application_name), from /proc/<pid>/stat over the timed part ÷ replies; not the bench\'s own load generator and sink, nor PostgreSQL\'s shared background processes. WAL: records of the bench database (pg_walinspect).');
   return lines;
