@@ -1,78 +1,88 @@
-// HTTP end to end: autocannon POSTs inbound messages (20 connections) to the real server running
-// in its own process (`src/main.ts`, offline demo model, SQLite file); each reply is delivered to
-// a webhook sink here. Server and load generator never share an event loop.
+// HTTP end to end: autocannon POSTs inbound messages (20 connections) to a server in its own
+// process — PromptPipe (`src/main.ts`, offline demo model, SQLite file) or the HTTP floor
+// (bench/servers/http-floor.ts) — and each reply is delivered to a webhook sink here. After an
+// untimed warm-up second, the timed part runs from the first request to the last delivery;
+// the server's CPU time over it comes from /proc/<pid>/stat. Both servers log at warn at most.
 import autocannon from 'autocannon';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { ChildServer } from '../../test/kit/child-server.ts';
+import { DatabaseSync } from 'node:sqlite';
 import { tempSqliteUrl } from '../../test/kit/test-server.ts';
+import { ServerProcess } from '../lib/server-process.ts';
 import { flags, report, round, summarize } from '../lib/stats.ts';
+import { startWebhookSink } from '../lib/webhook-sink.ts';
 
-const opts = flags({ participants: 200, seconds: 10, connections: 20, rate: 0 });
+const opts = flags({ system: 'promptpipe', participants: 200, seconds: 10, connections: 20, rate: 0 });
 
-// The sink: reads the send time the message carried, answers 200.
-const e2e: number[] = [];
-/** Send times per participant, in order: each delivered reply to them answers the oldest. */
-const pending = new Map<string, number[]>();
-const keys = new Set<string>();
-let redeliveries = 0;
-const sink = createServer((request, response) => {
-  const key = String(request.headers['idempotency-key']);
-  if (keys.has(key)) redeliveries += 1;
-  keys.add(key);
-  let raw = '';
-  request.on('data', (chunk) => (raw += chunk));
-  request.on('end', () => {
-    const to = (JSON.parse(raw) as { to?: string }).to ?? '';
-    const sentAt = pending.get(to)?.shift();
-    if (sentAt !== undefined) e2e.push(Date.now() - sentAt);
-    response.writeHead(200).end();
-  });
-});
-await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
-const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook`;
-
-const server = await ChildServer.start({ DATABASE_URL: tempSqliteUrl(), LLM_PROVIDER: 'offline', OUTBOUND_WEBHOOK_URL: sinkUrl });
+const sink = await startWebhookSink();
+const databaseUrl = tempSqliteUrl();
+const server =
+  opts.system === 'floor'
+    ? await ServerProcess.start('bench/servers/http-floor.ts', { DATABASE: databaseUrl.slice('sqlite:'.length), OUTBOUND_WEBHOOK_URL: sink.url })
+    : await ServerProcess.start('src/main.ts', { DATABASE_URL: databaseUrl, LLM_PROVIDER: 'offline', OUTBOUND_WEBHOOK_URL: sink.url, LOG_LEVEL: 'warn' });
 const phones = Array.from({ length: opts.participants }, (_, index) => `+1416${String(5_100_000 + index)}`);
 for (const phone of phones) {
   await fetch(`${server.url}/conversation/participants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phone_number: phone }) });
 }
-await new Promise((resolve) => setTimeout(resolve, 2000)); // greetings delivered
-e2e.length = 0;
-pending.clear();
+await sink.quiet(); // greetings delivered, if any
 
 let counter = 0;
-const result = await autocannon({
-  url: server.url,
-  connections: opts.connections,
-  duration: opts.seconds,
-  // 0 = as fast as the server acknowledges (saturation); otherwise a steady total rate.
-  ...(opts.rate > 0 ? { overallRate: opts.rate } : {}),
-  requests: [
-    {
-      method: 'POST',
-      path: '/conversation/inbound',
-      headers: { 'content-type': 'application/json' },
-      setupRequest: (request) => {
-        const from = phones[counter++ % phones.length]!;
-        pending.set(from, [...(pending.get(from) ?? []), Date.now()]);
-        return { ...request, body: JSON.stringify({ from, text: `message ${counter}`, message_id: `m${counter}` }) };
+/** autocannon for `seconds`, each request a message from the next participant, as fast as acknowledged or at `rate`. */
+const load = (seconds: number, prefix: string) =>
+  autocannon({
+    url: server.url,
+    connections: opts.connections,
+    duration: seconds,
+    ...(opts.rate > 0 ? { overallRate: opts.rate } : {}),
+    requests: [
+      {
+        method: 'POST',
+        path: '/conversation/inbound',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (request) => {
+          const from = phones[counter++ % phones.length]!;
+          sink.sent(from);
+          return { ...request, body: JSON.stringify({ from, text: `message ${counter}`, message_id: `${prefix}${counter}` }) };
+        },
       },
-    },
-  ],
-});
+    ],
+  });
+
+await load(1, 'w'); // warm-up: JIT, statement caches; not measured
+await sink.quiet(500, 60_000);
+sink.reset();
+
+const cpuBefore = server.cpuMs();
+const firstTimed = counter;
+const started = Date.now();
+const result = await load(opts.seconds, 'm');
 const accepted = result['2xx'];
+// Requests still in flight when the load stopped are not in autocannon's counts, but were sent and answered.
+const sent = counter - firstTimed;
 const deadline = Date.now() + 60_000;
-while (e2e.length < accepted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+while (sink.state.e2e.length < accepted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+await sink.quiet(); // requests in flight when the load stopped are answered too
+const cpu = server.cpuMs() - cpuBefore;
+const delivered = sink.state.e2e.length;
+const seconds = (sink.state.lastDeliveryAt - started) / 1000;
 await server.stop();
-sink.close();
+await sink.close();
+
+// How much tool work the server's turns did (the offline model's calls depend on the flow's state).
+const db = new DatabaseSync(databaseUrl.slice('sqlite:'.length), { readOnly: true });
+const work = db.prepare('select (select count(*) from tool_calls) as calls, (select count(*) from turns) as turns').get() as { calls: number; turns: number };
+db.close();
+
 report({
+  system: opts.system,
   requests: result.requests.total,
   accepted,
+  sent,
   ackPerSecond: round(result.requests.average, 0),
   ackLatencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
-  delivered: e2e.length,
-  e2eMs: summarize(e2e),
+  delivered,
+  messagesPerSecond: round(delivered / seconds, 1),
+  cpuMsPerMessage: round(cpu / delivered, 3),
+  toolCallsPerTurn: round(work.calls / work.turns, 2),
+  e2eMs: summarize(sink.state.e2e),
   errors: result.errors + result.non2xx,
-  redeliveries,
+  redeliveries: sink.state.redeliveries,
 });

@@ -1,4 +1,5 @@
 // Workload "turn" on our engine: the real server stack in-process (no HTTP), scripted instant model.
+import { perTurn } from '../lib/meter.ts'; // first: it counts database work from here on
 import { NO_LIMITS } from '../../src/channels/channel.ts';
 import { pino } from 'pino';
 import { statSync } from 'node:fs';
@@ -7,7 +8,7 @@ import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { startServer } from '../../src/server.ts';
 import { tempSqliteUrl } from '../../test/kit/test-server.ts';
 import { PROFILE_ARGS, REPLY, SCHEDULER_ARGS, wantsTools } from '../lib/turn-script.ts';
-import { driveTurns, turnFlags } from '../lib/drive.ts';
+import { allConversations, driveTurns, turnFlags } from '../lib/drive.ts';
 import { flags, report, summarize } from '../lib/stats.ts';
 import pg from 'pg';
 
@@ -33,7 +34,7 @@ const channel = { name: 'webhook', capabilities: NO_LIMITS, send: async () => un
 const server = await startServer(config, pino({ level: 'silent' }), { provider, channel });
 
 const phones: string[] = [];
-for (let index = 0; index < opts.conversations; index++) {
+for (let index = 0; index < allConversations(opts); index++) {
   const phone = `+1416${String(5_000_000 + index).padStart(7, '0')}`;
   await server.store.insertParticipant({
     id: `p${index}`, phoneNumber: phone, name: null, gender: null, ethnicity: null, background: null, timezone: 'America/Toronto',
@@ -43,12 +44,15 @@ for (let index = 0; index < opts.conversations; index++) {
   phones.push(phone);
 }
 
-const { latencies, seconds } = await driveTurns(opts, async (conversation, index) => {
-  const outcome = await server.inbound.receive({ channel: 'http', sender: phones[conversation]!, text: `message ${index}`, channelMessageId: null });
-  if (outcome.status !== 'queued') throw new Error('not queued');
-  await outcome.turn;
-});
-await server.engine.idle();
+const { latencies, seconds, writes } = await driveTurns(
+  opts,
+  async (conversation, index) => {
+    const outcome = await server.inbound.receive({ channel: 'http', sender: phones[conversation]!, text: `message ${index}`, channelMessageId: null });
+    if (outcome.status !== 'queued') throw new Error('not queued');
+    await outcome.turn;
+  },
+  { pgUrl: opts.store === 'postgres' ? pgUrl : undefined, settle: () => server.engine.idle() },
+);
 await server.close();
 
 let databaseMiB: number;
@@ -63,4 +67,4 @@ if (opts.store === 'postgres') {
   const file = databaseUrl.slice('sqlite:'.length);
   databaseMiB = [file, `${file}-wal`].reduce((sum, path) => sum + (statSync(path, { throwIfNoEntry: false })?.size ?? 0), 0) / 2 ** 20;
 }
-report({ turns: latencies.length, seconds, turnsPerSecond: latencies.length / seconds, latencyMs: summarize(latencies), databaseMiB });
+report({ turns: latencies.length, seconds, turnsPerSecond: latencies.length / seconds, latencyMs: summarize(latencies), databaseMiB, perTurn: perTurn(writes, latencies.length) });

@@ -1,4 +1,5 @@
 // The floor: a minimal hand-written loop with the same model function, one JSON row per conversation.
+import { perTurn } from '../lib/meter.ts'; // first: it counts node:sqlite statements from here on
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +39,7 @@ async function turn(id: string, text: string): Promise<void> {
   write.run(id, JSON.stringify(state));
 }
 
-const { latencies, seconds } = await driveTurns(opts, (conversation, index) => turn(`c${conversation}`, `message ${index}`));
+const { latencies, seconds, writes } = await driveTurns(opts, (conversation, index) => turn(`c${conversation}`, `message ${index}`));
 db.close();
 const databaseMiB = [file, `${file}-wal`].reduce((sum, path) => sum + (statSync(path, { throwIfNoEntry: false })?.size ?? 0), 0) / 2 ** 20;
-report({ turns: latencies.length, seconds, turnsPerSecond: latencies.length / seconds, latencyMs: summarize(latencies), databaseMiB });
+report({ turns: latencies.length, seconds, turnsPerSecond: latencies.length / seconds, latencyMs: summarize(latencies), databaseMiB, perTurn: perTurn(writes, latencies.length) });

@@ -1,6 +1,7 @@
 // Peer: LangGraph.js — a StateGraph (model node ⇄ ToolNode) with a scripted model node; the
 // message list persisted per conversation to node:sqlite (the official SQLite checkpointer needs
 // the better-sqlite3 native addon, which this project does not build).
+import { perTurn } from '../lib/meter.ts'; // first: it counts node:sqlite statements from here on
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,10 +62,10 @@ async function turn(id: string, text: string): Promise<void> {
   profiles.delete(id);
 }
 
-const { latencies, seconds } = await driveTurns(opts, (conversation, index) => turn(`c${conversation}`, `message ${index}`));
+const { latencies, seconds, writes } = await driveTurns(opts, (conversation, index) => turn(`c${conversation}`, `message ${index}`));
 // Every turn persisted its five messages (user, tool calls, two results, reply) and the profile.
 const sample = read.get('c0') as { messages: string; profile: string };
 if (JSON.parse(sample.messages).length !== opts.turns * 5 || JSON.parse(sample.profile).habit_domain !== 'walking') throw new Error('the LangGraph run did not persist what it should');
 db.close();
 const databaseMiB = [file, `${file}-wal`].reduce((sum, path) => sum + (statSync(path, { throwIfNoEntry: false })?.size ?? 0), 0) / 2 ** 20;
-report({ turns: latencies.length, seconds, turnsPerSecond: latencies.length / seconds, latencyMs: summarize(latencies), databaseMiB });
+report({ turns: latencies.length, seconds, turnsPerSecond: latencies.length / seconds, latencyMs: summarize(latencies), databaseMiB, perTurn: perTurn(writes, latencies.length) });
