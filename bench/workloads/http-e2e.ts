@@ -17,7 +17,7 @@ const databaseUrl = tempSqliteUrl();
 const server =
   opts.system === 'floor'
     ? await ServerProcess.start('bench/servers/http-floor.ts', { DATABASE: databaseUrl.slice('sqlite:'.length), OUTBOUND_WEBHOOK_URL: sink.url })
-    : await ServerProcess.start('src/main.ts', { DATABASE_URL: databaseUrl, LLM_PROVIDER: 'offline', OUTBOUND_WEBHOOK_URL: sink.url, LOG_LEVEL: 'warn' });
+    : await ServerProcess.start('src/main.ts', { DATABASE_URL: databaseUrl, LLM_PROVIDER: 'offline', OUTBOUND_WEBHOOK_URL: sink.url, LOG_LEVEL: 'warn', RATE_LIMITS: 'off' });
 const phones = Array.from({ length: opts.participants }, (_, index) => `+1416${String(5_100_000 + index)}`);
 for (const phone of phones) {
   await fetch(`${server.url}/conversation/participants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phone_number: phone }) });

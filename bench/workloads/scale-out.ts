@@ -22,7 +22,7 @@ const sink = await startWebhookSink();
 const pgUrl = new URL(PG_URL);
 pgUrl.searchParams.set('application_name', application);
 const env: Record<string, string> = postgres ? { DATABASE_URL: pgUrl.toString(), DATABASE_SCHEMA: schema } : { DATABASE_URL: tempSqliteUrl() };
-const start = () => ServerProcess.start('src/main.ts', { ...env, LLM_PROVIDER: 'offline', OUTBOUND_WEBHOOK_URL: sink.url, LOG_LEVEL: 'warn' });
+const start = () => ServerProcess.start('src/main.ts', { ...env, LLM_PROVIDER: 'offline', OUTBOUND_WEBHOOK_URL: sink.url, LOG_LEVEL: 'warn', RATE_LIMITS: 'off' });
 // The first one alone creates the schema and migrates; the others find it done.
 const servers = [await start()];
 if (postgres) servers.push(...(await Promise.all(Array.from({ length: opts.processes - 1 }, start))));
