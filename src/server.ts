@@ -52,6 +52,8 @@ export interface ServerOverrides {
   random?: () => number;
   /** Test seam for store faults: wraps the opened store (a disk that fills up, say). */
   wrapStore?: (store: Store) => Store;
+  /** Test seam: how long a turn waits out a database that cannot serve (default 10 minutes). */
+  outageWaitMs?: number;
   /** Test seam: see `OpenStoreOptions.onSqliteOpen`. */
   onSqliteOpen?: OpenStoreOptions['onSqliteOpen'];
 }
@@ -182,7 +184,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   changes.subscribe((id, origin) => void (origin === 'other' && engine.exclusive(id, () => events.syncMessages(id), { quiet: true }).catch(() => undefined)));
   // Wall time: a virtual clock would hold every message past the limit until it is moved.
   const throttle = config.limits.turns && new SlidingWindowThrottle({ ...config.limits.turns, clock: systemClock });
-  const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases, throttle });
+  const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases, throttle, outageWaitMs: overrides.outageWaitMs });
   const participants = new ParticipantService({ store, engine, flows, defaultFlow: flow.id, channels, clock, ids, logger });
   const inbound = new InboundService({ store, engine, participants, channels, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
   const timerDeps = { store, engine, ids, outgoing, clock, logger, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays };

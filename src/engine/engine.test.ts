@@ -105,8 +105,9 @@ describe('Engine retries', () => {
       giveUp: async () => !full,
     } as unknown as TurnRunner;
     const store = { listPendingInboxOf: async () => [...pending] } as unknown as Store;
+    // A full disk is a database that cannot serve now (503, waited out): a short wait for the test.
     const engine = new Engine({
-      store, runner, clock: systemClock, logger,
+      store, runner, clock: systemClock, logger, outageWaitMs: 300,
       dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
       leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
     });
@@ -130,12 +131,14 @@ describe('Engine retries', () => {
     } as unknown as TurnRunner;
     const store = { listPendingInbox: async () => [...pending], listPendingInboxOf: async () => [...pending] } as unknown as Store;
     const engine = new Engine({
-      store, runner, clock: systemClock, logger, turnAttempts: 1,
+      store, runner, clock: systemClock, logger, turnAttempts: 1, outageWaitMs: 300,
       dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
       leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
     });
     expect(await engine.recover()).toBe(3);
     await engine.idle();
-    expect(tried).toEqual(['in_1']); // the first message, once; the two behind it wait for the next sweep
+    // The first message only (retried while the disk is full); the two behind it wait for the next sweep.
+    expect(tried.length).toBeGreaterThan(0);
+    expect(new Set(tried)).toEqual(new Set(['in_1']));
   });
 });

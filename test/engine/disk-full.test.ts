@@ -4,8 +4,9 @@ import type { Store, StoreTx } from '../../src/store/store.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 
-// A turn fails, and so does the small commit that would give its message up (SQLite, disk full):
-// the message stays pending, and no later message of the conversation is answered before it.
+// A turn's commit fails because the disk is full (SQLite): the database cannot serve now, so the
+// turn waits it out (a short wait here) instead of giving the message up; the message stays
+// pending, and no later message of the conversation is answered before it.
 const PHONE = '+14165550191';
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -45,7 +46,7 @@ function fillingDisk() {
 async function start() {
   const { disk, wrap } = fillingDisk();
   const echo = createScriptedProvider((request) => ({ text: `echo: ${request.messages.at(-1)?.content}` }));
-  server = await startTestServer({}, { provider: echo, wrapStore: wrap });
+  server = await startTestServer({}, { provider: echo, wrapStore: wrap, outageWaitMs: 1500 });
   expect((await server.request('POST', '/conversation/participants', { phone_number: PHONE })).status).toBe(201);
   await waitFor(() => server!.sink.to(PHONE).length === 1, { what: 'the greeting' });
   return { server, disk };
@@ -66,9 +67,9 @@ async function send(server: TestServer, texts: string[]): Promise<string[]> {
 describe('a turn that fails and cannot be recorded either', () => {
   it('answers the conversation\'s messages in arrival order once the disk has room again', async () => {
     const { server, disk } = await start();
-    // Full for ten writes: the first message's turn and give-up fail twice over (four writes
-    // each), and space comes back during the second message's job.
-    disk.fullFor = 10;
+    // Full for four writes: the first message's turn is tried, waiting in between, until space
+    // comes back; the others wait behind it.
+    disk.fullFor = 4;
     await send(server, ['m0', 'm1', 'm2', 'm3']);
     await waitFor(() => replies(server).length === 4, { what: 'four replies', timeoutMs: 15_000 });
     expect(replies(server)).toEqual(['echo: m0', 'echo: m1', 'echo: m2', 'echo: m3']);
