@@ -18,7 +18,7 @@ const saved = from ? (JSON.parse(readFileSync(from, 'utf8')) as { sha: string; m
 const quick = saved?.quick ?? process.argv.includes('--quick');
 const only = argument('only')?.split(',');
 const rounds = saved?.rounds ?? Number(argument('rounds') ?? 3);
-const conversations = quick ? 15 : 1000;
+const conversations = quick ? 100 : 1000; // quick keeps 50 concurrent conversations really concurrent
 
 type Run = Omit<Measured, 'rounds' | 'result'> & { args: string[]; nodeFlags?: string[] };
 
