@@ -110,7 +110,8 @@ export function verify(input: VerifyInput): VerifyReport {
   const counts: Record<string, number> = {};
   const count = (name: string, by = 1) => (counts[name] = (counts[name] ?? 0) + by);
 
-  const inboxByKey = new Map(rows.inbox.filter((row) => row.channel_message_id !== null).map((row) => [`${row.channel}\u0000${row.channel_message_id}`, row]));
+  // The server deduplicates message ids per sender (decision 008).
+  const inboxByKey = new Map(rows.inbox.filter((row) => row.channel_message_id !== null).map((row) => [`${row.channel}\u0000${row.sender}\u0000${row.channel_message_id}`, row]));
   const turnsByInbox = groupBy(rows.turns.filter((turn) => turn.inbox_id !== null), (turn) => turn.inbox_id!);
   const messagesByTurn = groupBy(rows.messages.filter((message) => message.turn_id !== null), (message) => message.turn_id!);
   const messagesByConversation = groupBy(rows.messages, (message) => message.conversation_id);
@@ -123,7 +124,7 @@ export function verify(input: VerifyInput): VerifyReport {
     count(`acknowledged.${entry.channel}`);
     const who = `${entry.sender} message #${entry.seq} (${entry.channel} id ${entry.channelMessageId})`;
     if (entry.duplicateOnFirstAttempt) violations.push({ check: 'stored', detail: `${who}: a new message was acknowledged as "already received" on its first attempt` });
-    const row = inboxByKey.get(`${entry.channel}\u0000${entry.channelMessageId}`);
+    const row = inboxByKey.get(`${entry.channel}\u0000${entry.expectedSender}\u0000${entry.channelMessageId}`);
     if (!row) {
       violations.push({ check: 'stored', detail: `${who}: acknowledged${entry.inboxId ? ` as ${entry.inboxId}` : ''} but no inbox row has its message id` });
       continue;
@@ -200,7 +201,7 @@ export function verify(input: VerifyInput): VerifyReport {
   // --- No inbox item left unanswered, no inbox item answered twice (whoever sent it) --------
   for (const row of rows.inbox) count(`inbox.${row.status}`);
   for (const row of rows.inbox.filter((item) => item.status === 'pending')) {
-    if (!ledger.some((entry) => entry.channel === row.channel && entry.channelMessageId === row.channel_message_id)) {
+    if (!ledger.some((entry) => entry.channel === row.channel && entry.expectedSender === row.sender && entry.channelMessageId === row.channel_message_id)) {
       violations.push({ check: 'answered', detail: `inbox ${row.id} (${row.channel} ${row.channel_message_id}, never acknowledged to the harness) is still pending after the drain` });
     }
   }

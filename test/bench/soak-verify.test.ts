@@ -46,13 +46,17 @@ describe('the soak checker', () => {
     expect(report.counts['timer-messages.daily prompts']).toBe(1);
   });
 
-  it('reports an acknowledged message that is not in the inbox, or whose id belongs to someone else', () => {
+  it("reports an acknowledged message that is not in the inbox, stored under someone else, or with another text", () => {
     const missing = clean();
     missing.rows.inbox.pop();
     expect(checks(missing)).toContain('stored');
+    // Ids are deduplicated per sender: a row of another sender is not this message's.
     const taken = clean();
     taken.rows.inbox[1]!.sender = '+14165559999';
-    expect(verify(taken).violations[0]!.detail).toMatch(/from \+14165559999/);
+    expect(verify(taken).violations[0]!.detail).toMatch(/no inbox row has its message id/);
+    const otherText = clean();
+    otherText.rows.inbox[1]!.text = 'something else';
+    expect(verify(otherText).violations[0]!.detail).toMatch(/saying "something else"/);
     const falseDuplicate = clean();
     falseDuplicate.ledger[0]!.duplicateOnFirstAttempt = true;
     expect(checks(falseDuplicate)).toEqual(['stored']);
