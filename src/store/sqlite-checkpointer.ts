@@ -34,6 +34,9 @@ export class SqliteCheckpointer {
     this.#stopped ??= new Promise<void>((resolve) => {
       if (this.#exited) return resolve();
       this.#worker.once('exit', () => resolve());
+      // Unreferenced, the worker would let the process end while this waits for it (a script
+      // whose last act is to close the store would exit with an unsettled promise).
+      this.#worker.ref();
       this.#worker.postMessage('stop');
       // A worker stuck in a checkpoint is ended anyway.
       setTimeout(() => void this.#worker.terminate(), 2000).unref();

@@ -1,4 +1,7 @@
-import { existsSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openNodeSqlite } from '../../src/store/sqlite-database.ts';
 import { tempSqliteUrl } from '../kit/test-server.ts';
@@ -21,5 +24,14 @@ describe('SQLite checkpoints', () => {
       await database.close();
     }
     expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+
+  it('keep a script alive until the store is closed: closing is the last thing it may await', () => {
+    const script = join(mkdtempSync(join(tmpdir(), 'checkpointer-')), 'close.ts');
+    const openStore = resolve('src/store/open-store.ts');
+    writeFileSync(script, `import { openStore } from ${JSON.stringify(openStore)};\nconst store = await openStore(${JSON.stringify(tempSqliteUrl())});\nawait store.close();\nconsole.log('closed');\n`);
+    // An unsettled top-level await (the worker no longer holding the event loop) exits with 13.
+    const output = execFileSync(process.execPath, ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', script], { encoding: 'utf8' });
+    expect(output.trim()).toBe('closed');
   });
 });
