@@ -12,13 +12,14 @@ import { waitFor } from '../../test/kit/wait-for.ts';
  * makes the store unreachable.
  */
 function outboxStore(items: OutboxItem[]) {
-  const state = { down: false, marks: 0, refuse: new Set<string>() };
+  const state = { down: false, marks: 0, claims: 0, refuse: new Set<string>(), released: [] as string[] };
   const reachable = () => {
     if (state.down) throw new Error('Connection terminated unexpectedly');
   };
   const store = {
     async claimDueOutbox(now: Date, limit: number, leaseUntil: Date) {
       reachable();
+      state.claims += 1;
       const firsts = new Map<string, OutboxItem>();
       for (const item of items) if (item.status === 'pending' && !firsts.has(item.conversationId)) firsts.set(item.conversationId, item);
       const due = [...firsts.values()].filter((item) => item.nextAttemptAt <= now).slice(0, limit);
@@ -30,6 +31,11 @@ function outboxStore(items: OutboxItem[]) {
       if (state.refuse.has(id)) throw new Error('value too long for type character varying');
       state.marks += 1;
       Object.assign(items.find((item) => item.id === id)!, { status: 'sent', sentAt: at, attempts });
+    },
+    async releaseOutbox(ids: readonly string[], at: Date) {
+      reachable();
+      state.released.push(...ids);
+      for (const item of items) if (ids.includes(item.id) && item.status === 'pending') item.nextAttemptAt = at;
     },
     async markOutboxAttemptFailed(id: string, failure: { attempts: number; error: string; nextAttemptAt: Date | null }) {
       reachable();
@@ -75,6 +81,21 @@ describe('OutboxDispatcher', () => {
     await dispatcher.kick();
     expect(sent.filter((text) => text.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
     expect(sent.sort()).toEqual(['a1', 'a2', 'a3', 'b1']);
+  });
+
+  it('sends rows a commit handed over in order without claiming them, and releases the rest when one fails', async () => {
+    const claimedUntil = new Date(2_000_000); // written claimed by this process: no claim would find them now
+    const handed = [item('h1', 'h', claimedUntil), item('h2', 'h', claimedUntil), item('h3', 'h', claimedUntil)];
+    const { dispatcher, sent, state } = setup(handed, (text) => {
+      if (text === 'h2') throw new Error('receiver down');
+    });
+    dispatcher.deliverClaimed(handed.map((row) => ({ ...row })));
+    await waitFor(() => state.released.length > 0, { what: 'the rest released' });
+    expect(sent).toEqual(['h1', 'h2']);
+    expect(state.claims).toBe(0);
+    expect(handed.map((row) => row.status)).toEqual(['sent', 'pending', 'pending']);
+    expect(state.released).toEqual(['h3']);
+    expect(handed[2]!.nextAttemptAt).toEqual(new Date(1_000_000)); // claimable now, behind h2's retry
   });
 
   it('does not send again what the store missed marking sent, and sends the next message as soon as the store is back', async () => {

@@ -191,6 +191,23 @@ export function queuesContract(store: () => Store): void {
   });
 
   describe('outbox', () => {
+    it("tells whether a conversation has a row not yet sent, and releases claimed rows to the claim", async () => {
+      const { c } = await setup();
+      const other = await setup();
+      expect(await store().hasPendingOutbox(c.id)).toBe(false);
+      const claimed = outboxItem(c.id, { nextAttemptAt: at(60_000) });
+      const sent = outboxItem(c.id, { nextAttemptAt: at(0) });
+      await store().enqueueOutbox([claimed, sent, outboxItem(other.c.id)]);
+      await store().markOutboxSent(sent.id, at(1), 1, null);
+      expect(await store().hasPendingOutbox(c.id)).toBe(true);
+      expect((await store().listDueOutbox(at(5000), 10)).map((o) => o.id)).not.toContain(claimed.id);
+      await store().releaseOutbox([claimed.id, sent.id], at(5000));
+      expect((await store().listDueOutbox(at(5000), 10)).map((o) => o.id)).toContain(claimed.id);
+      expect(await store().getOutbox(sent.id)).toMatchObject({ status: 'sent', nextAttemptAt: at(0) }); // sent rows stay as they are
+      await store().markOutboxSent(claimed.id, at(6000), 1, null);
+      expect(await store().hasPendingOutbox(c.id)).toBe(false);
+    });
+
     it('delivers due items oldest first, then retries and gives up', async () => {
       const { p, c } = await setup();
       const poll = { question: 'How hard?', options: ['low', 'normal', 'high'] };
