@@ -149,11 +149,16 @@ export class InboundService {
     });
   }
 
+  /** The configured channel the message asks replies to go through, if any. */
+  #replyChannel(message: InboundMessage): string | undefined {
+    return message.replyChannel && this.#deps.channels.get(message.replyChannel) ? message.replyChannel : undefined;
+  }
+
   /** True when recording `message` writes its inbox row and nothing else (no contact, answer or channel move). */
   #insertOnly(message: InboundMessage, { participant, conversation }: Sender): boolean {
     if (message.contactId !== undefined) return false;
     if (!participant || !conversation) return true;
-    const replyChannel = message.replyChannel && this.#deps.channels.get(message.replyChannel) ? message.replyChannel : undefined;
+    const replyChannel = this.#replyChannel(message);
     return unsupportedAnswer(message, participant) === null && !(replyChannel && conversation.channel !== replyChannel);
   }
 
@@ -239,12 +244,12 @@ export class InboundService {
     answer: string | null,
     effects?: (tx: StoreTx, participant: Participant | undefined) => Promise<void>,
   ): Promise<Recorded> {
-    const { channels, outgoing, clock } = this.#deps;
+    const { outgoing, clock } = this.#deps;
     const attempted = this.#item(message, participant?.id ?? null, conversation, status);
     const inserted = recorded(await tx.insertInbox(attempted), attempted);
     if (inserted.duplicate) return inserted;
     const now = clock.now();
-    const replyChannel = message.replyChannel && channels.get(message.replyChannel) ? message.replyChannel : undefined;
+    const replyChannel = this.#replyChannel(message);
     // Effects first: they may lock the participant, and every transaction takes the participant
     // before the conversation (a turn's commit does), so two never wait on each other.
     await effects?.(tx, participant);
