@@ -27,7 +27,8 @@ const PROBE_BYTES = 8192;
  *   (`busy_timeout`), then the statement is retried after an asynchronous pause, with the
  *   connection free for others meanwhile, up to `busyTimeoutMs`; then the error goes up (503);
  * - a write that failed for lack of space or an I/O error is remembered until a write succeeds,
- *   and `/health` reports it (checked again with a real write).
+ *   and `/health` reports it until a probe write that needs a page of its own succeeds (a small
+ *   write succeeding proves nothing: it may fit in a page the file already had free).
  */
 export class SqliteFaults {
   readonly #options: SqliteFaultsOptions;
@@ -59,6 +60,7 @@ export class SqliteFaults {
         await connection.insertInto('write_probes').values({ id: 'probe', filler: sql<string>`printf('%.*c', ${PROBE_BYTES}, 'x')` }).execute();
         await connection.deleteFrom('write_probes').execute();
         await sql`commit`.execute(connection);
+        this.#writeFault = undefined;
       } catch (error) {
         await sql`rollback`.execute(connection).catch(() => undefined);
         throw error;
@@ -72,7 +74,6 @@ export class SqliteFaults {
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await connection.current.executeQuery(query);
-        if (!this.#options.database.inTransaction && isWrite(query)) this.#writeFault = undefined;
         return result;
       } catch (error) {
         const fault = databaseFault(error);
@@ -84,12 +85,6 @@ export class SqliteFaults {
       }
     }
   }
-}
-
-/** A statement that, having succeeded outside a transaction, wrote to the file: a write or a commit. */
-function isWrite(query: CompiledQuery): boolean {
-  const kind = query.query.kind;
-  return kind === 'InsertQueryNode' || kind === 'UpdateQueryNode' || kind === 'DeleteQueryNode' || /^\s*(commit|end)\b/i.test(query.sql);
 }
 
 /** The driver's one connection as held by a caller; let go of during a pause, so others run. */
