@@ -204,6 +204,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     tokenSecret: config.server.tokenSecret,
     authFailureLimit: config.limits.authFailures,
     maxBodyBytes: config.server.maxBodyBytes,
+    phoneRegion: config.conversation.phoneRegion,
     model: { provider: provider.name, model: provider.model },
     version: VERSION,
     whatsapp: config.whatsapp,

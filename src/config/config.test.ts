@@ -23,7 +23,7 @@ describe('loadConfig defaults', () => {
       database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public', poolMax: 10, connectTimeoutMs: 5000, queryTimeoutMs: 10000, busyTimeoutMs: 5000 },
       llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', interpreterModel: undefined,
         timeoutMs: 60000, maxRetries: 2, toolCallLimits: { perResponse: 8, perTurn: 24 } },
-      conversation: { chatHistoryLimit: 30, autoEnrollNewUsers: false, debug: false },
+      conversation: { chatHistoryLimit: 30, autoEnrollNewUsers: false, phoneRegion: undefined, debug: false },
       habit: {
         promptFiles: { intake: undefined, feedback: undefined, generator: undefined },
         prepMinutes: 10,
@@ -113,6 +113,11 @@ describe('loadConfig LLM provider', () => {
   it('lets LLM_PROVIDER and LLM_MODEL override the defaults', () => {
     expect(loadConfig({ LLM_BASE_URL: 'https://api.example/v1', LLM_PROVIDER: 'offline' }).llm.provider).toBe('offline');
     expect(loadConfig({ LLM_BASE_URL: 'https://api.example/v1', LLM_MODEL: 'llama3.1' }).llm.model).toBe('llama3.1');
+  });
+
+  it('reads DEFAULT_PHONE_REGION in any case, and names a region it does not know', () => {
+    expect(loadConfig({ DEFAULT_PHONE_REGION: 'gb' }).conversation.phoneRegion).toBe('GB');
+    expect(() => loadConfig({ DEFAULT_PHONE_REGION: 'USA' })).toThrow(/DEFAULT_PHONE_REGION: must be a two-letter region code such as US or GB \(got "USA"\)/);
   });
 
   it('reads the tool-call limits', () => {

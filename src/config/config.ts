@@ -1,3 +1,4 @@
+import type { PhoneRegion } from '../core/phone.ts';
 import { ConfigError } from './config-error.ts';
 import { CONFIG_VARIABLES } from './variables.ts';
 import { crossFieldProblems, envSchema, type ParsedEnv, type RawEnv } from './schema.ts';
@@ -64,6 +65,8 @@ export interface AppConfig {
     /** Past messages to send with a turn, already normalised to 0..50. */
     readonly chatHistoryLimit: number;
     readonly autoEnrollNewUsers: boolean;
+    /** National-format phone numbers are read in this region; undefined = international only. */
+    readonly phoneRegion: PhoneRegion | undefined;
     /** Global debug mode (`PROMPTPIPE_DEBUG`). */
     readonly debug: boolean;
   };
@@ -185,6 +188,7 @@ function toAppConfig(env: ParsedEnv): AppConfig {
     conversation: {
       chatHistoryLimit: normaliseHistoryLimit(env.CHAT_HISTORY_LIMIT),
       autoEnrollNewUsers: env.AUTO_ENROLL_NEW_USERS,
+      phoneRegion: env.DEFAULT_PHONE_REGION,
       debug: env.PROMPTPIPE_DEBUG,
     },
     habit: {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { webhookSigningKey } from '../channels/standard-webhooks.ts';
 import { parseDuration } from '../core/duration.ts';
+import { phoneRegion } from '../core/phone.ts';
 
 /**
  * zod schemas for one variable's raw (trimmed, non-empty) string. Each fails with one message
@@ -41,6 +42,14 @@ export function oneOf<const T extends string>(values: readonly T[]) {
   return rule(
     (raw) => values.find((value) => value === raw),
     (raw) => `must be one of ${values.join(', ')} ${got(raw)}`,
+  );
+}
+
+/** A region libphonenumber knows (ISO 3166-1 alpha-2), upper-cased. */
+export function region() {
+  return rule(
+    (raw) => phoneRegion(raw) ?? undefined,
+    (raw) => `must be a two-letter region code such as US or GB ${got(raw)}`,
   );
 }
 

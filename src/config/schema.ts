@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { boolean, databaseUrl, digits, duration, positiveDuration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, signingSecret, templateName, token, twilioSender, twilioSid } from './rules.ts';
+import { boolean, region, databaseUrl, digits, duration, positiveDuration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, signingSecret, templateName, token, twilioSender, twilioSid } from './rules.ts';
 
 export const LLM_PROVIDERS = ['openai', 'offline'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -44,6 +44,7 @@ export const envSchema = z.object({
   LLM_MAX_TOOL_CALLS_PER_TURN: integer(1, 1000),
 
   CHAT_HISTORY_LIMIT: integer(-1, Number.MAX_SAFE_INTEGER, 'an integer of at least -1 (-1 = the last 50, 0 = none)'),
+  DEFAULT_PHONE_REGION: region().optional(),
   AUTO_ENROLL_NEW_USERS: boolean(),
   PROMPTPIPE_DEBUG: boolean(),
 

@@ -54,6 +54,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Model', 'LLM_MAX_TOOL_CALLS_PER_TURN', '24', 'Tool calls run in one turn, over all its model responses (1-1000); each call beyond is not run and answered with an error result.'),
 
   v('Conversation', 'CHAT_HISTORY_LIMIT', '30', 'Past messages sent to the model: N (at most 50), 0 = none, -1 = all of the last 50.'),
+  v('Conversation', 'DEFAULT_PHONE_REGION', undefined, 'Region (ISO 3166 code like US, GB) whose national format phone numbers are read in, e.g. (415) 555-0100; unset = numbers must be international (+…) or digits with the country code.'),
   v('Conversation', 'AUTO_ENROLL_NEW_USERS', 'false', 'Enrol an unknown sender on their first message (true/false).'),
   v('Conversation', 'PROMPTPIPE_DEBUG', 'false', 'Global debug mode: participants get extra debug messages (true/false).'),
 

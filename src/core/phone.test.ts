@@ -1,12 +1,37 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalPhone, phoneFromWhatsAppId } from './phone.ts';
+import { canonicalPhone, phoneFromWhatsAppId, phoneRegion } from './phone.ts';
 
 describe('canonicalPhone', () => {
-  it('reads international numbers with separators, and refuses national or invalid ones', () => {
+  it('reads international numbers with separators, and refuses invalid ones', () => {
     expect(canonicalPhone(' +1 (416) 555-0123 ')).toBe('+14165550123');
     expect(canonicalPhone('0044 20 7946 0958')).toBe('+442079460958');
-    expect(canonicalPhone('4165550123')).toBeNull();
     expect(canonicalPhone('+1 555')).toBeNull();
+    expect(canonicalPhone('call me')).toBeNull();
+  });
+
+  it('reads digits that are a valid number with a + in front (the Go server stores numbers so)', () => {
+    expect(canonicalPhone('14165550151')).toBe('+14165550151');
+    expect(canonicalPhone('447911123456')).toBe('+447911123456');
+    expect(canonicalPhone('14165550151', 'GB')).toBe('+14165550151');
+  });
+
+  it('reads national formats in the configured region first, and refuses them without one', () => {
+    for (const typed of ['415-555-0100', '(415) 555-0100', '415 555 0100', '4155550100', '415.555.0100', '1 415 555 0100']) {
+      expect(canonicalPhone(typed, 'US'), typed).toBe('+14155550100');
+    }
+    expect(canonicalPhone('020 7946 0958', 'GB')).toBe('+442079460958');
+    expect(canonicalPhone('(415) 555-0100')).toBeNull();
+    expect(canonicalPhone('020 7946 0958')).toBeNull();
+    expect(canonicalPhone('12345', 'US')).toBeNull();
+  });
+});
+
+describe('phoneRegion', () => {
+  it('accepts ISO region codes libphonenumber knows, in any case', () => {
+    expect(phoneRegion('us')).toBe('US');
+    expect(phoneRegion('GB')).toBe('GB');
+    expect(phoneRegion('XX')).toBeNull();
+    expect(phoneRegion('USA')).toBeNull();
   });
 });
 

@@ -1,15 +1,38 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+
+export type PhoneRegion = CountryCode;
+
+/** Separators people and systems put in numbers: spaces, dashes, dots, brackets, slashes. */
+const SEPARATORS = /[\s\-.()/\u00a0]/g;
+
+/** `region` as a region libphonenumber knows (ISO 3166-1 alpha-2, any case), or null. */
+export function phoneRegion(region: string): PhoneRegion | null {
+  const upper = region.trim().toUpperCase();
+  return isSupportedCountry(upper) ? upper : null;
+}
 
 /**
- * The E.164 form (`+14165550123`) of a phone number written in international format, or null
- * when it is not a valid number. Spaces, dashes, dots and brackets are accepted.
+ * The E.164 form (`+14165550123`) of a phone number, or null when it is not a valid number.
+ * Read, in order, as:
+ * 1. international (`+…` or `00…`), separators allowed;
+ * 2. national in `region` (`(415) 555-0100`, `020 7946 0958`), when a region is given;
+ * 3. digits only that form a valid number with a `+` in front (`14165550151`: how the Go
+ *    PromptPipe and WhatsApp store numbers).
+ * The region goes first so that `4155550100` in the US is San Francisco, not a Swiss number.
  */
-export function canonicalPhone(raw: string): string | null {
+export function canonicalPhone(raw: string, region?: PhoneRegion): string | null {
   const trimmed = raw.trim();
-  if (!trimmed.startsWith('+') && !trimmed.startsWith('00')) return null;
-  const parsed = parsePhoneNumberFromString(trimmed.startsWith('00') ? `+${trimmed.slice(2)}` : trimmed);
-  if (!parsed || !parsed.isValid()) return null;
-  return parsed.number;
+  if (trimmed.startsWith('+') || trimmed.startsWith('00')) {
+    return validE164(trimmed.startsWith('00') ? `+${trimmed.slice(2)}` : trimmed);
+  }
+  const digits = trimmed.replace(SEPARATORS, '');
+  if (!/^\d{4,17}$/.test(digits)) return null;
+  return (region && validE164(digits, region)) || validE164(`+${digits}`);
+}
+
+function validE164(text: string, region?: PhoneRegion): string | null {
+  const parsed = parsePhoneNumberFromString(text, region);
+  return parsed?.isValid() ? parsed.number : null;
 }
 
 /**
@@ -19,9 +42,9 @@ export function canonicalPhone(raw: string): string | null {
  */
 export function phoneFromWhatsAppId(waId: string): string | null {
   if (!/^\d{6,15}$/.test(waId)) return null;
-  const direct = canonicalPhone(`+${waId}`);
+  const direct = validE164(`+${waId}`);
   if (direct) return direct;
-  if (/^521\d{10}$/.test(waId)) return canonicalPhone(`+52${waId.slice(3)}`);
-  if (/^55\d{2}[6-9]\d{7}$/.test(waId)) return canonicalPhone(`+${waId.slice(0, 4)}9${waId.slice(4)}`);
+  if (/^521\d{10}$/.test(waId)) return validE164(`+52${waId.slice(3)}`);
+  if (/^55\d{2}[6-9]\d{7}$/.test(waId)) return validE164(`+${waId.slice(0, 4)}9${waId.slice(4)}`);
   return null;
 }

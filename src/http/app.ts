@@ -27,6 +27,7 @@ import { uiStreamRoute } from './ui-stream-route.ts';
 import { twilioRoutes } from './twilio-routes.ts';
 import { whatsappRoutes } from './whatsapp-routes.ts';
 import { TicketBook } from './tickets.ts';
+import type { PhoneRegion } from '../core/phone.ts';
 
 /** Largest WebSocket frame a client may send (frames are small JSON commands). */
 const MAX_FRAME_BYTES = 16 * 1024;
@@ -47,6 +48,8 @@ export interface AppDeps {
   /** Failed authentications per client address per window; undefined = unlimited. */
   authFailureLimit?: { limit: number; windowMs: number } | undefined;
   maxBodyBytes: number;
+  /** National-format phone numbers are read in this region (`DEFAULT_PHONE_REGION`). */
+  phoneRegion?: PhoneRegion | undefined;
   /** Shown on /health: which model answers (`offline-demo` is never passed off as an LLM). */
   model: { provider: string; model: string };
   version: string;

@@ -3,6 +3,7 @@ import { AppError } from '../core/errors.ts';
 import type { InboundResult, InboundService } from '../engine/inbound-service.ts';
 import { parseRequest } from './http-errors.ts';
 import { inboundBody, jsonSchema } from './participant-schemas.ts';
+import type { PhoneRegion } from '../core/phone.ts';
 import { ok, requirePhone } from './participant-routes.ts';
 import { resource } from './resource.ts';
 
@@ -20,13 +21,13 @@ export function refuseReusedMessageId(outcome: InboundResult, messageId: string 
  * The generic HTTP channel: the message is in the inbox (deduplicated by `message_id`) when the
  * 202 leaves, before any model call.
  */
-export function inboundRoutes(app: FastifyInstance, deps: { inbound: InboundService }): void {
+export function inboundRoutes(app: FastifyInstance, deps: { inbound: InboundService; phoneRegion?: PhoneRegion | undefined }): void {
   resource(app, '/conversation/inbound', {
     POST: {
       schema: { tags: ['messages'], summary: 'Receive a message from a participant (generic HTTP channel)', body: jsonSchema(inboundBody) },
       handler: async (request, reply) => {
         const body = parseRequest(inboundBody, request.body, 'body');
-        const sender = requirePhone(body.from, 'from');
+        const sender = requirePhone(body.from, 'from', deps.phoneRegion);
         const outcome = await deps.inbound.receive({ channel: 'http', sender, text: body.text, channelMessageId: body.message_id ?? null });
         refuseReusedMessageId(outcome, body.message_id);
         const result =

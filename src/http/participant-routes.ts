@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../core/errors.ts';
-import { canonicalPhone } from '../core/phone.ts';
+import { canonicalPhone, type PhoneRegion } from '../core/phone.ts';
 import { canonicalTimeZone } from '../core/time-zone.ts';
 import type { ParticipantService } from '../engine/participant-service.ts';
 import type { Store } from '../store/store.ts';
@@ -27,6 +27,8 @@ import { resource } from './resource.ts';
 export interface ParticipantRouteDeps {
   participants: ParticipantService;
   store: Store;
+  /** National-format numbers are read in this region; undefined = international only. */
+  phoneRegion?: PhoneRegion | undefined;
 }
 
 const tags = ['participants'];
@@ -41,7 +43,7 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
         const body = parseRequest(enrollmentBody, request.body, 'body');
         const { participant } = await participants.enroll({
           ...body,
-          phoneNumber: requirePhone(body.phone_number),
+          phoneNumber: requirePhone(body.phone_number, 'phone_number', deps.phoneRegion),
           timezone: checkTimeZone(body.timezone),
         });
         return reply.status(201).send(ok('Conversation participant enrolled successfully', participantJson(participant)));
@@ -172,10 +174,11 @@ function idOf(params: unknown): string {
   return parseRequest(participantParams, params, 'params').id;
 }
 
-export function requirePhone(raw: string, field = 'phone_number'): string {
-  const phone = canonicalPhone(raw);
+export function requirePhone(raw: string, field: string, region: PhoneRegion | undefined): string {
+  const phone = canonicalPhone(raw, region);
   if (!phone) {
-    throw new AppError('invalid_phone_number', `${field}: "${raw}" is not a valid phone number in international format (E.164, e.g. +14165550123)`, { field });
+    const expected = region ? `an international (+14165550123) or ${region} national number` : 'a number in international format (E.164, e.g. +14165550123; set DEFAULT_PHONE_REGION to accept national formats)';
+    throw new AppError('invalid_phone_number', `${field}: "${raw}" is not a valid phone number: expected ${expected}`, { field });
   }
   return phone;
 }
