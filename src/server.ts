@@ -6,10 +6,6 @@ import { createTwilioChannel } from './channels/twilio/twilio-channel.ts';
 import { createWebhookChannel } from './channels/webhook-channel.ts';
 import { createWhatsAppChannel } from './channels/whatsapp/whatsapp-channel.ts';
 import { createWebChannel } from './channels/web-channel.ts';
-import { createServiceDeskFlow } from './flows/service-desk/service-desk-flow.ts';
-import { createAssistantFlow } from './flows/assistant/assistant-flow.ts';
-import { loadProfiles, SHIPPED_PROFILES_DIR } from './flows/assistant/profiles.ts';
-import { loadMcpConfig, McpTools } from './flows/assistant/mcp-tools.ts';
 import type { AppConfig } from './config/config.ts';
 import { randomIds, systemClock, type Clock, type IdGenerator } from './core/clock.ts';
 import { ChangeFeed } from './engine/change-feed.ts';
@@ -25,9 +21,8 @@ import { Outgoing } from './engine/outgoing.ts';
 import { ParticipantService } from './engine/participant-service.ts';
 import { TurnRunner } from './engine/turn-runner.ts';
 import { SlidingWindowThrottle } from './engine/turn-throttle.ts';
-import { createHabitCoachFlow } from './flows/habit-coach/habit-coach-flow.ts';
-import { habitTimerKinds } from './flows/habit-coach/timers/habit-timer-kinds.ts';
-import { loadHabitPrompts } from './flows/habit-coach/prompt-files.ts';
+import type { FlowModule, StartedFlowModule } from './flows/flow-module.ts';
+import { FLOW_MODULES } from './flows/registry.ts';
 import { buildApp } from './http/app.ts';
 import type { LlmProvider } from './llm/llm-provider.ts';
 import { createOfflineDemoProvider } from './llm/offline/offline-demo-provider.ts';
@@ -56,6 +51,8 @@ export interface ServerOverrides {
   outageWaitMs?: number;
   /** Test seam: see `OpenStoreOptions.onSqliteOpen`. */
   onSqliteOpen?: OpenStoreOptions['onSqliteOpen'];
+  /** Test seam: the flows to run in place of `FLOW_MODULES` (the first is the default). */
+  flowModules?: readonly FlowModule[];
 }
 
 export interface RunningServer {
@@ -105,8 +102,6 @@ function createChannels(
   return new ChannelDirectory([...providers, webhook, createWebChannel()]);
 }
 
-/** Connect and call timeout of MCP servers. */
-const MCP_TIMEOUT_MS = 30_000;
 /** Beyond one model call, what a turn may spend without reporting progress (a tool, its commit). */
 const LEASE_STALL_MARGIN_MS = 60_000;
 
@@ -124,8 +119,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const ids = overrides.ids ?? randomIds;
   const random = overrides.random ?? Math.random;
   // Configuration files first: a mistake in one stops start-up before anything is opened.
-  const profiles = loadProfiles(config.assistant.profilesDir ?? SHIPPED_PROFILES_DIR, config.assistant.defaultProfile);
-  const mcpServers = config.assistant.mcpConfigFile ? loadMcpConfig(config.assistant.mcpConfigFile) : [];
+  const modules = (overrides.flowModules ?? FLOW_MODULES).map((module) => module.load(config, logger));
   const opened = await openStore(config.database.url, { ...config.database, logger, onSqliteOpen: overrides.onSqliteOpen });
   const store = overrides.wrapStore?.(opened) ?? opened;
   const virtualClock = config.clock.mode === 'virtual' ? await resumeVirtualClock(store, config.clock.start, logger) : undefined;
@@ -141,23 +135,11 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     unsubscribed: (participantId) => participants.pause(participantId),
   });
   const outgoing = new Outgoing({ ids, channels });
-  const prompts = loadHabitPrompts(config.habit.promptFiles, logger);
-  const flow = createHabitCoachFlow({ prompts, provider, ids, clock, random, prepMinutes: config.habit.prepMinutes, debug: config.conversation.debug });
-  // The demo CRM's appointments are local dates in the demo business's zone.
-  const deskZone = 'America/Los_Angeles';
-  await store.crm.seedIfEmpty(new Intl.DateTimeFormat('en-CA', { timeZone: deskZone }).format(clock.now()));
-  const desk = createServiceDeskFlow({ crm: store.crm, transaction: (work) => store.transaction(work), ids, interpreterModel: config.llm.interpreterModel, timeZone: deskZone });
-  const mcp = mcpServers.length > 0 ? new McpTools({ servers: mcpServers, logger, timeoutMs: MCP_TIMEOUT_MS }) : undefined;
-  await mcp?.start();
-  const assistant = createAssistantFlow({
-    ...config.assistant,
-    mcp,
-    profiles,
-    clock, ids,
-    recallLimit: config.assistant.recallMaxResults,
-    helperModel: config.llm.interpreterModel,
-  });
-  const flows = new Map([flow, desk, assistant].map((f) => [f.id, f]));
+  const host = { config, store, provider, clock, ids, random, logger };
+  const started: StartedFlowModule[] = [];
+  for (const module of modules) started.push(await module.start(host));
+  const flows = new Map(started.map(({ flow }) => [flow.id, flow]));
+  const defaultFlow = started[0]!.flow.id;
 
   const dispatcher = new OutboxDispatcher({ store, channels, clock, logger, maxAttempts: config.outbound.maxAttempts, concurrency: config.outbound.concurrency });
   let fanout: PgFanout | undefined;
@@ -185,10 +167,10 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // Wall time: a virtual clock would hold every message past the limit until it is moved.
   const throttle = config.limits.turns && new SlidingWindowThrottle({ ...config.limits.turns, clock: systemClock });
   const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases, throttle, outageWaitMs: overrides.outageWaitMs });
-  const participants = new ParticipantService({ store, engine, flows, defaultFlow: flow.id, channels, clock, ids, logger });
+  const participants = new ParticipantService({ store, engine, flows, defaultFlow, channels, clock, ids, logger });
   const inbound = new InboundService({ store, engine, participants, channels, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
-  const timerDeps = { store, engine, ids, outgoing, clock, logger, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays };
-  const worker = new TimerWorker({ store, kinds: new TimerKindRegistry().register(...habitTimerKinds(timerDeps)), clock, logger });
+  const kinds = new TimerKindRegistry().register(...started.flatMap((module) => module.timerKinds?.({ ...host, engine, outgoing }) ?? []));
+  const worker = new TimerWorker({ store, kinds, clock, logger });
   const clockControl: ClockControlDeps | undefined = virtualClock && {
     clock: virtualClock,
     store,
@@ -240,7 +222,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
       await engine.shutdown(config.server.shutdownTimeoutMs);
       await events.flushAll();
       await fanout?.close();
-      await mcp?.close();
+      for (const module of started) await module.stop?.();
       dbClock?.stop();
       await store.close();
     })();

@@ -1,0 +1,33 @@
+import type { FlowModule } from '../flow-module.ts';
+import { ASSISTANT_FLOW, createAssistantFlow } from './assistant-flow.ts';
+import { loadMcpConfig, McpTools } from './mcp-tools.ts';
+import { loadProfiles, SHIPPED_PROFILES_DIR } from './profiles.ts';
+
+/** Connect and call timeout of MCP servers. */
+const MCP_TIMEOUT_MS = 30_000;
+
+/** Spec 003's assistant: profiles, recall, the agentic loop, MCP tools (decision 006). */
+export const assistantModule: FlowModule = {
+  id: ASSISTANT_FLOW,
+  load(config, logger) {
+    const settings = config.assistant;
+    const profiles = loadProfiles(settings.profilesDir ?? SHIPPED_PROFILES_DIR, settings.defaultProfile);
+    const mcpServers = settings.mcpConfigFile ? loadMcpConfig(settings.mcpConfigFile) : [];
+    return {
+      async start({ clock, ids }) {
+        const mcp = mcpServers.length > 0 ? new McpTools({ servers: mcpServers, logger, timeoutMs: MCP_TIMEOUT_MS }) : undefined;
+        await mcp?.start();
+        const flow = createAssistantFlow({
+          ...settings,
+          mcp,
+          profiles,
+          clock,
+          ids,
+          recallLimit: settings.recallMaxResults,
+          helperModel: config.llm.interpreterModel,
+        });
+        return { flow, stop: async () => mcp?.close() };
+      },
+    };
+  },
+};

@@ -1,0 +1,52 @@
+import type { Logger } from 'pino';
+import type { AppConfig } from '../config/config.ts';
+import type { Clock, IdGenerator } from '../core/clock.ts';
+import type { Engine } from '../engine/engine.ts';
+import type { Flow } from '../engine/flow.ts';
+import type { Outgoing } from '../engine/outgoing.ts';
+import type { LlmProvider } from '../llm/llm-provider.ts';
+import type { Store } from '../store/store.ts';
+import type { TimerKind } from '../timers/timer-kinds.ts';
+
+/**
+ * A conversation flow as a plug-in (decision 012): one folder that brings its flow, its timer
+ * kinds and its resources, and one line in `FLOW_MODULES`. The composition root loops over the
+ * registry and knows nothing of any flow's specifics.
+ *
+ * Three phases, so that a mistake stops start-up as early as it can be seen:
+ * `load` (configuration files, before anything is opened) → `start` (the store is open) →
+ * `timerKinds` (the engine exists: a timer's turn goes through it).
+ */
+export interface FlowModule {
+  readonly id: string;
+  /** Reads and checks the module's own settings and files; throws on a mistake. */
+  load(config: AppConfig, logger: Logger): LoadedFlowModule;
+}
+
+export interface LoadedFlowModule {
+  start(host: FlowHost): Promise<StartedFlowModule>;
+}
+
+/** What every module may use once the store is open. */
+export interface FlowHost {
+  readonly config: AppConfig;
+  readonly store: Store;
+  readonly provider: LlmProvider;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly random: () => number;
+  readonly logger: Logger;
+}
+
+/** What a module may use to build its timer kinds, once the engine exists. */
+export interface TimerHost extends FlowHost {
+  readonly engine: Engine;
+  readonly outgoing: Outgoing;
+}
+
+export interface StartedFlowModule {
+  readonly flow: Flow;
+  timerKinds?(host: TimerHost): ReadonlyArray<TimerKind<never>>;
+  /** Releases what `start` opened (connections to tool servers), after the engine has drained. */
+  stop?(): Promise<void>;
+}

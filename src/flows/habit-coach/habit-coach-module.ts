@@ -1,0 +1,23 @@
+import type { FlowModule } from '../flow-module.ts';
+import { createHabitCoachFlow, HABIT_COACH_FLOW } from './habit-coach-flow.ts';
+import { loadHabitPrompts } from './prompt-files.ts';
+import { habitTimerKinds } from './timers/habit-timer-kinds.ts';
+
+/** The habit coach (specs 000–002): intake, daily prompts, feedback; the only flow with timers today. */
+export const habitCoachModule: FlowModule = {
+  id: HABIT_COACH_FLOW,
+  load(config, logger) {
+    const prompts = loadHabitPrompts(config.habit.promptFiles, logger);
+    return {
+      async start(host) {
+        const { provider, ids, clock, random } = host;
+        const flow = createHabitCoachFlow({ prompts, provider, ids, clock, random, prepMinutes: config.habit.prepMinutes, debug: config.conversation.debug });
+        return {
+          flow,
+          timerKinds: ({ store, engine, outgoing, logger: log }) =>
+            habitTimerKinds({ store, engine, ids, outgoing, clock, logger: log, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays }),
+        };
+      },
+    };
+  },
+};

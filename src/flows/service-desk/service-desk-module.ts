@@ -1,0 +1,25 @@
+import type { FlowModule } from '../flow-module.ts';
+import { createServiceDeskFlow, SERVICE_DESK_FLOW } from './service-desk-flow.ts';
+
+/** The demo CRM's appointments are local dates in the demo business's zone. */
+const DESK_TIME_ZONE = 'America/Los_Angeles';
+
+/** Spec 004's service desk over the demo CRM (decision 005). */
+export const serviceDeskModule: FlowModule = {
+  id: SERVICE_DESK_FLOW,
+  load(config) {
+    return {
+      async start({ store, clock, ids }) {
+        await store.crm.seedIfEmpty(new Intl.DateTimeFormat('en-CA', { timeZone: DESK_TIME_ZONE }).format(clock.now()));
+        const flow = createServiceDeskFlow({
+          crm: store.crm,
+          transaction: (work) => store.transaction(work),
+          ids,
+          interpreterModel: config.llm.interpreterModel,
+          timeZone: DESK_TIME_ZONE,
+        });
+        return { flow };
+      },
+    };
+  },
+};
