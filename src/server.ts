@@ -169,8 +169,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases, throttle, outageWaitMs: overrides.outageWaitMs });
   const participants = new ParticipantService({ store, engine, flows, defaultFlow, channels, clock, ids, logger });
   const inbound = new InboundService({ store, engine, participants, channels, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
-  const kinds = new TimerKindRegistry().register(...started.flatMap((module) => module.timerKinds?.({ ...host, engine, outgoing }) ?? []));
-  const worker = new TimerWorker({ store, kinds, clock, logger });
+  const kinds = new TimerKindRegistry().register(...started.flatMap((module) => module.timerKinds?.({ ...host, outgoing }) ?? []));
+  const worker = new TimerWorker({ store, kinds, clock, logger, serialize: (id, work) => engine.exclusive(id, work) });
   const clockControl: ClockControlDeps | undefined = virtualClock && {
     clock: virtualClock,
     store,

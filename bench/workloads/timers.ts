@@ -47,7 +47,7 @@ for (let index = 0; index < timers.length; index += 500) {
 }
 if (Date.now() > start) throw new Error('inserting the timers took longer than the lead time; raise --leadMs');
 
-const worker = new TimerWorker({ store, kinds, clock: systemClock, logger: pino({ level: 'silent' }) });
+const worker = new TimerWorker({ store, kinds, clock: systemClock, logger: pino({ level: 'silent' }), serialize: (_id, work) => work() });
 worker.start();
 const deadline = start + opts.windowMs + 60_000;
 while (firedAt.size < opts.timers && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
-import type { Engine } from '../engine/engine.ts';
 import type { Flow } from '../engine/flow.ts';
 import type { Outgoing } from '../engine/outgoing.ts';
 import type { LlmProvider } from '../llm/llm-provider.ts';
@@ -15,7 +14,7 @@ import type { TimerKind } from '../timers/timer-kinds.ts';
  *
  * Three phases, so that a mistake stops start-up as early as it can be seen:
  * `load` (configuration files, before anything is opened) → `start` (the store is open) →
- * `timerKinds` (the engine exists: a timer's turn goes through it).
+ * `timerKinds` (the outgoing messages exist).
  */
 export interface FlowModule {
   readonly id: string;
@@ -38,9 +37,11 @@ export interface FlowHost {
   readonly logger: Logger;
 }
 
-/** What a module may use to build its timer kinds, once the engine exists. */
+/**
+ * What a module may use to build its timer kinds. The worker runs each firing in the
+ * conversation's turn queue: a kind never serializes anything itself.
+ */
 export interface TimerHost extends FlowHost {
-  readonly engine: Engine;
   readonly outgoing: Outgoing;
 }
 

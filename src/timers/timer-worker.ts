@@ -11,6 +11,11 @@ export interface TimerWorkerOptions {
   kinds: TimerKindRegistry;
   clock: Clock;
   logger: Logger;
+  /**
+   * Runs a firing in its conversation's turn queue (the engine's `exclusive`): a timer's work
+   * never overlaps a turn or another timer of the same conversation, whatever its kind does.
+   */
+  serialize: <T>(conversationId: string, work: () => Promise<T>) => Promise<T>;
   /** How long a claim is held unless renewed (every third of it while the handler runs) before another worker may re-run it (ms). */
   leaseMs?: number;
   maxAttempts?: number;
@@ -124,7 +129,7 @@ export class TimerWorker {
     try {
       if (!kind) throw new Error(`no handler for timer kind "${timer.kind}"`);
       const payload = kind.payload.parse(timer.payload);
-      await kind.handle(timer, payload, { now, signal: this.#abort.signal });
+      await this.#options.serialize(timer.conversationId, () => kind.handle(timer, payload, { now, signal: this.#abort.signal }));
       await store.completeTimer(timer.id, clock.now());
     } catch (error) {
       const final = !kind || (timer.attempts >= (this.#options.maxAttempts ?? 5) && (await this.#giveUp(kind, timer, now)));
@@ -142,7 +147,7 @@ export class TimerWorker {
     const payload = kind.payload.safeParse(timer.payload);
     if (!payload.success) return true; // nothing to act on: the timer itself is malformed
     try {
-      await kind.giveUp(timer, payload.data, { now, signal: this.#abort.signal });
+      await this.#options.serialize(timer.conversationId, () => kind.giveUp!(timer, payload.data, { now, signal: this.#abort.signal }));
       return true;
     } catch (error) {
       this.#options.logger.error({ timerId: timer.id, kind: timer.kind, err: describeError(error) }, 'timer give-up failed; it will be retried');

@@ -14,8 +14,8 @@ export const habitCoachModule: FlowModule = {
         const flow = createHabitCoachFlow({ prompts, provider, ids, clock, random, prepMinutes: config.habit.prepMinutes, debug: config.conversation.debug });
         return {
           flow,
-          timerKinds: ({ store, engine, outgoing, logger: log }) =>
-            habitTimerKinds({ store, engine, ids, outgoing, clock, logger: log, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays }),
+          timerKinds: ({ store, outgoing, logger: log }) =>
+            habitTimerKinds({ store, ids, outgoing, clock, logger: log, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays }),
         };
       },
     };

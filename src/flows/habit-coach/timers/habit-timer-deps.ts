@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../../../core/clock.ts';
 import type { Conversation, Participant } from '../../../core/domain.ts';
 import type { Timer } from '../../../core/timer.ts';
-import type { Engine } from '../../../engine/engine.ts';
 import type { LlmProvider } from '../../../llm/llm-provider.ts';
 import type { Store, StoreTx } from '../../../store/store.ts';
 
@@ -17,7 +16,6 @@ export interface HabitDelays {
 
 export interface HabitTimerDeps {
   store: Store;
-  engine: Engine;
   ids: IdGenerator;
   outgoing: Outgoing;
   clock: Clock;
@@ -38,21 +36,20 @@ export const timerKeys = {
 };
 
 /**
- * Runs a timer's work in its conversation's queue, after re-checking at fire time that the
- * conversation exists and its participant is still active. Returns false when it skipped.
+ * Runs a timer's work after re-checking at fire time that the conversation exists and its
+ * participant is still active. Returns false when it skipped. (The worker already runs the
+ * firing in the conversation's queue.)
  */
 export async function whileActive(
   deps: HabitTimerDeps,
   timer: Timer,
   work: (conversation: Conversation, participant: Participant) => Promise<void>,
 ): Promise<boolean> {
-  return deps.engine.exclusive(timer.conversationId, async () => {
-    const conversation = await deps.store.getConversation(timer.conversationId);
-    const participant = conversation?.participantId ? await deps.store.getParticipant(conversation.participantId) : undefined;
-    if (!conversation || !participant || participant.status !== 'active') return false;
-    await work(conversation, participant);
-    return true;
-  });
+  const conversation = await deps.store.getConversation(timer.conversationId);
+  const participant = conversation?.participantId ? await deps.store.getParticipant(conversation.participantId) : undefined;
+  if (!conversation || !participant || participant.status !== 'active') return false;
+  await work(conversation, participant);
+  return true;
 }
 
 /**
