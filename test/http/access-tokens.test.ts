@@ -1,14 +1,15 @@
+// @requires postgres
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenSigner } from '../../src/http/signed-token.ts';
 import { TicketBook } from '../../src/http/tickets.ts';
 import { EventClient } from '../kit/event-client.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
+import { PG_URL } from '../kit/requirements.ts';
 
 // Decision 007: tickets and client tokens are signed with a key every process shares, so a
 // browser behind a load balancer without sticky sessions may land anywhere. Two servers in this
 // process on one PostgreSQL schema stand for two processes of one deployment.
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SCHEMA = `access_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const API_TOKEN = 'access-test-token-0123456789';
 const TOKEN_SECRET = 'shared-signing-secret-0123456789abcdef';

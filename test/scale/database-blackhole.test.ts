@@ -1,3 +1,4 @@
+// @requires postgres
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildServer } from '../kit/child-server.ts';
@@ -5,13 +6,14 @@ import { lastUserText, startFakeOpenAiServer, type FakeOpenAiServer } from '../k
 import { TcpProxy } from '../kit/tcp-proxy.ts';
 import { waitFor } from '../kit/wait-for.ts';
 import { WebhookSink } from '../kit/webhook-sink.ts';
+import { PG_URL } from '../kit/requirements.ts';
 
 // The network to PostgreSQL drops packets instead of refusing them (a TCP proxy that holds every
 // byte and keeps every connection open) under a real server process with turns in flight:
 // the server must still answer (503, quickly), exit on SIGTERM, and, once the network is back,
 // answer every acknowledged message in order. The short timeouts are the test's; the defaults
 // are longer.
-const PG = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+const PG = new URL(PG_URL);
 const SCHEMA = `blackhole_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const PHONE = '+14165550188';
 const MESSAGES = 10;

@@ -1,14 +1,16 @@
+// @requires postgres
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { TcpProxy } from '../kit/tcp-proxy.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
+import { PG_URL } from '../kit/requirements.ts';
 
 // The database goes away under a running server (a TCP proxy in front of the real PostgreSQL is
 // cut), then comes back: inbound routes answer 503 so providers retry, nothing acknowledged is
 // lost, and the server works again without a restart.
-const PG = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+const PG = new URL(PG_URL);
 const SCHEMA = `outage_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const PHONE = '+14165550177';
 

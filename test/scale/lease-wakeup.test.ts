@@ -1,3 +1,4 @@
+// @requires postgres
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,11 +8,11 @@ import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { waitFor } from '../kit/wait-for.ts';
 import { participantWithConversation } from '../store/store-fixtures.ts';
+import { PG_URL } from '../kit/requirements.ts';
 
 // Two processes' worth of leases and fan-out on one PostgreSQL schema: a process waiting for a
 // conversation another one holds is woken by the holder's "let go" notification instead of
 // sleeping out its back-off.
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SCHEMA = `wake_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const logger = pino({ level: 'silent' });
 

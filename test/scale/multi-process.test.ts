@@ -1,3 +1,4 @@
+// @requires postgres
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REMINDER_TEXT } from '../../src/flows/habit-coach/timers/follow-up-timers.ts';
@@ -8,10 +9,10 @@ import { EventClient } from '../kit/event-client.ts';
 import { lastUserText, startFakeOpenAiServer, type FakeOpenAiServer } from '../kit/fake-openai-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 import { WebhookSink } from '../kit/webhook-sink.ts';
+import { PG_URL } from '../kit/requirements.ts';
 
 // Issue #8's acceptance test: three real server processes on one PostgreSQL schema, a shared
 // OpenAI-compatible fake that echoes, and one webhook receiving every reply. Runs in ~1 min.
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SCHEMA = `scale_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const PARTICIPANTS = 50;
 const MESSAGES_EACH = 20;

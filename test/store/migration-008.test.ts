@@ -1,3 +1,4 @@
+// @requires postgres
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,8 +11,8 @@ import { createPgPool, openStore } from '../../src/store/open-store.ts';
 import type { SqlDialect } from '../../src/store/query-context.ts';
 import { openNodeSqlite } from '../../src/store/sqlite-database.ts';
 import { inboxItem } from './store-fixtures.ts';
+import { PG_URL } from '../kit/requirements.ts';
 
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PG_SCHEMA = `migration_008_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const tempDir = mkdtempSync(join(tmpdir(), 'promptpipe-migration-'));
 

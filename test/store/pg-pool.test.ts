@@ -1,9 +1,11 @@
+// @requires postgres
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgPool } from '../../src/store/open-store.ts';
 import { TcpProxy } from '../kit/tcp-proxy.ts';
 import { waitFor } from '../kit/wait-for.ts';
+import { PG_URL } from '../kit/requirements.ts';
 
-const PG = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+const PG = new URL(PG_URL);
 
 let proxy: TcpProxy;
 beforeAll(async () => {

@@ -1,11 +1,12 @@
+// @requires postgres
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPgPool } from '../../src/store/open-store.ts';
 import { prepared, preparedInsert } from '../../src/store/prepared.ts';
 import type { QueryContext } from '../../src/store/query-context.ts';
 import type { Database } from '../../src/store/schema.ts';
+import { PG_URL } from '../kit/requirements.ts';
 
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SCHEMA = `prepared_${process.pid}`;
 
 // A table of the store's schema, created bare in a schema of this test's own (no migrations needed).

@@ -6,11 +6,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allMigrations } from '../../src/store/migrations/index.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { PG_URL, POSTGRES_READY } from '../kit/requirements.ts';
 import { describeStoreContract } from './store-contract.ts';
 import { conversation, participant } from './store-fixtures.ts';
 
 const MIGRATIONS = Object.keys(allMigrations('sqlite'));
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PG_SCHEMA = `store_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const TABLES = ['participants', 'conversations', 'messages', 'profiles', 'schedules', 'timers', 'inbox', 'outbox', 'turns', 'tool_calls', 'events', 'channel_contacts', 'delivery_receipts', 'conversation_leases', 'crm_appointments', 'crm_invoices', 'crm_tickets', 'crm_slots', 'crm_customers', 'flow_states', 'virtual_clock'];
 
@@ -21,13 +21,16 @@ const tempFile = () => join(tempDir, `nested-${++files}`, 'store.sqlite');
 let admin: pg.Client;
 
 beforeAll(async () => {
+  if (!POSTGRES_READY) return;
   admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
 });
 
 afterAll(async () => {
-  await admin.query(`drop schema if exists "${PG_SCHEMA}" cascade`);
-  await admin.end();
+  if (POSTGRES_READY) {
+    await admin.query(`drop schema if exists "${PG_SCHEMA}" cascade`);
+    await admin.end();
+  }
   rmSync(tempDir, { recursive: true, force: true });
 });
 
@@ -35,7 +38,7 @@ describeStoreContract('sqlite::memory:', { dialect: 'sqlite', open: () => openSt
 
 describeStoreContract('SQLite file', { dialect: 'sqlite', open: () => openStore(`sqlite:${tempFile()}`) });
 
-describeStoreContract('PostgreSQL', {
+if (POSTGRES_READY) describeStoreContract('PostgreSQL', {
   dialect: 'postgres',
   open: async () => {
     const store = await openStore(PG_URL, { schema: PG_SCHEMA });
@@ -70,7 +73,7 @@ describe('openStore', () => {
     }
   });
 
-  it('creates a missing PostgreSQL schema and migrates it once', async () => {
+  it.runIf(POSTGRES_READY)('creates a missing PostgreSQL schema and migrates it once', async () => {
     const schema = `${PG_SCHEMA}_b`;
     try {
       const first = await openStore(PG_URL, { schema });
@@ -90,7 +93,7 @@ describe('openStore', () => {
     }
   });
 
-  it('parses int8 as numbers for its own pool only, and cascades a deletion to events', async () => {
+  it.runIf(POSTGRES_READY)('parses int8 as numbers for its own pool only, and cascades a deletion to events', async () => {
     const store = await openStore(PG_URL, { schema: PG_SCHEMA });
     try {
       expect(pg.types.getTypeParser(20)('5')).toBe('5');
