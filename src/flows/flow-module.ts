@@ -8,7 +8,7 @@ import type { Store } from '../store/store.ts';
 import type { TimerKind } from '../timers/timer-kinds.ts';
 
 /**
- * A conversation flow as a plug-in (decision 012): one folder that brings its flow, its timer
+ * A conversation flow as a plug-in (decision 019): one folder that brings its flow, its timer
  * kinds and its resources, and one line in `FLOW_MODULES`. The composition root loops over the
  * registry and knows nothing of any flow's specifics.
  *
