@@ -9,6 +9,7 @@ import { createWebChannel } from './channels/web-channel.ts';
 import type { AppConfig } from './config/config.ts';
 import { randomIds, systemClock, type Clock, type IdGenerator } from './core/clock.ts';
 import { ChangeFeed } from './engine/change-feed.ts';
+import { ChannelGate } from './engine/channel-gate.ts';
 import { EventHub } from './events/event-hub.ts';
 import { startPgFanout, type PgFanout } from './events/pg-fanout.ts';
 import { ConversationLeases } from './engine/conversation-lease.ts';
@@ -85,14 +86,13 @@ export function createProvider(config: AppConfig): LlmProvider {
 function createChannels(
   config: AppConfig,
   deps: {
-    store: Store; clock: Clock; logger: Logger; webhook: Channel | undefined; fetch: typeof fetch | undefined;
-    unsubscribed: (participantId: string) => Promise<void>;
+    logger: Logger; webhook: Channel | undefined; fetch: typeof fetch | undefined;
   },
 ): ChannelDirectory {
-  const { store, clock, logger, fetch, unsubscribed } = deps;
+  const { logger, fetch } = deps;
   const providers: Channel[] = [];
-  if (config.whatsapp) providers.push(createWhatsAppChannel({ ...config.whatsapp, store, clock, logger, fetch }));
-  if (config.twilio) providers.push(createTwilioChannel({ ...config.twilio, store, clock, logger, fetch, unsubscribed }));
+  if (config.whatsapp) providers.push(createWhatsAppChannel({ ...config.whatsapp, fetch }));
+  if (config.twilio) providers.push(createTwilioChannel({ ...config.twilio, fetch }));
   if (config.whatsapp && !config.whatsapp.template) logger.warn('WHATSAPP_TEMPLATE_NAME is not set: messages outside the 24-hour window cannot be sent');
   if (config.outbound.webhookUrl && !config.outbound.webhookSigningKey && !deps.webhook) {
     logger.warn('OUTBOUND_WEBHOOK_SECRET is not set: outbound webhooks are sent unsigned');
@@ -129,10 +129,11 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // SQLite is one process: whoever held a lease before this start is gone.
   if (store.dialect === 'sqlite') await store.clearLeases();
   const provider = overrides.provider ?? createProvider(config);
-  const channels = createChannels(config, {
-    store, clock, logger, webhook: overrides.channel, fetch: overrides.fetch,
-    // Set once the participant service exists; channels only send after start-up.
-    unsubscribed: (participantId) => participants.pause(participantId),
+  const channels = createChannels(config, { logger, webhook: overrides.channel, fetch: overrides.fetch });
+  const gate = new ChannelGate({
+    store, clock, logger,
+    // Set once the participant service exists; nothing is sent before start-up ends.
+    unsubscribed: (participantId): Promise<void> => participants.pause(participantId),
   });
   const outgoing = new Outgoing({ ids, channels });
   const host = { config, store, provider, clock, ids, random, logger };
@@ -141,7 +142,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const flows = new Map(started.map(({ flow }) => [flow.id, flow]));
   const defaultFlow = started[0]!.flow.id;
 
-  const dispatcher = new OutboxDispatcher({ store, channels, clock, logger, maxAttempts: config.outbound.maxAttempts, concurrency: config.outbound.concurrency });
+  const dispatcher = new OutboxDispatcher({ store, channels, gate, clock, logger, maxAttempts: config.outbound.maxAttempts, concurrency: config.outbound.concurrency });
   let fanout: PgFanout | undefined;
   const events = new EventHub({ store, clock, logger, written: (id) => fanout?.notify(id) });
   const leases = new ConversationLeases({
@@ -167,8 +168,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // Wall time: a virtual clock would hold every message past the limit until it is moved.
   const throttle = config.limits.turns && new SlidingWindowThrottle({ ...config.limits.turns, clock: systemClock });
   const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases, throttle, outageWaitMs: overrides.outageWaitMs });
-  const participants = new ParticipantService({ store, engine, flows, defaultFlow, channels, clock, ids, logger });
-  const inbound = new InboundService({ store, engine, participants, channels, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
+  const participants = new ParticipantService({ store, engine, flows, defaultFlow, channels, gate, clock, ids, logger });
+  const inbound = new InboundService({ store, engine, participants, channels, gate, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
   const kinds = new TimerKindRegistry().register(...started.flatMap((module) => module.timerKinds?.({ ...host, outgoing }) ?? []));
   const worker = new TimerWorker({ store, kinds, clock, logger, serialize: (id, work) => engine.exclusive(id, work) });
   const clockControl: ClockControlDeps | undefined = virtualClock && {

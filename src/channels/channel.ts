@@ -9,6 +9,24 @@ export interface ChannelCapabilities {
   polls: { maxOptions: number; maxOptionLength: number } | null;
   /** Longest text one message may carry; longer texts go out in several parts. */
   maxTextLength: number;
+  /**
+   * Free-form messages are allowed only this long after the person's last message (WhatsApp:
+   * 24 h); outside it the channel falls back to what it can send (a template). None = no window.
+   */
+  serviceWindowMs?: number;
+  /**
+   * The key of a recipient's contact record on this channel (WhatsApp: the wa_id digits). Present
+   * on channels whose contacts carry opt-outs or a service window: the engine then looks the
+   * contact up before each send, refuses one who opted out, and says whether the window is open.
+   */
+  contactIdOf?(recipient: string): string;
+}
+
+/** What the engine tells a channel about one send. */
+export interface SendContext {
+  signal?: AbortSignal;
+  /** False when the channel has a service window and it is closed for this recipient. */
+  windowOpen?: boolean;
 }
 
 /** A channel that carries any poll and any length as is (the generic webhook, test sinks). */
@@ -40,15 +58,18 @@ export interface SendReceipt {
 export interface Channel {
   readonly name: string;
   readonly capabilities: ChannelCapabilities;
-  send(message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt | void>;
+  send(message: OutboundMessage, context?: SendContext): Promise<SendReceipt | void>;
 }
 
 export class ChannelError extends Error {
   readonly retryable: boolean;
-  constructor(message: string, options: { retryable: boolean; cause?: unknown }) {
+  /** The provider says the recipient unsubscribed (Twilio 21610): the engine records the opt-out. */
+  readonly optedOut: boolean;
+  constructor(message: string, options: { retryable: boolean; optedOut?: boolean; cause?: unknown }) {
     super(message, { cause: options.cause });
     this.name = 'ChannelError';
     this.retryable = options.retryable;
+    this.optedOut = options.optedOut ?? false;
   }
 }
 

@@ -43,7 +43,8 @@ export function createWebhookChannel(options: WebhookChannelOptions): Channel {
   return {
     name: 'webhook',
     capabilities: NO_LIMITS,
-    async send(message, signal) {
+    async send(message, context) {
+      const signal = context?.signal;
       if (!options.url) {
         options.logger.info({ outboxId: message.id, conversationId: message.conversationId, text: message.text }, 'outbound message (no OUTBOUND_WEBHOOK_URL set)');
         return;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ChannelGate } from './channel-gate.ts';
 import type { ChannelDirectory } from '../channels/channel.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, InboxItem, Participant } from '../core/domain.ts';
@@ -75,6 +76,8 @@ export interface InboundServiceDeps {
   participants: ParticipantService;
   /** Where acknowledgements go: the channel a message came through, else the default one. */
   channels: ChannelDirectory;
+  /** Direct sends (not through the outbox) pass it too. */
+  gate: ChannelGate;
   outgoing: Outgoing;
   clock: Clock;
   ids: IdGenerator;
@@ -306,7 +309,7 @@ export class InboundService {
   async #acknowledge(item: InboxItem, text = UNKNOWN_SENDER_REPLY): Promise<void> {
     const channel = this.#deps.channels.get(item.channel) ?? this.#deps.channels.defaultChannel;
     try {
-      await channel.send({
+      await this.#deps.gate.send(channel, {
         id: this.#deps.ids.next('out'),
         participantId: null,
         conversationId: item.id,

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Channel } from '../channels/channel.ts';
 import type { OutboxItem } from '../core/domain.ts';
 import type { Store } from '../store/store.ts';
+import { ChannelGate } from './channel-gate.ts';
 import { OutboxDispatcher } from './outbox-dispatcher.ts';
 import { waitFor } from '../../test/kit/wait-for.ts';
 
@@ -70,7 +71,8 @@ function setup(items: OutboxItem[], onSend: (text: string) => unknown = () => un
   };
   const clock = { now: () => new Date(1_000_000), sleep: async () => undefined };
   const { store, state } = outboxStore(items);
-  const dispatcher = new OutboxDispatcher({ store, channels: new Map([['sink', channel]]), clock, logger: pino({ level: 'silent' }), maxAttempts: 3, ...options });
+  const logger = pino({ level: 'silent' });
+  const dispatcher = new OutboxDispatcher({ store, channels: new Map([['sink', channel]]), gate: new ChannelGate({ store, clock, logger }), clock, logger, maxAttempts: 3, ...options });
   return { dispatcher, sent, state };
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Channel } from '../channels/channel.ts';
 import { ChannelError } from '../channels/channel.ts';
+import type { ChannelGate } from './channel-gate.ts';
 import type { Clock } from '../core/clock.ts';
 import type { OutboxItem } from '../core/domain.ts';
 import { describeError } from '../core/errors.ts';
@@ -12,6 +13,8 @@ export interface OutboxDispatcherOptions {
   store: Store;
   /** The channels by name (a `ChannelDirectory`, or a plain map in tests). */
   channels: { get(name: string): Channel | undefined };
+  /** Every send goes through it (opt-outs, service windows). */
+  gate: ChannelGate;
   clock: Clock;
   logger: Logger;
   /** Attempts before a message is marked failed. */
@@ -225,7 +228,7 @@ export class OutboxDispatcher {
     let sent: { at: Date; attempts: number; providerMessageId: string | null };
     try {
       if (!channel) throw new ChannelError(`no channel named "${item.channel}" is configured`, { retryable: false });
-      const receipt = await channel.send({ ...item, participantId: item.participantId });
+      const receipt = await this.#options.gate.send(channel, { ...item, participantId: item.participantId });
       sent = { at: clock.now(), attempts, providerMessageId: receipt?.providerMessageId ?? null };
     } catch (error) {
       const retryable = !(error instanceof ChannelError) || error.retryable;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ChannelGate } from './channel-gate.ts';
 import type { ChannelDirectory } from '../channels/channel.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, Participant, ParticipantStatus } from '../core/domain.ts';
@@ -32,6 +33,8 @@ export interface ParticipantServiceDeps {
   defaultFlow: string;
   /** The channels participants are reached on; the default one unless enrollment names another. */
   channels: ChannelDirectory;
+  /** Direct sends (not through the outbox) pass it too. */
+  gate: ChannelGate;
   clock: Clock;
   ids: IdGenerator;
   logger: Logger;
@@ -228,7 +231,7 @@ export class ParticipantService {
     const id = this.#deps.ids.next('out');
     try {
       const channel = (conversation && this.#deps.channels.get(conversation.channel)) || this.#deps.channels.defaultChannel;
-      await channel.send({
+      await this.#deps.gate.send(channel, {
         id,
         participantId: participant.id,
         conversationId: conversation?.id ?? participant.id,

@@ -62,6 +62,10 @@ describe('module boundaries', () => {
     expect(upward).toEqual([]);
   });
 
+  it('channels import nothing from the store: they are transport plus declared capabilities', () => {
+    expect(importsUnder('src/channels').filter(({ path }) => path.includes('/store/'))).toEqual([]);
+  });
+
   it('the echo module imports nothing outside its folder but the engine contract and the module contract', () => {
     const allowed = ['../../engine/flow.ts', '../../engine/tool-loop.ts', '../flow-module.ts'];
     expect(importsUnder('src/flows/echo').filter(({ path }) => !path.startsWith('./') && !allowed.includes(path))).toEqual([]);

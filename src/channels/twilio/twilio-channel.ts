@@ -1,8 +1,4 @@
-import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { Clock } from '../../core/clock.ts';
-import { describeError } from '../../core/errors.ts';
-import type { Store } from '../../store/store.ts';
 import { ChannelError, type Channel, type SendReceipt } from '../channel.ts';
 import { callProvider, retryableStatus } from '../http-send.ts';
 
@@ -24,13 +20,8 @@ export interface TwilioChannelOptions {
   apiBaseUrl: string;
   /** Where status callbacks are asked for; none without it. */
   publicBaseUrl: string | undefined;
-  store: Store;
-  clock: Clock;
-  logger: Logger;
   timeoutMs?: number;
   fetch?: typeof fetch;
-  /** Twilio refused a participant's message because they unsubscribed (as a STOP would pause them). */
-  unsubscribed?: (participantId: string) => Promise<void>;
 }
 
 const created = z.looseObject({ sid: z.string().min(1) });
@@ -38,8 +29,9 @@ const twilioError = z.looseObject({ code: z.number().optional(), message: z.stri
 
 /**
  * Twilio Programmable Messaging (SMS), sent with the REST Messages API. Polls arrive here already
- * rendered as numbered text (the capabilities say there are none); a contact who sent STOP is
- * never messaged.
+ * rendered as numbered text (the capabilities say there are none). Contacts are keyed by their
+ * E.164 number: the engine refuses one who sent STOP before calling `send`, and records the
+ * opt-out Twilio reports (21610) when it learns of it here.
  */
 export function createTwilioChannel(options: TwilioChannelOptions): Channel {
   const doFetch = options.fetch ?? fetch;
@@ -48,17 +40,15 @@ export function createTwilioChannel(options: TwilioChannelOptions): Channel {
 
   return {
     name: TWILIO_CHANNEL,
-    capabilities: { polls: null, maxTextLength: SMS_MAX_LENGTH },
-    async send(message, signal): Promise<SendReceipt> {
-      const contact = await options.store.getContact(TWILIO_CHANNEL, message.recipient);
-      if (contact?.optedOutAt) throw new ChannelError('the recipient opted out (STOP) and cannot be messaged until they send START', { retryable: false });
+    capabilities: { polls: null, maxTextLength: SMS_MAX_LENGTH, contactIdOf: (recipient) => recipient },
+    async send(message, context): Promise<SendReceipt> {
       const form = new URLSearchParams({ To: message.recipient, Body: message.text });
       form.set(options.from.startsWith('MG') ? 'MessagingServiceSid' : 'From', options.from);
       if (options.publicBaseUrl) form.set('StatusCallback', `${options.publicBaseUrl}/webhooks/twilio/status`);
       const answer = await callProvider(
         doFetch,
         url,
-        { method: 'POST', headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString(), timeoutMs: options.timeoutMs ?? 10_000, signal },
+        { method: 'POST', headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString(), timeoutMs: options.timeoutMs ?? 10_000, signal: context?.signal },
         'Twilio',
       );
       const accepted = created.safeParse(answer.body);
@@ -66,15 +56,7 @@ export function createTwilioChannel(options: TwilioChannelOptions): Channel {
       const error = twilioError.safeParse(answer.body);
       const code = error.success ? error.data.code : undefined;
       const retryable = code !== undefined && FINAL_CODES.has(code) ? false : retryableStatus(answer.status) || (code !== undefined && PASSING_CODES.has(code));
-      if (code === UNSUBSCRIBED) {
-        // Remember it: no later message is tried until they send START.
-        const now = options.clock.now();
-        await options.store.setContactOptOut(TWILIO_CHANNEL, message.recipient, now, now).catch(() => undefined);
-        if (message.participantId) {
-          await options.unsubscribed?.(message.participantId).catch((failure: unknown) => options.logger.warn({ participantId: message.participantId, err: describeError(failure) }, 'unsubscribed participant not paused'));
-        }
-      }
-      throw new ChannelError(`Twilio answered ${answer.status}${code ? ` (code ${code})` : ''}: ${(error.success && error.data.message) || 'no error body'}`, { retryable });
+      throw new ChannelError(`Twilio answered ${answer.status}${code ? ` (code ${code})` : ''}: ${(error.success && error.data.message) || 'no error body'}`, { retryable, optedOut: code === UNSUBSCRIBED });
     },
   };
 }

@@ -1,7 +1,4 @@
-import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { Clock } from '../../core/clock.ts';
-import type { Store } from '../../store/store.ts';
 import { ChannelError, type Channel, type OutboundMessage, type SendReceipt } from '../channel.ts';
 import { callProvider, retryableStatus } from '../http-send.ts';
 
@@ -32,9 +29,6 @@ export interface WhatsAppChannelOptions {
   phoneNumberId: string;
   apiBaseUrl: string;
   template: WhatsAppTemplate | undefined;
-  store: Store;
-  clock: Clock;
-  logger: Logger;
   timeoutMs?: number;
   fetch?: typeof fetch;
 }
@@ -92,10 +86,13 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
     capabilities: {
       polls: { maxOptions: 10, maxOptionLength: LIST_ROW_TITLE_MAX },
       maxTextLength: options.template ? templateParameterMax(options.template) : TEXT_BODY_MAX,
+      serviceWindowMs: SERVICE_WINDOW_MS,
+      contactIdOf: (recipient) => (recipient.startsWith('+') ? recipient.slice(1) : recipient),
     },
-    async send(message, signal): Promise<SendReceipt> {
+    async send(message, context): Promise<SendReceipt> {
       const to = recipientOf(message.recipient);
-      if (message.idempotencyKey.endsWith(TEMPLATE_RESEND) || !(await windowOpen(options, message))) return sendTemplate(message, to, signal);
+      const signal = context?.signal;
+      if (message.idempotencyKey.endsWith(TEMPLATE_RESEND) || context?.windowOpen === false) return sendTemplate(message, to, signal);
       try {
         return await post({ ...envelope(to), ...freeFormBody(message) }, signal);
       } catch (error) {
@@ -129,16 +126,6 @@ function templateParameterMax(template: WhatsAppTemplate): number {
 
 function envelope(to: Recipient) {
   return { messaging_product: 'whatsapp', recipient_type: 'individual', ...to };
-}
-
-/** Open when the person wrote within 24 h; a reply to someone not enrolled answers their message just now. */
-async function windowOpen(options: WhatsAppChannelOptions, message: OutboundMessage): Promise<boolean> {
-  if (message.participantId === null) return true;
-  const contact =
-    (await options.store.findContactOfParticipant(WHATSAPP_CHANNEL, message.participantId)) ??
-    (message.recipient.startsWith('+') ? await options.store.getContact(WHATSAPP_CHANNEL, message.recipient.slice(1)) : undefined);
-  const last = contact?.lastInboundAt;
-  return last !== null && last !== undefined && options.clock.now().getTime() - last.getTime() < SERVICE_WINDOW_MS;
 }
 
 export function freeFormBody(message: Pick<OutboundMessage, 'text' | 'poll'>): object {
