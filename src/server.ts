@@ -164,7 +164,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // Whatever else wrote to a conversation (a timer's prompt, an operator) reaches its stream too.
   // Under the conversation's lease: the event log has one writer at a time, across processes.
   // A turn already streamed its own messages; anything else (a timer, an operator) is synced here.
-  changes.subscribe((id, origin) => void (origin === 'other' && engine.exclusive(id, () => events.syncMessages(id), { quiet: true }).catch(() => undefined)));
+  const syncFailed = (conversationId: string) => (error: unknown) => logger.warn({ conversationId, err: error }, 'event stream not synced; the next change or reconnect catches it up');
+  changes.subscribe((id, origin) => void (origin === 'other' && engine.exclusive(id, () => events.syncMessages(id), { quiet: true }).catch(syncFailed(id))));
   // Wall time: a virtual clock would hold every message past the limit until it is moved.
   const throttle = config.limits.turns && new SlidingWindowThrottle({ ...config.limits.turns, clock: systemClock });
   const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases, throttle, outageWaitMs: overrides.outageWaitMs });
@@ -198,9 +199,9 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     fanout = await startPgFanout({
       url: config.database.url, schema: config.database.schema, logger,
       connectTimeoutMs: config.database.connectTimeoutMs, queryTimeoutMs: config.database.queryTimeoutMs,
-      written: (id) => void (events.followed(id) && events.catchUp(id).catch(() => undefined)),
+      written: (id) => void (events.followed(id) && events.catchUp(id).catch(syncFailed(id))),
       released: (id) => leases.wake(id),
-      reconnected: () => void events.catchUpFollowed().catch(() => undefined),
+      reconnected: () => void events.catchUpFollowed().catch(syncFailed('*')),
     });
   }
   // Pending messages with no turn queued: their receiver died (PostgreSQL, several processes), or

@@ -36,7 +36,7 @@ export function numberedOptions(history: readonly Message[], pollMessage: Messag
 }
 
 /** A poll as plain text for a channel without native polls: the question, then numbered options. */
-export function pollAsText(poll: Poll, firstNumber: number): string {
+export function pollForChannel(poll: Poll, firstNumber: number): string {
   const lines = poll.options.map((option, index) => `${firstNumber + index}. ${option}`);
   return [poll.question, ...lines, 'Reply with a number or the answer.'].join('\n');
 }

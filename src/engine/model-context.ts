@@ -19,7 +19,7 @@ export function buildModelMessages(
   const window = historyLimit <= 0 ? [] : history.slice(-Math.min(historyLimit, HISTORY_WINDOW));
   const transcript = window.flatMap((message): LlmMessage[] => {
     if (message.role === 'system') return [];
-    const content = message.kind === 'poll' && message.poll ? pollAsText(message.text, message.poll.options, message.poll.firstNumber) : message.text;
+    const content = message.kind === 'poll' && message.poll ? pollForModel(message.text, message.poll.options, message.poll.firstNumber) : message.text;
     return [{ role: message.role, content }];
   });
   const current = input.kind === 'message' ? input.text : input.hint;
@@ -27,6 +27,6 @@ export function buildModelMessages(
 }
 
 /** A poll as the model reads it, numbered as the person saw it (core/poll-numbering). */
-export function pollAsText(question: string, options: string[], firstNumber = 1): string {
+export function pollForModel(question: string, options: string[], firstNumber = 1): string {
   return [question, ...options.map((option, index) => `${firstNumber + index}. ${option}`)].join('\n');
 }

@@ -1,7 +1,7 @@
 import { NO_LIMITS, type ChannelCapabilities, type ChannelDirectory } from '../channels/channel.ts';
 import type { IdGenerator } from '../core/clock.ts';
 import type { Conversation, Message, MessageSource, NewMessage, NewOutboxItem, OutboxItem, Participant, Poll } from '../core/domain.ts';
-import { firstNumbersOfBatch, pollAsText } from '../core/poll-numbering.ts';
+import { firstNumbersOfBatch, pollForChannel } from '../core/poll-numbering.ts';
 import { splitText } from '../core/split-text.ts';
 import type { StoreTx } from '../store/store.ts';
 
@@ -116,6 +116,6 @@ function fitsNatively(poll: Poll, capabilities: ChannelCapabilities): boolean {
 
 export function render(message: Pick<Message, 'kind' | 'text' | 'poll'>, capabilities: ChannelCapabilities): WirePart[] {
   if (message.poll && fitsNatively(message.poll, capabilities)) return [{ kind: 'poll', text: message.text, poll: message.poll }];
-  const text = message.poll ? pollAsText(message.poll, message.poll.firstNumber ?? 1) : message.text;
+  const text = message.poll ? pollForChannel(message.poll, message.poll.firstNumber ?? 1) : message.text;
   return splitText(text, capabilities.maxTextLength).map((part) => ({ kind: 'text', text: part, poll: null }));
 }

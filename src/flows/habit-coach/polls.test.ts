@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../core/domain.ts';
 import { applyPollAnswer, donePoll, intensityPoll, openPolls, parsePollAnswer } from './polls.ts';
-import { testHabitState } from './test-state.ts';
+import { testHabitState } from '../../../test/kit/habit-state.ts';
 
 const pollMessage = (poll = donePoll(), createdAt = new Date('2026-06-01T11:00:00Z')): Message => ({
   id: 'm1', conversationId: 'c', seq: 1, role: 'assistant', kind: 'poll', text: poll.question, poll, source: 'timer', turnId: null, createdAt,

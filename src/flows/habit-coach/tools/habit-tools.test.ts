@@ -3,7 +3,7 @@ import { sequentialIds } from '../../../core/clock.ts';
 import type { LlmProvider, LlmRequest } from '../../../llm/llm-provider.ts';
 import { executeToolCall } from '../../../tools/execute-tool-call.ts';
 import type { AnyTool } from '../../../tools/define-tool.ts';
-import { testHabitState } from '../test-state.ts';
+import { testHabitState } from '../../../../test/kit/habit-state.ts';
 import type { HabitTurnState } from '../habit-turn-state.ts';
 import { generateHabitPromptTool } from './generate-habit-prompt.ts';
 import { saveUserProfileTool } from './save-user-profile.ts';

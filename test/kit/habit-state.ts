@@ -1,6 +1,6 @@
-import type { Participant } from '../../core/domain.ts';
-import { emptyProfile } from '../../core/profile.ts';
-import type { HabitTurnState } from './habit-turn-state.ts';
+import type { Participant } from '../../src/core/domain.ts';
+import { emptyProfile } from '../../src/core/profile.ts';
+import type { HabitTurnState } from '../../src/flows/habit-coach/habit-turn-state.ts';
 
 /** A working state for unit tests of the habit tools. */
 export function testHabitState(overrides: Partial<HabitTurnState> = {}, participant: Partial<Participant> = {}): HabitTurnState {
