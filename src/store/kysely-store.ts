@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Store, StoreOperations, StoreTx } from './store.ts';
+import type { Store, StoreExtension, StoreOperations, StoreTx } from './store.ts';
 import type { QueryContext, SqlDialect } from './query-context.ts';
 import type { Database } from './schema.ts';
 import { participantQueries } from './participants-queries.ts';
@@ -14,14 +14,12 @@ import { turnQueries } from './turns-queries.ts';
 import { eventQueries } from './events-queries.ts';
 import { contactQueries } from './contacts-queries.ts';
 import { leaseQueries } from './leases-queries.ts';
-import { demoCrmQueries } from './crm-queries.ts';
 import { searchQueries } from './search-queries.ts';
 import { virtualClockQueries } from './virtual-clock-queries.ts';
 
 /** Every operation of the port, bound to one query context (the store's pool, or a transaction). */
 export function storeOperations(ctx: QueryContext): StoreOperations {
   return {
-    crm: demoCrmQueries(ctx),
     ...participantQueries(ctx),
     ...conversationQueries(ctx),
     ...messageQueries(ctx),
@@ -94,6 +92,16 @@ export function createKyselyStore(db: Kysely<Database>, dialect: SqlDialect, des
     dialect,
     transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
       return runTransaction((trx) => work(storeOperations(transactionContext(trx))));
+    },
+    extend<E>(queries: (ctx: QueryContext) => E): StoreExtension<E> {
+      return {
+        ops: queries(rootContext),
+        transaction: (work) =>
+          runTransaction((trx) => {
+            const ctx = transactionContext(trx);
+            return work(storeOperations(ctx), queries(ctx));
+          }),
+      };
     },
     async ping() {
       await sql`select 1`.execute(db);

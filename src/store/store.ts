@@ -1,4 +1,4 @@
-import type { DemoCrm } from './crm-queries.ts';
+import type { QueryContext } from './query-context.ts';
 import type {
   ChannelContact,
   Conversation,
@@ -26,9 +26,6 @@ import type { NewTimer, Timer } from '../core/timer.ts';
  * itself (its own short transaction) or on the `StoreTx` handed to `transaction()`.
  */
 export interface StoreOperations {
-  /** The demo CRM (decision 005), on this database; on a `StoreTx`, inside its transaction. */
-  readonly crm: DemoCrm;
-
   // Participants
   /** Throws `AppError('participant_exists')` when the phone number is taken. */
   insertParticipant(participant: Participant): Promise<void>;
@@ -250,9 +247,21 @@ export interface Store extends StoreOperations {
    * rolling back when it throws. Transactions on one store never interleave their writes.
    */
   transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /**
+   * A flow module's own queries (its tables) bound to this store, and to each transaction next
+   * to the engine's operations (decision 019): the port stays the engine's, a module owns its
+   * extension.
+   */
+  extend<E>(queries: (ctx: QueryContext) => E): StoreExtension<E>;
   /** A cheap round trip, for `/health`. */
   ping(): Promise<void>;
   /** The database server's clock (PostgreSQL), or the local clock (SQLite). */
   databaseNow(): Promise<Date>;
   close(): Promise<void>;
+}
+
+/** A module's queries on the store (`ops`), and transactions that see them and the engine's. */
+export interface StoreExtension<E> {
+  readonly ops: E;
+  transaction<T>(work: (tx: StoreTx, ext: E) => Promise<T>): Promise<T>;
 }

@@ -7,6 +7,7 @@ import { EventClient } from '../kit/event-client.ts';
 import { startTestServer, tempSqliteUrl, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 import { openWebSession } from '../kit/web-session.ts';
+import { crmOf } from '../kit/crm.ts';
 
 // A confirmed change (cancel, reschedule, book) and the dialog moving past it commit together
 // (decision 005): whatever stops the turn afterwards, the next message sees the change as done,
@@ -66,7 +67,7 @@ describe('a confirmed change and the dialog commit together', () => {
     const again = await say('yes');
     expect(`${next.text} ${again.text}`).not.toMatch(/nothing was changed/i);
     expect(again.text).not.toMatch(/Done earlier/); // told once
-    expect((await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_alex_2']);
+    expect((await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_alex_2']);
     const cancels = (await server!.store.listToolCalls(id)).filter((call) => call.name === 'cancel_appointment');
     expect(cancels.map((call) => call.status)).toEqual(['ok']);
   });
@@ -113,7 +114,7 @@ describe('a confirmed change and the dialog commit together', () => {
 
     const store = await openStore(database);
     try {
-      expect((await store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_alex_1']);
+      expect((await crmOf(store).upcomingAppointments('cus_alex', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_alex_1']);
       const cancels = (await store.listToolCalls(id)).filter((call) => call.name === 'cancel_appointment');
       expect(cancels.map((call) => call.status)).toEqual(['ok']);
       expect(await store.getFlowState(id)).toMatchObject({ state: 'Completed', untold: null });

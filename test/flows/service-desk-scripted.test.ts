@@ -3,6 +3,7 @@ import type { LlmRequest } from '../../src/llm/llm-provider.ts';
 import { createScriptedProvider, type ScriptedStep } from '../../src/llm/scripted-provider.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { openWebSession } from '../kit/web-session.ts';
+import { crmOf } from '../kit/crm.ts';
 
 // The service desk against a scripted model that plays each role (acknowledge, decide, narrate)
 // as the test says, including badly: proposals the gate must refuse, narration in JSON.
@@ -34,8 +35,8 @@ describe('service desk against a misbehaving model', () => {
     const { say, id } = await session((said) => (said === 'verify me' ? verify : { toolCalls: [{ name: 'cancel_appointment', arguments: { appointmentId: 'apt_jordan_1' } }] }));
     await say('verify me');
     await say('cancel apt_jordan_1');
-    expect((await server!.store.crm.upcomingAppointments('cus_jordan', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_jordan_1']);
-    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+    expect((await crmOf(server!.store).upcomingAppointments('cus_jordan', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_jordan_1']);
+    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
     const gateEntries = (await server!.store.listToolCalls(id)).filter((call) => call.name === 'gate').map((call) => JSON.parse(call.arguments));
     expect(gateEntries.at(-1)).toMatchObject({ decision: 'refuse', code: 'needs_confirmation', proposal: { name: 'cancel_appointment' } });
     // The refusal took the proper path: Alex's own appointments are shown for a choice.
@@ -77,7 +78,7 @@ describe('service desk against a misbehaving model', () => {
     await say('verify me');
     await say('yes');
     await say('book slot_20260602_0900');
-    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 10)).toHaveLength(2);
+    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 10)).toHaveLength(2);
     const decisions = (await server!.store.listToolCalls(id)).filter((call) => call.name === 'gate').map((call) => JSON.parse(call.arguments).code ?? JSON.parse(call.arguments).decision);
     expect(decisions).toEqual(['run', 'not_offered', 'needs_confirmation']);
     expect((await server!.store.getConversation(id))!.state).toBe('PendingScheduleDetails'); // the booking intent took the address-first path

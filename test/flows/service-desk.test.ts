@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EventClient } from '../kit/event-client.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
+import { crmOf } from '../kit/crm.ts';
 
 // The service desk end to end with the offline demo policy (deterministic) and the demo CRM:
 // HTTP input, WebSocket output (decision 005, issue #9).
@@ -96,10 +97,10 @@ describe('service desk (offline policy, demo CRM)', () => {
     // The appointment just cancelled is not listed as if it were still the caller's.
     expect(cancelled).not.toMatch(/Your appointment|Your upcoming appointments|1\. /);
     expect(await state()).toBe('Completed');
-    const upcoming = await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5);
+    const upcoming = await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5);
     expect(upcoming.map((a) => a.id)).toEqual(['apt_alex_1']);
     expect(await say('yes')).not.toMatch(/cancelled/);
-    expect((await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_alex_1']);
+    expect((await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_alex_1']);
   });
 
   it('"no" at the confirmation changes nothing', async () => {
@@ -109,7 +110,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     await say('first');
     expect(await say('no')).toMatch(/left everything as it was/);
     expect(await state()).toBe('VerifiedIdle');
-    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
   });
 
   it('rescheduling presents the appointments, then windows (without raw ids), then asks before moving it', async () => {
@@ -120,11 +121,11 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 09:00–11:00/);
     expect(windows).not.toMatch(/slot_|apt_/);
     expect(await state()).toBe('PresentingSlots');
-    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([{ date: '2026-06-04' }]);
+    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([{ date: '2026-06-04' }]);
     expect(await say('the second')).toMatch(/Shall I move your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00\?/);
     expect(await state()).toBe('PendingRescheduleConfirmation');
     expect(await say('yes')).toMatch(/I've moved your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00/);
-    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([{ id: 'apt_alex_1', date: '2026-06-02', windowStart: '13:00' }]);
+    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([{ id: 'apt_alex_1', date: '2026-06-02', windowStart: '13:00' }]);
   });
 
   it('scheduling another appointment confirms the address, then offers windows, never rescheduling', async () => {
@@ -138,7 +139,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(windows).not.toMatch(/slot_/);
     expect(await say('the first one')).toMatch(/Shall I book a visit on Tuesday, June 2, 09:00–11:00\?/);
     expect(await say('yes')).toMatch(/I've booked your General service visit on Tuesday, June 2, 09:00–11:00 at 123 Market St/);
-    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(3);
+    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(3);
   });
 
   it('changing your mind at a cancellation confirmation starts the rescheduling; a later "sure" never cancels', async () => {
@@ -149,7 +150,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await say("actually, I'd rather reschedule it instead")).toMatch(/Which appointment would you like to reschedule\?/);
     expect(await state()).toBe('PresentingAppointments');
     expect(await say('sure, reschedule')).not.toMatch(/cancelled/);
-    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
     expect(await say('the first one')).toMatch(/Open windows:/);
     expect(await state()).toBe('PresentingSlots');
   });
@@ -164,7 +165,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(changed).not.toMatch(/Could not do that/);
     expect(await state()).toBe('PresentingAppointments');
     await say('yes');
-    const upcoming = await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5);
+    const upcoming = await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5);
     expect(upcoming.map((a) => [a.id, a.date, a.windowStart])).toEqual([['apt_alex_1', '2026-06-04', '09:00'], ['apt_alex_2', '2026-06-18', '13:00']]);
   });
 
@@ -179,7 +180,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await state()).toBe('PresentingSlots');
     expect(await say('forget it')).toMatch(/left everything as it was/);
     expect(await state()).toBe('VerifiedIdle');
-    expect(await server!.store.crm.upcomingAppointments('cus_sam', '2026-06-01', 5)).toMatchObject([{ id: 'apt_sam_1', date: '2026-06-03' }]);
+    expect(await crmOf(server!.store).upcomingAppointments('cus_sam', '2026-06-01', 5)).toMatchObject([{ id: 'apt_sam_1', date: '2026-06-03' }]);
   });
 
   it('"no" to the address offers a person: yes opens a ticket, and nothing is booked at the rejected address', async () => {
@@ -191,7 +192,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await say('yes')).toMatch(/ticket number is tkt_/);
     expect(await state()).toBe('Completed');
     expect(await say('yes')).not.toMatch(/Open windows|booked/);
-    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
     const tickets = (await server!.store.listToolCalls(id)).filter((call) => call.name === 'escalate');
     expect(tickets.map((call) => JSON.parse(call.arguments))).toEqual([{ reason: 'the visit is not at the address on file' }]);
   });
@@ -204,7 +205,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await say('no')).toMatch(/anything else/);
     expect(await state()).toBe('VerifiedIdle');
     expect(await say('yes')).not.toMatch(/Open windows|booked/);
-    expect(await server!.store.crm.upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
   });
 
   it('records the decision, the gate and every tool call in the audit and the summary, with first-token latency', async () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CrmError } from '../../src/crm/crm.ts';
+import { CrmError } from '../../src/flows/service-desk/crm.ts';
 import type { Store } from '../../src/store/store.ts';
+import { crmOf } from '../kit/crm.ts';
+import { demoCrmQueries } from '../../src/flows/service-desk/demo-crm-queries.ts';
 
 const TODAY = '2026-06-01';
 
@@ -8,9 +10,9 @@ const TODAY = '2026-06-01';
 export function crmContract(store: () => Store): void {
   describe('demo CRM', () => {
     const seeded = async () => {
-      expect(await store().crm.seedIfEmpty(TODAY)).toBe(true);
-      expect(await store().crm.seedIfEmpty(TODAY)).toBe(false);
-      return store().crm;
+      expect(await crmOf(store()).seedIfEmpty(TODAY)).toBe(true);
+      expect(await crmOf(store()).seedIfEmpty(TODAY)).toBe(false);
+      return crmOf(store());
     };
 
     it('finds every customer sharing a phone, and their upcoming appointments soonest first', async () => {
@@ -72,9 +74,31 @@ export function crmContract(store: () => Store): void {
     });
 
     it('is seeded once when several processes start together', async () => {
-      const results = await Promise.all(Array.from({ length: 4 }, () => store().crm.seedIfEmpty(TODAY)));
+      const results = await Promise.all(Array.from({ length: 4 }, () => crmOf(store()).seedIfEmpty(TODAY)));
       expect(results.filter(Boolean).length).toBeLessThanOrEqual(1);
-      expect(await store().crm.findCustomersByPhone('+14155550100')).toHaveLength(2);
+      expect(await crmOf(store()).findCustomersByPhone('+14155550100')).toHaveLength(2);
+    });
+
+    it('as a store extension, commits with the engine\'s writes in one transaction, or not at all', async () => {
+      const { participantWithConversation, at } = await import('./store-fixtures.ts');
+      await seeded();
+      const { c } = await participantWithConversation(store());
+      const crm = store().extend(demoCrmQueries);
+      const [appointment] = await crm.ops.upcomingAppointments('cus_alex', TODAY, 1);
+      const failing = crm.transaction(async (tx, crmTx) => {
+        await crmTx.cancelAppointment('cus_alex', appointment!.id);
+        await tx.saveFlowState(c.id, { state: 'Cancelled' }, at(1));
+        throw new Error('the turn failed after both writes');
+      });
+      await expect(failing).rejects.toThrow('the turn failed');
+      expect(await crm.ops.upcomingAppointments('cus_alex', TODAY, 5)).toContainEqual(expect.objectContaining({ id: appointment!.id }));
+      expect(await store().getFlowState(c.id)).toBeUndefined();
+      await crm.transaction(async (tx, crmTx) => {
+        await crmTx.cancelAppointment('cus_alex', appointment!.id);
+        await tx.saveFlowState(c.id, { state: 'Cancelled' }, at(1));
+      });
+      expect(await crm.ops.upcomingAppointments('cus_alex', TODAY, 5)).not.toContainEqual(expect.objectContaining({ id: appointment!.id }));
+      expect(await store().getFlowState(c.id)).toEqual({ state: 'Cancelled' });
     });
 
     it('opens escalation tickets', async () => {

@@ -5,7 +5,7 @@ import type { Flow, PreparedTurn, TurnRequest } from '../../engine/flow.ts';
 import type { LlmMessage, LlmProvider } from '../../llm/llm-provider.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { AnyTool } from '../../tools/define-tool.ts';
-import { buildToneGuide } from '../../tone/tone.ts';
+import { buildToneGuide } from './tone.ts';
 import { describeSchedule, nextFireTime, sameDateIn } from '../../timers/schedule-math.ts';
 import { debugMessages } from './debug-messages.ts';
 import { describeProfile, missingFields, REQUIRED_FOR_PROMPT, type HabitTurnState, type SubState } from './habit-turn-state.ts';

@@ -1,4 +1,4 @@
-import { CrmError, type Crm } from '../../crm/crm.ts';
+import { CrmError, type Crm } from './crm.ts';
 import { describeError } from '../../core/errors.ts';
 import type { FlowRunContext } from '../../engine/flow.ts';
 import type { ExecutedToolCall, ToolLoopResult } from '../../engine/tool-loop.ts';

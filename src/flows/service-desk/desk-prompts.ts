@@ -1,4 +1,4 @@
-import type { Appointment, Slot } from '../../crm/crm.ts';
+import type { Appointment, Slot } from './crm.ts';
 import type { LlmMessage } from '../../llm/llm-provider.ts';
 import type { Dialog, DialogState, EscalationReason } from './dialog.ts';
 import type { DeskTurnEnv } from './desk-turn.ts';

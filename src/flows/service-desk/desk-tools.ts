@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { appointmentSchema, CrmError, invoiceSchema, slotSchema, type Crm } from '../../crm/crm.ts';
+import { appointmentSchema, CrmError, invoiceSchema, slotSchema, type Crm } from './crm.ts';
 import { canonicalPhone } from '../../core/phone.ts';
 import { INTENTS } from './dialog.ts';
 

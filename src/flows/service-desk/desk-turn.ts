@@ -1,4 +1,4 @@
-import type { Crm, Appointment, Slot } from '../../crm/crm.ts';
+import type { Crm, Appointment, Slot } from './crm.ts';
 import type { FlowRunContext } from '../../engine/flow.ts';
 import type { ToolLoopResult } from '../../engine/tool-loop.ts';
 import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';

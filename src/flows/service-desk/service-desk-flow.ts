@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Crm } from '../../crm/crm.ts';
+import type { Crm } from './crm.ts';
 import type { IdGenerator } from '../../core/clock.ts';
 import { failpoint } from '../../core/failpoint.ts';
 import type { Flow, PreparedTurn, TurnRequest } from '../../engine/flow.ts';

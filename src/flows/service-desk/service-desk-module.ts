@@ -1,4 +1,5 @@
 import type { FlowModule } from '../flow-module.ts';
+import { demoCrmQueries } from './demo-crm-queries.ts';
 import { createServiceDeskFlow, SERVICE_DESK_FLOW } from './service-desk-flow.ts';
 
 /** The demo CRM's appointments are local dates in the demo business's zone. */
@@ -10,10 +11,11 @@ export const serviceDeskModule: FlowModule = {
   load(config) {
     return {
       async start({ store, clock, ids }) {
-        await store.crm.seedIfEmpty(new Intl.DateTimeFormat('en-CA', { timeZone: DESK_TIME_ZONE }).format(clock.now()));
+        const crm = store.extend(demoCrmQueries);
+        await crm.ops.seedIfEmpty(new Intl.DateTimeFormat('en-CA', { timeZone: DESK_TIME_ZONE }).format(clock.now()));
         const flow = createServiceDeskFlow({
-          crm: store.crm,
-          transaction: (work) => store.transaction(work),
+          crm: crm.ops,
+          transaction: (work) => crm.transaction((tx, crmTx) => work({ ...tx, crm: crmTx })),
           ids,
           interpreterModel: config.llm.interpreterModel,
           timeZone: DESK_TIME_ZONE,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Appointment, Slot } from '../../crm/crm.ts';
+import type { Appointment, Slot } from '../../flows/service-desk/crm.ts';
 import { choicesFor } from '../../flows/service-desk/gate.ts';
 import { decisionPrompt } from '../../flows/service-desk/desk-prompts.ts';
 import type { DeskTurnEnv } from '../../flows/service-desk/desk-turn.ts';

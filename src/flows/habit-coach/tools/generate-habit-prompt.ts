@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Participant } from '../../../core/domain.ts';
 import type { Profile } from '../../../core/profile.ts';
 import type { LlmMessage, LlmProvider } from '../../../llm/llm-provider.ts';
-import { buildToneGuide } from '../../../tone/tone.ts';
+import { buildToneGuide } from '../tone.ts';
 import { defineTool, toolError } from '../../../tools/define-tool.ts';
 import { missingFields, REQUIRED_FOR_PROMPT, type HabitTurnState } from '../habit-turn-state.ts';
 import { participantBackground } from '../participant-background.ts';

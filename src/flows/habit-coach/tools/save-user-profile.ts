@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { assertNever } from '../../../core/errors.ts';
 import { defineTool } from '../../../tools/define-tool.ts';
-import { normalizeToneTags, updateTone } from '../../../tone/tone.ts';
+import { normalizeToneTags, updateTone } from '../tone.ts';
 import { mergeProfileFields } from '../profile-merge.ts';
 import { missingFields, type HabitTurnState } from '../habit-turn-state.ts';
 

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
-import { CrmError, type Appointment, type Crm, type Customer, type Invoice, type Slot } from '../crm/crm.ts';
-import type { QueryContext } from './query-context.ts';
-import type { Database } from './schema.ts';
+import { CrmError, type Appointment, type Crm, type Customer, type Invoice, type Slot } from './crm.ts';
+import type { QueryContext } from '../../store/query-context.ts';
+import type { Database } from '../../store/schema.ts';
 
 /** The demo CRM on the store's own database, with seed data for offline demos and tests. */
 export interface DemoCrm extends Crm {

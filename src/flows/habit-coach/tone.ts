@@ -1,4 +1,4 @@
-import type { ToneState } from '../core/profile.ts';
+import type { ToneState } from '../../core/profile.ts';
 
 /**
  * Tone adaptation: a whitelist of tags, scores smoothed over observations, and an active set

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import type { ToneState } from '../core/profile.ts';
+import type { ToneState } from '../../core/profile.ts';
 import { buildToneGuide, normalizeToneTags, TONE_TAGS, updateTone, type ToneProposal } from './tone.ts';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
