@@ -67,6 +67,11 @@ export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
 
+/** The store cannot serve right now (unreachable, locked, full): worth a 503 and a retry, never an apology for good. */
+export function isStoreUnavailable(error: unknown): boolean {
+  return isAppError(error) && error.code === 'store_unavailable';
+}
+
 export function assertNever(value: never, what = 'value'): never {
   throw new Error(`unexpected ${what}: ${JSON.stringify(value)}`);
 }

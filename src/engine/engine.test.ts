@@ -7,9 +7,11 @@ import { ConversationLeases } from './conversation-lease.ts';
 import { Engine } from './engine.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import type { TurnRunner, TurnSummary } from './turn-runner.ts';
+import { classifyStoreError } from '../store/classify-faults.ts';
 
 const logger = pino({ level: 'silent' });
-const unreachable = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+// What the store adapter throws for a driver fault (classifyFaults): the engine sees only that.
+const unreachable = () => classifyStoreError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })) as Error;
 const item: InboxItem = {
   id: 'in_1', channel: 'http', channelMessageId: 'm1', sender: '+14165550100', text: 'hello', participantId: 'part_1', conversationId: 'conv_1',
   status: 'pending', error: null, receivedAt: new Date(0), processedAt: null,
@@ -48,7 +50,7 @@ describe('Engine retries', () => {
 
   it('leaves the message pending, not failed, when the outage outlasts its wait', async () => {
     const { engine, calls } = engineWith([unreachable, unreachable, unreachable, unreachable], { outageWaitMs: 300 });
-    await expect(engine.processInbox(item)).rejects.toThrow(/ECONNREFUSED/);
+    await expect(engine.processInbox(item)).rejects.toThrow(/cannot be reached/);
     expect(calls.runs).toBeLessThan(4);
     expect(calls.givenUp).toEqual([]);
   });
@@ -74,7 +76,7 @@ describe('Engine retries', () => {
       leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
     });
     setTimeout(() => (down = false), 800); // back just after the first message's wait ran out
-    await expect(engine.processInbox(later)).rejects.toThrow(/ECONNREFUSED/);
+    await expect(engine.processInbox(later)).rejects.toThrow(/cannot be reached/);
     expect(answered).toEqual([]);
     expect(await engine.processInbox(later)).toMatchObject({ status: 'completed' }); // the sweep, later
     expect(answered).toEqual(['in_1', 'in_2']);
@@ -96,7 +98,7 @@ describe('Engine retries', () => {
       async run(_conversationId: string, input: { inboxId: string }): Promise<TurnSummary> {
         if (full) {
           if (input.inboxId === 'in_2') full = false; // space is freed just as the later message is tried
-          throw Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 });
+          throw classifyStoreError(Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 }));
         }
         answered.push(input.inboxId);
         pending.splice(pending.findIndex((entry) => entry.id === input.inboxId), 1);
@@ -125,7 +127,7 @@ describe('Engine retries', () => {
     const runner = {
       async run(_conversationId: string, input: { inboxId: string }): Promise<TurnSummary> {
         tried.push(input.inboxId);
-        throw Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 });
+        throw classifyStoreError(Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 }));
       },
       giveUp: async () => false,
     } as unknown as TurnRunner;

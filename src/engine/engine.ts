@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { InboxItem } from '../core/domain.ts';
-import { AppError, describeError, isAppError } from '../core/errors.ts';
+import { AppError, describeError, isAppError, isStoreUnavailable } from '../core/errors.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
-import { isDatabaseUnavailable } from '../store/db-errors.ts';
 import type { Store } from '../store/store.ts';
 import type { TurnInput } from './flow.ts';
 import type { ChangeFeed } from './change-feed.ts';
@@ -246,7 +245,7 @@ export class Engine {
         if (this.#shutdown.signal.aborted || lease.lost.aborted) return undefined;
         // Another process answered the message first: nothing to retry, nothing to mark.
         if (inboxId && isAppError(error) && error.code === 'conflict') return undefined;
-        const outage = isDatabaseUnavailable(error);
+        const outage = isStoreUnavailable(error);
         const final = outage ? Date.now() >= outageEnds : attempt >= attempts;
         this.#deps.logger.error({ conversationId, inboxId, attempt, outage, final, err: describeError(error) }, 'turn failed');
         if (final && outage) throw error; // left pending, and nothing after it goes first

@@ -6,6 +6,7 @@ import type { Store } from '../store/store.ts';
 import { ChannelGate } from './channel-gate.ts';
 import { OutboxDispatcher } from './outbox-dispatcher.ts';
 import { waitFor } from '../../test/kit/wait-for.ts';
+import { classifyStoreError } from '../store/classify-faults.ts';
 
 /**
  * The three outbox calls of a store, in memory, with the same claim rule as the real ones (the
@@ -15,7 +16,7 @@ import { waitFor } from '../../test/kit/wait-for.ts';
 function outboxStore(items: OutboxItem[]) {
   const state = { down: false, marks: 0, claims: 0, refuse: new Set<string>(), released: [] as string[] };
   const reachable = () => {
-    if (state.down) throw new Error('Connection terminated unexpectedly');
+    if (state.down) throw classifyStoreError(new Error('Connection terminated unexpectedly'));
   };
   const store = {
     async claimDueOutbox(now: Date, limit: number, leaseUntil: Date) {

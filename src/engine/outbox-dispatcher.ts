@@ -4,8 +4,7 @@ import { ChannelError } from '../channels/channel.ts';
 import type { ChannelGate } from './channel-gate.ts';
 import type { Clock } from '../core/clock.ts';
 import type { OutboxItem } from '../core/domain.ts';
-import { describeError } from '../core/errors.ts';
-import { isDatabaseUnavailable } from '../store/db-errors.ts';
+import { describeError, isStoreUnavailable } from '../core/errors.ts';
 import type { Store } from '../store/store.ts';
 import { failpoint } from '../core/failpoint.ts';
 
@@ -213,7 +212,7 @@ export class OutboxDispatcher {
       try {
         await this.#options.store.markOutboxSent(id, sent.at, sent.attempts, sent.providerMessageId);
       } catch (error) {
-        if (isDatabaseUnavailable(error)) throw error;
+        if (isStoreUnavailable(error)) throw error;
         this.#options.logger.error({ outboxId: id, err: describeError(error) }, 'sent message could not be marked sent');
       }
       this.#unmarked.delete(id);

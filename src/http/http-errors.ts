@@ -1,7 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { AppError, type ErrorCode, isAppError } from '../core/errors.ts';
-import { databaseFault, type DatabaseFault } from '../store/db-errors.ts';
 
 /** The one place that maps error codes to HTTP statuses. */
 export function httpStatusOf(code: ErrorCode): number {
@@ -100,14 +99,6 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   void reply.status(status).send(errorBody(appError));
 }
 
-/** What a client is told about each database fault (never the driver's own message). */
-export const STORE_FAULTS: Record<DatabaseFault, string> = {
-  unreachable: 'the database cannot be reached right now',
-  busy: 'the database is locked by another process right now',
-  full: 'the database cannot be written right now: no space left',
-  io: 'the database cannot be written right now: a storage error',
-};
-
 function toAppError(error: FastifyError | Error): AppError {
   if (isAppError(error)) return error;
   const fastifyError = error as FastifyError;
@@ -131,7 +122,5 @@ function toAppError(error: FastifyError | Error): AppError {
   if (fastifyError.statusCode && fastifyError.statusCode < 500) {
     return new AppError('invalid_request', fastifyError.message);
   }
-  const fault = databaseFault(error);
-  if (fault) return new AppError('store_unavailable', `${STORE_FAULTS[fault]}; retry shortly`, { fault: 'system', retryable: true, cause: error });
   return new AppError('internal', 'internal error', { fault: 'system', cause: error });
 }

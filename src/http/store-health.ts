@@ -1,6 +1,5 @@
-import { databaseFault } from '../store/db-errors.ts';
+import { isStoreUnavailable } from '../core/errors.ts';
 import type { Store } from '../store/store.ts';
-import { STORE_FAULTS } from './http-errors.ts';
 
 /** How long `/health` waits for the store before it says the store is down (default). */
 export const HEALTH_TIMEOUT_MS = 2000;
@@ -20,7 +19,7 @@ export async function checkStore(store: Pick<Store, 'ping'>, timeoutMs = HEALTH_
   const ping = store.ping().then(
     (): StoreHealth => ({ ok: true }),
     // /health answers without a token: the driver's message (hosts, ports) stays out of it.
-    (error: unknown): StoreHealth => ({ ok: false, problem: STORE_FAULTS[databaseFault(error) ?? 'unreachable'] }),
+    (error: unknown): StoreHealth => ({ ok: false, problem: isStoreUnavailable(error) ? (error as Error).message : 'the database cannot be reached right now' }),
   );
   try {
     return await Promise.race([ping, timeout]);

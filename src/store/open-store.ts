@@ -5,6 +5,7 @@ import type { Database } from './schema.ts';
 import { createKyselyStore } from './kysely-store.ts';
 import { migrateToLatest, type MigrationLogger } from './migrate.ts';
 import { openNodeSqlite } from './sqlite-database.ts';
+import { classifyFaults } from './classify-faults.ts';
 import { isQueryReadTimeout } from './db-errors.ts';
 import { SqliteFaults } from './sqlite-faults.ts';
 import { statementName } from './prepared.ts';
@@ -48,8 +49,9 @@ const PG_INT8 = 20;
  * - `postgres://…` / `postgresql://…`, through a `pg` pool whose connections all use `schema`.
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
-  if (url.startsWith('sqlite:')) return openSqliteStore(url.slice('sqlite:'.length), options);
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgresStore(url, options);
+  // Driver faults leave the adapter classified: callers see `store_unavailable`, never SQLSTATEs.
+  if (url.startsWith('sqlite:')) return classifyFaults(await openSqliteStore(url.slice('sqlite:'.length), options));
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return classifyFaults(await openPostgresStore(url, options));
   throw new Error(`unsupported database URL ${JSON.stringify(redact(url))}: expected sqlite:<path>, sqlite::memory: or a postgres:// (postgresql://) URL`);
 }
 
