@@ -64,6 +64,11 @@ export interface RunningServer {
   events: EventHub;
   clock: Clock;
   url: string;
+  /**
+   * Resolves once nothing is left to do right now: no turn queued or running, no delivery in
+   * flight or due. What a test waits on before it says "nothing more was sent".
+   */
+  settle(): Promise<void>;
   /** Stops accepting, drains turns, timers and deliveries, closes the store. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -173,14 +178,17 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const inbound = new InboundService({ store, engine, participants, channels, gate, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
   const kinds = new TimerKindRegistry().register(...started.flatMap((module) => module.timerKinds?.({ ...host, outgoing }) ?? []));
   const worker = new TimerWorker({ store, kinds, clock, logger, serialize: (id, work) => engine.exclusive(id, work) });
+  // Turns first, then deliveries (a turn queues them), then any turn a delivery outcome queued.
+  const settle = async () => {
+    await engine.idle();
+    await dispatcher.kick();
+    await engine.idle();
+  };
   const clockControl: ClockControlDeps | undefined = virtualClock && {
     clock: virtualClock,
     store,
     worker,
-    settle: async () => {
-      await engine.idle();
-      await dispatcher.kick();
-    },
+    settle,
   };
   const app = await buildApp({
     store, engine, changes, events, participants, inbound, logger, clock, clockControl,
@@ -230,5 +238,5 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     })();
     return closing;
   };
-  return { app, store, engine, inbound, events, clock, url: address, close };
+  return { app, store, engine, inbound, events, clock, url: address, settle, close };
 }

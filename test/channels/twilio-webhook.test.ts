@@ -131,8 +131,7 @@ describe('inbound SMS', () => {
     await s.close();
     server = await start({ DATABASE_URL: database });
     expect((await postTwilio(server, '/webhooks/twilio', form)).status).toBe(200);
-    await server.engine.idle();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await server.settle();
     expect(api.bodies().filter((body) => body === 'You said: only once')).toHaveLength(1);
     expect(await userTexts(server, participantId)).toEqual(['only once']);
   });
@@ -181,8 +180,7 @@ describe('STOP, START and HELP', () => {
     await postTwilio(s, '/webhooks/twilio', smsForm(PHONE, 'Stop'));
     expect((await s.request('GET', `/conversation/participants/${participantId}`)).body.result.status).toBe('paused');
     await postTwilio(s, '/webhooks/twilio', smsForm(PHONE, 'are you there?'));
-    await s.engine.idle();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await s.settle();
     expect(api.sent).toHaveLength(1);
     expect(provider.requests.length).toBe(calls);
     expect(await userTexts(s, participantId)).toEqual(['are you there?']); // kept, not answered

@@ -169,7 +169,7 @@ describe('inbound messages', () => {
     await s.request('POST', '/admin/clock', { advance: '1h' });
     await postWhatsApp(s, whatsappText('the next day', { waId: '14165550123' }));
     await graph.waitForSent(3);
-    await new Promise((resolve) => setTimeout(resolve, 100)); // nothing more is on its way
+    await s.settle(); // nothing more is on its way
     expect(graph.sent.map((sent) => sent.body.to)).toEqual(['14165550123', '14165550124', '14165550123']);
   });
 
@@ -201,8 +201,7 @@ describe('duplicates', () => {
 
     server = await start({ DATABASE_URL: database });
     expect((await postWhatsApp(server, payload)).status).toBe(200);
-    await server.engine.idle();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await server.settle();
     expect(graph.texts().filter((text) => text === 'You said: count me once')).toHaveLength(1);
     const messages = await messagesOf(server, participantId);
     expect(messages.filter((m: any) => m.text === 'count me once')).toHaveLength(1);

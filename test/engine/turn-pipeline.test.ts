@@ -5,6 +5,7 @@ import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { ChannelSink } from '../kit/channel-sink.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
+import { seededRandom } from '../kit/seeded-random.ts';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -18,6 +19,7 @@ const lastUserText = (request: LlmRequest) => request.messages.at(-1)?.content ?
 function echoModel(maxDelayMs: number) {
   const active = new Map<string, number>();
   const stats = { overlapsWithinConversation: 0, peakConcurrency: 0, running: 0 };
+  const random = seededRandom();
   const provider = createScriptedProvider(async (request) => {
     const said = lastUserText(request);
     const context = request.messages.filter((message) => message.role === 'system').map((message) => message.content).join('\n');
@@ -27,7 +29,7 @@ function echoModel(maxDelayMs: number) {
     active.set(who, (active.get(who) ?? 0) + 1);
     stats.running += 1;
     stats.peakConcurrency = Math.max(stats.peakConcurrency, stats.running);
-    await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * maxDelayMs)));
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * maxDelayMs)));
     stats.running -= 1;
     active.set(who, (active.get(who) ?? 1) - 1);
     return { text: said.startsWith('[') ? 'welcome' : `echo: ${said}` };

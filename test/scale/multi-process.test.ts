@@ -10,6 +10,7 @@ import { lastUserText, startFakeOpenAiServer, type FakeOpenAiServer } from '../k
 import { waitFor } from '../kit/wait-for.ts';
 import { WebhookSink } from '../kit/webhook-sink.ts';
 import { PG_URL } from '../kit/requirements.ts';
+import { seededRandom } from '../kit/seeded-random.ts';
 
 // Issue #8's acceptance test: three real server processes on one PostgreSQL schema, a shared
 // OpenAI-compatible fake that echoes, and one webhook receiving every reply. Runs in ~1 min.
@@ -47,7 +48,8 @@ afterAll(async () => {
 });
 
 const alive = () => servers.filter((server) => !server.exit);
-const anyServer = () => alive()[Math.floor(Math.random() * alive().length)]!;
+const random = seededRandom();
+const anyServer = () => alive()[Math.floor(random() * alive().length)]!;
 const phoneOf = (i: number) => `+1416555${String(1000 + i).padStart(4, '0')}`;
 const echoes = () => [...sink.accepted.values()].map((delivery) => String(delivery.body.text)).filter((text) => text.startsWith('echo: p'));
 
