@@ -73,8 +73,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export function createProvider(config: AppConfig): LlmProvider {
-  if (config.llm.provider === 'offline') return createOfflineDemoProvider();
+/** The configured model; the offline demo model follows the rules the flow modules bring. */
+export function createProvider(config: AppConfig, modules: readonly FlowModule[]): LlmProvider {
+  if (config.llm.provider === 'offline') return createOfflineDemoProvider(modules.flatMap((module) => module.offlinePolicy ?? []));
   return createOpenAiCompatibleProvider({
     baseUrl: config.llm.baseUrl!,
     apiKey: config.llm.apiKey,
@@ -124,7 +125,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const ids = overrides.ids ?? randomIds;
   const random = overrides.random ?? Math.random;
   // Configuration files first: a mistake in one stops start-up before anything is opened.
-  const modules = (overrides.flowModules ?? FLOW_MODULES).map((module) => module.load(config, logger));
+  const flowModules = overrides.flowModules ?? FLOW_MODULES;
+  const modules = flowModules.map((module) => module.load(config, logger));
   const opened = await openStore(config.database.url, { ...config.database, logger, onSqliteOpen: overrides.onSqliteOpen });
   const store = overrides.wrapStore?.(opened) ?? opened;
   const virtualClock = config.clock.mode === 'virtual' ? await resumeVirtualClock(store, config.clock.start, logger) : undefined;
@@ -133,7 +135,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const clock: Clock = virtualClock ?? dbClock ?? systemClock;
   // SQLite is one process: whoever held a lease before this start is gone.
   if (store.dialect === 'sqlite') await store.clearLeases();
-  const provider = overrides.provider ?? createProvider(config);
+  const provider = overrides.provider ?? createProvider(config, flowModules);
   const channels = createChannels(config, { logger, webhook: overrides.channel, fetch: overrides.fetch });
   const gate = new ChannelGate({
     store, clock, logger,

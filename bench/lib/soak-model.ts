@@ -1,8 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- OpenAI request bodies are read loosely, as the fake server parses them */
 import type { LlmMessage, LlmRequest } from '../../src/llm/llm-provider.ts';
-import { offlineAssistantStep } from '../../src/llm/offline/assistant-policy.ts';
-import { offlineDeskStep } from '../../src/llm/offline/desk-policy.ts';
-import { offlineHabitPrompt, offlineHabitStep } from '../../src/llm/offline/habit-policy.ts';
+import { FLOW_MODULES } from '../../src/flows/registry.ts';
+import { offlineStep } from '../../src/llm/offline/offline-demo-provider.ts';
 import type { ChatRequestBody, FakeAnswer } from '../../test/kit/fake-openai-server.ts';
 
 /**
@@ -13,12 +12,13 @@ import type { ChatRequestBody, FakeAnswer } from '../../test/kit/fake-openai-ser
  */
 export function soakModelScript(options: { rateLimitedShare: number; random?: () => number }): (body: ChatRequestBody) => FakeAnswer {
   const random = options.random ?? Math.random;
+  const policies = FLOW_MODULES.flatMap((module) => module.offlinePolicy ?? []);
   return (body) => {
     if (random() < options.rateLimitedShare) {
       return { fault: 'status', status: 429, retryAfter: '1', body: { error: { message: 'Rate limit reached (soak)', type: 'rate_limit_exceeded', code: 'rate_limit_exceeded' } } };
     }
     const request = toLlmRequest(body);
-    const step = offlineDeskStep(request) ?? offlineAssistantStep(request) ?? (request.tools?.length ? offlineHabitStep(request) : { text: offlineHabitPrompt(request), toolCalls: [] });
+    const step = offlineStep(policies, request);
     return { text: step.text, toolCalls: step.toolCalls.map((call) => ({ name: call.name, arguments: call.arguments })), chunkSize: 24 };
   };
 }

@@ -4,6 +4,7 @@ import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Flow } from '../engine/flow.ts';
 import type { Outgoing } from '../engine/outgoing.ts';
 import type { LlmProvider } from '../llm/llm-provider.ts';
+import type { OfflinePolicy } from '../llm/offline/offline-demo-provider.ts';
 import type { Store } from '../store/store.ts';
 import type { TimerKind } from '../timers/timer-kinds.ts';
 
@@ -18,6 +19,8 @@ import type { TimerKind } from '../timers/timer-kinds.ts';
  */
 export interface FlowModule {
   readonly id: string;
+  /** The flow's rules for the offline demo model; none for a flow that calls no model. */
+  readonly offlinePolicy?: OfflinePolicy;
   /** Reads and checks the module's own settings and files; throws on a mistake. */
   load(config: AppConfig, logger: Logger): LoadedFlowModule;
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALOG_STATES } from '../../src/flows/service-desk/dialog.ts';
 import type { LlmRequest } from '../../src/llm/llm-provider.ts';
-import { offlineDeskStep } from '../../src/llm/offline/desk-policy.ts';
+import { offlineDeskStep } from '../../src/flows/service-desk/offline-policy.ts';
 import { createScriptedProvider, type ScriptedStep } from '../../src/llm/scripted-provider.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { openWebSession } from '../kit/web-session.ts';

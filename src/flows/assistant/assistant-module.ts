@@ -2,6 +2,7 @@ import type { FlowModule } from '../flow-module.ts';
 import { ASSISTANT_FLOW, createAssistantFlow } from './assistant-flow.ts';
 import { loadMcpConfig, McpTools } from './mcp-tools.ts';
 import { loadProfiles, SHIPPED_PROFILES_DIR } from './profiles.ts';
+import { offlineAssistantStep } from './offline-policy.ts';
 
 /** Connect and call timeout of MCP servers. */
 const MCP_TIMEOUT_MS = 30_000;
@@ -9,6 +10,7 @@ const MCP_TIMEOUT_MS = 30_000;
 /** Spec 003's assistant: profiles, recall, the agentic loop, MCP tools (decision 006). */
 export const assistantModule: FlowModule = {
   id: ASSISTANT_FLOW,
+  offlinePolicy: offlineAssistantStep,
   load(config, logger) {
     const settings = config.assistant;
     const profiles = loadProfiles(settings.profilesDir ?? SHIPPED_PROFILES_DIR, settings.defaultProfile);

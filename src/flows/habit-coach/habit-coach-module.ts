@@ -2,10 +2,12 @@ import type { FlowModule } from '../flow-module.ts';
 import { createHabitCoachFlow, HABIT_COACH_FLOW } from './habit-coach-flow.ts';
 import { loadHabitPrompts } from './prompt-files.ts';
 import { habitTimerKinds } from './timers/habit-timer-kinds.ts';
+import { offlineHabitPolicy } from './offline-policy.ts';
 
 /** The habit coach (specs 000–002): intake, daily prompts, feedback; the only flow with timers today. */
 export const habitCoachModule: FlowModule = {
   id: HABIT_COACH_FLOW,
+  offlinePolicy: offlineHabitPolicy,
   load(config, logger) {
     const prompts = loadHabitPrompts(config.habit.promptFiles, logger);
     return {

@@ -1,6 +1,7 @@
 import type { FlowModule } from '../flow-module.ts';
 import { demoCrmQueries } from './demo-crm-queries.ts';
 import { createServiceDeskFlow, SERVICE_DESK_FLOW } from './service-desk-flow.ts';
+import { offlineDeskStep } from './offline-policy.ts';
 
 /** The demo CRM's appointments are local dates in the demo business's zone. */
 const DESK_TIME_ZONE = 'America/Los_Angeles';
@@ -8,6 +9,7 @@ const DESK_TIME_ZONE = 'America/Los_Angeles';
 /** Spec 004's service desk over the demo CRM (decision 005). */
 export const serviceDeskModule: FlowModule = {
   id: SERVICE_DESK_FLOW,
+  offlinePolicy: offlineDeskStep,
   load(config) {
     return {
       async start({ store, clock, ids }) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { LlmMessage } from '../llm-provider.ts';
-import { offlineAssistantStep } from './assistant-policy.ts';
+import type { LlmMessage } from '../../llm/llm-provider.ts';
+import { offlineAssistantStep } from './offline-policy.ts';
 
 const tools = ['calculator', 'current_time', 'add_note', 'list_notes'].map((name) => ({ name, description: name, parameters: {} }));
 const reply = (...messages: LlmMessage[]) => offlineAssistantStep({ messages: [{ role: 'system', content: '[assistant:reply] You help.' }, ...messages], tools })!;

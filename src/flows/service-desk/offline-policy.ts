@@ -1,16 +1,15 @@
-import type { LlmRequest } from '../llm-provider.ts';
-import type { OfflineStep } from './habit-policy.ts';
+import type { LlmRequest } from '../../llm/llm-provider.ts';
+import { markedRole, systemOf, type OfflineStep } from '../../llm/offline/offline-demo-provider.ts';
+import { ROLE } from './desk-prompts.ts';
 
 /**
  * The offline demo model's service-desk roles (decision 005), read from the role marker the
  * flow puts in its system message: a one-line acknowledgement, a keyword interpreter that
  * proposes one tool, and a narrator that words the facts it is given. Deterministic.
  */
-export const DESK_MARKER = /^\[service-desk:(acknowledge|decide|narrate)\]/;
-
 export function offlineDeskStep(request: LlmRequest): OfflineStep | null {
-  const system = request.messages.find((message) => message.role === 'system')?.content ?? '';
-  const role = DESK_MARKER.exec(system)?.[1];
+  const system = systemOf(request);
+  const role = markedRole(ROLE, system);
   if (!role) return null;
   const said = [...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
   if (role === 'acknowledge') return { text: acknowledge(said), toolCalls: [] };

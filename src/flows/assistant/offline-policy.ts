@@ -1,16 +1,15 @@
-import type { LlmMessage, LlmRequest } from '../llm-provider.ts';
-import type { OfflineStep } from './habit-policy.ts';
+import type { LlmMessage, LlmRequest } from '../../llm/llm-provider.ts';
+import { markedRole, systemOf, type OfflineStep } from '../../llm/offline/offline-demo-provider.ts';
+import { ASSISTANT_MARKERS } from './markers.ts';
 
 /**
  * The offline demo model's assistant roles (decision 006), read from the marker the flow puts at
  * the start of its system messages: a keyword profile router, a keyword recall extractor, and a
  * rule-based agent that calls the built-in tools and words their results. Deterministic.
  */
-const MARKER = /^\[assistant:(route|recall|reply)\]/;
-
 export function offlineAssistantStep(request: LlmRequest): OfflineStep | null {
-  const system = request.messages.find((message) => message.role === 'system')?.content ?? '';
-  const role = MARKER.exec(system)?.[1];
+  const system = systemOf(request);
+  const role = markedRole(ASSISTANT_MARKERS, system);
   if (!role) return null;
   const said = lastUserText(request.messages);
   if (role === 'route') return { text: routeByKeywords(said), toolCalls: [] };

@@ -1,11 +1,7 @@
-import type { LlmMessage, LlmRequest } from '../llm-provider.ts';
-import { findAnchor, findClockTime, findDomain, impliedClockTime, isAffirmative, isNegative } from './extractors.ts';
+import type { LlmMessage, LlmRequest } from '../../llm/llm-provider.ts';
+import { FLOW_MARKER, systemOf, type OfflinePolicy, type OfflineStep } from '../../llm/offline/offline-demo-provider.ts';
+import { findAnchor, findClockTime, findDomain, impliedClockTime, isAffirmative, isNegative } from './offline-extractors.ts';
 
-/** What the offline model answers: text, tool calls, or both (like a real model). */
-export interface OfflineStep {
-  text: string;
-  toolCalls: Array<{ name: string; arguments: Record<string, unknown> }>;
-}
 
 const QUESTIONS: Record<string, (known: Record<string, string>) => string> = {
   habit_domain: () => 'What small daily habit would you like to build? For example walking, stretching or drinking more water.',
@@ -131,3 +127,13 @@ export function offlineHabitPrompt(request: LlmRequest): string {
   const reason = why && why !== '(unknown)' ? ` Remember why: ${why.replace(/\.$/, '')}.` : '';
   return `${anchor.charAt(0).toUpperCase()}${anchor.slice(1)}, ${action}.${reason}`;
 }
+
+/**
+ * The habit coach's offline rules: the requests no flow marked are the habit coach's (its prompts
+ * are the study's own texts, which carry no marker); a call without tools is the daily prompt's
+ * generation.
+ */
+export const offlineHabitPolicy: OfflinePolicy = (request) => {
+  if (FLOW_MARKER.test(systemOf(request))) return null;
+  return request.tools?.length ? offlineHabitStep(request) : { text: offlineHabitPrompt(request), toolCalls: [] };
+};

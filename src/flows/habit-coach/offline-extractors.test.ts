@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findAnchor, findClockTime, findDomain, impliedClockTime } from './extractors.ts';
+import { findAnchor, findClockTime, findDomain, impliedClockTime } from './offline-extractors.ts';
 
 describe('offline model recognisers', () => {
   it.each([['7am', '07:00'], ['at 7:30 pm', '19:30'], ['around 19:00', '19:00'], ['12am', '00:00'], ['at 8', '08:00'], ['I have 2 kids', null]])(

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Appointment, Slot } from '../../flows/service-desk/crm.ts';
-import { choicesFor } from '../../flows/service-desk/gate.ts';
-import { decisionPrompt } from '../../flows/service-desk/desk-prompts.ts';
-import type { DeskTurnEnv } from '../../flows/service-desk/desk-turn.ts';
-import { initialDialog, type Dialog } from '../../flows/service-desk/dialog.ts';
-import { offlineDeskStep } from './desk-policy.ts';
+import type { Appointment, Slot } from './crm.ts';
+import { choicesFor } from './gate.ts';
+import { decisionPrompt } from './desk-prompts.ts';
+import type { DeskTurnEnv } from './desk-turn.ts';
+import { initialDialog, type Dialog } from './dialog.ts';
+import { offlineDeskStep } from './offline-policy.ts';
 
 // The offline interpreter reads what the flow's decision prompt says, as a real model would.
 const appointment: Appointment = { id: 'apt_sam_1', customerId: 'cus_sam', service: 'Ant treatment', date: '2026-06-03', windowStart: '08:00', windowEnd: '10:00', status: 'scheduled', address: '5 W 30th St', notes: null };
