@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import type { Conversation } from '../../../core/domain.ts';
+import { AppError } from '../../../core/errors.ts';
 import { emptyProfile } from '../../../core/profile.ts';
+import type { StoreTx } from '../../../store/store.ts';
 import { defineTimerKind } from '../../../timers/timer-kinds.ts';
 import { later, repliedSince, timerKeys, whileActive, whileStillActive, type HabitTimerDeps } from './habit-timer-deps.ts';
 
@@ -40,7 +43,7 @@ export function autoFeedbackTimerKind(deps: HabitTimerDeps) {
         const last = profile.lastPromptSentAt;
         if (last && last.getTime() > promptSentAt.getTime() && deps.clock.now().getTime() - last.getTime() < RECENT_PROMPT_MS) return;
         await whileStillActive(deps, participant.id, async (tx) => {
-          await tx.updateConversation(conversation.id, conversation.version, { subState: 'FEEDBACK' }, deps.clock.now());
+          await moveSubState(tx, conversation, 'FEEDBACK', deps.clock.now());
           await tx.completeTimer(timer.id, deps.clock.now());
         });
       });
@@ -83,11 +86,21 @@ export function stateTransitionTimerKind(deps: HabitTimerDeps) {
       await whileActive(deps, timer, async (conversation, participant) => {
         await whileStillActive(deps, participant.id, async (tx) => {
           const now = deps.clock.now();
-          await tx.updateConversation(conversation.id, conversation.version, { subState: target }, now);
+          await moveSubState(tx, conversation, target, now);
           await tx.cancelTimer(timerKeys.autoFeedback(participant.id), now);
           await tx.completeTimer(timer.id, now);
         });
       });
     },
   });
+}
+
+/**
+ * Writes the sub-state if the conversation is as the timer read it; otherwise someone wrote first
+ * (an operator's forced sub-state): the transaction rolls back and the timer runs again later,
+ * reading the conversation afresh.
+ */
+async function moveSubState(tx: StoreTx, conversation: Conversation, subState: string, now: Date): Promise<void> {
+  const updated = await tx.updateConversation(conversation.id, conversation.version, { subState }, now);
+  if (!updated) throw new AppError('version_conflict', `conversation ${conversation.id} changed while its timer ran`, { fault: 'system', retryable: true });
 }
