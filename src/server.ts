@@ -26,6 +26,7 @@ import type { FlowModule, StartedFlowModule } from './flows/flow-module.ts';
 import { FLOW_MODULES } from './flows/registry.ts';
 import { buildApp } from './http/app.ts';
 import type { LlmProvider } from './llm/llm-provider.ts';
+import { ModelHealth } from './llm/model-health.ts';
 import { createOfflineDemoProvider } from './llm/offline/offline-demo-provider.ts';
 import { createOpenAiCompatibleProvider } from './llm/openai-compatible-provider.ts';
 import { openStore, type OpenStoreOptions } from './store/open-store.ts';
@@ -135,7 +136,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const clock: Clock = virtualClock ?? dbClock ?? systemClock;
   // SQLite is one process: whoever held a lease before this start is gone.
   if (store.dialect === 'sqlite') await store.clearLeases();
-  const provider = overrides.provider ?? createProvider(config, flowModules);
+  const modelHealth = new ModelHealth();
+  const provider = modelHealth.observe(overrides.provider ?? createProvider(config, flowModules));
   const channels = createChannels(config, { logger, webhook: overrides.channel, fetch: overrides.fetch });
   const gate = new ChannelGate({
     store, clock, logger,
@@ -175,7 +177,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   changes.subscribe((id, origin) => void (origin === 'other' && engine.exclusive(id, () => events.syncMessages(id), { quiet: true }).catch(syncFailed(id))));
   // Wall time: a virtual clock would hold every message past the limit until it is moved.
   const throttle = config.limits.turns && new SlidingWindowThrottle({ ...config.limits.turns, clock: systemClock });
-  const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases, throttle, outageWaitMs: overrides.outageWaitMs });
+  const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases, throttle, outageWaitMs: overrides.outageWaitMs, modelOutageNotice: config.llm.outageNotice });
   const participants = new ParticipantService({ store, engine, flows, defaultFlow, channels, gate, clock, ids, logger });
   const inbound = new InboundService({ store, engine, participants, channels, gate, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
   const kinds = new TimerKindRegistry().register(...started.flatMap((module) => module.timerKinds?.({ ...host, outgoing }) ?? []));
@@ -200,6 +202,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     maxBodyBytes: config.server.maxBodyBytes,
     phoneRegion: config.conversation.phoneRegion,
     model: { provider: provider.name, model: provider.model },
+    modelHealth,
     version: VERSION,
     whatsapp: config.whatsapp,
     twilio: config.twilio,

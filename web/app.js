@@ -22,8 +22,31 @@ function reportError(error) {
 
 // ---- header: model and clock -------------------------------------------------------------
 
+/** How often the console asks /health whether the store or the model is failing. */
+const HEALTH_POLL_MS = 10_000;
+
+/** A banner while a dependency fails: what an operator must know before reading any transcript. */
+function showHealth(health) {
+  const banner = $('#health-banner');
+  const model = health.model_status;
+  let text = '';
+  if (health.status === 'down') text = `The database is not serving: ${health.store_problem ?? 'unknown problem'}. Messages are refused with 503 until it is back.`;
+  else if (model?.state === 'failing' && model.lastErrorTransient) text = `The model cannot be reached (${model.consecutiveFailures} failed calls; last: ${model.lastError}). Messages wait and are answered once it is back.`;
+  else if (model?.state === 'failing') text = `The model refuses requests (last: ${model.lastError}). Check LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; affected messages got an apology.`;
+  banner.textContent = text;
+  banner.hidden = !text;
+}
+
+async function pollHealth() {
+  const health = await fetch('/health').then((response) => response.json()).catch(() => ({ status: 'down', store_problem: 'the server does not answer' }));
+  showHealth(health);
+  setTimeout(pollHealth, HEALTH_POLL_MS);
+}
+
 async function loadHeader() {
   const health = await fetch('/health').then((response) => response.json());
+  showHealth(health);
+  setTimeout(pollHealth, HEALTH_POLL_MS);
   const badge = $('#model-badge');
   if (health.model?.provider === 'offline-demo') {
     badge.textContent = 'offline demo model — configure LLM_BASE_URL for a real model';

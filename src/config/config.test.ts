@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, ConfigError, loadConfig, loadDotEnv, normaliseHistoryLimit, type AppConfig } from './config.ts';
 import { envSchema } from './schema.ts';
+import { MODEL_OUTAGE_NOTICE } from '../engine/turn-runner.ts';
 
 function problemsOf(env: Record<string, string | undefined>): string[] {
   try {
@@ -22,7 +23,7 @@ describe('loadConfig defaults', () => {
       limits: { authFailures: { limit: 20, windowMs: 60_000 }, turns: { limit: 10, windowMs: 60_000 } },
       database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public', poolMax: 10, connectTimeoutMs: 5000, queryTimeoutMs: 10000, busyTimeoutMs: 5000 },
       llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', interpreterModel: undefined,
-        timeoutMs: 60000, maxRetries: 2, toolCallLimits: { perResponse: 8, perTurn: 24 } },
+        timeoutMs: 60000, maxRetries: 2, toolCallLimits: { perResponse: 8, perTurn: 24 }, outageNotice: MODEL_OUTAGE_NOTICE },
       conversation: { chatHistoryLimit: 30, autoEnrollNewUsers: false, phoneRegion: undefined, debug: false },
       habit: {
         promptFiles: { intake: undefined, feedback: undefined, generator: undefined },
@@ -106,7 +107,7 @@ describe('loadConfig LLM provider', () => {
     expect(loadConfig({}).llm).toMatchObject({ provider: 'offline', model: 'offline-demo' });
     expect(loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:11434/v1', LLM_API_KEY: 'k' }).llm).toEqual({
       provider: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'k', model: 'gpt-4o-mini', interpreterModel: undefined, timeoutMs: 60000, maxRetries: 2,
-      toolCallLimits: { perResponse: 8, perTurn: 24 },
+      toolCallLimits: { perResponse: 8, perTurn: 24 }, outageNotice: MODEL_OUTAGE_NOTICE,
     });
   });
 

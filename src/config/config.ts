@@ -1,4 +1,5 @@
 import type { PhoneRegion } from '../core/phone.ts';
+import { MODEL_OUTAGE_NOTICE } from '../engine/turn-runner.ts';
 import { ConfigError } from './config-error.ts';
 import { CONFIG_VARIABLES } from './variables.ts';
 import { crossFieldProblems, envSchema, type ParsedEnv, type RawEnv } from './schema.ts';
@@ -58,6 +59,8 @@ export interface AppConfig {
     readonly interpreterModel: string | undefined;
     readonly timeoutMs: number;
     readonly maxRetries: number;
+    /** Told once per model outage to each conversation whose message waits; undefined = nothing. */
+    readonly outageNotice: string | undefined;
     /** Tool calls run per model response and per turn, in every flow; the rest are answered with an error. */
     readonly toolCallLimits: { readonly perResponse: number; readonly perTurn: number };
   };
@@ -184,6 +187,7 @@ function toAppConfig(env: ParsedEnv): AppConfig {
       timeoutMs: env.LLM_TIMEOUT_MS,
       maxRetries: env.LLM_MAX_RETRIES,
       toolCallLimits: { perResponse: env.LLM_MAX_TOOL_CALLS_PER_RESPONSE, perTurn: env.LLM_MAX_TOOL_CALLS_PER_TURN },
+      outageNotice: outageNotice(env.MODEL_OUTAGE_NOTICE),
     },
     conversation: {
       chatHistoryLimit: normaliseHistoryLimit(env.CHAT_HISTORY_LIMIT),
@@ -251,4 +255,10 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
+}
+
+/** `MODEL_OUTAGE_NOTICE`: `on` is the shipped wording, `off` none, anything else the text itself. */
+function outageNotice(value: string): string | undefined {
+  if (value === 'off') return undefined;
+  return value === 'on' ? MODEL_OUTAGE_NOTICE : value;
 }

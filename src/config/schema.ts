@@ -40,6 +40,7 @@ export const envSchema = z.object({
   LLM_INTERPRETER_MODEL: token('a model name').optional(),
   LLM_TIMEOUT_MS: integer(1, MAX_TIMER_MS, 'an integer greater than 0'),
   LLM_MAX_RETRIES: integer(0, 10),
+  MODEL_OUTAGE_NOTICE: z.string().max(500, 'must be at most 500 characters'),
   LLM_MAX_TOOL_CALLS_PER_RESPONSE: integer(1, 100),
   LLM_MAX_TOOL_CALLS_PER_TURN: integer(1, 1000),
 

@@ -50,6 +50,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Model', 'LLM_INTERPRETER_MODEL', undefined, 'Model for short decision calls: the service desk\'s interpreter, the assistant\'s profile router and recall extraction; replies use LLM_MODEL.', { defaultNote: 'LLM_MODEL' }),
   v('Model', 'LLM_TIMEOUT_MS', '60000', 'Timeout of one model call, in ms.'),
   v('Model', 'LLM_MAX_RETRIES', '2', 'Retries of a failed model call (0-10).'),
+  v('Model', 'MODEL_OUTAGE_NOTICE', 'on', 'While the model cannot be reached (refused, timeout, 429, 5xx) a message waits and its turn runs again with back-off, the conversation\'s later messages behind it; each waiting conversation is told once per outage. on (the shipped wording: the model is unreachable and the message will be answered once it is back), off (say nothing), or your own text (at most 500 characters).'),
   v('Model', 'LLM_MAX_TOOL_CALLS_PER_RESPONSE', '8', 'Tool calls run from one model response (1-100); each call beyond is not run and answered with an error result.'),
   v('Model', 'LLM_MAX_TOOL_CALLS_PER_TURN', '24', 'Tool calls run in one turn, over all its model responses (1-1000); each call beyond is not run and answered with an error result.'),
 

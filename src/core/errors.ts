@@ -67,6 +67,14 @@ export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
 
+/**
+ * The model cannot answer right now for a reason that passes (refused connection, timeout, 429,
+ * 5xx): the turn waits and runs again, like during a database outage. Not a 401, a 404 or a 400.
+ */
+export function isModelUnavailable(error: unknown): boolean {
+  return isAppError(error) && (error.code === 'llm_unavailable' || error.code === 'llm_timeout');
+}
+
 /** The store cannot serve right now (unreachable, locked, full): worth a 503 and a retry, never an apology for good. */
 export function isStoreUnavailable(error: unknown): boolean {
   return isAppError(error) && error.code === 'store_unavailable';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { InboxItem } from '../core/domain.ts';
-import { AppError, describeError, isAppError, isStoreUnavailable } from '../core/errors.ts';
+import { AppError, describeError, isAppError, isModelUnavailable, isStoreUnavailable } from '../core/errors.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { Store } from '../store/store.ts';
 import type { TurnInput } from './flow.ts';
@@ -23,8 +23,10 @@ export interface EngineDeps {
   changes?: ChangeFeed;
   /** Attempts of a turn that throws (a version conflict, a bug) before its message is given up (kept, apology sent). */
   turnAttempts?: number;
-  /** How long a turn keeps retrying while the database is unreachable (real ms; default 10 minutes). */
+  /** How long a turn keeps retrying while the database or the model is unreachable (real ms; default 10 minutes). */
   outageWaitMs?: number;
+  /** Sent once per model outage to a person whose message waits for the model; undefined = none. */
+  modelOutageNotice?: string;
   /** Limits how often a conversation's messages start turns; unset = no limit. */
   throttle?: TurnThrottle;
 }
@@ -42,6 +44,8 @@ const MAX_TOGETHER = 50;
 export class Engine {
   readonly #deps: EngineDeps;
   readonly #queue = new KeyedQueue();
+  /** Conversations told about the current model outage (once each, until one of their turns succeeds). */
+  readonly #noticed = new Set<string>();
   readonly #shutdown = new AbortController();
   /** The interrupt switch of each conversation's running turn. */
   readonly #running = new Map<string, AbortController>();
@@ -240,21 +244,24 @@ export class Engine {
       try {
         const summary = await this.#deps.runner.run(conversationId, input, { shutdown: this.#shutdown.signal, interrupt: interrupt.signal, progress: lease.progress });
         lease.progress();
+        this.#noticed.delete(conversationId); // the outage, if there was one, is over for it
         return summary;
       } catch (error) {
         if (this.#shutdown.signal.aborted || lease.lost.aborted) return undefined;
         // Another process answered the message first: nothing to retry, nothing to mark.
         if (inboxId && isAppError(error) && error.code === 'conflict') return undefined;
-        const outage = isStoreUnavailable(error);
+        const modelDown = isModelUnavailable(error);
+        const outage = modelDown || isStoreUnavailable(error);
         const final = outage ? Date.now() >= outageEnds : attempt >= attempts;
-        this.#deps.logger.error({ conversationId, inboxId, attempt, outage, final, err: describeError(error) }, 'turn failed');
+        this.#deps.logger.error({ conversationId, inboxId, attempt, outage: modelDown ? 'model' : outage ? 'store' : false, final, err: describeError(error) }, 'turn failed');
+        if (modelDown && input.kind === 'message') await this.#noticeModelOutage(conversationId);
         if (final && outage) throw error; // left pending, and nothing after it goes first
         if (final) {
           if (input.kind === 'message' && !(await this.#deps.runner.giveUp(conversationId, input, error))) throw error; // left pending, as above
           return undefined;
         }
         // Real pauses, not the conversation clock: these wait out an outage (a shutdown ends them).
-        outagePause = outage ? Math.min(Math.max(outagePause * 2, 250), 10_000) : 0;
+        outagePause = outage ? Math.min(Math.max(outagePause * 2, modelDown ? 1000 : 250), modelDown ? 30_000 : 10_000) : 0;
         if (!outage) attempt += 1;
         await systemClock.sleep(outage ? outagePause : 100 * attempt, this.#shutdown.signal).catch(() => undefined);
       } finally {
@@ -263,4 +270,15 @@ export class Engine {
     }
   }
 
+  /** At most one notice per conversation per model outage (per process: a restart may tell again). */
+  async #noticeModelOutage(conversationId: string): Promise<void> {
+    const notice = this.#deps.modelOutageNotice;
+    if (!notice || this.#noticed.has(conversationId)) return;
+    this.#noticed.add(conversationId);
+    try {
+      if (await this.#deps.runner.noticeOutage(conversationId, notice)) void this.#deps.dispatcher.kick();
+    } catch (error) {
+      this.#deps.logger.warn({ conversationId, err: error }, 'model outage notice not recorded');
+    }
+  }
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, Message, NewMessage, OutboxItem, Participant, ToolCallRecord, TurnRecord } from '../core/domain.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
-import { AppError, describeError } from '../core/errors.ts';
+import { AppError, describeError, isModelUnavailable } from '../core/errors.ts';
 import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
 import type { Store, StoreTx } from '../store/store.ts';
 import { answeredMessages, type ExtraMessage, type Flow, type PreparedTurn, type TurnInput, type TurnOutcome } from './flow.ts';
@@ -13,8 +13,14 @@ import { plainReply } from './plain-text.ts';
 import { runToolLoop, type ExecutedToolCall, type ToolLoopResult } from './tool-loop.ts';
 import type { ToolCallLimits } from './tool-call-limits.ts';
 
-export const MODEL_FAILURE_REPLY =
-  "Sorry, I can't answer right now. Your message is saved, and I'll pick up from here as soon as I can.";
+/**
+ * What the person is told when their message cannot be answered for good (the model refused the
+ * request: a bad key, an unknown model; or the turn keeps failing). It promises nothing more.
+ */
+export const MODEL_FAILURE_REPLY = "Sorry, something went wrong on our side, so I can't reply to this.";
+
+/** The default notice while the model cannot be reached: true, because the turn waits and runs again. */
+export const MODEL_OUTAGE_NOTICE = "I'm having trouble reaching my language model right now. I'll answer your message as soon as it's back.";
 
 export interface TurnRunnerDeps {
   store: Store;
@@ -155,6 +161,8 @@ export class TurnRunner {
     } catch (error) {
       if (signals.shutdown.aborted) throw error;
       if (signals.interrupt?.aborted) return { result: undefined, error: undefined, executed, interrupted: true };
+      // The model will be back: nothing of this turn commits, and the engine runs it again later.
+      if (isModelUnavailable(error)) throw error;
       return { result: undefined, error, executed, interrupted: false };
     }
   }
@@ -185,6 +193,22 @@ export class TurnRunner {
       logger.error({ conversationId, inboxId: input.inboxId, err: describeError(giveUpError) }, 'failed turn could not be recorded');
       return false;
     }
+  }
+
+  /**
+   * Tells the person their message waits for the model (an outage), as a message of its own that
+   * the model never reads. False when there is nobody to tell (a paused participant).
+   */
+  async noticeOutage(conversationId: string, text: string): Promise<boolean> {
+    const { store, clock } = this.#deps;
+    return store.transaction(async (tx) => {
+      const conversation = await tx.getConversation(conversationId);
+      if (!conversation) return false;
+      const participant = conversation.participantId ? ((await tx.getParticipant(conversation.participantId)) ?? null) : null;
+      if (participant && participant.status !== 'active') return false;
+      await this.#deps.outgoing.append(tx, { conversation, participant }, [{ text, source: 'system' }], { now: clock.now(), turnId: null });
+      return true;
+    });
   }
 
   /** An inactive participant's message is kept in the transcript; no model turn runs. */

@@ -28,6 +28,7 @@ import { twilioRoutes } from './twilio-routes.ts';
 import { whatsappRoutes } from './whatsapp-routes.ts';
 import { TicketBook } from './tickets.ts';
 import type { PhoneRegion } from '../core/phone.ts';
+import type { ModelHealth } from '../llm/model-health.ts';
 
 /** Largest WebSocket frame a client may send (frames are small JSON commands). */
 const MAX_FRAME_BYTES = 16 * 1024;
@@ -52,6 +53,8 @@ export interface AppDeps {
   phoneRegion?: PhoneRegion | undefined;
   /** Shown on /health: which model answers (`offline-demo` is never passed off as an LLM). */
   model: { provider: string; model: string };
+  /** Shown on /health: whether model calls succeed. */
+  modelHealth?: Pick<ModelHealth, 'status'>;
   version: string;
   /** How long `/health` waits for the store (default `HEALTH_TIMEOUT_MS`). */
   healthTimeoutMs?: number;
@@ -120,13 +123,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   resource(app, '/health', {
     GET: {
-      schema: { tags: ['server'], summary: 'Liveness and store reachability' },
+      schema: { tags: ['server'], summary: 'Overall status (ok | degraded | down) and each dependency: store, model, backlog' },
       handler: async (_request, reply) => {
         const health = await checkStore(deps.store, deps.healthTimeoutMs);
+        const model = deps.modelHealth?.status;
+        // Down (503) when the store cannot serve; degraded (200) while model calls fail: messages wait.
+        const status = !health.ok ? 'down' : model?.state === 'failing' ? 'degraded' : 'ok';
         const body = {
-          status: health.ok ? 'ok' : 'error', store: deps.store.dialect, store_ok: health.ok,
+          status, store: deps.store.dialect, store_ok: health.ok,
           ...(health.ok ? {} : { store_problem: health.problem }),
-          model: deps.model, backlog: deps.engine.backlog,
+          model: deps.model, ...(model ? { model_status: model } : {}), backlog: deps.engine.backlog,
         };
         return reply.status(health.ok ? 200 : 503).send(body);
       },

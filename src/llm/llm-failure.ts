@@ -13,6 +13,9 @@ export class LlmAttemptError extends Error {
   }
 }
 
+/** A 404 is almost always a base URL without its `/v1`, or a model the server does not serve. */
+const NOT_FOUND_HINT = ' (…/chat/completions not found: does LLM_BASE_URL end in /v1, and does the server serve LLM_MODEL?)';
+
 /** Provider error codes meaning "the money or quota is used up", not "slow down". */
 const QUOTA_CODES = new Set(['insufficient_quota', 'billing_hard_limit_reached', 'billing_not_active', 'insufficient_balance', 'insufficient_credits']);
 const QUOTA_MESSAGE = /insufficient[ _](quota|credits|balance)|spend(ing)? limit|billing (hard )?limit|exceeded your current quota.*billing/i;
@@ -38,7 +41,7 @@ function failureFromApiCall(error: APICallError): Omit<LlmFailure, 'afterText'> 
   return {
     kind: 'http',
     status,
-    message: `the model server answered ${status}: ${error.message}`,
+    message: `the model server answered ${status}: ${error.message}${status === 404 ? NOT_FOUND_HINT : ''}`,
     retryAfter: headers['retry-after'],
     retryAfterMs: headers['retry-after-ms'],
     quotaExhausted: status === 429 && isQuotaExhausted(error.data ?? error.responseBody),

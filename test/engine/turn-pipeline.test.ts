@@ -126,10 +126,11 @@ describe('turn pipeline', () => {
     expect(server.sink.to('+14165550103')[0]?.text).toBe('nice to meet you');
   });
 
-  it('apologises when the model fails, keeping the message in the history', async () => {
+  // A model that cannot be reached is waited for instead (test/engine/model-outage.test.ts).
+  it('apologises when the model refuses the request, keeping the message in the history', async () => {
     const provider = createScriptedProvider((request) => {
       if (lastUserText(request).startsWith('[')) return { text: 'hello' };
-      return { error: new AppError('llm_unavailable', 'provider down', { fault: 'model', retryable: true }) };
+      return { error: new AppError('llm_rejected', 'provider refused the key', { fault: 'model', retryable: false }) };
     });
     server = await startTestServer({}, { provider });
     const id = await enrolAndGreet('+14165550104');
@@ -139,7 +140,7 @@ describe('turn pipeline', () => {
     const history = await server.request('GET', `/conversation/participants/${id}/history`);
     expect(history.body.result.messages.map((message: { text: string }) => message.text)).toContain('still there?');
     const turns = await server.store.listTurns(history.body.result.conversation_id);
-    expect(turns.at(-1)).toMatchObject({ status: 'failed', error: expect.stringContaining('provider down') });
+    expect(turns.at(-1)).toMatchObject({ status: 'failed', error: expect.stringContaining('provider refused the key') });
   });
 
   it('retries failed deliveries through the outbox with the same idempotency key', async () => {

@@ -69,7 +69,7 @@ describe('the disk is full', () => {
       expect(refused?.headers.get('retry-after')).toBe('5');
       const health = await server.request('GET', '/health');
       expect(health.status).toBe(503);
-      expect(health.body).toMatchObject({ status: 'error', store_ok: false, store_problem: expect.stringContaining('no space') });
+      expect(health.body).toMatchObject({ status: 'down', store_ok: false, store_problem: expect.stringContaining('no space') });
     } finally {
       serverExec('PRAGMA max_page_count = 1073741823');
     }

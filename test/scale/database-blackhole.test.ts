@@ -89,7 +89,7 @@ describe('the network to PostgreSQL black-holes under a running server', () => {
     openGate();
     const health = await request('GET', '/health');
     expect(health.status).toBe(503);
-    expect(health.body).toMatchObject({ status: 'error', store_ok: false });
+    expect(health.body).toMatchObject({ status: 'down', store_ok: false });
     const refused = await request('POST', '/conversation/inbound', { from: PHONE, text: 'late', message_id: 'bh-late' });
     expect(refused.status).toBe(503);
     expect(refused.body).toMatchObject({ status: 'error', code: 'store_unavailable' });
