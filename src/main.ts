@@ -18,6 +18,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ level: config.log.level, redact: config.log.redact });
+  for (const warning of config.warnings) logger.warn(warning);
   const server = await startServer(config, logger);
   const stop = (signal: string) => {
     logger.info({ signal }, 'shutting down: draining turns and deliveries');

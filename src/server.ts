@@ -81,6 +81,7 @@ export function createProvider(config: AppConfig, modules: readonly FlowModule[]
     baseUrl: config.llm.baseUrl!,
     apiKey: config.llm.apiKey,
     model: config.llm.model,
+    temperature: config.llm.temperature,
     timeoutMs: config.llm.timeoutMs,
     maxRetries: config.llm.maxRetries,
   });

@@ -22,7 +22,7 @@ describe('loadConfig defaults', () => {
       server: { host: '127.0.0.1', port: 8080, apiToken: undefined, maxBodyBytes: 262144, shutdownTimeoutMs: 10000, tokenSecret: undefined },
       limits: { authFailures: { limit: 20, windowMs: 60_000 }, turns: { limit: 10, windowMs: 60_000 } },
       database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public', poolMax: 10, connectTimeoutMs: 5000, queryTimeoutMs: 10000, busyTimeoutMs: 5000 },
-      llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', interpreterModel: undefined,
+      llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', interpreterModel: undefined, temperature: undefined,
         timeoutMs: 60000, maxRetries: 2, toolCallLimits: { perResponse: 8, perTurn: 24 }, outageNotice: MODEL_OUTAGE_NOTICE },
       conversation: { chatHistoryLimit: 30, autoEnrollNewUsers: false, phoneRegion: undefined, debug: false },
       habit: {
@@ -39,6 +39,7 @@ describe('loadConfig defaults', () => {
       whatsapp: undefined,
       twilio: undefined,
       log: { level: 'info', redact: true },
+      warnings: [],
     } satisfies AppConfig);
   });
 
@@ -106,7 +107,7 @@ describe('loadConfig LLM provider', () => {
   it('defaults to offline without LLM_BASE_URL and to openai with it', () => {
     expect(loadConfig({}).llm).toMatchObject({ provider: 'offline', model: 'offline-demo' });
     expect(loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:11434/v1', LLM_API_KEY: 'k' }).llm).toEqual({
-      provider: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'k', model: 'gpt-4o-mini', interpreterModel: undefined, timeoutMs: 60000, maxRetries: 2,
+      provider: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'k', model: 'gpt-4o-mini', interpreterModel: undefined, temperature: undefined, timeoutMs: 60000, maxRetries: 2,
       toolCallLimits: { perResponse: 8, perTurn: 24 }, outageNotice: MODEL_OUTAGE_NOTICE,
     });
   });
@@ -125,9 +126,15 @@ describe('loadConfig LLM provider', () => {
     expect(loadConfig({ LLM_MAX_TOOL_CALLS_PER_RESPONSE: '3', LLM_MAX_TOOL_CALLS_PER_TURN: '5' }).llm.toolCallLimits).toEqual({ perResponse: 3, perTurn: 5 });
   });
 
-  it('rejects openai without LLM_BASE_URL, naming both variables', () => {
+  it('rejects openai without LLM_BASE_URL or LLM_API_KEY, naming them', () => {
     const [problem] = problemsOf({ LLM_PROVIDER: 'openai' });
-    expect(problem).toMatch(/^LLM_PROVIDER: .*LLM_BASE_URL/);
+    expect(problem).toMatch(/^LLM_PROVIDER: .*LLM_BASE_URL.*LLM_API_KEY/);
+  });
+
+  it('takes a key alone as OpenAI itself, never the offline model', () => {
+    expect(loadConfig({ LLM_API_KEY: 'sk-test' }).llm).toMatchObject({ provider: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-test' });
+    expect(loadConfig({ LLM_TEMPERATURE: '0.3' }).llm.temperature).toBe(0.3);
+    expect(problemsOf({ LLM_TEMPERATURE: '3' })[0]).toMatch(/^LLM_TEMPERATURE: must be a number from 0 to 2/);
   });
 });
 
@@ -246,5 +253,33 @@ describe('CONFIG_VARIABLES', () => {
   it('gives each default in a form loadConfig accepts', () => {
     const defaults = Object.fromEntries(CONFIG_VARIABLES.filter((variable) => variable.default !== undefined).map((variable) => [variable.name, variable.default]));
     expect(loadConfig(defaults)).toEqual(loadConfig({}));
+  });
+});
+
+describe('the Go PromptPipe\'s variable names', () => {
+  it('are read as ours, each with a one-line warning, ours winning where both are set', () => {
+    const config = loadConfig({ OPENAI_API_KEY: 'sk-go', GENAI_MODEL: 'gpt-4.1-mini', GENAI_TEMPERATURE: '0.1', API_ADDR: ':9090', DATABASE_DSN: 'file:/var/lib/promptpipe/app.db?_foreign_keys=on' });
+    expect(config.llm).toMatchObject({ provider: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-go', model: 'gpt-4.1-mini', temperature: 0.1 });
+    expect(config.server.port).toBe(9090);
+    expect(config.database.url).toBe('sqlite:/var/lib/promptpipe/app.db');
+    expect(config.warnings).toEqual([
+      "OPENAI_API_KEY is the Go PromptPipe's name: read as LLM_API_KEY and LLM_BASE_URL; rename it, this alias will be removed",
+      "GENAI_MODEL is the Go PromptPipe's name: read as LLM_MODEL; rename it, this alias will be removed",
+      "GENAI_TEMPERATURE is the Go PromptPipe's name: read as LLM_TEMPERATURE; rename it, this alias will be removed",
+      "API_ADDR is the Go PromptPipe's name: read as PORT; rename it, this alias will be removed",
+      "DATABASE_DSN is the Go PromptPipe's name: read as DATABASE_URL; rename it, this alias will be removed",
+    ]);
+    expect(loadConfig({ LLM_MODEL: 'ours', GENAI_MODEL: 'theirs' })).toMatchObject({ llm: { model: 'ours' }, warnings: ['GENAI_MODEL is ignored: LLM_MODEL is set'] });
+    expect(loadConfig({ API_ADDR: '0.0.0.0:8081', API_TOKEN: 'x'.repeat(16) }).server).toMatchObject({ host: '0.0.0.0', port: 8081 });
+    expect(loadConfig({ PROMPTPIPE_STATE_DIR: '/srv/pp/' }).database.url).toBe('sqlite:/srv/pp/promptpipe.sqlite');
+    expect(loadConfig({ DATABASE_URL: 'file:/srv/pp/state.db' }).database.url).toBe('sqlite:/srv/pp/state.db');
+  });
+
+  it('names what it does not support, and a variable that looks like ours with the closest of ours', () => {
+    expect(loadConfig({ DEFAULT_SCHEDULE: '0 9 * * *' }).warnings).toEqual([expect.stringMatching(/^DEFAULT_SCHEDULE .*no default schedule/)]);
+    expect(loadConfig({ LLM_BASEURL: 'http://x/v1', PROMPTPIPE_DEBUGG: 'true', HOME: '/root' }).warnings).toEqual([
+      'LLM_BASEURL is not a PromptPipe variable and is ignored; did you mean LLM_BASE_URL?',
+      'PROMPTPIPE_DEBUGG is not a PromptPipe variable and is ignored; did you mean PROMPTPIPE_DEBUG?',
+    ]);
   });
 });

@@ -2,6 +2,7 @@ import type { PhoneRegion } from '../core/phone.ts';
 import { MODEL_OUTAGE_NOTICE } from '../engine/turn-runner.ts';
 import { ConfigError } from './config-error.ts';
 import { CONFIG_VARIABLES } from './variables.ts';
+import { OPENAI_BASE_URL, readLegacyNames } from './legacy-names.ts';
 import { crossFieldProblems, envSchema, type ParsedEnv, type RawEnv } from './schema.ts';
 import type { CLOCK_MODES, LLM_PROVIDERS, LOG_LEVELS } from './schema.ts';
 
@@ -57,6 +58,8 @@ export interface AppConfig {
     readonly model: string;
     /** The service desk's interpreter; undefined = `model`. */
     readonly interpreterModel: string | undefined;
+    /** Reply calls' sampling temperature; undefined = the provider's default. */
+    readonly temperature: number | undefined;
     readonly timeoutMs: number;
     readonly maxRetries: number;
     /** Told once per model outage to each conversation whose message waits; undefined = nothing. */
@@ -119,6 +122,8 @@ export interface AppConfig {
     | { readonly accountSid: string; readonly authToken: string; readonly from: string; readonly apiBaseUrl: string; readonly publicBaseUrl: string | undefined }
     | undefined;
   readonly log: { readonly level: LogLevel; readonly redact: boolean };
+  /** Said once at start-up: Go PromptPipe names read as ours, names that look like ours but are not. */
+  readonly warnings: readonly string[];
 }
 
 export interface RateLimit {
@@ -144,7 +149,8 @@ function withDefaults(env: Record<string, string | undefined>): RawEnv {
 const order = (line: string) => CONFIG_VARIABLES.findIndex((variable) => line.startsWith(`${variable.name}:`));
 
 /** Parses and validates the environment once; throws a `ConfigError` naming every bad variable. */
-export function loadConfig(env: Record<string, string | undefined>): AppConfig {
+export function loadConfig(given: Record<string, string | undefined>): AppConfig {
+  const { env, warnings } = readLegacyNames(given);
   const raw = withDefaults(env);
   const parsed = envSchema.safeParse(raw);
   const issues = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
@@ -152,11 +158,12 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   const rejected = new Set(issues.map((issue) => issue.split(':')[0]));
   issues.push(...crossFieldProblems(raw).filter((problem) => !rejected.has(problem.variable)).map((problem) => `${problem.variable}: ${problem.message}`));
   if (issues.length > 0 || !parsed.success) throw new ConfigError(issues.sort((a, b) => order(a) - order(b)));
-  return deepFreeze(toAppConfig(parsed.data));
+  return deepFreeze({ ...toAppConfig(parsed.data), warnings });
 }
 
-function toAppConfig(env: ParsedEnv): AppConfig {
-  const provider = env.LLM_PROVIDER ?? (env.LLM_BASE_URL ? 'openai' : 'offline');
+function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
+  // A key alone means OpenAI itself: never the offline model.
+  const provider = env.LLM_PROVIDER ?? (env.LLM_BASE_URL || env.LLM_API_KEY ? 'openai' : 'offline');
   return {
     server: {
       host: env.HOST,
@@ -180,10 +187,11 @@ function toAppConfig(env: ParsedEnv): AppConfig {
     },
     llm: {
       provider,
-      baseUrl: env.LLM_BASE_URL,
+      baseUrl: env.LLM_BASE_URL ?? (provider === 'openai' ? OPENAI_BASE_URL : undefined),
       apiKey: env.LLM_API_KEY,
       model: env.LLM_MODEL ?? (provider === 'openai' ? DEFAULT_OPENAI_MODEL : OFFLINE_MODEL),
       interpreterModel: env.LLM_INTERPRETER_MODEL,
+      temperature: env.LLM_TEMPERATURE,
       timeoutMs: env.LLM_TIMEOUT_MS,
       maxRetries: env.LLM_MAX_RETRIES,
       toolCallLimits: { perResponse: env.LLM_MAX_TOOL_CALLS_PER_RESPONSE, perTurn: env.LLM_MAX_TOOL_CALLS_PER_TURN },

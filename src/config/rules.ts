@@ -18,6 +18,17 @@ function rule<T>(parse: (raw: string) => T | undefined, problem: (raw: string) =
   });
 }
 
+export function decimal(min: number, max: number) {
+  return rule(
+    (raw) => {
+      if (!/^\d+(\.\d+)?$/.test(raw)) return undefined;
+      const value = Number(raw);
+      return value >= min && value <= max ? value : undefined;
+    },
+    (raw) => `must be a number from ${min} to ${max} ${got(raw)}`,
+  );
+}
+
 export function integer(min: number, max: number, expected = `an integer from ${min} to ${max}`) {
   return rule(
     (raw) => {

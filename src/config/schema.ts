@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { boolean, region, databaseUrl, digits, duration, positiveDuration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, signingSecret, templateName, token, twilioSender, twilioSid } from './rules.ts';
+import { boolean, decimal, region, databaseUrl, digits, duration, positiveDuration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, signingSecret, templateName, token, twilioSender, twilioSid } from './rules.ts';
 
 export const LLM_PROVIDERS = ['openai', 'offline'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -38,6 +38,7 @@ export const envSchema = z.object({
   LLM_API_KEY: z.string().optional(),
   LLM_MODEL: token('a model name').optional(),
   LLM_INTERPRETER_MODEL: token('a model name').optional(),
+  LLM_TEMPERATURE: decimal(0, 2).optional(),
   LLM_TIMEOUT_MS: integer(1, MAX_TIMER_MS, 'an integer greater than 0'),
   LLM_MAX_RETRIES: integer(0, 10),
   MODEL_OUTAGE_NOTICE: z.string().max(500, 'must be at most 500 characters'),
@@ -102,10 +103,10 @@ export type RawEnv = Partial<Record<keyof ParsedEnv, string>>;
 /** Rules that involve more than one variable, checked on the raw values; one message each. */
 export function crossFieldProblems(raw: RawEnv): Array<{ variable: string; message: string }> {
   const problems: Array<{ variable: string; message: string }> = [];
-  if (raw.LLM_PROVIDER === 'openai' && raw.LLM_BASE_URL === undefined) {
+  if (raw.LLM_PROVIDER === 'openai' && raw.LLM_BASE_URL === undefined && raw.LLM_API_KEY === undefined) {
     problems.push({
       variable: 'LLM_PROVIDER',
-      message: 'is "openai" but LLM_BASE_URL is not set: set LLM_BASE_URL to an OpenAI-compatible endpoint, or use LLM_PROVIDER=offline',
+      message: 'is "openai" but neither LLM_BASE_URL nor LLM_API_KEY is set: set LLM_BASE_URL to an OpenAI-compatible endpoint (or LLM_API_KEY for OpenAI itself), or use LLM_PROVIDER=offline',
     });
   }
   if (raw.CLOCK_START !== undefined && raw.CLOCK !== 'virtual') {

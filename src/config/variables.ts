@@ -43,10 +43,11 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Database', 'DATABASE_QUERY_TIMEOUT_MS', '10000', 'PostgreSQL: how long one statement may run, in ms (100-600000). The server cancels it (statement_timeout) and ends a transaction left idle twice as long; the client abandons a connection that has not answered 1 s later (a network that drops packets).'),
   v('Database', 'SQLITE_BUSY_TIMEOUT_MS', '5000', 'SQLite: how long a write waits, retrying without blocking the server, for a lock another process holds before the request fails with 503, in ms (0-600000).'),
 
-  v('Model', 'LLM_PROVIDER', undefined, 'openai (any OpenAI-compatible endpoint) or offline (the deterministic offline demo model).', { defaultNote: 'openai when LLM_BASE_URL is set, else offline' }),
-  v('Model', 'LLM_BASE_URL', undefined, 'Base URL of the OpenAI-compatible API, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1.'),
+  v('Model', 'LLM_PROVIDER', undefined, 'openai (any OpenAI-compatible endpoint) or offline (the deterministic offline demo model).', { defaultNote: 'openai when LLM_BASE_URL or LLM_API_KEY is set, else offline' }),
+  v('Model', 'LLM_BASE_URL', undefined, 'Base URL of the OpenAI-compatible API, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1.', { defaultNote: 'https://api.openai.com/v1 when LLM_API_KEY is set' }),
   v('Model', 'LLM_API_KEY', undefined, 'API key sent as a bearer token to LLM_BASE_URL (optional for local servers).', { secret: true }),
   v('Model', 'LLM_MODEL', undefined, 'Model name passed to the provider.', { defaultNote: 'gpt-4o-mini for openai, offline-demo for offline' }),
+  v('Model', 'LLM_TEMPERATURE', undefined, 'Sampling temperature of reply calls, 0-2 (short decision calls use 0).', { defaultNote: "the provider's default" }),
   v('Model', 'LLM_INTERPRETER_MODEL', undefined, 'Model for short decision calls: the service desk\'s interpreter, the assistant\'s profile router and recall extraction; replies use LLM_MODEL.', { defaultNote: 'LLM_MODEL' }),
   v('Model', 'LLM_TIMEOUT_MS', '60000', 'Timeout of one model call, in ms.'),
   v('Model', 'LLM_MAX_RETRIES', '2', 'Retries of a failed model call (0-10).'),

@@ -23,6 +23,8 @@ export interface OpenAiCompatibleProviderOptions {
   baseUrl: string;
   apiKey?: string;
   model: string;
+  /** Sampling temperature of calls that do not set their own; undefined = the server's default. */
+  temperature?: number;
   /** Budget for the whole `complete()` call, retries and waits included. Default 60 000. */
   timeoutMs?: number;
   /** An attempt with no bytes from the server for this long is abandoned. Default 30 000. */
@@ -130,7 +132,7 @@ async function runAttempt(settings: Settings, state: CallState): Promise<LlmResp
     const { stream } = await model.doStream({
       prompt: toModelPrompt(state.request.messages),
       tools: toModelTools(state.request.tools),
-      temperature: state.request.temperature,
+      temperature: state.request.temperature ?? settings.options.temperature,
       maxOutputTokens: state.request.maxOutputTokens,
       abortSignal: signal,
     });

@@ -8,8 +8,8 @@ import { offlineHabitPolicy } from './offline-policy.ts';
 export const habitCoachModule: FlowModule = {
   id: HABIT_COACH_FLOW,
   offlinePolicy: offlineHabitPolicy,
-  load(config, logger) {
-    const prompts = loadHabitPrompts(config.habit.promptFiles, logger);
+  load(config) {
+    const prompts = loadHabitPrompts(config.habit.promptFiles);
     return {
       async start(host) {
         const { provider, ids, clock, random } = host;

@@ -1,0 +1,87 @@
+import { CONFIG_VARIABLE_NAMES } from './variables.ts';
+
+/** OpenAI's endpoint: what the Go PromptPipe's `OPENAI_API_KEY` always meant. */
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+type Env = Record<string, string | undefined>;
+
+/** The Go PromptPipe's names (its docs/configuration.md), read as ours when ours are unset. */
+const GO_NAMES: Record<string, (value: string, env: Env) => Env> = {
+  OPENAI_API_KEY: (value, env) => ({ LLM_API_KEY: value, ...(env.LLM_BASE_URL ? {} : { LLM_BASE_URL: OPENAI_BASE_URL }) }),
+  GENAI_MODEL: (value) => ({ LLM_MODEL: value }),
+  GENAI_TEMPERATURE: (value) => ({ LLM_TEMPERATURE: value }),
+  API_ADDR: (value) => listenAddress(value),
+  DATABASE_DSN: (value) => ({ DATABASE_URL: databaseUrlOf(value) }),
+  PROMPTPIPE_STATE_DIR: (value) => ({ DATABASE_URL: `sqlite:${value.replace(/\/+$/, '')}/promptpipe.sqlite` }),
+};
+
+/** Go names this server has nothing for: said so, never silently ignored. */
+const GO_UNSUPPORTED: Record<string, string> = {
+  DEFAULT_SCHEDULE:
+    'is the Go PromptPipe\'s default cron for /schedule; this server has no default schedule: give each /schedule request its own (see docs/migrating-from-go.md)',
+};
+
+/** Prefixes of our variables: a name with one of them that is not ours is probably a typo. */
+const OUR_PREFIXES = ['LLM_', 'PROMPTPIPE_', 'DATABASE_', 'SQLITE_', 'WHATSAPP_', 'TWILIO_', 'ASSISTANT_', 'OUTBOUND_', 'MODEL_', 'CHAT_', 'MCP_', 'LOG_', 'FEEDBACK_', 'SCHEDULER_', 'INTAKE_'];
+
+/**
+ * The environment with the Go PromptPipe's names read as ours (ours win when both are set), and
+ * one warning for each Go name used, each unsupported one, and each name that looks like ours but
+ * is not (with the closest of ours).
+ */
+export function readLegacyNames(env: Env): { env: Env; warnings: string[] } {
+  const translated: Env = { ...env };
+  const warnings: string[] = [];
+  for (const [name, translate] of Object.entries(GO_NAMES)) {
+    const value = env[name]?.trim();
+    if (!value) continue;
+    const ours = Object.entries(translate(value, env)).filter(([target]) => !translated[target]?.trim());
+    for (const [target, targetValue] of ours) translated[target] = targetValue;
+    const names = Object.keys(translate(value, env)).join(' and ');
+    warnings.push(ours.length > 0 ? `${name} is the Go PromptPipe's name: read as ${names}; rename it, this alias will be removed` : `${name} is ignored: ${names} is set`);
+  }
+  if (env.DATABASE_URL?.trim().startsWith('file:')) {
+    translated.DATABASE_URL = databaseUrlOf(env.DATABASE_URL.trim());
+    warnings.push(`DATABASE_URL is a Go PromptPipe DSN (file:…): read as ${translated.DATABASE_URL}; write it so`);
+  }
+  for (const [name, why] of Object.entries(GO_UNSUPPORTED)) if (env[name]?.trim()) warnings.push(`${name} ${why}`);
+  for (const name of Object.keys(env)) {
+    if (CONFIG_VARIABLE_NAMES.has(name) || name in GO_NAMES || name in GO_UNSUPPORTED || !OUR_PREFIXES.some((prefix) => name.startsWith(prefix))) continue;
+    const closest = closestName(name);
+    warnings.push(`${name} is not a PromptPipe variable and is ignored${closest ? `; did you mean ${closest}?` : ''}`);
+  }
+  return { env: translated, warnings };
+}
+
+/** `:8080`, `0.0.0.0:8080`, `[::1]:8080` → HOST and PORT. */
+function listenAddress(address: string): Env {
+  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(address);
+  if (!match) return { PORT: address };
+  const host = match[1] ?? match[2];
+  return { ...(host ? { HOST: host } : {}), PORT: match[3] };
+}
+
+/** Go DSNs: `file:/path/state.db?_foreign_keys=on` (SQLite) or a postgres:// URL as is. */
+export function databaseUrlOf(dsn: string): string {
+  if (!dsn.startsWith('file:')) return dsn;
+  return `sqlite:${dsn.slice('file:'.length).split('?')[0]}`;
+}
+
+function closestName(name: string): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of CONFIG_VARIABLE_NAMES) {
+    const distance = editDistance(name, candidate);
+    if (distance <= Math.max(2, Math.floor(candidate.length / 5)) && (!best || distance < best.distance)) best = { name: candidate, distance };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length]!;
+}
