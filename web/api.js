@@ -21,8 +21,24 @@ function headers(extra = {}) {
   return value ? { ...extra, authorization: `Bearer ${value}` } : extra;
 }
 
+/** Every item of a paged list, following its `next` links. */
+export async function apiAll(path) {
+  const items = [];
+  for (let next = path; next; ) {
+    const page = await apiEnvelope('GET', next);
+    items.push(...page.result);
+    next = page.next;
+  }
+  return items;
+}
+
 /** fetch + the envelope: resolves with `result`, rejects with an ApiError naming code and field. */
 export async function api(method, path, body) {
+  const parsed = await apiEnvelope(method, path, body);
+  return parsed?.result ?? parsed;
+}
+
+async function apiEnvelope(method, path, body) {
   const init = { method, headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }) };
   if (body !== undefined) init.body = JSON.stringify(body);
   const response = await fetch(path, init);
@@ -34,7 +50,7 @@ export async function api(method, path, body) {
     parsed = { message: text };
   }
   if (!response.ok || parsed?.status === 'error') throw new ApiError(response.status, parsed);
-  return parsed?.result ?? parsed;
+  return parsed;
 }
 
 /**

@@ -1,5 +1,5 @@
 // The operator console: participants, their live conversation, profile, timers and turns.
-import { api, ApiError, followChanges, token } from './api.js';
+import { api, apiAll, ApiError, followChanges, token } from './api.js';
 import { el, fmtRelative, fmtTime, json, section, table } from './render.js';
 
 const $ = (selector) => document.querySelector(selector);
@@ -82,7 +82,7 @@ async function fastForward(advance) {
 // ---- participants list and enrolment -------------------------------------------------------
 
 async function refreshList() {
-  state.participants = await api('GET', '/conversation/participants?limit=1000');
+  state.participants = await apiAll('/conversation/participants?limit=1000');
   const list = $('#participant-list');
   list.replaceChildren(
     ...state.participants.map((p) =>

@@ -160,8 +160,10 @@ export class ParticipantService {
     return participant;
   }
 
-  async list(filter: { status?: ParticipantStatus; limit?: number; offset?: number }): Promise<Participant[]> {
-    return this.#deps.store.listParticipants(filter);
+  /** One page of participants, oldest enrolment first, and how many there are in all. */
+  async list(filter: { status?: ParticipantStatus; limit: number; offset: number }): Promise<{ participants: Participant[]; total: number }> {
+    const [participants, total] = await Promise.all([this.#deps.store.listParticipants(filter), this.#deps.store.countParticipants({ status: filter.status })]);
+    return { participants, total };
   }
 
   /** The flow a conversation runs. */

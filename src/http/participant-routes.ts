@@ -50,15 +50,25 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
       },
     },
     GET: {
-      schema: { tags, summary: 'List participants', querystring: jsonSchema(listQuery) },
-      handler: async (request) => {
+      schema: { tags, summary: 'List participants, a page at a time (total, and a next link while there is more)', querystring: jsonSchema(listQuery) },
+      handler: async (request, reply) => {
         const query = parseRequest(listQuery, request.query, 'query');
-        const list = await participants.list(query);
+        const { participants: list, total } = await participants.list(query);
         const conversations = await Promise.all(list.map((participant) => store.findConversationByParticipant(participant.id)));
-        return ok(
-          undefined,
-          list.map((participant, index) => ({ ...participantJson(participant), conversation_id: conversations[index]?.id ?? null, sub_state: conversations[index]?.subState ?? null })),
-        );
+        const nextOffset = query.offset + list.length;
+        // The page is the whole answer only when it says so: a client sees the total and where to go on.
+        const next = nextOffset < total ? `/conversation/participants?${pageQuery(query, nextOffset)}` : null;
+        if (next) void reply.header('link', `<${next}>; rel="next"`);
+        return {
+          ...ok(
+            undefined,
+            list.map((participant, index) => ({ ...participantJson(participant), conversation_id: conversations[index]?.id ?? null, sub_state: conversations[index]?.subState ?? null })),
+          ),
+          total,
+          limit: query.limit,
+          offset: query.offset,
+          next,
+        };
       },
     },
   });
@@ -164,6 +174,13 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
       },
     },
   });
+}
+
+/** The list query for another page: the same filters, another offset. */
+function pageQuery(query: { status?: string; limit: number }, offset: number): string {
+  const params = new URLSearchParams({ limit: String(query.limit), offset: String(offset) });
+  if (query.status) params.set('status', query.status);
+  return params.toString();
 }
 
 function ok(message: string | undefined, result?: unknown) {

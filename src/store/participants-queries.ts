@@ -10,7 +10,14 @@ import { prepared } from './prepared.ts';
 
 type ParticipantOperations = Pick<
   StoreOperations,
-  'insertParticipant' | 'getParticipant' | 'lockParticipant' | 'findParticipantByPhone' | 'listParticipants' | 'updateParticipant' | 'deleteParticipant'
+  | 'insertParticipant'
+  | 'getParticipant'
+  | 'lockParticipant'
+  | 'findParticipantByPhone'
+  | 'listParticipants'
+  | 'countParticipants'
+  | 'updateParticipant'
+  | 'deleteParticipant'
 >;
 
 const byId = prepared((db, a: { id: string }) => db.selectFrom('participants').selectAll().where('id', '=', a.id));
@@ -84,6 +91,12 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
         query = query.offset(filter.offset);
       }
       return (await query.execute()).map(toParticipant);
+    },
+
+    async countParticipants(filter = {}) {
+      let query = db.selectFrom('participants').select((eb) => eb.fn.countAll<number>().as('n'));
+      if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+      return Number((await query.executeTakeFirstOrThrow()).n);
     },
 
     async updateParticipant(id, patch, now) {

@@ -39,6 +39,8 @@ export interface StoreOperations {
   findParticipantByPhone(phoneNumber: string): Promise<Participant | undefined>;
   /** Ordered by enrollment time, oldest first. */
   listParticipants(filter?: { status?: ParticipantStatus; limit?: number; offset?: number }): Promise<Participant[]>;
+  /** How many `listParticipants` would list without a limit. */
+  countParticipants(filter?: { status?: ParticipantStatus }): Promise<number>;
   /** Returns the updated participant, or undefined when there is none with this id. */
   updateParticipant(
     id: string,

@@ -158,6 +158,23 @@ describe('participant resource', () => {
     expect(active.body.result.length).toBeLessThanOrEqual(2);
   });
 
+  it('pages honestly: the total, and a next link (body and Link header) until the last page', async () => {
+    const total = (await server.request('GET', '/conversation/participants')).body.total as number;
+    expect(total).toBeGreaterThanOrEqual(3);
+    const seen: string[] = [];
+    let path: string | null = '/conversation/participants?limit=2';
+    for (let pages = 0; path; pages++) {
+      const page: Awaited<ReturnType<typeof server.request>> = await server.request('GET', path);
+      expect(page.body).toMatchObject({ status: 'ok', total, limit: 2 });
+      seen.push(...page.body.result.map((participant: { id: string }) => participant.id));
+      path = page.body.next;
+      expect(page.headers.get('link')).toBe(path ? `<${path}>; rel="next"` : null);
+      expect(pages).toBeLessThan(total);
+    }
+    expect(seen).toHaveLength(total);
+    expect(new Set(seen).size).toBe(total);
+  });
+
   it('serves health and an OpenAPI document built from the validating schemas', async () => {
     const health = await server.request('GET', '/health');
     expect(health).toMatchObject({ status: 200, body: { status: 'ok', store: 'sqlite', store_ok: true, model: { provider: 'scripted' } } });

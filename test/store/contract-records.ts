@@ -78,6 +78,9 @@ export function recordsContract(store: () => Store): void {
       expect(ids(await store().listParticipants({ limit: 2 }))).toEqual([early.id, middle.id]);
       expect(ids(await store().listParticipants({ limit: 1, offset: 1 }))).toEqual([middle.id]);
       expect(ids(await store().listParticipants({ offset: 2 }))).toEqual([late.id]);
+      expect(await store().countParticipants()).toBe(3);
+      expect(await store().countParticipants({ status: 'active' })).toBe(2);
+      expect(await store().countParticipants({ status: 'withdrawn' })).toBe(0);
     });
 
     it('updates a patch and the update time, leaving other fields alone', async () => {
