@@ -201,6 +201,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     tokenSecret: config.server.tokenSecret,
     authFailureLimit: config.limits.authFailures,
     maxBodyBytes: config.server.maxBodyBytes,
+    corsOrigins: config.server.corsOrigins,
     phoneRegion: config.conversation.phoneRegion,
     model: { provider: provider.name, model: provider.model },
     modelHealth,

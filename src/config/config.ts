@@ -29,6 +29,8 @@ export interface AppConfig {
     readonly apiToken: string | undefined;
     readonly maxBodyBytes: number;
     readonly shutdownTimeoutMs: number;
+    /** Browser origins allowed to call the API (CORS) and open the WebSocket; empty = same origin only. */
+    readonly corsOrigins: readonly string[];
     /** Signs tickets and client tokens (derived from `apiToken` when unset). */
     readonly tokenSecret: string | undefined;
   };
@@ -171,6 +173,7 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
       apiToken: env.API_TOKEN,
       maxBodyBytes: env.MAX_BODY_BYTES,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+      corsOrigins: env.CORS_ORIGINS ?? [],
       tokenSecret: env.TOKEN_SECRET,
     },
     limits: {

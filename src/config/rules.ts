@@ -71,6 +71,21 @@ export function httpUrl() {
   );
 }
 
+/** A comma-separated list of web origins (`https://app.example.org`), without paths. */
+export function origins() {
+  return rule(
+    (raw) => {
+      const list = raw.split(',').map((origin) => origin.trim()).filter(Boolean);
+      const valid = list.every((origin) => {
+        const url = URL.parse(origin);
+        return url !== null && /^https?:$/.test(url.protocol) && url.origin === origin.replace(/\/$/, '');
+      });
+      return valid && list.length > 0 ? list.map((origin) => origin.replace(/\/$/, '')) : undefined;
+    },
+    (raw) => `must be comma-separated origins like https://app.example.org (scheme, host and port only) ${got(raw)}`,
+  );
+}
+
 /** A duration like `15m`, `3h`, `1h30m` or `0`, in ms. */
 export function duration() {
   return rule(

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { boolean, decimal, region, databaseUrl, digits, duration, positiveDuration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, signingSecret, templateName, token, twilioSender, twilioSid } from './rules.ts';
+import { boolean, decimal, origins, region, databaseUrl, digits, duration, positiveDuration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, signingSecret, templateName, token, twilioSender, twilioSid } from './rules.ts';
 
 export const LLM_PROVIDERS = ['openai', 'offline'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -18,6 +18,7 @@ export const envSchema = z.object({
   API_TOKEN: secret(16).optional(),
   MAX_BODY_BYTES: integer(1, 104_857_600),
   SHUTDOWN_TIMEOUT_MS: integer(0, 3_600_000),
+  CORS_ORIGINS: origins().optional(),
 
   TOKEN_SECRET: secret(32).optional(),
   RATE_LIMITS: oneOf(SWITCHES),

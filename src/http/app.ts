@@ -28,6 +28,7 @@ import { twilioRoutes } from './twilio-routes.ts';
 import { whatsappRoutes } from './whatsapp-routes.ts';
 import { TicketBook } from './tickets.ts';
 import type { PhoneRegion } from '../core/phone.ts';
+import { registerCors } from './cors.ts';
 import type { ModelHealth } from '../llm/model-health.ts';
 
 /** Largest WebSocket frame a client may send (frames are small JSON commands). */
@@ -49,6 +50,8 @@ export interface AppDeps {
   /** Failed authentications per client address per window; undefined = unlimited. */
   authFailureLimit?: { limit: number; windowMs: number } | undefined;
   maxBodyBytes: number;
+  /** Browser origins allowed to call the API and open the WebSocket (`CORS_ORIGINS`). */
+  corsOrigins?: readonly string[];
   /** National-format phone numbers are read in this region (`DEFAULT_PHONE_REGION`). */
   phoneRegion?: PhoneRegion | undefined;
   /** Shown on /health: which model answers (`offline-demo` is never passed off as an LLM). */
@@ -107,6 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // Before the auth hook: the plugin's own hook must see every upgrade, so that a refused one is closed.
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  await registerCors(app, deps.corsOrigins ?? []);
   // Wall time, not the conversation clock: every process must agree on when a token expires.
   const signer = new TokenSigner(deps.tokenSecret ?? deps.apiToken);
   const tickets = new TicketBook(signer);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { appointmentSchema, CrmError, invoiceSchema, slotSchema, type Crm } from './crm.ts';
-import { canonicalPhone } from '../../core/phone.ts';
+import { canonicalPhone, type PhoneRegion } from '../../core/phone.ts';
+import { spokenDigits } from './spoken-digits.ts';
 import { INTENTS } from './dialog.ts';
 
 /**
@@ -16,6 +17,8 @@ export interface DeskToolContext {
   today: string;
   /** The caller's number when the channel told us (WhatsApp, SMS): verification uses it if the caller does not say one. */
   callerPhone?: string | null;
+  /** National-format numbers are read in this region (`DEFAULT_PHONE_REGION`). */
+  phoneRegion?: PhoneRegion | undefined;
 }
 
 export interface DeskTool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
@@ -41,7 +44,7 @@ export const verifyAccount = tool({
   name: 'verify_account',
   description: 'Verify the caller with the phone number on the account and its 5-digit ZIP code.',
   input: z.object({
-    phone: z.string().max(40).optional().describe('The phone number on the account, if the caller gave one'),
+    phone: z.string().max(120).optional().describe('The phone number on the account as the caller gave it (any format, digits may be spoken words)'),
     zip: z.string().regex(/^\d{5}$/, 'must be exactly 5 digits'),
     intent: z.enum(INTENTS).optional().describe('What the caller wants, if they said'),
   }),
@@ -50,7 +53,8 @@ export const verifyAccount = tool({
   sideEffect: false,
   async run(input, context) {
     const given = input.phone ?? context.callerPhone ?? null;
-    const phone = given ? canonicalPhone(given) : null;
+    // However the caller gave it: typed national, dashed, bracketed, or spoken digit by digit.
+    const phone = given ? canonicalPhone(spokenDigits(given), context.phoneRegion) : null;
     if (!phone) return { verified: false, customerId: null, customerName: null, reason: 'no_phone' as const };
     const candidates = await context.crm.findCustomersByPhone(phone);
     if (candidates.length === 0) return { verified: false, customerId: null, customerName: null, reason: 'unknown_phone' as const };

@@ -9,6 +9,7 @@ import { deskTool, DESK_TOOLS, type DeskTool } from './desk-tools.ts';
 import { actionPlanSchema, choicesFor, CHOICES, gate, type ActionPlan, type ChoiceName } from './gate.ts';
 import { acknowledgePrompt, CONFIRM_QUESTIONS, decisionPrompt, describeSlot, describeVisit, doneNote, narratorPrompt, OFFER_PERSON, type Done, type Facts } from './desk-prompts.ts';
 import { Ledger, type CommitChange } from './desk-ledger.ts';
+import type { PhoneRegion } from '../../core/phone.ts';
 
 export const DESK_FALLBACK = 'Sorry, I could not finish that just now. Could you say it once more?';
 const CLARIFY = 'Ask the caller to clarify what they would like.';
@@ -19,6 +20,8 @@ export interface DeskTurnEnv {
   dialog: Dialog;
   /** The caller's phone when the channel told us (WhatsApp, SMS); web callers say it. */
   callerPhone: string | null;
+  /** National-format numbers are read in this region (`DEFAULT_PHONE_REGION`). */
+  phoneRegion: PhoneRegion | undefined;
   today: string;
   /** The interpreter's model (`LLM_INTERPRETER_MODEL`), when it differs from the narrator's. */
   interpreterModel: string | undefined;
@@ -129,7 +132,7 @@ class TurnState {
   async runTool(tool: DeskTool, input: unknown): Promise<void> {
     // A ticket is a CRM write too: it commits with the dialog it completes, like a confirmed change.
     if (tool.name === 'escalate') return void (await this.#change(tool, input, transition(this.dialog, { type: 'escalated' })));
-    const context = { crm: this.#env.crm, customerId: this.dialog.customerId, today: this.#env.today, callerPhone: this.#env.callerPhone };
+    const context = { crm: this.#env.crm, customerId: this.dialog.customerId, today: this.#env.today, callerPhone: this.#env.callerPhone, phoneRegion: this.#env.phoneRegion };
     const output = await this.#ledger.tool(tool, input, () => tool.run(input, context));
     if (output === undefined) return;
     await this.#after(tool.name, input as Record<string, unknown>, output as Record<string, unknown>);

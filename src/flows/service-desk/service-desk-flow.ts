@@ -9,6 +9,7 @@ import { dialogSchema, initialDialog, type Dialog } from './dialog.ts';
 import { DESK_FALLBACK, runDeskTurn } from './desk-turn.ts';
 import type { CommitChange } from './desk-ledger.ts';
 import { narratorPrompt } from './desk-prompts.ts';
+import type { PhoneRegion } from '../../core/phone.ts';
 
 export const SERVICE_DESK_FLOW = 'service-desk';
 
@@ -29,6 +30,8 @@ export interface ServiceDeskOptions {
   interpreterModel: string | undefined;
   /** The business's zone, for "today" (appointments are local dates). */
   timeZone: string;
+  /** National-format phone numbers are read in this region (`DEFAULT_PHONE_REGION`). */
+  phoneRegion?: PhoneRegion | undefined;
 }
 
 /**
@@ -70,7 +73,7 @@ async function prepareDeskTurn(request: TurnRequest, options: ServiceDeskOptions
     if (input.kind === 'event') return greet(context);
     const presented = await presentedOptions(options.crm, dialog, today);
     const callerPhone = request.participant?.phoneNumber ?? null;
-    const turn = await runDeskTurn(context, { crm: options.crm, dialog, callerPhone, today, interpreterModel: options.interpreterModel, userText: input.text, presented, commitChange });
+    const turn = await runDeskTurn(context, { crm: options.crm, dialog, callerPhone, phoneRegion: options.phoneRegion, today, interpreterModel: options.interpreterModel, userText: input.text, presented, commitChange });
     next = turn.dialog;
     return turn.result;
   };

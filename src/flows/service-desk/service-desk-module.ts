@@ -21,6 +21,7 @@ export const serviceDeskModule: FlowModule = {
           ids,
           interpreterModel: config.llm.interpreterModel,
           timeZone: DESK_TIME_ZONE,
+          phoneRegion: config.conversation.phoneRegion,
         });
         return { flow };
       },
