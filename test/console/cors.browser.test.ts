@@ -40,7 +40,7 @@ async function tryFrom(origin: string): Promise<{ http: string; socket: string }
       let httpOutcome: string;
       try {
         const response = await fetch(`${base}/api/conversations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ flow: 'echo' }) });
-        id = (await response.json()).result.id;
+        id = ((await response.json()) as { result: { id: string } }).result.id;
         httpOutcome = `status ${response.status}`;
       } catch {
         httpOutcome = 'blocked';
