@@ -27,6 +27,7 @@ import { FLOW_MODULES } from './flows/registry.ts';
 import { buildApp } from './http/app.ts';
 import type { LlmProvider } from './llm/llm-provider.ts';
 import { ModelHealth } from './llm/model-health.ts';
+import { Metrics } from './observability/metrics.ts';
 import { createOfflineDemoProvider } from './llm/offline/offline-demo-provider.ts';
 import { createOpenAiCompatibleProvider } from './llm/openai-compatible-provider.ts';
 import { openStore, type OpenStoreOptions } from './store/open-store.ts';
@@ -137,7 +138,9 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const clock: Clock = virtualClock ?? dbClock ?? systemClock;
   // SQLite is one process: whoever held a lease before this start is gone.
   if (store.dialect === 'sqlite') await store.clearLeases();
-  const modelHealth = new ModelHealth();
+  // Read at each scrape; set once the engine, dispatcher and event hub exist.
+  const metrics: Metrics = new Metrics({ turnBacklog: (): number => engine.backlog, deliveriesInFlight: (): number => dispatcher.inFlight, streamClients: (): number => events.subscribers });
+  const modelHealth = new ModelHealth(metrics);
   const provider = modelHealth.observe(overrides.provider ?? createProvider(config, flowModules));
   const channels = createChannels(config, { logger, webhook: overrides.channel, fetch: overrides.fetch });
   const gate = new ChannelGate({
@@ -152,7 +155,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const flows = new Map(started.map(({ flow }) => [flow.id, flow]));
   const defaultFlow = started[0]!.flow.id;
 
-  const dispatcher = new OutboxDispatcher({ store, channels, gate, clock, logger, maxAttempts: config.outbound.maxAttempts, concurrency: config.outbound.concurrency });
+  const dispatcher = new OutboxDispatcher({ store, channels, gate, observer: metrics, clock, logger, maxAttempts: config.outbound.maxAttempts, concurrency: config.outbound.concurrency });
   let fanout: PgFanout | undefined;
   const events = new EventHub({ store, clock, logger, written: (id) => fanout?.notify(id) });
   const leases = new ConversationLeases({
@@ -169,6 +172,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     historyLimit: config.conversation.chatHistoryLimit,
     toolCallLimits: config.llm.toolCallLimits,
     narrator: createNarrator(events),
+    observer: metrics,
   });
   const changes = new ChangeFeed();
   // Whatever else wrote to a conversation (a timer's prompt, an operator) reaches its stream too.
@@ -205,6 +209,8 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     phoneRegion: config.conversation.phoneRegion,
     model: { provider: provider.name, model: provider.model },
     modelHealth,
+    metrics,
+    metricsPublic: config.server.metricsPublic,
     version: VERSION,
     whatsapp: config.whatsapp,
     twilio: config.twilio,

@@ -19,7 +19,7 @@ function problemsOf(env: Record<string, string | undefined>): string[] {
 describe('loadConfig defaults', () => {
   it('gives a complete config from an empty environment', () => {
     expect(loadConfig({})).toEqual({
-      server: { host: '127.0.0.1', port: 8080, apiToken: undefined, maxBodyBytes: 262144, shutdownTimeoutMs: 10000, tokenSecret: undefined, corsOrigins: [] },
+      server: { host: '127.0.0.1', port: 8080, apiToken: undefined, maxBodyBytes: 262144, shutdownTimeoutMs: 10000, tokenSecret: undefined, corsOrigins: [], metricsPublic: false },
       limits: { authFailures: { limit: 20, windowMs: 60_000 }, turns: { limit: 10, windowMs: 60_000 } },
       database: { url: 'sqlite:./data/promptpipe.sqlite', schema: 'public', poolMax: 10, connectTimeoutMs: 5000, queryTimeoutMs: 10000, busyTimeoutMs: 5000 },
       llm: { provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'offline-demo', interpreterModel: undefined, temperature: undefined,

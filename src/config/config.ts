@@ -31,6 +31,8 @@ export interface AppConfig {
     readonly shutdownTimeoutMs: number;
     /** Browser origins allowed to call the API (CORS) and open the WebSocket; empty = same origin only. */
     readonly corsOrigins: readonly string[];
+    /** `/metrics` without the API token. */
+    readonly metricsPublic: boolean;
     /** Signs tickets and client tokens (derived from `apiToken` when unset). */
     readonly tokenSecret: string | undefined;
   };
@@ -174,6 +176,7 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
       maxBodyBytes: env.MAX_BODY_BYTES,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
       corsOrigins: env.CORS_ORIGINS ?? [],
+      metricsPublic: env.METRICS_PUBLIC,
       tokenSecret: env.TOKEN_SECRET,
     },
     limits: {

@@ -19,6 +19,7 @@ export const envSchema = z.object({
   MAX_BODY_BYTES: integer(1, 104_857_600),
   SHUTDOWN_TIMEOUT_MS: integer(0, 3_600_000),
   CORS_ORIGINS: origins().optional(),
+  METRICS_PUBLIC: boolean(),
 
   TOKEN_SECRET: secret(32).optional(),
   RATE_LIMITS: oneOf(SWITCHES),

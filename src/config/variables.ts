@@ -28,6 +28,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Server', 'API_TOKEN', undefined, 'Bearer token every route but /health and /openapi.json requires; at least 16 characters. Unset = no auth (a warning is logged).', { secret: true }),
   v('Server', 'MAX_BODY_BYTES', '262144', 'Largest accepted request body, in bytes (the default fits the 32,000-character message limit in any script).'),
   v('Server', 'CORS_ORIGINS', undefined, 'Web origins (comma-separated, e.g. https://app.example.org) whose browser apps may call the API and open the WebSocket; unset = none (same origin only).'),
+  v('Server', 'METRICS_PUBLIC', 'false', 'Serve GET /metrics (Prometheus) without the API token (true/false); keep it false unless only your scraper can reach the port.'),
   v('Server', 'SHUTDOWN_TIMEOUT_MS', '10000', 'How long shutdown waits for running turns and deliveries, in ms; 5 s after that the process exits even if the database does not answer.'),
 
   v('Access', 'TOKEN_SECRET', undefined, 'Key (at least 32 characters) that signs stream tickets and client tokens; every process of a deployment must share it. Only with API_TOKEN. Set it to rotate API_TOKEN without invalidating client tokens.', { defaultNote: 'derived from API_TOKEN', secret: true }),

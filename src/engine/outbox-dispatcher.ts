@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Channel } from '../channels/channel.ts';
 import { ChannelError } from '../channels/channel.ts';
 import type { ChannelGate } from './channel-gate.ts';
+import type { EngineObserver } from '../observability/metrics.ts';
 import type { Clock } from '../core/clock.ts';
 import type { OutboxItem } from '../core/domain.ts';
 import { describeError, isStoreUnavailable } from '../core/errors.ts';
@@ -14,6 +15,8 @@ export interface OutboxDispatcherOptions {
   channels: { get(name: string): Channel | undefined };
   /** Every send goes through it (opt-outs, service windows). */
   gate: ChannelGate;
+  /** Told of each delivery attempt's outcome (metrics). */
+  observer?: Pick<EngineObserver, 'delivered'>;
   clock: Clock;
   logger: Logger;
   /** Attempts before a message is marked failed. */
@@ -97,6 +100,11 @@ export class OutboxDispatcher {
     this.#wakeUp();
     this.#running ??= this.#loop().finally(() => (this.#running = null));
     return this.#running;
+  }
+
+  /** Deliveries being sent right now by this process. */
+  get inFlight(): number {
+    return this.#inFlight.size;
   }
 
   /** Until when a row claimed now is this process's to send (`deliverClaimed`). */
@@ -233,10 +241,12 @@ export class OutboxDispatcher {
       const retryable = !(error instanceof ChannelError) || error.retryable;
       const giveUp = !retryable || attempts >= maxAttempts;
       const nextAttemptAt = giveUp ? null : new Date(clock.now().getTime() + retryDelayMs(attempts));
+      this.#options.observer?.delivered(item.channel, giveUp ? 'failed' : 'retry');
       await store.markOutboxAttemptFailed(item.id, { attempts, error: describeError(error), nextAttemptAt });
       logger.warn({ outboxId: item.id, channel: item.channel, attempts, giveUp, err: describeError(error) }, 'outbound delivery failed');
       return false;
     }
+    this.#options.observer?.delivered(item.channel, 'sent');
     failpoint('outbox.after-send');
     try {
       await store.markOutboxSent(item.id, sent.at, sent.attempts, sent.providerMessageId);

@@ -12,6 +12,7 @@ import type { Outgoing, OutgoingDraft } from './outgoing.ts';
 import { plainReply } from './plain-text.ts';
 import { runToolLoop, type ExecutedToolCall, type ToolLoopResult } from './tool-loop.ts';
 import type { ToolCallLimits } from './tool-call-limits.ts';
+import type { EngineObserver } from '../observability/metrics.ts';
 
 /**
  * What the person is told when their message cannot be answered for good (the model refused the
@@ -41,6 +42,8 @@ export interface TurnRunnerDeps {
   deliveries?: Pick<OutboxDispatcher, 'claimUntil' | 'deliverClaimed'>;
   /** Tool calls run per model response and per turn, in every flow's loop (default 8 and 24). */
   toolCallLimits?: ToolCallLimits;
+  /** Told of each committed turn and its tool calls (metrics). */
+  observer?: Pick<EngineObserver, 'turnFinished' | 'toolCalled'>;
 }
 
 export interface TurnSummary {
@@ -113,6 +116,7 @@ export class TurnRunner {
         return { turnId, status: 'skipped', reply: null };
       }
       this.#deps.deliveries?.deliverClaimed(handOff);
+      this.#observe(conversation.flow, status, started, executed);
       if (error) this.#deps.logger.warn({ conversationId, turnId, err: describeError(error) }, 'model failed; apology sent');
       await (interrupted ? narration?.cancelled('interrupted') : narration?.committed(turnId));
       return { turnId, status, reply, ...(handOff.length > 0 ? { handedOff: true } : {}) };
@@ -120,6 +124,13 @@ export class TurnRunner {
       await narration?.cancelled('failed');
       throw error;
     }
+  }
+
+  #observe(flow: string, status: string, started: number, executed: readonly ExecutedToolCall[]): void {
+    const observer = this.#deps.observer;
+    if (!observer) return;
+    observer.turnFinished(flow, status, (this.#elapsed() - started) / 1000);
+    for (const { call, outcome } of executed) observer.toolCalled(call.name, outcome.status);
   }
 
   #flow(conversation: Conversation): Flow {

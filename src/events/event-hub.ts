@@ -62,6 +62,13 @@ export class EventHub {
     return this.#options.replayLimit;
   }
 
+  /** Live subscriptions (sockets, SSE streams, narrations) in this process. */
+  get subscribers(): number {
+    let count = 0;
+    for (const stream of this.#streams.values()) count += stream.listeners.size;
+    return count;
+  }
+
   subscribe(conversationId: string, listener: EventListener): () => void {
     const stream = this.#stream(conversationId);
     stream.listeners.add(listener);

@@ -29,6 +29,8 @@ import { whatsappRoutes } from './whatsapp-routes.ts';
 import { TicketBook } from './tickets.ts';
 import type { PhoneRegion } from '../core/phone.ts';
 import { registerCors } from './cors.ts';
+import { metricsRoute } from './metrics-route.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import type { ModelHealth } from '../llm/model-health.ts';
 
 /** Largest WebSocket frame a client may send (frames are small JSON commands). */
@@ -56,6 +58,10 @@ export interface AppDeps {
   phoneRegion?: PhoneRegion | undefined;
   /** Shown on /health: which model answers (`offline-demo` is never passed off as an LLM). */
   model: { provider: string; model: string };
+  /** Served at /metrics. */
+  metrics?: Metrics;
+  /** `/metrics` without the API token (METRICS_PUBLIC). */
+  metricsPublic?: boolean;
   /** Shown on /health: whether model calls succeed. */
   modelHealth?: Pick<ModelHealth, 'status'>;
   version: string;
@@ -117,7 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('principal', null);
   if (deps.apiToken) {
     const failures = deps.authFailureLimit && new FailureLimiter(deps.authFailureLimit);
-    registerAuth(app, { token: deps.apiToken, signer, tickets, failures });
+    registerAuth(app, { token: deps.apiToken, signer, tickets, failures, publicPaths: deps.metricsPublic ? ['/metrics'] : [] });
     // The OpenAPI document says which routes a client token may use, and with which scopes.
     app.addHook('onRoute', (route) => {
       const scopes = route.config?.clientScopes;
@@ -145,6 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   resource(app, '/openapi.json', {
     GET: { schema: { hide: true }, handler: async () => app.swagger() },
   });
+  if (deps.metrics) metricsRoute(app, deps.metrics);
   participantRoutes(app, deps);
   inboundRoutes(app, deps);
   adminRoutes(app, deps);

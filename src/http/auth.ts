@@ -64,6 +64,8 @@ export interface AuthOptions {
   tickets: TicketBook;
   /** Failed authentications per client address; undefined = no limit. */
   failures: FailureLimiter | undefined;
+  /** Paths anyone may read besides /health and /openapi.json (`/metrics` with METRICS_PUBLIC). */
+  publicPaths?: readonly string[];
 }
 
 /**
@@ -77,7 +79,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     // Providers' webhooks carry their own signatures instead.
-    if (PUBLIC_PATHS.has(path) || path.startsWith('/webhooks/')) return;
+    if (PUBLIC_PATHS.has(path) || options.publicPaths?.includes(path) || path.startsWith('/webhooks/')) return;
     const client = clientKey(request.ip);
     refuseIfBlocked(options.failures, client, reply);
     const principal = authenticate(request, path, options);

@@ -1,4 +1,5 @@
-import { describeError, isModelUnavailable } from '../core/errors.ts';
+import { describeError, isAppError, isModelUnavailable } from '../core/errors.ts';
+import type { ModelObserver } from '../observability/metrics.ts';
 import type { LlmProvider } from './llm-provider.ts';
 
 /** What `/health` says of the model. */
@@ -18,25 +19,36 @@ export interface ModelStatus {
  * console can say the model is failing while it is, and since when.
  */
 export class ModelHealth {
+  readonly #observer: ModelObserver | undefined;
   #lastSuccessAt: Date | null = null;
   #lastErrorAt: Date | null = null;
   #lastError: string | null = null;
   #lastErrorTransient: boolean | null = null;
   #consecutiveFailures = 0;
 
+  constructor(observer?: ModelObserver) {
+    this.#observer = observer;
+  }
+
   observe(provider: LlmProvider): LlmProvider {
     return {
       name: provider.name,
       model: provider.model,
       complete: async (request, options) => {
+        const started = performance.now();
+        const seconds = () => (performance.now() - started) / 1000;
         try {
           const response = await provider.complete(request, options);
           this.#lastSuccessAt = new Date();
           this.#consecutiveFailures = 0;
+          this.#observer?.modelCalled('ok', seconds());
           return response;
         } catch (error) {
           // A call the turn itself aborted (shutdown, barge-in) says nothing about the model.
-          if (!options?.signal?.aborted) this.#failed(error);
+          if (!options?.signal?.aborted) {
+            this.#failed(error);
+            this.#observer?.modelCalled(isAppError(error) ? error.code : 'error', seconds());
+          }
           throw error;
         }
       },
