@@ -5,7 +5,8 @@ export interface Sample {
   value: number;
 }
 
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?(?:[0-9.]+(?:e[+-]?\d+)?|NaN|\+Inf|-Inf))(?: -?\d+)?$/;
+// Values as Prometheus reads them (Go's ParseFloat: NaN and Inf in any case; prom-client writes `Nan`).
+const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? ([+-]?(?:[0-9.]+(?:e[+-]?\d+)?|nan|inf))(?: -?\d+)?$/i;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(?:,|$)/g;
 const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 
@@ -36,7 +37,7 @@ export function parsePrometheusText(text: string): Sample[] {
       consumed += label[0].length;
     }
     if (consumed !== labelText.length) throw new Error(`line ${index + 1}: bad labels: ${labelText}`);
-    samples.push({ name: name!, labels, value: Number(value) });
+    samples.push({ name: name!, labels, value: /nan/i.test(value!) ? NaN : /inf/i.test(value!) ? (value!.startsWith('-') ? -Infinity : Infinity) : Number(value) });
   }
   return samples;
 }
