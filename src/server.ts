@@ -211,6 +211,7 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     modelHealth,
     metrics,
     metricsPublic: config.server.metricsPublic,
+    moduleRoutes: started.flatMap((module) => (module.routes ? [module.routes] : [])),
     version: VERSION,
     whatsapp: config.whatsapp,
     twilio: config.twilio,

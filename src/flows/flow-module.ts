@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
@@ -50,6 +51,8 @@ export interface TimerHost extends FlowHost {
 
 export interface StartedFlowModule {
   readonly flow: Flow;
+  /** HTTP routes of the module's own (the habit coach's study overview); behind the API's auth. */
+  routes?(app: FastifyInstance): void;
   timerKinds?(host: TimerHost): ReadonlyArray<TimerKind<never>>;
   /** Releases what `start` opened (connections to tool servers), after the engine has drained. */
   stop?(): Promise<void>;

@@ -58,6 +58,8 @@ export interface AppDeps {
   phoneRegion?: PhoneRegion | undefined;
   /** Shown on /health: which model answers (`offline-demo` is never passed off as an LLM). */
   model: { provider: string; model: string };
+  /** Routes the flow modules bring (decision 019). */
+  moduleRoutes?: ReadonlyArray<(app: FastifyInstance) => void>;
   /** Served at /metrics. */
   metrics?: Metrics;
   /** `/metrics` without the API token (METRICS_PUBLIC). */
@@ -152,6 +154,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     GET: { schema: { hide: true }, handler: async () => app.swagger() },
   });
   if (deps.metrics) metricsRoute(app, deps.metrics);
+  for (const routes of deps.moduleRoutes ?? []) routes(app);
   participantRoutes(app, deps);
   inboundRoutes(app, deps);
   adminRoutes(app, deps);

@@ -3,6 +3,8 @@ import { createHabitCoachFlow, HABIT_COACH_FLOW } from './habit-coach-flow.ts';
 import { loadHabitPrompts } from './prompt-files.ts';
 import { habitTimerKinds } from './timers/habit-timer-kinds.ts';
 import { offlineHabitPolicy } from './offline-policy.ts';
+import { studyQueries } from './study-queries.ts';
+import { studyRoutes } from './study-routes.ts';
 
 /** The habit coach (specs 000–002): intake, daily prompts, feedback; the only flow with timers today. */
 export const habitCoachModule: FlowModule = {
@@ -14,8 +16,10 @@ export const habitCoachModule: FlowModule = {
       async start(host) {
         const { provider, ids, clock, random } = host;
         const flow = createHabitCoachFlow({ prompts, provider, ids, clock, random, prepMinutes: config.habit.prepMinutes, debug: config.conversation.debug });
+        const study = host.store.extend(studyQueries);
         return {
           flow,
+          routes: (app) => studyRoutes(app, { clock, rows: (filter, since) => study.ops.studyRows(filter, since) }),
           timerKinds: ({ store, outgoing, logger: log }) =>
             habitTimerKinds({ store, ids, outgoing, clock, logger: log, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays }),
         };

@@ -1,0 +1,56 @@
+import type { StudyRow } from './study-queries.ts';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+export const RECENT_DAYS = 7;
+
+export type StudyFlag = 'no_reply_48h' | 'delivery_failing' | 'paused' | 'intake_incomplete_24h';
+
+/** What a coordinator reads per participant, and the study's totals: plain numbers a test can count by hand. */
+export function studyOverview(rows: readonly StudyRow[], now: Date) {
+  const participants = rows.map((row) => participantOverview(row, now));
+  const totals = {
+    participants: participants.length,
+    by_status: countBy(participants.map((participant) => participant.status)),
+    prompts_sent: sum(participants.map((participant) => participant.prompts_sent)),
+    done_count: sum(participants.map((participant) => participant.done_count)),
+    flagged: countBy(participants.flatMap((participant) => participant.flags)),
+  };
+  return { generated_at: now.toISOString(), recent_days: RECENT_DAYS, totals: { ...totals, done_rate: rate(totals.done_count, totals.prompts_sent) }, participants };
+}
+
+function participantOverview(row: StudyRow, now: Date) {
+  return {
+    id: row.id,
+    name: row.name,
+    phone_number: row.phoneNumber,
+    timezone: row.timezone,
+    status: row.status,
+    sub_state: row.subState,
+    enrolled_at: row.enrolledAt.toISOString(),
+    days_enrolled: Math.floor((now.getTime() - row.enrolledAt.getTime()) / DAY_MS),
+    prompts_sent: row.promptsSent,
+    done_count: row.doneCount,
+    done_rate: rate(row.doneCount, row.promptsSent),
+    last_prompt_at: row.lastPromptAt?.toISOString() ?? null,
+    last_reply_at: row.lastReplyAt?.toISOString() ?? null,
+    replies_recent: row.recentReplies,
+    flags: flagsOf(row, now),
+  };
+}
+
+/** Who needs a coordinator's look, and why. */
+function flagsOf(row: StudyRow, now: Date): StudyFlag[] {
+  const flags: StudyFlag[] = [];
+  const since = (date: Date | null) => (date ? now.getTime() - date.getTime() : Infinity);
+  // Silent for two days, counted from enrolment for someone who never wrote.
+  if (row.status === 'active' && Math.min(since(row.lastReplyAt), since(row.enrolledAt)) >= 48 * HOUR_MS) flags.push('no_reply_48h');
+  if (row.recentFailedDeliveries > 0) flags.push('delivery_failing');
+  if (row.status === 'paused') flags.push('paused');
+  if (row.status === 'active' && row.subState === 'INTAKE' && since(row.enrolledAt) >= DAY_MS) flags.push('intake_incomplete_24h');
+  return flags;
+}
+
+const rate = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 1000) / 1000);
+const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
+const countBy = (values: readonly string[]) => Object.fromEntries([...new Set(values)].map((value) => [value, values.filter((other) => other === value).length]));

@@ -1,0 +1,60 @@
+import { sql } from 'kysely';
+import { fromMs, fromMsOrNull, toMs } from '../../store/codec.ts';
+import type { QueryContext } from '../../store/query-context.ts';
+
+/** One participant of the study as the overview reads them: one row each, one query for all. */
+export interface StudyRow {
+  id: string;
+  name: string | null;
+  phoneNumber: string;
+  timezone: string | null;
+  status: string;
+  enrolledAt: Date;
+  subState: string | null;
+  promptsSent: number;
+  doneCount: number;
+  lastPromptAt: Date | null;
+  lastReplyAt: Date | null;
+  /** The participant's messages since `since`. */
+  recentReplies: number;
+  /** Deliveries that failed for good since `since`. */
+  recentFailedDeliveries: number;
+}
+
+/** The habit coach's study queries: a store extension of its module (decision 019). */
+export function studyQueries({ db }: QueryContext) {
+  return {
+    async studyRows(filter: { status?: string }, since: Date): Promise<StudyRow[]> {
+      const sinceMs = toMs(since);
+      let query = db
+        .selectFrom('participants as p')
+        .leftJoin('conversations as c', 'c.participant_id', 'p.id')
+        .leftJoin('profiles as pr', 'pr.participant_id', 'p.id')
+        .select([
+          'p.id', 'p.name', 'p.phone_number', 'p.timezone', 'p.status', 'p.enrolled_at', 'c.sub_state',
+          'pr.total_prompts', 'pr.success_count', 'pr.last_prompt_sent_at',
+          sql<number | null>`(select max(m.created_at) from messages m where m.conversation_id = c.id and m.role = 'user')`.as('last_reply_at'),
+          sql<number>`(select count(*) from messages m where m.conversation_id = c.id and m.role = 'user' and m.created_at >= ${sinceMs})`.as('recent_replies'),
+          sql<number>`(select count(*) from outbox o where o.conversation_id = c.id and o.status = 'failed' and o.created_at >= ${sinceMs})`.as('recent_failed'),
+        ])
+        .orderBy('p.enrolled_at')
+        .orderBy('p.ordinal');
+      if (filter.status) query = query.where('p.status', '=', filter.status);
+      return (await query.execute()).map((row) => ({
+        id: row.id,
+        name: row.name,
+        phoneNumber: row.phone_number,
+        timezone: row.timezone,
+        status: row.status,
+        enrolledAt: fromMs(row.enrolled_at),
+        subState: row.sub_state,
+        promptsSent: Number(row.total_prompts ?? 0),
+        doneCount: Number(row.success_count ?? 0),
+        lastPromptAt: fromMsOrNull(row.last_prompt_sent_at),
+        lastReplyAt: fromMsOrNull(row.last_reply_at),
+        recentReplies: Number(row.recent_replies),
+        recentFailedDeliveries: Number(row.recent_failed),
+      }));
+    },
+  };
+}
