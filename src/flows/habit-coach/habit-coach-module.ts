@@ -19,7 +19,7 @@ export const habitCoachModule: FlowModule = {
         const study = host.store.extend(studyQueries);
         return {
           flow,
-          routes: (app) => studyRoutes(app, { clock, rows: (filter, since) => study.ops.studyRows(filter, since) }),
+          routes: (app) => studyRoutes(app, { clock, store: host.store, rows: (filter, since) => study.ops.studyRows(filter, since) }),
           timerKinds: ({ store, outgoing, logger: log }) =>
             habitTimerKinds({ store, ids, outgoing, clock, logger: log, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays }),
         };
