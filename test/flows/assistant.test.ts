@@ -142,29 +142,34 @@ describe('assistant: memory', () => {
 });
 
 describe('assistant: the agentic loop', () => {
-  it('gives every call exactly one fresh context block, inside the only system message, and stops at 8 calls with an apology', async () => {
+  it('gives every call exactly one fresh context block, inside the only system message, and after 8 calls answers from the results in one call without tools', async () => {
     const virtual: { clock?: VirtualClock } = {};
     const { say, requests, lastTurn, server } = await start(
       {
-        reply: (_request, index) => {
+        reply: (request, index) => {
           // Each call happens a minute after the previous one: the block must say so.
           virtual.clock!.set(new Date(virtual.clock!.now().getTime() + 60_000));
+          if (!request.tools) return { text: 'I checked the time eight times; the last was 10:08 UTC.' };
           return { toolCalls: [{ name: 'current_time', arguments: { timeZone: index % 2 ? 'UTC' : 'Europe/Lisbon' } }] };
         },
       },
       { ASSISTANT_LOCATION: 'Lisbon, Portugal' },
     );
     virtual.clock = server.clock as VirtualClock;
-    expect(await say('count for me')).toBe(ASSISTANT_APOLOGY);
+    expect(await say('count for me')).toBe('I checked the time eight times; the last was 10:08 UTC.');
     const calls = requests('reply');
-    expect(calls).toHaveLength(8);
+    expect(calls).toHaveLength(9);
+    // The last call offers no tools and carries the results as text: no provider refuses it.
+    expect(calls[8]!.tools).toBeUndefined();
+    expect(calls[8]!.messages.some((m) => m.role === 'tool')).toBe(false);
+    expect(contentOf(calls[8]!.messages)).toContain('Tool result: ');
     calls.forEach((request, index) => {
       expect(request.messages.filter((m) => m.role === 'system')).toHaveLength(1);
       expect(request.messages[0]!.content.match(/Current context:/g)).toHaveLength(1);
       expect(request.messages[0]!.content).toContain(`Current context:\n• Time: Monday, November 23, 2026 at 10:0${index} UTC\n• Location: Lisbon, Portugal`);
       expect(contentOf(request.messages.slice(1))).not.toContain('Current context');
     });
-    expect(await lastTurn()).toMatchObject({ modelCalls: 8, status: 'completed' });
+    expect(await lastTurn()).toMatchObject({ modelCalls: 9, status: 'completed' });
   });
 
   it('runs every tool call of a response, each answered once with its id; string-encoded arguments work', async () => {

@@ -10,6 +10,7 @@ import { createMarkerFilter, stripToolMarkers } from './tool-markers.ts';
 
 export const ASSISTANT_APOLOGY = "Sorry, I couldn't put an answer together this time. Could you ask again, maybe in other words?";
 export const CONTINUE_AFTER_THINKING = 'Go on: answer my request now, or call the tool you need.';
+export const ANSWER_WITHOUT_TOOLS = 'No more tools can be called. Answer my request now from the tool results above, and say plainly what you could not find out.';
 export const ANSWER_FROM_RESULTS = 'Answer my request now, using the tool results above. Do not call more tools unless they are essential.';
 
 export interface AgenticLoopInput extends FlowRunContext {
@@ -69,9 +70,13 @@ export async function runAgenticLoop(input: AgenticLoopInput): Promise<ToolLoopR
     switch (step.kind) {
       case 'reply':
         return { ...result, text: [...said, step.text].join('\n\n') };
-      case 'apologize':
+      case 'apologize': {
+        // Out of calls with results in hand: one last call, without tools, answers from them.
+        const final = step.reason === 'round-limit' && sawToolResults ? await answerFromResults(input, dialogue, result) : '';
+        if (final) return { ...result, text: [...said, final].join('\n\n') };
         // What was said along the way is an answer of sorts; only silence gets the apology.
         return said.length > 0 ? { ...result, text: said.join('\n\n') } : { ...result, text: ASSISTANT_APOLOGY, endedBy: step.reason };
+      }
       case 'continue':
         // Reasoning is never sent back (providers reject or ignore it); one note moves the model on.
         if (!continued) dialogue.push({ role: 'user', content: CONTINUE_AFTER_THINKING });
@@ -99,6 +104,30 @@ export async function runAgenticLoop(input: AgenticLoopInput): Promise<ToolLoopR
       }
     }
   }
+}
+
+/**
+ * The last call of a reply that ran out of calls: the tool calls and their results as plain text
+ * (no tool messages, so no provider needs tools declared), no tools offered, one instruction to
+ * answer from them. Empty when even that gives nothing.
+ */
+async function answerFromResults(input: AgenticLoopInput, dialogue: readonly LlmMessage[], result: ToolLoopResult): Promise<string> {
+  const flattened: LlmMessage[] = dialogue.map((message): LlmMessage => {
+    if (message.role === 'tool') return { role: 'user', content: `Tool result: ${message.content}` };
+    if (message.role === 'assistant' && message.toolCalls?.length) {
+      const calls = message.toolCalls.map((call) => `${call.name}(${call.arguments})`).join('; ');
+      return { role: 'assistant', content: [message.content, `(I called: ${calls})`].filter(Boolean).join('\n') };
+    }
+    return message;
+  });
+  const messages: LlmMessage[] = [{ role: 'system', content: `${input.system}\n\n${input.context()}` }, ...flattened, { role: 'user', content: ANSWER_WITHOUT_TOOLS }];
+  const started = input.elapsed();
+  input.onModelCall?.();
+  const response = await input.provider.complete({ messages }, { signal: input.signal, onTextDelta: input.onTextDelta });
+  result.modelMs += input.elapsed() - started;
+  result.modelCalls += 1;
+  result.model = response.model;
+  return stripToolMarkers(response.text).trim();
 }
 
 /** Streams a later round's text after a blank line, so it reads as it will be stored. */

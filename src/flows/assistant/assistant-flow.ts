@@ -81,7 +81,7 @@ async function prepareAssistantTurn(request: TurnRequest, options: AssistantOpti
     return runAgenticLoop({
       ...context,
       system: assistantSystemMessage(profile, recalled, tools),
-      context: () => contextBlock(options.clock.now(), options.location),
+      context: () => contextBlock(options.clock.now(), options.location, request.participant?.timezone ?? null),
       dialogue,
       tools,
       maxModelCalls: options.maxModelCalls,

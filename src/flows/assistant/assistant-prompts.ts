@@ -20,8 +20,9 @@ export function assistantSystemMessage(profile: AssistantProfile, recalled: read
 }
 
 /** Exactly one of these per model call, rebuilt each time (spec 003, "Dynamic Context Injection"). */
-export function contextBlock(now: Date, location: string): string {
-  return `Current context:\n• Time: ${describeTime(now, 'UTC')}\n• Location: ${location}`;
+/** The time where the person is, when their zone is known (a participant's), else UTC. */
+export function contextBlock(now: Date, location: string, timeZone: string | null = null): string {
+  return `Current context:\n• Time: ${describeTime(now, timeZone ?? 'UTC')}\n• Location: ${location}`;
 }
 
 /** Short-term memory: the person's and assistant's messages of the last `windowMs`, at most `max`. */
