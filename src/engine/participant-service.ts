@@ -56,12 +56,41 @@ export class ParticipantService {
     input: EnrollmentInput,
     options: { greet?: boolean } = {},
   ): Promise<{ participant: Participant; conversation: Conversation; greeting: Promise<unknown> }> {
-    const { store, clock, ids, channels } = this.#deps;
+    const drafted = this.#draft(input, this.#deps.clock.now());
+    await this.#deps.store.transaction(async (tx) => {
+      await tx.insertParticipant(drafted.participant);
+      await tx.insertConversation(drafted.conversation);
+    });
+    const greeting = options.greet === false ? Promise.resolve() : this.#greet(drafted);
+    return { participant: drafted.participant, conversation: drafted.conversation, greeting };
+  }
+
+  /**
+   * Enrols everyone or no one (one transaction: a phone number already taken refuses the lot),
+   * then greets them one after another in the background, so a large import is not a burst of
+   * model calls.
+   */
+  async enrollMany(inputs: readonly EnrollmentInput[]): Promise<Participant[]> {
+    const now = this.#deps.clock.now();
+    const drafts = inputs.map((input) => this.#draft(input, now));
+    await this.#deps.store.transaction(async (tx) => {
+      for (const { participant, conversation } of drafts) {
+        await tx.insertParticipant(participant);
+        await tx.insertConversation(conversation);
+      }
+    });
+    void (async () => {
+      for (const drafted of drafts) await this.#greet(drafted);
+    })();
+    return drafts.map((drafted) => drafted.participant);
+  }
+
+  #draft(input: EnrollmentInput, now: Date): { participant: Participant; conversation: Conversation; flow: Flow } {
+    const { ids, channels } = this.#deps;
     const flow = this.#flowNamed(input.flow ?? this.#deps.defaultFlow);
     if (input.channel !== undefined && !channels.get(input.channel)) {
       throw new AppError('invalid_request', `channel: must be one of ${channels.names.join(', ')} (the channels this server runs)`, { field: 'channel' });
     }
-    const now = clock.now();
     const participant: Participant = {
       id: ids.next('part'),
       phoneNumber: input.phoneNumber,
@@ -86,15 +115,13 @@ export class ParticipantService {
       createdAt: now,
       updatedAt: now,
     };
-    await store.transaction(async (tx) => {
-      await tx.insertParticipant(participant);
-      await tx.insertConversation(conversation);
-    });
-    if (options.greet === false) return { participant, conversation, greeting: Promise.resolve() };
-    const greeting = this.#deps.engine
+    return { participant, conversation, flow };
+  }
+
+  #greet({ participant, conversation, flow }: { participant: Participant; conversation: Conversation; flow: Flow }): Promise<unknown> {
+    return this.#deps.engine
       .trigger(conversation.id, { kind: 'event', trigger: 'greeting', hint: flow.greetingHint(participant) })
       .catch((error) => this.#deps.logger.error({ participantId: participant.id, err: describeError(error) }, 'greeting turn failed'));
-    return { participant, conversation, greeting };
   }
 
   /**

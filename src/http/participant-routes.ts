@@ -4,7 +4,9 @@ import { canonicalPhone, type PhoneRegion } from '../core/phone.ts';
 import { canonicalTimeZone } from '../core/time-zone.ts';
 import type { ParticipantService } from '../engine/participant-service.ts';
 import type { Store } from '../store/store.ts';
+import { z } from 'zod';
 import { parseRequest } from './http-errors.ts';
+import { phonesOf, readParticipantImport } from './participant-import.ts';
 import {
   deliveryJson,
   enrollmentBody,
@@ -32,6 +34,9 @@ export interface ParticipantRouteDeps {
 }
 
 const tags = ['participants'];
+/** A CSV of a few thousand participants fits; 10 MB of anything is refused with 413. */
+const MAX_IMPORT_BYTES = 2 * 1024 * 1024;
+const importQuery = z.strictObject({ dry_run: z.enum(['true', 'false']).default('false').transform((value) => value === 'true') });
 
 export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDeps): void {
   const { participants, store } = deps;
@@ -69,6 +74,31 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
           offset: query.offset,
           next,
         };
+      },
+    },
+  });
+
+  // A spreadsheet's "Save as CSV": read as text here, as CSV by the import.
+  app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: MAX_IMPORT_BYTES }, (_request, body, done) => done(null, body));
+  resource(app, '/conversation/participants/import', {
+    POST: {
+      schema: {
+        tags,
+        summary: 'Enrol everyone in a CSV file (text/csv; header phone_number plus any of name, timezone, gender, ethnicity, background, channel, flow), all or none; ?dry_run=true only checks. 400 lists every problem (row, field, message)',
+        querystring: jsonSchema(importQuery),
+      },
+      handler: async (request, reply) => {
+        const query = parseRequest(importQuery, request.query, 'query');
+        if (typeof request.body !== 'string') throw new AppError('unsupported_media_type', 'send the file as text/csv', { field: 'content-type' });
+        const taken = new Set<string>();
+        for (const phone of phonesOf(request.body, deps.phoneRegion)) if (await store.findParticipantByPhone(phone)) taken.add(phone);
+        const { rows, problems } = readParticipantImport(request.body, { region: deps.phoneRegion, taken });
+        if (problems.length > 0) {
+          return reply.status(400).send({ status: 'error', code: 'invalid_request', field: 'body', message: `${problems.length} problem(s) in the file; nothing was enrolled`, problems });
+        }
+        if (query.dry_run) return ok(`${rows.length} participant(s) would be enrolled; nothing was enrolled (dry run)`, { would_enroll: rows.length, dry_run: true });
+        const enrolled = await participants.enrollMany(rows);
+        return reply.status(201).send(ok(`${enrolled.length} participant(s) enrolled; their greetings go out one after another`, { ids: enrolled.map((participant) => participant.id) }));
       },
     },
   });
