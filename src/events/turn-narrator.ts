@@ -3,6 +3,7 @@ import type { Narrator, TurnNarration } from '../engine/narration.ts';
 import { JsonGuard } from '../engine/plain-text.ts';
 import type { ExecutedToolCall } from '../engine/tool-loop.ts';
 import type { EventHub } from './event-hub.ts';
+import { toolFinishedPhrase, toolStartedPhrase } from './tool-phrases.ts';
 
 export const FIRST_STATUS_AFTER_MS = 400;
 export const THINKING_STATUS = 'Thinking…';
@@ -71,12 +72,12 @@ class EventNarration implements TurnNarration {
   }
 
   toolStarted(call: LlmToolCall): void {
-    this.#status(`Running ${call.name}…`, call.id, { tool: call.name, phase: 'started' });
+    this.#status(toolStartedPhrase(call.name), call.id, { tool: call.name, phase: 'started' });
   }
 
   toolFinished({ call, outcome, durationMs }: ExecutedToolCall): void {
     const ok = outcome.status === 'ok';
-    this.#status(`${call.name} ${ok ? 'done' : 'failed'}`, call.id, { tool: call.name, phase: 'finished', status: outcome.status, durationMs: Math.round(durationMs) });
+    this.#status(toolFinishedPhrase(ok), call.id, { tool: call.name, phase: 'finished', status: outcome.status, durationMs: Math.round(durationMs) });
   }
 
   metrics() {

@@ -69,7 +69,7 @@ describe('session event stream over a real WebSocket', () => {
     expect(tokens.map((token) => (token.type === 'token' ? token.text : '')).join('')).toContain('Saved, thank you.');
     const status = turn.filter((event) => event.type === 'status');
     expect(status.map((event) => event.correlationId)).toEqual(['call_2_1', 'call_2_1']);
-    expect(status.map((event) => (event.type === 'status' ? event.text : ''))).toEqual(['Running save_user_profile…', 'save_user_profile done']);
+    expect(status.map((event) => (event.type === 'status' ? event.text : ''))).toEqual(['Noting that down…', 'Done.']);
   });
 
   it('replays exactly the events after the cursor, also after a restart, then follows live', async () => {

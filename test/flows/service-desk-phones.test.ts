@@ -20,8 +20,12 @@ describe('service desk verification with DEFAULT_PHONE_REGION=US', () => {
     });
     server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z', DEFAULT_PHONE_REGION: 'US' }, { provider });
     for (const said of ['415-555-0100', '(415) 555-0100', '4155550100', 'four one five five five five oh one double oh']) {
-      const { id, say } = await openWebSession(server, 'service-desk');
+      const { id, say, client } = await openWebSession(server, 'service-desk');
       await say(said);
+      // What the caller sees while tools run names no tool and no state.
+      const shown = client.of('status').map((event) => (event as { text: string }).text);
+      expect(shown.length).toBeGreaterThan(0);
+      for (const text of shown) expect(text, text).not.toMatch(/verify_account|_[a-z]+|Verif[a-z]*Idle|Collecting/);
       const verification = (await server.store.listToolCalls(id)).find((call) => call.name === 'verify_account');
       expect(JSON.parse(verification!.result), said).toMatchObject({ verified: true, customerId: 'cus_alex' });
     }

@@ -56,7 +56,7 @@ describe('POST /conversation/participants/import', () => {
     expect((await importCsv('name,timezone\r\nAda,UTC')).body.problems).toEqual([{ row: 1, field: 'phone_number', message: expect.stringContaining('must name a phone_number column') }]);
     const latin1 = Buffer.from('phone_number,name\r\n+14165550296,Jos\xe9\r\n', 'latin1');
     const response = await fetch(`${server.url}/conversation/participants/import`, { method: 'POST', body: latin1, headers: { 'content-type': 'text/csv' } });
-    expect((await response.json()).problems).toEqual([{ row: 1, field: 'body', message: expect.stringContaining('not UTF-8') }]);
+    expect(((await response.json()) as { problems: unknown }).problems).toEqual([{ row: 1, field: 'body', message: expect.stringContaining('not UTF-8') }]);
     expect((await importCsv('x'.repeat(3 * 1024 * 1024))).status).toBe(413);
     expect(await total()).toBe(4);
   });
