@@ -25,7 +25,7 @@ const server = await startServer(config, pino({ level: 'silent' }), { provider, 
 
 const now = new Date();
 for (let index = 0; index < opts.conversations; index++) {
-  await server.store.insertParticipant({ id: `p${index}`, phoneNumber: `+1416${String(5_000_000 + index)}`, name: null, gender: null, ethnicity: null, background: null, timezone: 'UTC', status: 'active', debug: false, enrolledAt: now, createdAt: now, updatedAt: now });
+  await server.store.insertParticipant({ id: `p${index}`, phoneNumber: `+1416${String(5_000_000 + index)}`, name: null, gender: null, ethnicity: null, background: null, timezone: 'UTC', status: 'active', cohort: null, debug: false, enrolledAt: now, createdAt: now, updatedAt: now });
   await server.store.insertConversation({ id: `c${index}`, participantId: `p${index}`, flow: 'habit-coach', channel: 'webhook', state: 'CONVERSATION_ACTIVE', subState: 'INTAKE', version: 0, createdAt: now, updatedAt: now });
 }
 const before = measure();

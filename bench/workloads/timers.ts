@@ -16,7 +16,7 @@ const pgUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:54
 const schema = `bench_timers_${process.pid}`;
 const store = await openStore(opts.store === 'postgres' ? pgUrl : tempSqliteUrl(), { schema: opts.store === 'postgres' ? schema : 'public' });
 
-await store.insertParticipant({ id: 'p', phoneNumber: '+14165550100', name: null, gender: null, ethnicity: null, background: null, timezone: null, status: 'active', debug: false, enrolledAt: new Date(), createdAt: new Date(), updatedAt: new Date() });
+await store.insertParticipant({ id: 'p', phoneNumber: '+14165550100', name: null, gender: null, ethnicity: null, background: null, timezone: null, status: 'active', cohort: null, debug: false, enrolledAt: new Date(), createdAt: new Date(), updatedAt: new Date() });
 await store.insertConversation({ id: 'c', participantId: 'p', flow: 'bench', channel: 'none', state: 's', subState: null, version: 0, createdAt: new Date(), updatedAt: new Date() });
 
 const firedAt = new Map<string, number[]>();

@@ -38,7 +38,7 @@ for (let index = 0; index < allConversations(opts); index++) {
   const phone = `+1416${String(5_000_000 + index).padStart(7, '0')}`;
   await server.store.insertParticipant({
     id: `p${index}`, phoneNumber: phone, name: null, gender: null, ethnicity: null, background: null, timezone: 'America/Toronto',
-    status: 'active', debug: false, enrolledAt: new Date(), createdAt: new Date(), updatedAt: new Date(),
+    status: 'active', cohort: null, debug: false, enrolledAt: new Date(), createdAt: new Date(), updatedAt: new Date(),
   });
   await server.store.insertConversation({ id: `c${index}`, participantId: `p${index}`, flow: 'habit-coach', channel: 'webhook', state: 'CONVERSATION_ACTIVE', subState: 'INTAKE', version: 0, createdAt: new Date(), updatedAt: new Date() });
   phones.push(phone);

@@ -14,6 +14,8 @@ export interface Participant {
   /** A valid IANA zone, or null when enrollment gave none. */
   timezone: string | null;
   status: ParticipantStatus;
+  /** The study group (an arm, a site), free text; null when none was given. */
+  cohort: string | null;
   /** Per-participant debug mode: extra diagnostic messages to the participant. */
   debug: boolean;
   enrolledAt: Date;

@@ -17,13 +17,15 @@ export interface EnrollmentInput {
   ethnicity?: string | null;
   background?: string | null;
   timezone?: string | null;
+  /** The study group (an arm, a site). */
+  cohort?: string | null;
   /** The channel to reach them on (one of the configured ones); default: the server's default channel. */
   channel?: string | undefined;
   /** The flow their conversation runs; default: the server's default flow (habit coaching). */
   flow?: string | undefined;
 }
 
-export type ParticipantPatch = Partial<Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'debug'>>;
+export type ParticipantPatch = Partial<Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'cohort' | 'debug'>>;
 
 export interface ParticipantServiceDeps {
   store: Store;
@@ -100,6 +102,7 @@ export class ParticipantService {
       background: input.background ?? null,
       timezone: input.timezone ?? null,
       status: 'active',
+      cohort: input.cohort ?? null,
       debug: false,
       enrolledAt: now,
       createdAt: now,
@@ -188,8 +191,8 @@ export class ParticipantService {
   }
 
   /** One page of participants, oldest enrolment first, and how many there are in all. */
-  async list(filter: { status?: ParticipantStatus; limit: number; offset: number }): Promise<{ participants: Participant[]; total: number }> {
-    const [participants, total] = await Promise.all([this.#deps.store.listParticipants(filter), this.#deps.store.countParticipants({ status: filter.status })]);
+  async list(filter: { status?: ParticipantStatus; cohort?: string; limit: number; offset: number }): Promise<{ participants: Participant[]; total: number }> {
+    const [participants, total] = await Promise.all([this.#deps.store.listParticipants(filter), this.#deps.store.countParticipants({ status: filter.status, cohort: filter.cohort })]);
     return { participants, total };
   }
 

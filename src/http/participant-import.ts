@@ -11,9 +11,9 @@ export interface ImportProblem {
   message: string;
 }
 
-const COLUMNS = ['phone_number', 'name', 'timezone', 'gender', 'ethnicity', 'background', 'channel', 'flow'] as const;
+const COLUMNS = ['phone_number', 'name', 'timezone', 'cohort', 'gender', 'ethnicity', 'background', 'channel', 'flow'] as const;
 type ImportColumn = (typeof COLUMNS)[number];
-const LIMITS: Record<ImportColumn, number> = { phone_number: 40, name: 200, timezone: 64, gender: 100, ethnicity: 100, background: 2000, channel: 40, flow: 40 };
+const LIMITS: Record<ImportColumn, number> = { phone_number: 40, name: 200, timezone: 64, cohort: 100, gender: 100, ethnicity: 100, background: 2000, channel: 40, flow: 40 };
 export const MAX_IMPORT_ROWS = 5000;
 
 /**
@@ -64,6 +64,7 @@ export function readParticipantImport(text: string, options: { region: PhoneRegi
       phoneNumber: phone ?? '',
       name: value('name'),
       timezone: canonicalZone,
+      cohort: value('cohort'),
       gender: value('gender'),
       ethnicity: value('ethnicity'),
       background: value('background'),

@@ -207,9 +207,10 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
 }
 
 /** The list query for another page: the same filters, another offset. */
-function pageQuery(query: { status?: string; limit: number }, offset: number): string {
+function pageQuery(query: { status?: string; cohort?: string; limit: number }, offset: number): string {
   const params = new URLSearchParams({ limit: String(query.limit), offset: String(offset) });
   if (query.status) params.set('status', query.status);
+  if (query.cohort) params.set('cohort', query.cohort);
   return params.toString();
 }
 

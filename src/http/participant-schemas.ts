@@ -14,6 +14,8 @@ export const enrollmentBody = z.strictObject({
   ethnicity: optionalText(100),
   background: optionalText(2000),
   timezone: z.string().max(64).nullable().optional(),
+  /** The study group (an arm, a site): free text. */
+  cohort: optionalText(100),
   /** Checked against the channels the server runs by the service. */
   channel: z.string().min(1).max(40).optional(),
   /** Checked against the flows the server runs by the service. */
@@ -28,6 +30,7 @@ export const participantUpdateBody = z
     background: optionalText(2000),
     timezone: z.string().max(64).nullable().optional(),
     status: z.enum(PARTICIPANT_STATUSES).optional(),
+    cohort: optionalText(100),
     debug: z.boolean().optional(),
   })
   .refine((body) => Object.keys(body).length > 0, { message: 'give at least one field to change' });
@@ -36,6 +39,7 @@ export const participantParams = z.strictObject({ id: z.string().min(1).max(100)
 
 export const listQuery = z.strictObject({
   status: z.enum(PARTICIPANT_STATUSES).optional(),
+  cohort: z.string().min(1).max(100).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   offset: z.coerce.number().int().min(0).default(0),
 });
@@ -67,6 +71,7 @@ export function participantJson(participant: Participant) {
     background: participant.background,
     timezone: participant.timezone,
     status: participant.status,
+    cohort: participant.cohort,
     debug: participant.debug,
     enrolled_at: participant.enrolledAt.toISOString(),
     created_at: participant.createdAt.toISOString(),

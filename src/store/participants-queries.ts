@@ -48,6 +48,7 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
             background: p.background,
             timezone: p.timezone,
             status: p.status,
+            cohort: p.cohort,
             debug: toBool(p.debug),
             enrolled_at: toMs(p.enrolledAt),
             created_at: toMs(p.createdAt),
@@ -84,6 +85,7 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
     async listParticipants(filter = {}) {
       let query = db.selectFrom('participants').selectAll().orderBy('enrolled_at').orderBy('ordinal');
       if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+      if (filter.cohort !== undefined) query = query.where('cohort', '=', filter.cohort);
       if (filter.limit !== undefined) query = query.limit(filter.limit);
       if (filter.offset !== undefined) {
         // SQLite accepts OFFSET only after a LIMIT; -1 means none.
@@ -96,6 +98,7 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
     async countParticipants(filter = {}) {
       let query = db.selectFrom('participants').select((eb) => eb.fn.countAll<number>().as('n'));
       if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+      if (filter.cohort !== undefined) query = query.where('cohort', '=', filter.cohort);
       return Number((await query.executeTakeFirstOrThrow()).n);
     },
 
@@ -109,6 +112,7 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
           background: patch.background,
           timezone: patch.timezone,
           status: patch.status,
+          cohort: patch.cohort,
           debug: patch.debug === undefined ? undefined : toBool(patch.debug),
           updated_at: toMs(now),
         })
@@ -137,6 +141,7 @@ function toParticipant(row: Selectable<ParticipantsTable>): Participant {
     background: row.background,
     timezone: row.timezone,
     status: oneOf(PARTICIPANT_STATUSES, row.status, 'participant status'),
+    cohort: row.cohort,
     debug: fromBool(row.debug),
     enrolledAt: fromMs(row.enrolled_at),
     createdAt: fromMs(row.created_at),

@@ -46,6 +46,7 @@ export interface ParticipantsTable {
   background: string | null;
   timezone: string | null;
   status: string;
+  cohort: string | null;
   debug: number;
   enrolled_at: number;
   created_at: number;

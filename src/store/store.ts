@@ -38,13 +38,13 @@ export interface StoreOperations {
   lockParticipant(id: string): Promise<Participant | undefined>;
   findParticipantByPhone(phoneNumber: string): Promise<Participant | undefined>;
   /** Ordered by enrollment time, oldest first. */
-  listParticipants(filter?: { status?: ParticipantStatus; limit?: number; offset?: number }): Promise<Participant[]>;
+  listParticipants(filter?: { status?: ParticipantStatus; cohort?: string; limit?: number; offset?: number }): Promise<Participant[]>;
   /** How many `listParticipants` would list without a limit. */
-  countParticipants(filter?: { status?: ParticipantStatus }): Promise<number>;
+  countParticipants(filter?: { status?: ParticipantStatus; cohort?: string }): Promise<number>;
   /** Returns the updated participant, or undefined when there is none with this id. */
   updateParticipant(
     id: string,
-    patch: Partial<Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'debug'>>,
+    patch: Partial<Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'cohort' | 'debug'>>,
     now: Date,
   ): Promise<Participant | undefined>;
   /** Removes the participant and everything that belongs to them. False when there was none. */

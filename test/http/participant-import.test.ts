@@ -26,7 +26,7 @@ describe('POST /conversation/participants/import', () => {
     ]);
     expect(await total()).toBe(0);
 
-    const fixed = ['name,phone_number,timezone', ...VALID, 'Di,416-555-0204,Europe/Berlin'].join('\r\n');
+    const fixed = ['name,phone_number,timezone,cohort', ...VALID.map((row) => `${row},arm-A`), 'Di,416-555-0204,Europe/Berlin,arm-B'].join('\r\n');
     const dry = await importCsv(fixed, '?dry_run=true');
     expect(dry).toMatchObject({ status: 200, body: { result: { would_enroll: 4, dry_run: true } } });
     expect(await total()).toBe(0);
@@ -35,12 +35,12 @@ describe('POST /conversation/participants/import', () => {
     expect(done.status).toBe(201);
     const ids = done.body.result.ids as string[];
     expect(ids).toHaveLength(4);
-    const listed = (await server.request('GET', '/conversation/participants')).body.result as Array<{ id: string; phone_number: string; timezone: string | null }>;
-    expect(listed.map((p) => [p.id, p.phone_number, p.timezone])).toEqual([
-      [ids[0], '+14165550201', 'America/Toronto'],
-      [ids[1], '+14155550202', 'America/Los_Angeles'],
-      [ids[2], '+14165550203', null],
-      [ids[3], '+14165550204', 'Europe/Berlin'],
+    const listed = (await server.request('GET', '/conversation/participants')).body.result as Array<{ id: string; phone_number: string; timezone: string | null; cohort: string }>;
+    expect(listed.map((p) => [p.id, p.phone_number, p.timezone, p.cohort])).toEqual([
+      [ids[0], '+14165550201', 'America/Toronto', 'arm-A'],
+      [ids[1], '+14155550202', 'America/Los_Angeles', 'arm-A'],
+      [ids[2], '+14165550203', null, 'arm-A'],
+      [ids[3], '+14165550204', 'Europe/Berlin', 'arm-B'],
     ]);
     await waitFor(() => server.sink.delivered.length === 4, { what: 'four greetings' });
   });
@@ -51,7 +51,7 @@ describe('POST /conversation/participants/import', () => {
       { row: 2, field: 'phone_number', message: '+14165550201 is already enrolled' },
       { row: 4, field: 'phone_number', message: '+14165550299 is also on row 3' },
     ]);
-    expect((await importCsv('phone_number,cohort\r\n+14165550298,A')).body.problems).toEqual([{ row: 1, field: 'cohort', message: expect.stringContaining('unknown column(s) "cohort"') }]);
+    expect((await importCsv('phone_number,arm\r\n+14165550298,A')).body.problems).toEqual([{ row: 1, field: 'arm', message: expect.stringContaining('unknown column(s) "arm"') }]);
     expect((await importCsv('phone_number,name\r\n+14165550297,"=HYPERLINK(""http://x"",""y"")"')).body.problems).toEqual([{ row: 2, field: 'name', message: expect.stringContaining('spreadsheet formula') }]);
     expect((await importCsv('name,timezone\r\nAda,UTC')).body.problems).toEqual([{ row: 1, field: 'phone_number', message: expect.stringContaining('must name a phone_number column') }]);
     const latin1 = Buffer.from('phone_number,name\r\n+14165550296,Jos\xe9\r\n', 'latin1');

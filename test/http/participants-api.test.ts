@@ -158,6 +158,17 @@ describe('participant resource', () => {
     expect(active.body.result.length).toBeLessThanOrEqual(2);
   });
 
+  it('keeps a cohort set at enrolment or later, and filters the list by it', async () => {
+    const armA = await server.request('POST', '/conversation/participants', { phone_number: '+14165550261', cohort: 'arm-A' });
+    expect(armA).toMatchObject({ status: 201, body: { result: { cohort: 'arm-A' } } });
+    const later = (await server.request('POST', '/conversation/participants', { phone_number: '+14165550262' })).body.result;
+    expect(later.cohort).toBeNull();
+    expect(await server.request('PUT', `/conversation/participants/${later.id}`, { cohort: 'arm-A' })).toMatchObject({ status: 200, body: { result: { cohort: 'arm-A' } } });
+    const listed = await server.request('GET', '/conversation/participants?cohort=arm-A&limit=1');
+    expect(listed.body).toMatchObject({ total: 2, next: '/conversation/participants?limit=1&offset=1&cohort=arm-A' });
+    expect(listed.body.result.map((p: { cohort: string }) => p.cohort)).toEqual(['arm-A']);
+  });
+
   it('pages honestly: the total, and a next link (body and Link header) until the last page', async () => {
     const total = (await server.request('GET', '/conversation/participants')).body.total as number;
     expect(total).toBeGreaterThanOrEqual(3);

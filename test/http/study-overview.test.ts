@@ -50,6 +50,9 @@ describe('GET /study/overview', () => {
       flagged: { no_reply_48h: 2, delivery_failing: 1, intake_incomplete_24h: 1, paused: 1 },
     });
 
+    await server.request('PUT', `/conversation/participants/${engaged.id}`, { cohort: 'arm-A' });
+    const armA = await server.request('GET', '/study/overview?cohort=arm-A');
+    expect(armA.body.result.participants.map((row: { name: string; cohort: string }) => [row.name, row.cohort])).toEqual([['Engaged', 'arm-A']]);
     const onlyPaused = await server.request('GET', '/study/overview?status=paused');
     expect(onlyPaused.body.result.participants.map((row: { name: string }) => row.name)).toEqual(['Paused']);
     expect(await server.request('GET', '/study/overview?status=gone')).toMatchObject({ status: 400, body: { field: 'status' } });

@@ -7,7 +7,7 @@ export function testHabitState(overrides: Partial<HabitTurnState> = {}, particip
   const now = new Date('2026-06-01T12:00:00Z');
   const person: Participant = {
     id: 'part_1', phoneNumber: '+14165550123', name: 'Alice', gender: null, ethnicity: null, background: null,
-    timezone: 'America/Toronto', status: 'active', debug: false, enrolledAt: now, createdAt: now, updatedAt: now, ...participant,
+    timezone: 'America/Toronto', status: 'active', cohort: null, debug: false, enrolledAt: now, createdAt: now, updatedAt: now, ...participant,
   };
   return {
     participant: person,

@@ -36,6 +36,7 @@ export function participant(overrides: Partial<Participant> = {}): Participant {
     background: 'engineer',
     timezone: 'America/Toronto',
     status: 'active',
+    cohort: null,
     debug: false,
     enrolledAt: T0,
     createdAt: T0,

@@ -50,6 +50,7 @@ export const EXPORT_FILES: readonly ExportFile[] = [
     { name: 'name', type: 'string', meaning: 'Name given at enrolment', personal: true, value: (s) => s.participant.name },
     { name: 'timezone', type: 'string', meaning: 'IANA time zone of the participant', value: (s) => s.participant.timezone },
     { name: 'status', type: 'enum', meaning: 'active | paused | withdrawn', value: (s) => s.participant.status },
+    { name: 'cohort', type: 'string', meaning: 'Study group (an arm, a site) given at enrolment or later', value: (s) => s.participant.cohort },
     { name: 'enrolled_at', type: 'datetime', meaning: 'Enrolment time (ISO 8601, UTC)', value: (s) => iso(s.participant.enrolledAt) },
     { name: 'conversation_id', type: 'string', meaning: "The participant's conversation; joins the other files", value: (s) => s.conversation?.id ?? null },
     { name: 'flow', type: 'string', meaning: 'The conversation flow (habit-coach, ...)', value: (s) => s.conversation?.flow ?? null },
@@ -122,6 +123,7 @@ export function spreadsheetSafe(value: string): string {
 
 export interface ExportOptions {
   status?: ParticipantStatus;
+  cohort?: string;
   /** Leave out phone numbers, names and free text (ids are random, never personal). */
   deidentify: boolean;
 }
@@ -161,7 +163,7 @@ const PAGE = 200;
 
 async function* subjects(store: Store, options: ExportOptions): AsyncGenerator<Subject> {
   for (let offset = 0; ; offset += PAGE) {
-    const page = await store.listParticipants({ status: options.status, limit: PAGE, offset });
+    const page = await store.listParticipants({ status: options.status, cohort: options.cohort, limit: PAGE, offset });
     for (const participant of page) yield { participant, conversation: await store.findConversationByParticipant(participant.id) };
     if (page.length < PAGE) return;
   }

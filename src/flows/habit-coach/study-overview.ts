@@ -12,6 +12,7 @@ export function studyOverview(rows: readonly StudyRow[], now: Date) {
   const totals = {
     participants: participants.length,
     by_status: countBy(participants.map((participant) => participant.status)),
+    by_cohort: countBy(participants.map((participant) => participant.cohort ?? '')),
     prompts_sent: sum(participants.map((participant) => participant.prompts_sent)),
     done_count: sum(participants.map((participant) => participant.done_count)),
     flagged: countBy(participants.flatMap((participant) => participant.flags)),
@@ -26,6 +27,7 @@ function participantOverview(row: StudyRow, now: Date) {
     phone_number: row.phoneNumber,
     timezone: row.timezone,
     status: row.status,
+    cohort: row.cohort,
     sub_state: row.subState,
     enrolled_at: row.enrolledAt.toISOString(),
     days_enrolled: Math.floor((now.getTime() - row.enrolledAt.getTime()) / DAY_MS),

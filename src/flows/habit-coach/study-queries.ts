@@ -9,6 +9,7 @@ export interface StudyRow {
   phoneNumber: string;
   timezone: string | null;
   status: string;
+  cohort: string | null;
   enrolledAt: Date;
   subState: string | null;
   promptsSent: number;
@@ -24,14 +25,14 @@ export interface StudyRow {
 /** The habit coach's study queries: a store extension of its module (decision 019). */
 export function studyQueries({ db }: QueryContext) {
   return {
-    async studyRows(filter: { status?: string }, since: Date): Promise<StudyRow[]> {
+    async studyRows(filter: { status?: string; cohort?: string }, since: Date): Promise<StudyRow[]> {
       const sinceMs = toMs(since);
       let query = db
         .selectFrom('participants as p')
         .leftJoin('conversations as c', 'c.participant_id', 'p.id')
         .leftJoin('profiles as pr', 'pr.participant_id', 'p.id')
         .select([
-          'p.id', 'p.name', 'p.phone_number', 'p.timezone', 'p.status', 'p.enrolled_at', 'c.sub_state',
+          'p.id', 'p.name', 'p.phone_number', 'p.timezone', 'p.status', 'p.cohort', 'p.enrolled_at', 'c.sub_state',
           'pr.total_prompts', 'pr.success_count', 'pr.last_prompt_sent_at',
           sql<number | null>`(select max(m.created_at) from messages m where m.conversation_id = c.id and m.role = 'user')`.as('last_reply_at'),
           sql<number>`(select count(*) from messages m where m.conversation_id = c.id and m.role = 'user' and m.created_at >= ${sinceMs})`.as('recent_replies'),
@@ -40,12 +41,14 @@ export function studyQueries({ db }: QueryContext) {
         .orderBy('p.enrolled_at')
         .orderBy('p.ordinal');
       if (filter.status) query = query.where('p.status', '=', filter.status);
+      if (filter.cohort) query = query.where('p.cohort', '=', filter.cohort);
       return (await query.execute()).map((row) => ({
         id: row.id,
         name: row.name,
         phoneNumber: row.phone_number,
         timezone: row.timezone,
         status: row.status,
+        cohort: row.cohort,
         enrolledAt: fromMs(row.enrolled_at),
         subState: row.sub_state,
         promptsSent: Number(row.total_prompts ?? 0),

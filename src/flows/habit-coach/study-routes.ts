@@ -10,11 +10,11 @@ import { studyExport } from './study-export.ts';
 import { RECENT_DAYS, studyOverview } from './study-overview.ts';
 import type { StudyRow } from './study-queries.ts';
 
-const overviewQuery = z.strictObject({ status: z.enum(PARTICIPANT_STATUSES).optional() });
+const overviewQuery = z.strictObject({ status: z.enum(PARTICIPANT_STATUSES).optional(), cohort: z.string().min(1).max(100).optional() });
 const exportQuery = overviewQuery.extend({ deidentify: z.enum(['true', 'false']).default('false').transform((value) => value === 'true') });
 
 /** The habit coach's study routes: what a coordinator reads to run a study. */
-export function studyRoutes(app: FastifyInstance, deps: { clock: Clock; store: Store; rows: (filter: { status?: string }, since: Date) => Promise<StudyRow[]> }): void {
+export function studyRoutes(app: FastifyInstance, deps: { clock: Clock; store: Store; rows: (filter: { status?: string; cohort?: string }, since: Date) => Promise<StudyRow[]> }): void {
   resource(app, '/study/export', {
     GET: {
       schema: { tags: ['study'], summary: 'The study as a ZIP of CSV files (participants, messages, turns, tool_calls, deliveries) and codebook.csv, streamed; ?deidentify=true leaves out phones, names and free text', querystring: jsonSchema(exportQuery) },

@@ -10,6 +10,7 @@ import { inboxSenderMigration } from './007-inbox-sender.ts';
 import { senderDedupMigration } from './008-sender-dedup.ts';
 import { writeProbeMigration } from './009-write-probe.ts';
 import { pendingOutboxMigration } from './010-pending-outbox.ts';
+import { cohortMigration } from './011-cohort.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -27,5 +28,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '008_sender_dedup': senderDedupMigration(dialect),
     '009_write_probe': writeProbeMigration(),
     '010_pending_outbox': pendingOutboxMigration(),
+    '011_cohort': cohortMigration(),
   };
 }
