@@ -23,6 +23,25 @@ export default tseslint.config(
   },
   {
     files: ['web/**/*.js'],
-    languageOptions: { globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', WebSocket: 'readonly', EventSource: 'readonly', location: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URL: 'readonly', console: 'readonly', sessionStorage: 'readonly', TextDecoderStream: 'readonly', FormData: 'readonly', confirm: 'readonly', Intl: 'readonly', URLSearchParams: 'readonly' } },
+    languageOptions: {
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        fetch: 'readonly',
+        WebSocket: 'readonly',
+        EventSource: 'readonly',
+        location: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        URL: 'readonly',
+        console: 'readonly',
+        sessionStorage: 'readonly',
+        TextDecoderStream: 'readonly',
+        FormData: 'readonly',
+        confirm: 'readonly',
+        Intl: 'readonly',
+        URLSearchParams: 'readonly',
+      },
+    },
   },
 );

@@ -10,11 +10,23 @@ import { assistantTable, httpTable, lineItems, scaleTable, turnTable, type Measu
 
 const argument = (name: string) => {
   const index = process.argv.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
-  return index < 0 ? undefined : process.argv[index]!.includes('=') ? process.argv[index]!.split('=')[1] : process.argv[index + 1];
+  return index < 0
+    ? undefined
+    : process.argv[index]!.includes('=')
+      ? process.argv[index]!.split('=')[1]
+      : process.argv[index + 1];
 };
 // `--from=<results.json>`: re-renders a saved run's summary (after a change to the tables) without running anything.
 const from = argument('from');
-const saved = from ? (JSON.parse(readFileSync(from, 'utf8')) as { sha: string; machine: string; quick: boolean; rounds: number; results: Measured[] }) : undefined;
+const saved = from
+  ? (JSON.parse(readFileSync(from, 'utf8')) as {
+      sha: string;
+      machine: string;
+      quick: boolean;
+      rounds: number;
+      results: Measured[];
+    })
+  : undefined;
 const quick = saved?.quick ?? process.argv.includes('--quick');
 const only = argument('only')?.split(',');
 const rounds = saved?.rounds ?? Number(argument('rounds') ?? 3);
@@ -38,39 +50,104 @@ const runs: Run[] = [
   ...[1, 50].flatMap((concurrency) =>
     turnSystems.map(([name, file, args, role]) => {
       const mode = concurrency === 1 ? 'sequential' : `${concurrency} concurrent`;
-      return { group: 'turn', name: `${name}, ${mode}`, mode, ...role, file, args: [...args, '--conversations', String(conversations), '--turns', '10', '--concurrency', String(concurrency)] };
+      return {
+        group: 'turn',
+        name: `${name}, ${mode}`,
+        mode,
+        ...role,
+        file,
+        args: [
+          ...args,
+          '--conversations',
+          String(conversations),
+          '--turns',
+          '10',
+          '--concurrency',
+          String(concurrency),
+        ],
+      };
     }),
   ),
   ...(['reply', 'tool', 'recall'] as const).map((variant) => ({
     group: 'assistant',
-    name: { reply: 'assistant turn: route + recall extraction + reply', tool: '… + one calculator round', recall: '… + one round + transcript recall (FTS5)' }[variant],
+    name: {
+      reply: 'assistant turn: route + recall extraction + reply',
+      tool: '… + one calculator round',
+      recall: '… + one round + transcript recall (FTS5)',
+    }[variant],
     baseline: variant === 'reply',
     file: 'turn-assistant.ts',
     args: ['--variant', variant, '--conversations', String(quick ? 10 : 200), '--turns', '10', '--concurrency', '10'],
   })),
   // A longer lead than the workload's 4 s default: inserting the timers must finish before any is due, even on a busy machine.
-  { group: 'timers', name: '10k timers due in 10 s, SQLite', file: 'timers.ts', args: ['--store', 'sqlite', '--timers', quick ? '2000' : '10000', '--leadMs', '15000'] },
-  { group: 'timers', name: '10k timers due in 10 s, PostgreSQL', file: 'timers.ts', args: ['--store', 'postgres', '--timers', quick ? '2000' : '10000'] },
-  { group: 'memory', name: 'memory per idle conversation (10k conversations, one turn each)', file: 'idle-memory.ts', args: ['--conversations', quick ? '2000' : '10000'], nodeFlags: ['--expose-gc'] },
+  {
+    group: 'timers',
+    name: '10k timers due in 10 s, SQLite',
+    file: 'timers.ts',
+    args: ['--store', 'sqlite', '--timers', quick ? '2000' : '10000', '--leadMs', '15000'],
+  },
+  {
+    group: 'timers',
+    name: '10k timers due in 10 s, PostgreSQL',
+    file: 'timers.ts',
+    args: ['--store', 'postgres', '--timers', quick ? '2000' : '10000'],
+  },
+  {
+    group: 'memory',
+    name: 'memory per idle conversation (10k conversations, one turn each)',
+    file: 'idle-memory.ts',
+    args: ['--conversations', quick ? '2000' : '10000'],
+    nodeFlags: ['--expose-gc'],
+  },
   { group: 'ws', name: 'model chunk → WebSocket frame', file: 'ws-relay.ts', args: ['--turns', quick ? '5' : '20'] },
   ...(['saturated', '100 req/s'] as const).flatMap((mode) =>
     http.map(([name, system, role]) => ({
-      group: 'http', name: `${name}, ${mode}`, mode, ...role, file: 'http-e2e.ts',
+      group: 'http',
+      name: `${name}, ${mode}`,
+      mode,
+      ...role,
+      file: 'http-e2e.ts',
       args: ['--system', system, '--seconds', quick ? '4' : '15', ...(mode === 'saturated' ? [] : ['--rate', '100'])],
     })),
   ),
-  ...([['sqlite', 1], ['postgres', 1], ['postgres', 2], ['postgres', 3]] as const).map(([store, processes]) => ({
+  ...(
+    [
+      ['sqlite', 1],
+      ['postgres', 1],
+      ['postgres', 2],
+      ['postgres', 3],
+    ] as const
+  ).map(([store, processes]) => ({
     group: 'scale',
     name: `${processes} process${processes > 1 ? 'es' : ''} on ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`,
     baseline: store === 'postgres' && processes === 1,
     file: 'scale-out.ts',
-    args: ['--store', store, '--processes', String(processes), '--messages', quick ? '200' : '2000', '--participants', quick ? '100' : '200'],
+    args: [
+      '--store',
+      store,
+      '--processes',
+      String(processes),
+      '--messages',
+      quick ? '200' : '2000',
+      '--participants',
+      quick ? '100' : '200',
+    ],
   })),
 ].filter((run) => !only || only.includes(run.group));
 
 function runChild(run: Run): Promise<Result> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', ...(run.nodeFlags ?? []), `bench/workloads/${run.file}`, ...run.args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [
+        '--disable-warning=ExperimentalWarning',
+        '--experimental-strip-types',
+        ...(run.nodeFlags ?? []),
+        `bench/workloads/${run.file}`,
+        ...run.args,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     child.stdout.on('data', (chunk) => (out += String(chunk)));
     child.on('exit', (code) => {
@@ -91,19 +168,30 @@ for (const group of saved ? [] : [...new Set(runs.map((run) => run.group))]) {
       process.stderr.write(`round ${round + 1}/${rounds}: ${run.name} …`);
       const started = performance.now();
       // A failed round is left out of the medians (and of the ratios of that round), not the whole run.
-      samples.get(run)!.push(await runChild(run).catch((error: unknown) => (process.stderr.write(`\n${String(error)}\n`), null)));
+      samples
+        .get(run)!
+        .push(await runChild(run).catch((error: unknown) => (process.stderr.write(`\n${String(error)}\n`), null)));
       process.stderr.write(` ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
     }
   }
   for (const run of members) {
     const results = samples.get(run)!;
     const completed = results.filter((result) => result !== null);
-    const name = completed.length < rounds ? `${run.name} (${completed.length} of ${rounds} rounds ran through)` : run.name;
+    const name =
+      completed.length < rounds ? `${run.name} (${completed.length} of ${rounds} rounds ran through)` : run.name;
     if (completed.length > 0) measured.push({ ...run, name, rounds: results, result: medianResult(completed) });
   }
 }
 
-const renderers = { turn: turnTable, assistant: assistantTable, timers: lineItems, http: httpTable, scale: scaleTable, memory: lineItems, ws: lineItems };
+const renderers = {
+  turn: turnTable,
+  assistant: assistantTable,
+  timers: lineItems,
+  http: httpTable,
+  scale: scaleTable,
+  memory: lineItems,
+  ws: lineItems,
+};
 const sections = Object.entries(renderers)
   .map(([group, render]) => ({ render, members: measured.filter((run) => run.group === group) }))
   .filter(({ members }) => members.length > 0)
@@ -111,16 +199,24 @@ const sections = Object.entries(renderers)
 
 const sha = saved?.sha ?? execFileSync('git', ['rev-parse', '--short', 'HEAD']).toString().trim();
 const at = from ? statSync(from).mtime : new Date();
-const machine = saved?.machine ?? `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}, Node ${process.version}`;
+const machine =
+  saved?.machine ??
+  `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}, Node ${process.version}`;
 const header = [
   `Benchmarks at ${sha} (${at.toISOString()}${quick ? ', --quick' : ''}): medians of ${rounds} interleaved rounds (min–max in brackets), warm-up excluded; ${conversations} conversations × 10 turns per turn run.`,
   `Machine: ${machine}`,
-  'Ratios are medians of per-round ratios. Statements: node:sqlite executions (PostgreSQL: round trips); commits: COMMITs plus autocommit writes; KiB written: write() syscall bytes of the process (PostgreSQL: WAL records of its database). See bench/lib/meter.ts.',
+  'Ratios are medians of per-round ratios. Statements: node:sqlite executions (PostgreSQL: round trips); ' +
+    'commits: COMMITs plus autocommit writes; KiB written: write() syscall bytes of the process (PostgreSQL: ' +
+    'WAL records of its database). See bench/lib/meter.ts.',
 ].join('\n');
 const body = sections.map((lines) => lines.join('\n')).join('\n\n');
 process.stdout.write(`\n${header}\n\n${body}\n`);
 mkdirSync('bench/results', { recursive: true });
 const stamp = at.toISOString().slice(0, 10);
-if (!saved) writeFileSync(`bench/results/${stamp}-${sha}${quick ? '-quick' : ''}.json`, `${JSON.stringify({ sha, machine, quick, rounds, results: measured }, null, 2)}\n`);
+if (!saved)
+  writeFileSync(
+    `bench/results/${stamp}-${sha}${quick ? '-quick' : ''}.json`,
+    `${JSON.stringify({ sha, machine, quick, rounds, results: measured }, null, 2)}\n`,
+  );
 // A quick run never replaces the full run's summary.
 if (!only) writeFileSync(`bench/results/latest${quick ? '-quick' : ''}.md`, `${header}\n\n${body}\n`);

@@ -13,7 +13,11 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { DONE_POLL_QUESTION } from '../src/flows/habit-coach/polls.ts';
-import { FEEDBACK_FOLLOWUP_TEXT, FEEDBACK_NUDGE_TEXT, REMINDER_TEXT } from '../src/flows/habit-coach/timers/follow-up-timers.ts';
+import {
+  FEEDBACK_FOLLOWUP_TEXT,
+  FEEDBACK_NUDGE_TEXT,
+  REMINDER_TEXT,
+} from '../src/flows/habit-coach/timers/follow-up-timers.ts';
 import { createFakeOpenAiServer } from '../test/kit/fake-openai-server.ts';
 import { FakeTwilioApi } from '../test/kit/fake-twilio-api.ts';
 import { FakeWhatsAppGraph } from '../test/kit/fake-whatsapp-graph.ts';
@@ -62,8 +66,24 @@ if (argv.includes('--help') || argv.includes('-h')) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const known = new Set(['minutes', 'store', 'participants', 'web-sessions', 'kill-every', 'blackholes', 'blackhole-seconds', 'think-ms', 'clock-step', 'clock-every-ms', 'per-sender-ids', 'rate-limited', 'drain-seconds', 'keep']);
-for (const arg of argv) if (arg.startsWith('--') && !known.has(arg.slice(2).split('=')[0]!)) fail(`unknown option ${arg}`);
+const known = new Set([
+  'minutes',
+  'store',
+  'participants',
+  'web-sessions',
+  'kill-every',
+  'blackholes',
+  'blackhole-seconds',
+  'think-ms',
+  'clock-step',
+  'clock-every-ms',
+  'per-sender-ids',
+  'rate-limited',
+  'drain-seconds',
+  'keep',
+]);
+for (const arg of argv)
+  if (arg.startsWith('--') && !known.has(arg.slice(2).split('=')[0]!)) fail(`unknown option ${arg}`);
 
 const opts = {
   minutes: numberOption('minutes', 10, 0.5, 240),
@@ -82,11 +102,14 @@ const opts = {
   keep: argv.includes('--keep'),
 };
 if (opts.store !== 'postgres' && opts.store !== 'sqlite') fail('--store: postgres or sqlite');
-if (opts.think.length !== 2 || !opts.think.every((n) => Number.isFinite(n) && n >= 0) || opts.think[0] > opts.think[1]) fail('--think-ms: A-B in ms, A <= B');
+if (opts.think.length !== 2 || !opts.think.every((n) => Number.isFinite(n) && n >= 0) || opts.think[0] > opts.think[1])
+  fail('--think-ms: A-B in ms, A <= B');
 const clockStepMs = parseStep(opts.clockStep) ?? fail('--clock-step: a duration like 30m, 1h, 1d');
 function parseStep(text: string): number | undefined {
   const match = /^(\d+)(s|m|h|d)$/.exec(text);
-  return match ? Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'] : undefined;
+  return match
+    ? Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd']
+    : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -178,7 +201,11 @@ async function startLife(): Promise<void> {
       await candidate.listening(90_000);
     } catch (error) {
       startFailures += 1;
-      const why = candidate.tail.filter((line) => line.trim()).slice(-3).map((line) => line.trim().slice(0, 300)).join(' | ');
+      const why = candidate.tail
+        .filter((line) => line.trim())
+        .slice(-3)
+        .map((line) => line.trim().slice(0, 300))
+        .join(' | ');
       note(`server failed to start (attempt ${attempt}): ${String(error).split('\n')[0]} ${why}`);
       failedStarts.push({ atS: startedAtS, error: `${String(error).split('\n')[0]} ${why}` });
       collectErrors(candidate);
@@ -187,11 +214,20 @@ async function startLife(): Promise<void> {
       continue;
     }
     startupSeconds.push(Math.round((elapsedS() - startedAtS) * 10) / 10);
-    currentLife = { life: lives.length + 1, pid: candidate.pid, startedAtS: elapsedS(), endedAtS: null, ended: 'running', samples: [] };
+    currentLife = {
+      life: lives.length + 1,
+      pid: candidate.pid,
+      startedAtS: elapsedS(),
+      endedAtS: null,
+      ended: 'running',
+      samples: [],
+    };
     lifeListeningAt = Date.now();
     lives.push(currentLife);
     server = candidate;
-    note(`server life ${currentLife.life} listening (pid ${candidate.pid}, ${candidate.url}, clock ${new Date(clockTarget).toISOString()})`);
+    note(
+      `server life ${currentLife.life} listening (pid ${candidate.pid}, ${candidate.url}, clock ${new Date(clockTarget).toISOString()})`,
+    );
     return;
   }
 }
@@ -232,7 +268,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-async function request(method: string, path: string, body: unknown, timeoutMs = 15_000): Promise<{ status: number; body: any; headers: Headers }> {
+async function request(
+  method: string,
+  path: string,
+  body: unknown,
+  timeoutMs = 15_000,
+): Promise<{ status: number; body: any; headers: Headers }> {
   const target = server;
   if (!target) throw new Error('no server');
   const response = await fetch(`${target.url}${path}`, {
@@ -268,9 +309,33 @@ interface Sender {
   seq: number;
 }
 
-const HABIT_SCRIPT = ['I want to walk more', 'I want more energy', '7am', 'right after breakfast', 'done', 'I skipped it today because it rained', 'yes I did it', 'not yet', 'how am I doing', 'I did it after breakfast'];
-const ASSISTANT_SCRIPT = ['hello', 'what is 17 * 23', 'add a note: buy oat milk', 'list my notes', 'what time is it', 'what did I ask you earlier about notes'];
-const DESK_SCRIPT = ['When is my next appointment?', '415-555-0100, ZIP 94107', 'Can I move it to another day?', 'How much do I owe?', 'thanks'];
+const HABIT_SCRIPT = [
+  'I want to walk more',
+  'I want more energy',
+  '7am',
+  'right after breakfast',
+  'done',
+  'I skipped it today because it rained',
+  'yes I did it',
+  'not yet',
+  'how am I doing',
+  'I did it after breakfast',
+];
+const ASSISTANT_SCRIPT = [
+  'hello',
+  'what is 17 * 23',
+  'add a note: buy oat milk',
+  'list my notes',
+  'what time is it',
+  'what did I ask you earlier about notes',
+];
+const DESK_SCRIPT = [
+  'When is my next appointment?',
+  '415-555-0100, ZIP 94107',
+  'Can I move it to another day?',
+  'How much do I owe?',
+  'thanks',
+];
 const ZONES = ['America/Toronto', 'America/Los_Angeles', 'Europe/Berlin', 'Asia/Kolkata', 'America/Sao_Paulo'];
 
 const senders: Sender[] = [];
@@ -279,11 +344,23 @@ let httpSenders = 0;
 for (let p = 0; p < opts.participants; p++) {
   const channel = CHANNELS[p % 3]!;
   const perSenderIds = channel === 'http' && httpSenders++ < opts.perSenderIds;
-  senders.push({ name: `${channel}:${p}`, channel, phone: `+1416555${String(1000 + p)}`, script: HABIT_SCRIPT, loopFrom: 4, perSenderIds, seq: 0 });
+  senders.push({
+    name: `${channel}:${p}`,
+    channel,
+    phone: `+1416555${String(1000 + p)}`,
+    script: HABIT_SCRIPT,
+    loopFrom: 4,
+    perSenderIds,
+    seq: 0,
+  });
 }
 
 /** Retries `work` (a route the harness needs before the traffic) until it answers `ok`. */
-async function setupCall(what: string, work: () => Promise<{ status: number; body: any }>, ok: (status: number) => boolean): Promise<any> {
+async function setupCall(
+  what: string,
+  work: () => Promise<{ status: number; body: any }>,
+  ok: (status: number) => boolean,
+): Promise<any> {
   for (let attempt = 1; attempt <= 10; attempt++) {
     try {
       const response = await work();
@@ -322,12 +399,20 @@ async function attempt(sender: Sender, id: string, text: string): Promise<Outcom
   switch (sender.channel) {
     case 'http': {
       const response = await request('POST', '/conversation/inbound', { from: sender.phone, text, message_id: id });
-      if (response.status === 202 && response.body?.result?.status === 'queued') return { acked: { inboxId: response.body.result.inbox_id, duplicate: response.body.result.duplicate === true } };
+      if (response.status === 202 && response.body?.result?.status === 'queued')
+        return {
+          acked: { inboxId: response.body.result.inbox_id, duplicate: response.body.result.duplicate === true },
+        };
       return classify(response);
     }
     case 'web': {
-      const response = await request('POST', `/api/conversations/${sender.conversationId}/message`, { type: 'text', text, message_id: id });
-      if (response.status === 202 && typeof response.body?.inboxId === 'string') return { acked: { inboxId: response.body.inboxId, duplicate: response.body.duplicate === true } };
+      const response = await request('POST', `/api/conversations/${sender.conversationId}/message`, {
+        type: 'text',
+        text,
+        message_id: id,
+      });
+      if (response.status === 202 && typeof response.body?.inboxId === 'string')
+        return { acked: { inboxId: response.body.inboxId, duplicate: response.body.duplicate === true } };
       return classify(response);
     }
     case 'whatsapp': {
@@ -335,7 +420,9 @@ async function attempt(sender: Sender, id: string, text: string): Promise<Outcom
       const value = payload.entry[0].changes[0].value;
       const waId = sender.phone.slice(1);
       value.contacts = [{ profile: { name: sender.name }, wa_id: waId }];
-      value.messages = [{ from: waId, id, timestamp: String(Math.floor(virtualNow / 1000)), type: 'text', text: { body: text } }];
+      value.messages = [
+        { from: waId, id, timestamp: String(Math.floor(virtualNow / 1000)), type: 'text', text: { body: text } },
+      ];
       const raw = JSON.stringify(payload);
       const response = await fetch(`${target.url}/webhooks/whatsapp`, {
         method: 'POST',
@@ -348,11 +435,23 @@ async function attempt(sender: Sender, id: string, text: string): Promise<Outcom
       return classify({ status: response.status, body });
     }
     case 'twilio': {
-      const params: Record<string, string> = { ...fixture('twilio', 'inbound-sms'), From: sender.phone, To: TW.from, Body: text, MessageSid: id, SmsSid: id, SmsMessageSid: id, AccountSid: TW.accountSid };
+      const params: Record<string, string> = {
+        ...fixture('twilio', 'inbound-sms'),
+        From: sender.phone,
+        To: TW.from,
+        Body: text,
+        MessageSid: id,
+        SmsSid: id,
+        SmsMessageSid: id,
+        AccountSid: TW.accountSid,
+      };
       const url = `${target.url}/webhooks/twilio`;
       const response = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(TW.authToken, url, params) },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': twilioSignature(TW.authToken, url, params),
+        },
         body: new URLSearchParams(params).toString(),
         signal: AbortSignal.timeout(15_000),
       });
@@ -364,14 +463,16 @@ async function attempt(sender: Sender, id: string, text: string): Promise<Outcom
 }
 
 function classify(response: { status: number; body: any }): Outcome {
-  if (response.status >= 500 || response.status === 429) return { retry: `${response.status} ${response.body?.code ?? ''}`.trim() };
+  if (response.status >= 500 || response.status === 429)
+    return { retry: `${response.status} ${response.body?.code ?? ''}`.trim() };
   if (response.status === 409) return { refused: { status: 409, code: String(response.body?.code ?? '') } };
   return { refused: { status: response.status, code: `unexpected: ${JSON.stringify(response.body).slice(0, 200)}` } };
 }
 
 function idOnWire(sender: Sender, seq: number): string {
   if (sender.channel === 'whatsapp') return `wamid.SOAK${nonce}${sender.name.replace(':', '')}x${seq}`;
-  if (sender.channel === 'twilio') return `SM${nonce}${Number(sender.name.split(':')[1]).toString(16).padStart(8, '0')}${seq.toString(16).padStart(16, '0')}`;
+  if (sender.channel === 'twilio')
+    return `SM${nonce}${Number(sender.name.split(':')[1]).toString(16).padStart(8, '0')}${seq.toString(16).padStart(16, '0')}`;
   return messageId(sender, seq);
 }
 
@@ -407,7 +508,8 @@ async function deliver(sender: Sender, base: string): Promise<void> {
       return;
     }
     if (outcome.refused) {
-      if (outcome.refused.status === 409) refused.push({ sender: sender.name, channelMessageId: id, ...outcome.refused });
+      if (outcome.refused.status === 409)
+        refused.push({ sender: sender.name, channelMessageId: id, ...outcome.refused });
       else harnessErrors.push(`${sender.name} #${seq}: refused ${outcome.refused.status} ${outcome.refused.code}`);
       return;
     }
@@ -422,7 +524,10 @@ async function deliver(sender: Sender, base: string): Promise<void> {
 async function runSender(sender: Sender, until: number): Promise<void> {
   await sleep(between(0, opts.think[1]));
   for (let step = 0; Date.now() < until && !interrupted; step++) {
-    const index = step < sender.script.length ? step : sender.loopFrom + ((step - sender.loopFrom) % (sender.script.length - sender.loopFrom));
+    const index =
+      step < sender.script.length
+        ? step
+        : sender.loopFrom + ((step - sender.loopFrom) % (sender.script.length - sender.loopFrom));
     await deliver(sender, sender.script[index]!);
     await sleep(between(opts.think[0], opts.think[1]));
   }
@@ -483,18 +588,26 @@ class StreamFollower {
   }
 
   #onEvent(block: string): void {
-    const field = (name: string) => block.split('\n').find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2);
+    const field = (name: string) =>
+      block
+        .split('\n')
+        .find((line) => line.startsWith(`${name}: `))
+        ?.slice(name.length + 2);
     const id = field('id');
     if (id !== undefined) this.#lastId = id;
     this.lastEventAt = Date.now();
     const type = field('event');
     if (type !== 'final' && type !== 'resync') return;
     try {
-      const event = JSON.parse(field('data') ?? '{}') as { messageId?: string; data?: { full?: boolean; messages?: Array<{ id: string }> } };
+      const event = JSON.parse(field('data') ?? '{}') as {
+        messageId?: string;
+        data?: { full?: boolean; messages?: Array<{ id: string }> };
+      };
       if (type === 'final' && event.messageId) this.finals.add(event.messageId);
       // A full resync replaces the client's state (decision 002): its transcript counts as delivered.
       // A partial one only closes a replay; its messages are kept apart, to tell the two cases apart in the report.
-      for (const message of event.data?.messages ?? []) (event.data?.full ? this.fullSnapshots : this.partialSnapshots).add(message.id);
+      for (const message of event.data?.messages ?? [])
+        (event.data?.full ? this.fullSnapshots : this.partialSnapshots).add(message.id);
     } catch {
       // Not JSON: ignored (the check then reports the reply as missing).
     }
@@ -553,7 +666,8 @@ async function moveClock(to: number, timeoutMs: number): Promise<boolean> {
       return true;
     }
     clockFailures += 1;
-    if (response.status < 500) harnessErrors.push(`clock move refused: ${response.status} ${JSON.stringify(response.body)}`);
+    if (response.status < 500)
+      harnessErrors.push(`clock move refused: ${response.status} ${JSON.stringify(response.body)}`);
   } catch {
     clockFailures += 1;
   }
@@ -575,7 +689,9 @@ async function readRows(): Promise<Rows> {
     inbox: 'id, ordinal, channel, channel_message_id, sender, text, conversation_id, status, error',
     turns: 'id, conversation_id, inbox_id, status, "trigger", error',
     messages: 'conversation_id, seq, id, role, kind, text, source, turn_id',
-    outbox: 'id, ordinal, conversation_id, channel, recipient, text, idempotency_key, status, attempts, next_attempt_at, last_error, provider_message_id',
+    outbox:
+      'id, ordinal, conversation_id, channel, recipient, text, idempotency_key, status, attempts, ' +
+      'next_attempt_at, last_error, provider_message_id',
     timers: 'id, kind, conversation_id, due_at, status, attempts, last_error, payload',
   } as const;
   const numeric = new Set(['ordinal', 'seq', 'attempts', 'next_attempt_at', 'due_at']);
@@ -588,14 +704,19 @@ async function readRows(): Promise<Rows> {
     const client = new pg.Client({ connectionString: PG_URL });
     await client.connect();
     try {
-      for (const [table, columns] of Object.entries(tables)) out[table] = (await client.query(`select ${columns} from "${schema}".${table}`)).rows.map(normalize);
+      for (const [table, columns] of Object.entries(tables))
+        out[table] = (await client.query(`select ${columns} from "${schema}".${table}`)).rows.map(normalize);
     } finally {
       await client.end();
     }
   } else {
     const db = new DatabaseSync(sqliteFile, { readOnly: true });
     try {
-      for (const [table, columns] of Object.entries(tables)) out[table] = db.prepare(`select ${columns} from ${table}`).all().map((row) => normalize({ ...row }));
+      for (const [table, columns] of Object.entries(tables))
+        out[table] = db
+          .prepare(`select ${columns} from ${table}`)
+          .all()
+          .map((row) => normalize({ ...row }));
     } finally {
       db.close();
     }
@@ -608,7 +729,9 @@ async function backlog(): Promise<{ inbox: number; outbox: number; timers: numbe
   return {
     inbox: rows.inbox.filter((row) => row.status === 'pending').length,
     outbox: rows.outbox.filter((row) => row.status === 'pending').length,
-    timers: rows.timers.filter((row) => row.status === 'running' || (row.status === 'pending' && row.due_at <= virtualNow)).length,
+    timers: rows.timers.filter(
+      (row) => row.status === 'running' || (row.status === 'pending' && row.due_at <= virtualNow),
+    ).length,
   };
 }
 
@@ -618,25 +741,49 @@ async function backlog(): Promise<{ inbox: number; outbox: number; timers: numbe
 /** 2 unless the run gets as far as its checks. */
 let exitCode = 2;
 try {
-  note(`soak at ${sha}${dirty ? ' (uncommitted changes)' : ''}: ${opts.minutes} min on ${opts.store}${opts.store === 'postgres' ? ` (schema ${schema}, through a TCP proxy)` : ` (${sqliteFile})`}`);
+  note(
+    `soak at ${sha}${dirty ? ' (uncommitted changes)' : ''}: ${opts.minutes} min on ${opts.store}${opts.store === 'postgres' ? ` (schema ${schema}, through a TCP proxy)` : ` (${sqliteFile})`}`,
+  );
   await startLife();
 
   // Enrolment and web sessions, before the chaos.
   await Promise.all(
     senders.map((sender, index) =>
-      setupCall(`enrol ${sender.name}`, () => request('POST', '/conversation/participants', {
-        phone_number: sender.phone, name: `Soak ${sender.name}`, timezone: ZONES[index % ZONES.length],
-        channel: sender.channel === 'http' ? 'webhook' : sender.channel,
-      }), (status) => status === 201),
+      setupCall(
+        `enrol ${sender.name}`,
+        () =>
+          request('POST', '/conversation/participants', {
+            phone_number: sender.phone,
+            name: `Soak ${sender.name}`,
+            timezone: ZONES[index % ZONES.length],
+            channel: sender.channel === 'http' ? 'webhook' : sender.channel,
+          }),
+        (status) => status === 201,
+      ),
     ),
   );
   for (let w = 0; w < opts.webSessions; w++) {
     const flow = w % 2 === 0 ? 'assistant' : 'service-desk';
-    const body = await setupCall(`start a ${flow} session`, () => request('POST', '/api/conversations', { flow }), (status) => status === 201);
+    const body = await setupCall(
+      `start a ${flow} session`,
+      () => request('POST', '/api/conversations', { flow }),
+      (status) => status === 201,
+    );
     followers.push(new StreamFollower(body.result.id));
-    senders.push({ name: `web:${flow}:${w}`, channel: 'web', phone: '', conversationId: body.result.id, script: flow === 'assistant' ? ASSISTANT_SCRIPT : DESK_SCRIPT, loopFrom: 1, perSenderIds: false, seq: 0 });
+    senders.push({
+      name: `web:${flow}:${w}`,
+      channel: 'web',
+      phone: '',
+      conversationId: body.result.id,
+      script: flow === 'assistant' ? ASSISTANT_SCRIPT : DESK_SCRIPT,
+      loopFrom: 1,
+      perSenderIds: false,
+      seq: 0,
+    });
   }
-  note(`enrolled ${opts.participants} participants (${senders.filter((s) => s.channel === 'http').length} HTTP, ${senders.filter((s) => s.channel === 'whatsapp').length} WhatsApp, ${senders.filter((s) => s.channel === 'twilio').length} Twilio) and started ${opts.webSessions} web sessions`);
+  note(
+    `enrolled ${opts.participants} participants (${senders.filter((s) => s.channel === 'http').length} HTTP, ${senders.filter((s) => s.channel === 'whatsapp').length} WhatsApp, ${senders.filter((s) => s.channel === 'twilio').length} Twilio) and started ${opts.webSessions} web sessions`,
+  );
 
   const trafficStart = Date.now();
   lifeListeningAt = Math.max(lifeListeningAt, trafficStart); // the first life gets its full period under traffic too
@@ -673,12 +820,18 @@ try {
     await moveClock(clockTarget + 5 * 60_000, 60_000);
     await sleep(1000);
   }
-  note(`drain ${quiet >= 2 ? 'complete' : 'timed out'}: ${left.inbox} inbox pending, ${left.outbox} outbox pending, ${left.timers} timers due or running`);
+  note(
+    `drain ${quiet >= 2 ? 'complete' : 'timed out'}: ${left.inbox} inbox pending, ${left.outbox} outbox pending, ${left.timers} timers due or running`,
+  );
   // Let the event streams catch up (no new event for 2 s, at most 20 s), then stop following.
   const streamsQuiet = Date.now() + 20_000;
-  while (Date.now() < streamsQuiet && followers.some((follower) => Date.now() - follower.lastEventAt < 2000)) await sleep(250);
+  while (Date.now() < streamsQuiet && followers.some((follower) => Date.now() - follower.lastEventAt < 2000))
+    await sleep(250);
   await Promise.all(followers.map((follower) => follower.stop()));
-  const finalClock = await request('GET', '/admin/clock', undefined).then((response) => Date.parse(response.body.result.now), () => virtualNow);
+  const finalClock = await request('GET', '/admin/clock', undefined).then(
+    (response) => Date.parse(response.body.result.now),
+    () => virtualNow,
+  );
   await endLife('SIGTERM');
   clearInterval(sampler);
   clearInterval(trimmer);
@@ -686,40 +839,92 @@ try {
   // ---- Checks
   const rows = await readRows();
   const report = verify({
-    ledger, refused, rows, now: finalClock,
-    deliveries: { whatsapp: graph.ids, twilio: twilio.sids, webhook: sink.received.map((delivery) => String(delivery.headers['idempotency-key'] ?? '')) },
-    texts: { donePoll: DONE_POLL_QUESTION, reminder: REMINDER_TEXT, nudges: [FEEDBACK_NUDGE_TEXT, FEEDBACK_FOLLOWUP_TEXT] },
-    streams: followers.map((follower) => ({ conversationId: follower.conversationId, finals: follower.finals, fullSnapshots: follower.fullSnapshots, partialSnapshots: follower.partialSnapshots })),
+    ledger,
+    refused,
+    rows,
+    now: finalClock,
+    deliveries: {
+      whatsapp: graph.ids,
+      twilio: twilio.sids,
+      webhook: sink.received.map((delivery) => String(delivery.headers['idempotency-key'] ?? '')),
+    },
+    texts: {
+      donePoll: DONE_POLL_QUESTION,
+      reminder: REMINDER_TEXT,
+      nudges: [FEEDBACK_NUDGE_TEXT, FEEDBACK_FOLLOWUP_TEXT],
+    },
+    streams: followers.map((follower) => ({
+      conversationId: follower.conversationId,
+      finals: follower.finals,
+      fullSnapshots: follower.fullSnapshots,
+      partialSnapshots: follower.partialSnapshots,
+    })),
   });
   // Sends a fake accepted that no outbox row recorded: re-sends after a kill (at least once), listed for the evidence.
   const recordedIds = new Set(rows.outbox.map((item) => item.provider_message_id));
   const unrecordedResends = [
-    ...graph.sent.filter((_, index) => !recordedIds.has(graph.ids[index] ?? null)).map((send) => ({ channel: 'whatsapp', to: String(send.body?.to ?? ''), text: JSON.stringify(send.body?.text?.body ?? send.body?.template ?? send.body?.interactive ?? '').slice(0, 80) })),
-    ...twilio.sent.filter((_, index) => !recordedIds.has(twilio.sids[index] ?? null)).map((send) => ({ channel: 'twilio', to: send.params.To ?? '', text: (send.params.Body ?? '').slice(0, 80) })),
+    ...graph.sent
+      .filter((_, index) => !recordedIds.has(graph.ids[index] ?? null))
+      .map((send) => ({
+        channel: 'whatsapp',
+        to: String(send.body?.to ?? ''),
+        text: JSON.stringify(send.body?.text?.body ?? send.body?.template ?? send.body?.interactive ?? '').slice(0, 80),
+      })),
+    ...twilio.sent
+      .filter((_, index) => !recordedIds.has(twilio.sids[index] ?? null))
+      .map((send) => ({ channel: 'twilio', to: send.params.To ?? '', text: (send.params.Body ?? '').slice(0, 80) })),
   ];
   const memory = memoryReport(lives);
   if (memory.flat === false) report.violations.push({ check: 'memory', detail: memory.verdict });
   for (const error of harnessErrors) report.violations.push({ check: 'refused', detail: `harness: ${error}` });
   const sorted = [...ackLatencyMs].sort((a, b) => a - b);
-  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+  const pct = (p: number) =>
+    sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 
   // ---- Summary
   const byCheck = new Map<string, string[]>();
   for (const v of report.violations) byCheck.set(v.check, [...(byCheck.get(v.check) ?? []), v.detail]);
   const lines: string[] = [];
-  lines.push('', `PromptPipe soak at ${sha}${dirty ? ' (+ uncommitted changes)' : ''}, ${opts.minutes} min on ${opts.store}, ${new Date(runStart).toISOString()}`);
-  lines.push(`  traffic: ${opts.participants} participants (HTTP, WhatsApp, Twilio) + ${opts.webSessions} web sessions; ${lives.length} server lives, ${lives.filter((l) => l.ended === 'SIGKILL').length} SIGKILLs, ${timeline.filter((t) => t.event.includes('black-hole') && t.event.includes('begins')).length} database black-holes${opts.store === 'sqlite' ? ' (none on SQLite: no network to cut)' : ''}, ${startFailures} failed starts; start-up ${Math.min(...startupSeconds)}-${Math.max(...startupSeconds)} s`);
-  lines.push(`  virtual clock: ${clockMoves} moves (${clockFailures} cut short), ${new Date(CLOCK_START).toISOString()} → ${new Date(finalClock).toISOString()}`);
-  lines.push(`  acknowledged: ${ledger.length} (${CHANNELS.concat('web').map((c) => `${c} ${ledger.filter((e) => e.channel === c).length}`).join(', ')}); ack latency p50 ${pct(50)} ms, p99 ${pct(99)} ms; retried before the ack: ${ledger.filter((e) => e.attempts > 1).length}; refused: ${refused.length}; never acknowledged (gave up after 180 s): ${unacknowledged.length}`);
+  lines.push(
+    '',
+    `PromptPipe soak at ${sha}${dirty ? ' (+ uncommitted changes)' : ''}, ${opts.minutes} min on ${opts.store}, ${new Date(runStart).toISOString()}`,
+  );
+  lines.push(
+    `  traffic: ${opts.participants} participants (HTTP, WhatsApp, Twilio) + ${opts.webSessions} web sessions; ${lives.length} server lives, ${lives.filter((l) => l.ended === 'SIGKILL').length} SIGKILLs, ${timeline.filter((t) => t.event.includes('black-hole') && t.event.includes('begins')).length} database black-holes${opts.store === 'sqlite' ? ' (none on SQLite: no network to cut)' : ''}, ${startFailures} failed starts; start-up ${Math.min(...startupSeconds)}-${Math.max(...startupSeconds)} s`,
+  );
+  lines.push(
+    `  virtual clock: ${clockMoves} moves (${clockFailures} cut short), ${new Date(CLOCK_START).toISOString()} → ${new Date(finalClock).toISOString()}`,
+  );
+  lines.push(
+    `  acknowledged: ${ledger.length} (${CHANNELS.concat('web')
+      .map((c) => `${c} ${ledger.filter((e) => e.channel === c).length}`)
+      .join(
+        ', ',
+      )}); ack latency p50 ${pct(50)} ms, p99 ${pct(99)} ms; retried before the ack: ${ledger.filter((e) => e.attempts > 1).length}; refused: ${refused.length}; never acknowledged (gave up after 180 s): ${unacknowledged.length}`,
+  );
   const c = report.counts;
-  lines.push(`  answered once: ${c['answered.once'] ?? 0}, apologies: ${(c['answered.apology'] ?? 0) + (c['answered.model-apology'] ?? 0)}; inbox: ${['processed', 'failed', 'ignored', 'pending'].map((s) => `${s} ${c[`inbox.${s}`] ?? 0}`).join(', ')}`);
-  lines.push(`  outbox: ${['sent', 'failed', 'pending'].map((s) => `${s} ${c[`outbox.${s}`] ?? 0}`).join(', ')}; fakes received: WhatsApp ${c['deliveries.whatsapp'] ?? 0}, Twilio ${c['deliveries.twilio'] ?? 0}, webhook ${c['deliveries.webhook'] ?? 0}; re-sends the store never recorded (at least once, after a kill): ${c['deliveries.unrecorded-resends'] ?? 0}`);
-  lines.push(`  web session event streams (SSE, resumed with Last-Event-ID): ${followers.length} followed, ${followers.reduce((n, f) => n + f.connects, 0)} connections, ${c['stream.replies'] ?? 0} replies committed, ${c['stream.missing'] ?? 0} never streamed`);
-  lines.push(`  timers: ${['done', 'pending', 'running', 'failed', 'cancelled'].map((s) => `${s} ${c[`timers.${s}`] ?? 0}`).join(', ')}; done after a retry: ${c['timers.done-after-a-retry'] ?? 0}; sent by timers: ${c['timer-messages.daily prompts'] ?? 0} daily prompts, ${c['timer-messages.reminders'] ?? 0} reminders, ${c['timer-messages.feedback nudges'] ?? 0} nudges`);
+  lines.push(
+    `  answered once: ${c['answered.once'] ?? 0}, apologies: ${(c['answered.apology'] ?? 0) + (c['answered.model-apology'] ?? 0)}; inbox: ${['processed', 'failed', 'ignored', 'pending'].map((s) => `${s} ${c[`inbox.${s}`] ?? 0}`).join(', ')}`,
+  );
+  lines.push(
+    `  outbox: ${['sent', 'failed', 'pending'].map((s) => `${s} ${c[`outbox.${s}`] ?? 0}`).join(', ')}; fakes received: WhatsApp ${c['deliveries.whatsapp'] ?? 0}, Twilio ${c['deliveries.twilio'] ?? 0}, webhook ${c['deliveries.webhook'] ?? 0}; re-sends the store never recorded (at least once, after a kill): ${c['deliveries.unrecorded-resends'] ?? 0}`,
+  );
+  lines.push(
+    `  web session event streams (SSE, resumed with Last-Event-ID): ${followers.length} followed, ${followers.reduce((n, f) => n + f.connects, 0)} connections, ${c['stream.replies'] ?? 0} replies committed, ${c['stream.missing'] ?? 0} never streamed`,
+  );
+  lines.push(
+    `  timers: ${['done', 'pending', 'running', 'failed', 'cancelled'].map((s) => `${s} ${c[`timers.${s}`] ?? 0}`).join(', ')}; done after a retry: ${c['timers.done-after-a-retry'] ?? 0}; sent by timers: ${c['timer-messages.daily prompts'] ?? 0} daily prompts, ${c['timer-messages.reminders'] ?? 0} reminders, ${c['timer-messages.feedback nudges'] ?? 0} nudges`,
+  );
   lines.push(`  memory (RSS of the server, MiB, per life: start / end / max):`);
-  for (const life of memory.lives) lines.push(`    life ${String(life.life).padStart(2)} (${life.startedAtS.toFixed(0).padStart(4)}-${(life.endedAtS ?? 0).toFixed(0).padStart(4)} s, ${life.ended}): ${life.startMiB.toFixed(1)} / ${life.endMiB.toFixed(1)} / ${life.maxMiB.toFixed(1)}`);
-  lines.push(`    trend of the peaks ${memory.peakTrendMiBPerMin.toFixed(2)} MiB/min, of RSS at ${memory.atAgeS} s into each life ${memory.sameAgeTrendMiBPerMin.toFixed(2)} MiB/min; ${memory.verdict}`);
-  if (serverErrors.size > 0) lines.push(`  server error log lines: ${[...serverErrors].map(([m, n]) => `${m} ×${n}`).join('; ')}`);
+  for (const life of memory.lives)
+    lines.push(
+      `    life ${String(life.life).padStart(2)} (${life.startedAtS.toFixed(0).padStart(4)}-${(life.endedAtS ?? 0).toFixed(0).padStart(4)} s, ${life.ended}): ${life.startMiB.toFixed(1)} / ${life.endMiB.toFixed(1)} / ${life.maxMiB.toFixed(1)}`,
+    );
+  lines.push(
+    `    trend of the peaks ${memory.peakTrendMiBPerMin.toFixed(2)} MiB/min, of RSS at ${memory.atAgeS} s into each life ${memory.sameAgeTrendMiBPerMin.toFixed(2)} MiB/min; ${memory.verdict}`,
+  );
+  if (serverErrors.size > 0)
+    lines.push(`  server error log lines: ${[...serverErrors].map(([m, n]) => `${m} ×${n}`).join('; ')}`);
   if (report.warnings.length > 0) {
     lines.push(`  warnings (${report.warnings.length}, visible and documented outcomes):`);
     for (const w of report.warnings.slice(0, 15)) lines.push(`    [${w.check}] ${w.detail}`);
@@ -740,13 +945,42 @@ try {
   lines.push(`  result: ${file}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}, Node ${process.version}`;
-  writeFileSync(file, `${JSON.stringify({
-    sha, dirty, machine, startedAt: new Date(runStart).toISOString(), options: opts, schema: opts.store === 'postgres' ? schema : sqliteFile,
-    virtualClock: { start: new Date(CLOCK_START).toISOString(), end: new Date(finalClock).toISOString(), moves: clockMoves, cutShort: clockFailures },
-    acknowledged: ledger.length, ackLatencyMs: { p50: pct(50), p99: pct(99), max: sorted.at(-1) ?? null }, refused, unacknowledged,
-    counts: report.counts, violations: report.violations, warnings: report.warnings,
-    memory, startupSeconds, timeline, serverErrors: Object.fromEntries(serverErrors), startFailures, failedStarts, unrecordedResends, ledger,
-  }, null, 2)}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify(
+      {
+        sha,
+        dirty,
+        machine,
+        startedAt: new Date(runStart).toISOString(),
+        options: opts,
+        schema: opts.store === 'postgres' ? schema : sqliteFile,
+        virtualClock: {
+          start: new Date(CLOCK_START).toISOString(),
+          end: new Date(finalClock).toISOString(),
+          moves: clockMoves,
+          cutShort: clockFailures,
+        },
+        acknowledged: ledger.length,
+        ackLatencyMs: { p50: pct(50), p99: pct(99), max: sorted.at(-1) ?? null },
+        refused,
+        unacknowledged,
+        counts: report.counts,
+        violations: report.violations,
+        warnings: report.warnings,
+        memory,
+        startupSeconds,
+        timeline,
+        serverErrors: Object.fromEntries(serverErrors),
+        startFailures,
+        failedStarts,
+        unrecordedResends,
+        ledger,
+      },
+      null,
+      2,
+    )}\n`,
+  );
   exitCode = report.violations.length > 0 ? 1 : 0;
 } catch (error) {
   process.stderr.write(`soak harness failed: ${error instanceof Error ? error.stack : String(error)}\n`);
@@ -762,7 +996,11 @@ try {
   if (!opts.keep) {
     if (opts.store === 'postgres') {
       const admin = new pg.Client({ connectionString: PG_URL });
-      await admin.connect().then(() => admin.query(`drop schema if exists "${schema}" cascade`)).catch((error) => process.stderr.write(`could not drop ${schema}: ${error}\n`)).finally(() => admin.end());
+      await admin
+        .connect()
+        .then(() => admin.query(`drop schema if exists "${schema}" cascade`))
+        .catch((error) => process.stderr.write(`could not drop ${schema}: ${error}\n`))
+        .finally(() => admin.end());
     } else {
       for (const suffix of ['', '-wal', '-shm']) rmSync(`${sqliteFile}${suffix}`, { force: true });
     }

@@ -25,7 +25,10 @@ async function main(): Promise<void> {
     // Draining is bounded by the shutdown timeout; closing connections to a database that does
     // not answer is not, so the process does not wait for that past a grace period.
     setTimeout(() => {
-      logger.error({ graceMs: SHUTDOWN_GRACE_MS }, 'shutdown did not finish in time (is the database answering?); exiting anyway');
+      logger.error(
+        { graceMs: SHUTDOWN_GRACE_MS },
+        'shutdown did not finish in time (is the database answering?); exiting anyway',
+      );
       process.exit(1);
     }, config.server.shutdownTimeoutMs + SHUTDOWN_GRACE_MS).unref();
     server.close().then(

@@ -77,7 +77,8 @@ export interface RunningServer {
 
 /** The configured model; the offline demo model follows the rules the flow modules bring. */
 export function createProvider(config: AppConfig, modules: readonly FlowModule[]): LlmProvider {
-  if (config.llm.provider === 'offline') return createOfflineDemoProvider(modules.flatMap((module) => module.offlinePolicy ?? []));
+  if (config.llm.provider === 'offline')
+    return createOfflineDemoProvider(modules.flatMap((module) => module.offlinePolicy ?? []));
   return createOpenAiCompatibleProvider({
     baseUrl: config.llm.baseUrl!,
     apiKey: config.llm.apiKey,
@@ -95,19 +96,29 @@ export function createProvider(config: AppConfig, modules: readonly FlowModule[]
 function createChannels(
   config: AppConfig,
   deps: {
-    logger: Logger; webhook: Channel | undefined; fetch: typeof fetch | undefined;
+    logger: Logger;
+    webhook: Channel | undefined;
+    fetch: typeof fetch | undefined;
   },
 ): ChannelDirectory {
   const { logger, fetch } = deps;
   const providers: Channel[] = [];
   if (config.whatsapp) providers.push(createWhatsAppChannel({ ...config.whatsapp, fetch }));
   if (config.twilio) providers.push(createTwilioChannel({ ...config.twilio, fetch }));
-  if (config.whatsapp && !config.whatsapp.template) logger.warn('WHATSAPP_TEMPLATE_NAME is not set: messages outside the 24-hour window cannot be sent');
+  if (config.whatsapp && !config.whatsapp.template)
+    logger.warn('WHATSAPP_TEMPLATE_NAME is not set: messages outside the 24-hour window cannot be sent');
   if (config.outbound.webhookUrl && !config.outbound.webhookSigningKey && !deps.webhook) {
     logger.warn('OUTBOUND_WEBHOOK_SECRET is not set: outbound webhooks are sent unsigned');
   }
   // Wall time for the signature's timestamp: the receiver checks it against its own clock.
-  const webhook = deps.webhook ?? createWebhookChannel({ url: config.outbound.webhookUrl, signingKey: config.outbound.webhookSigningKey, now: () => systemClock.now(), logger });
+  const webhook =
+    deps.webhook ??
+    createWebhookChannel({
+      url: config.outbound.webhookUrl,
+      signingKey: config.outbound.webhookSigningKey,
+      now: () => systemClock.now(),
+      logger,
+    });
   return new ChannelDirectory([...providers, webhook, createWebChannel()]);
 }
 
@@ -124,27 +135,42 @@ async function resumeVirtualClock(store: Store, configured: Date | undefined, lo
 }
 
 /** The composition root: the only place adapters are chosen and wired. */
-export async function startServer(config: AppConfig, logger: Logger, overrides: ServerOverrides = {}): Promise<RunningServer> {
+export async function startServer(
+  config: AppConfig,
+  logger: Logger,
+  overrides: ServerOverrides = {},
+): Promise<RunningServer> {
   const ids = overrides.ids ?? randomIds;
   const random = overrides.random ?? Math.random;
   // Configuration files first: a mistake in one stops start-up before anything is opened.
   const flowModules = overrides.flowModules ?? FLOW_MODULES;
   const modules = flowModules.map((module) => module.load(config, logger));
-  const opened = await openStore(config.database.url, { ...config.database, logger, onSqliteOpen: overrides.onSqliteOpen });
+  const opened = await openStore(config.database.url, {
+    ...config.database,
+    logger,
+    onSqliteOpen: overrides.onSqliteOpen,
+  });
   const store = overrides.wrapStore?.(opened) ?? opened;
-  const virtualClock = config.clock.mode === 'virtual' ? await resumeVirtualClock(store, config.clock.start, logger) : undefined;
+  const virtualClock =
+    config.clock.mode === 'virtual' ? await resumeVirtualClock(store, config.clock.start, logger) : undefined;
   // Several processes may share PostgreSQL: its clock decides what is due and when leases end.
   const dbClock = !virtualClock && store.dialect === 'postgres' ? await databaseClock(store, logger) : undefined;
   const clock: Clock = virtualClock ?? dbClock ?? systemClock;
   // SQLite is one process: whoever held a lease before this start is gone.
   if (store.dialect === 'sqlite') await store.clearLeases();
   // Read at each scrape; set once the engine, dispatcher and event hub exist.
-  const metrics: Metrics = new Metrics({ turnBacklog: (): number => engine.backlog, deliveriesInFlight: (): number => dispatcher.inFlight, streamClients: (): number => events.subscribers });
+  const metrics: Metrics = new Metrics({
+    turnBacklog: (): number => engine.backlog,
+    deliveriesInFlight: (): number => dispatcher.inFlight,
+    streamClients: (): number => events.subscribers,
+  });
   const modelHealth = new ModelHealth(metrics);
   const provider = modelHealth.observe(overrides.provider ?? createProvider(config, flowModules));
   const channels = createChannels(config, { logger, webhook: overrides.channel, fetch: overrides.fetch });
   const gate = new ChannelGate({
-    store, clock, logger,
+    store,
+    clock,
+    logger,
     // Set once the participant service exists; nothing is sent before start-up ends.
     unsubscribed: (participantId): Promise<void> => participants.pause(participantId),
   });
@@ -155,11 +181,22 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   const flows = new Map(started.map(({ flow }) => [flow.id, flow]));
   const defaultFlow = started[0]!.flow.id;
 
-  const dispatcher = new OutboxDispatcher({ store, channels, gate, observer: metrics, clock, logger, maxAttempts: config.outbound.maxAttempts, concurrency: config.outbound.concurrency });
+  const dispatcher = new OutboxDispatcher({
+    store,
+    channels,
+    gate,
+    observer: metrics,
+    clock,
+    logger,
+    maxAttempts: config.outbound.maxAttempts,
+    concurrency: config.outbound.concurrency,
+  });
   let fanout: PgFanout | undefined;
   const events = new EventHub({ store, clock, logger, written: (id) => fanout?.notify(id) });
   const leases = new ConversationLeases({
-    store, logger, shared: store.dialect === 'postgres',
+    store,
+    logger,
+    shared: store.dialect === 'postgres',
     owner: `${hostname()}:${process.pid}:${randomIds.next('proc')}`,
     now: () => (dbClock ?? systemClock).now(), // wall time, never the virtual clock
     // A turn reports progress at each model and tool call; the longest silence is one model call.
@@ -168,7 +205,14 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     released: (id) => fanout?.notifyReleased(id),
   });
   const runner = new TurnRunner({
-    store, provider, flows, clock, ids, logger, outgoing, deliveries: dispatcher,
+    store,
+    provider,
+    flows,
+    clock,
+    ids,
+    logger,
+    outgoing,
+    deliveries: dispatcher,
     historyLimit: config.conversation.chatHistoryLimit,
     toolCallLimits: config.llm.toolCallLimits,
     narrator: createNarrator(events),
@@ -178,14 +222,54 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // Whatever else wrote to a conversation (a timer's prompt, an operator) reaches its stream too.
   // Under the conversation's lease: the event log has one writer at a time, across processes.
   // A turn already streamed its own messages; anything else (a timer, an operator) is synced here.
-  const syncFailed = (conversationId: string) => (error: unknown) => logger.warn({ conversationId, err: error }, 'event stream not synced; the next change or reconnect catches it up');
-  changes.subscribe((id, origin) => void (origin === 'other' && engine.exclusive(id, () => events.syncMessages(id), { quiet: true }).catch(syncFailed(id))));
+  const syncFailed = (conversationId: string) => (error: unknown) =>
+    logger.warn({ conversationId, err: error }, 'event stream not synced; the next change or reconnect catches it up');
+  changes.subscribe(
+    (id, origin) =>
+      void (
+        origin === 'other' && engine.exclusive(id, () => events.syncMessages(id), { quiet: true }).catch(syncFailed(id))
+      ),
+  );
   // Wall time: a virtual clock would hold every message past the limit until it is moved.
   const throttle = config.limits.turns && new SlidingWindowThrottle({ ...config.limits.turns, clock: systemClock });
-  const engine = new Engine({ store, runner, dispatcher, clock, logger, changes, leases, throttle, outageWaitMs: overrides.outageWaitMs, modelOutageNotice: config.llm.outageNotice });
-  const participants = new ParticipantService({ store, engine, flows, defaultFlow, channels, gate, clock, ids, logger });
-  const inbound = new InboundService({ store, engine, participants, channels, gate, outgoing, clock, ids, logger, autoEnroll: config.conversation.autoEnrollNewUsers });
-  const kinds = new TimerKindRegistry().register(...started.flatMap((module) => module.timerKinds?.({ ...host, outgoing }) ?? []));
+  const engine = new Engine({
+    store,
+    runner,
+    dispatcher,
+    clock,
+    logger,
+    changes,
+    leases,
+    throttle,
+    outageWaitMs: overrides.outageWaitMs,
+    modelOutageNotice: config.llm.outageNotice,
+  });
+  const participants = new ParticipantService({
+    store,
+    engine,
+    flows,
+    defaultFlow,
+    channels,
+    gate,
+    clock,
+    ids,
+    logger,
+  });
+  const inbound = new InboundService({
+    store,
+    engine,
+    participants,
+    channels,
+    gate,
+    outgoing,
+    clock,
+    ids,
+    logger,
+    autoEnroll: config.conversation.autoEnrollNewUsers,
+  });
+  const kinds = new TimerKindRegistry().register(
+    ...started.flatMap((module) => module.timerKinds?.({ ...host, outgoing }) ?? []),
+  );
   const worker = new TimerWorker({ store, kinds, clock, logger, serialize: (id, work) => engine.exclusive(id, work) });
   // Turns first, then deliveries (a turn queues them), then any turn a delivery outcome queued.
   const settle = async () => {
@@ -200,7 +284,15 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
     settle,
   };
   const app = await buildApp({
-    store, engine, changes, events, participants, inbound, logger, clock, clockControl,
+    store,
+    engine,
+    changes,
+    events,
+    participants,
+    inbound,
+    logger,
+    clock,
+    clockControl,
     apiToken: config.server.apiToken,
     tokenSecret: config.server.tokenSecret,
     authFailureLimit: config.limits.authFailures,
@@ -219,8 +311,11 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
 
   if (store.dialect === 'postgres') {
     fanout = await startPgFanout({
-      url: config.database.url, schema: config.database.schema, logger,
-      connectTimeoutMs: config.database.connectTimeoutMs, queryTimeoutMs: config.database.queryTimeoutMs,
+      url: config.database.url,
+      schema: config.database.schema,
+      logger,
+      connectTimeoutMs: config.database.connectTimeoutMs,
+      queryTimeoutMs: config.database.queryTimeoutMs,
       written: (id) => void (events.followed(id) && events.catchUp(id).catch(syncFailed(id))),
       released: (id) => leases.wake(id),
       reconnected: () => void events.catchUpFollowed().catch(syncFailed('*')),
@@ -235,8 +330,15 @@ export async function startServer(config: AppConfig, logger: Logger, overrides: 
   // With a virtual clock, timers fire only when the clock is moved (POST /admin/clock).
   if (!virtualClock) worker.start();
   await engine.recover();
-  if (!config.server.apiToken) logger.warn({ host: config.server.host }, 'API_TOKEN is not set: anyone who can reach this address can use the API');
-  logger.info({ url: address, store: store.dialect, provider: provider.name, model: provider.model, clock: config.clock.mode }, 'PromptPipe is listening');
+  if (!config.server.apiToken)
+    logger.warn(
+      { host: config.server.host },
+      'API_TOKEN is not set: anyone who can reach this address can use the API',
+    );
+  logger.info(
+    { url: address, store: store.dialect, provider: provider.name, model: provider.model, clock: config.clock.mode },
+    'PromptPipe is listening',
+  );
 
   let closing: Promise<void> | undefined;
   const close = () => {

@@ -24,7 +24,7 @@ function headers(extra = {}) {
 /** Every item of a paged list, following its `next` links. */
 export async function apiAll(path) {
   const items = [];
-  for (let next = path; next; ) {
+  for (let next = path; next;) {
     const page = await apiEnvelope('GET', next);
     items.push(...page.result);
     next = page.next;

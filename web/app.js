@@ -30,15 +30,20 @@ function showHealth(health) {
   const banner = $('#health-banner');
   const model = health.model_status;
   let text = '';
-  if (health.status === 'down') text = `The database is not serving: ${health.store_problem ?? 'unknown problem'}. Messages are refused with 503 until it is back.`;
-  else if (model?.state === 'failing' && model.lastErrorTransient) text = `The model cannot be reached (${model.consecutiveFailures} failed calls; last: ${model.lastError}). Messages wait and are answered once it is back.`;
-  else if (model?.state === 'failing') text = `The model refuses requests (last: ${model.lastError}). Check LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; affected messages got an apology.`;
+  if (health.status === 'down')
+    text = `The database is not serving: ${health.store_problem ?? 'unknown problem'}. Messages are refused with 503 until it is back.`;
+  else if (model?.state === 'failing' && model.lastErrorTransient)
+    text = `The model cannot be reached (${model.consecutiveFailures} failed calls; last: ${model.lastError}). Messages wait and are answered once it is back.`;
+  else if (model?.state === 'failing')
+    text = `The model refuses requests (last: ${model.lastError}). Check LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; affected messages got an apology.`;
   banner.textContent = text;
   banner.hidden = !text;
 }
 
 async function pollHealth() {
-  const health = await fetch('/health').then((response) => response.json()).catch(() => ({ status: 'down', store_problem: 'the server does not answer' }));
+  const health = await fetch('/health')
+    .then((response) => response.json())
+    .catch(() => ({ status: 'down', store_problem: 'the server does not answer' }));
   showHealth(health);
   setTimeout(pollHealth, HEALTH_POLL_MS);
 }
@@ -61,10 +66,26 @@ async function loadHeader() {
 async function loadClock() {
   state.clock = await api('GET', '/admin/clock');
   const box = $('#clock');
-  box.replaceChildren(el('span', { id: 'clock-now', title: 'server clock' }, `${state.clock.mode === 'virtual' ? 'virtual clock' : 'clock'}: ${fmtTime(state.clock.now)}`));
+  box.replaceChildren(
+    el(
+      'span',
+      { id: 'clock-now', title: 'server clock' },
+      `${state.clock.mode === 'virtual' ? 'virtual clock' : 'clock'}: ${fmtTime(state.clock.now)}`,
+    ),
+  );
   if (state.clock.mode !== 'virtual') return;
-  for (const [label, advance] of [['+5 min', '5m'], ['+1 h', '1h'], ['+1 day', '1d']]) {
-    box.append(el('button.small', { type: 'button', onclick: () => fastForward(advance), 'aria-label': `fast-forward ${label}` }, label));
+  for (const [label, advance] of [
+    ['+5 min', '5m'],
+    ['+1 h', '1h'],
+    ['+1 day', '1d'],
+  ]) {
+    box.append(
+      el(
+        'button.small',
+        { type: 'button', onclick: () => fastForward(advance), 'aria-label': `fast-forward ${label}` },
+        label,
+      ),
+    );
   }
 }
 
@@ -91,10 +112,19 @@ async function refreshList() {
         {},
         el(
           'a',
-          { href: `#/p/${encodeURIComponent(p.id)}`, 'aria-current': p.id === state.selectedId ? 'page' : undefined, dataset: { id: p.id } },
+          {
+            href: `#/p/${encodeURIComponent(p.id)}`,
+            'aria-current': p.id === state.selectedId ? 'page' : undefined,
+            dataset: { id: p.id },
+          },
           el('strong', {}, p.name || p.phone_number),
           el('span.muted', {}, ` ${p.phone_number}`),
-          el('span.tags', {}, el(`span.tag.status-${p.status}`, {}, p.status), p.sub_state ? el('span.tag', {}, p.sub_state) : null),
+          el(
+            'span.tags',
+            {},
+            el(`span.tag.status-${p.status}`, {}, p.status),
+            p.sub_state ? el('span.tag', {}, p.sub_state) : null,
+          ),
         ),
       ),
     ),
@@ -116,7 +146,8 @@ async function enrol(event) {
     await refreshList();
     location.hash = `#/p/${encodeURIComponent(participant.id)}`;
   } catch (error) {
-    const slot = error instanceof ApiError && error.field ? form.querySelector(`[data-error-for="${error.field}"]`) : null;
+    const slot =
+      error instanceof ApiError && error.field ? form.querySelector(`[data-error-for="${error.field}"]`) : null;
     if (slot) slot.textContent = error.message;
     reportError(error);
   }
@@ -154,17 +185,18 @@ function buildDetail() {
     'form#chat-form.chat',
     { onsubmit: sendAsParticipant },
     el('label', { for: 'chat-text' }, 'Write as the participant'),
-    el('input#chat-text', { name: 'text', autocomplete: 'off', required: true, maxLength: 4096, placeholder: 'e.g. I want to walk more' }),
+    el('input#chat-text', {
+      name: 'text',
+      autocomplete: 'off',
+      required: true,
+      maxLength: 4096,
+      placeholder: 'e.g. I want to walk more',
+    }),
     el('button', { type: 'submit' }, 'Send'),
   );
   detail.replaceChildren(
     el('div#participant-header'),
-    el(
-      'div.columns',
-      {},
-      conversationPanel(chat),
-      el('div#side.side'),
-    ),
+    el('div.columns', {}, conversationPanel(chat), el('div#side.side')),
   );
   followConversation(state.selectedId);
 }
@@ -199,13 +231,18 @@ async function followConversation(id) {
     if (stream.lastSeq !== null) query.set('lastEventId', String(stream.lastSeq));
     if (token.get()) query.set('ticket', (await api('POST', '/api/tickets', { conversation_id: id })).ticket);
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-    const socket = new WebSocket(`${scheme}://${location.host}/api/conversations/${encodeURIComponent(id)}/socket?${query}`);
+    const socket = new WebSocket(
+      `${scheme}://${location.host}/api/conversations/${encodeURIComponent(id)}/socket?${query}`,
+    );
     stream.socket = socket;
     socket.onopen = () => ($('#stream-state').textContent = '· streaming');
     socket.onmessage = (message) => onStreamEvent(JSON.parse(message.data));
     socket.onclose = () => {
       if ($('#stream-state')) $('#stream-state').textContent = '· reconnecting';
-      stream.retry = setTimeout(() => (state.selectedId === id || state.sessionId === id) && followConversation(id), 1000);
+      stream.retry = setTimeout(
+        () => (state.selectedId === id || state.sessionId === id) && followConversation(id),
+        1000,
+      );
     };
   } catch (error) {
     reportError(error);
@@ -241,7 +278,15 @@ async function startSession() {
 function renderSessionList() {
   $('#session-list').replaceChildren(
     ...state.sessions.map(({ id, flow }, index) =>
-      el('li', {}, el('a', { href: `#/s/${encodeURIComponent(id)}`, 'aria-current': id === state.sessionId ? 'page' : undefined }, `${SESSION_FLOWS[flow]?.title ?? 'Session'} ${state.sessions.length - index}`)),
+      el(
+        'li',
+        {},
+        el(
+          'a',
+          { href: `#/s/${encodeURIComponent(id)}`, 'aria-current': id === state.sessionId ? 'page' : undefined },
+          `${SESSION_FLOWS[flow]?.title ?? 'Session'} ${state.sessions.length - index}`,
+        ),
+      ),
     ),
   );
 }
@@ -253,11 +298,23 @@ function buildSession() {
     'form#chat-form.chat',
     { onsubmit: sendAsCaller },
     el('label', { for: 'chat-text' }, 'Write as the user'),
-    el('input#chat-text', { name: 'text', autocomplete: 'off', required: true, maxLength: 32000, placeholder: flow.placeholder }),
+    el('input#chat-text', {
+      name: 'text',
+      autocomplete: 'off',
+      required: true,
+      maxLength: 32000,
+      placeholder: flow.placeholder,
+    }),
     el('button', { type: 'submit' }, 'Send'),
   );
   $('#detail').replaceChildren(
-    el('div#participant-header', {}, el('h2#session-title', {}, flow.title), el('p.muted#session-hint', {}, flow.hint), el('p', {}, 'State: ', el('strong#session-state', {}, '…'))),
+    el(
+      'div#participant-header',
+      {},
+      el('h2#session-title', {}, flow.title),
+      el('p.muted#session-hint', {}, flow.hint),
+      el('p', {}, 'State: ', el('strong#session-state', {}, '…')),
+    ),
     conversationPanel(chat),
   );
   followConversation(state.sessionId);
@@ -277,7 +334,14 @@ async function refreshSession() {
       $('#session-hint').textContent = flow.hint;
     }
     $('#messages').replaceChildren(
-      ...resync.data.messages.map((message) => el(`li.message.${message.role}`, {}, el('div.meta', {}, `${message.role} · ${fmtTime(message.at)}`), el('div.text', {}, message.text))),
+      ...resync.data.messages.map((message) =>
+        el(
+          `li.message.${message.role}`,
+          {},
+          el('div.meta', {}, `${message.role} · ${fmtTime(message.at)}`),
+          el('div.text', {}, message.text),
+        ),
+      ),
     );
   } catch (error) {
     reportError(error);
@@ -326,7 +390,12 @@ async function refreshDetail() {
   state.refreshing.add(id);
   try {
     const base = `/conversation/participants/${encodeURIComponent(id)}`;
-    const [participant, conversation, history, turns] = await Promise.all([api('GET', base), api('GET', `${base}/state`), api('GET', `${base}/history?all=true`), api('GET', `${base}/turns?limit=20`)]);
+    const [participant, conversation, history, turns] = await Promise.all([
+      api('GET', base),
+      api('GET', `${base}/state`),
+      api('GET', `${base}/history?all=true`),
+      api('GET', `${base}/turns?limit=20`),
+    ]);
     if (state.selectedId !== id) return;
     renderHeader(participant, conversation);
     renderMessages(history.messages, participant);
@@ -347,7 +416,13 @@ function renderHeader(participant, conversation) {
     'form.inline',
     { onsubmit: (event) => forceSubState(event, participant.id) },
     el('label', { for: 'force-sub-state' }, 'Sub-state'),
-    el('select#force-sub-state', { name: 'sub_state' }, conversation.sub_states.map((name) => el('option', { value: name, selected: name === conversation.sub_state }, name))),
+    el(
+      'select#force-sub-state',
+      { name: 'sub_state' },
+      conversation.sub_states.map((name) =>
+        el('option', { value: name, selected: name === conversation.sub_state }, name),
+      ),
+    ),
     el('button.small', { type: 'submit' }, 'Force'),
   );
   $('#participant-header').replaceChildren(
@@ -363,8 +438,21 @@ function renderHeader(participant, conversation) {
     el(
       'div.actions',
       {},
-      el('button', { type: 'button', onclick: () => update(participant.id, { status: paused ? 'active' : 'paused' }) }, paused ? 'Resume' : 'Pause'),
-      el('label.checkbox', {}, el('input', { type: 'checkbox', checked: participant.debug, onchange: (event) => update(participant.id, { debug: event.target.checked }) }), ' debug messages'),
+      el(
+        'button',
+        { type: 'button', onclick: () => update(participant.id, { status: paused ? 'active' : 'paused' }) },
+        paused ? 'Resume' : 'Pause',
+      ),
+      el(
+        'label.checkbox',
+        {},
+        el('input', {
+          type: 'checkbox',
+          checked: participant.debug,
+          onchange: (event) => update(participant.id, { debug: event.target.checked }),
+        }),
+        ' debug messages',
+      ),
       force,
       el('button.danger', { type: 'button', onclick: () => remove(participant) }, 'Delete'),
     ),
@@ -379,9 +467,21 @@ function renderMessages(messages, participant) {
       el(
         `li.message.${message.role}`,
         { dataset: { kind: message.kind, source: message.source } },
-        el('div.meta', {}, `${message.role}${message.source && message.source !== 'turn' ? ` · ${message.source}` : ''} · ${fmtTime(message.created_at)}`),
+        el(
+          'div.meta',
+          {},
+          `${message.role}${message.source && message.source !== 'turn' ? ` · ${message.source}` : ''} · ${fmtTime(message.created_at)}`,
+        ),
         el('div.text', {}, message.poll ? message.poll.question : message.text),
-        message.poll ? el('div.poll', {}, message.poll.options.map((option) => el('button.small', { type: 'button', onclick: () => say(participant, option) }, option))) : null,
+        message.poll
+          ? el(
+              'div.poll',
+              {},
+              message.poll.options.map((option) =>
+                el('button.small', { type: 'button', onclick: () => say(participant, option) }, option),
+              ),
+            )
+          : null,
       ),
     ),
   );
@@ -391,18 +491,54 @@ function renderMessages(messages, participant) {
 function renderSide(conversation, turns) {
   const profile = conversation.profile;
   const now = new Date(state.clock?.now ?? Date.now()).getTime();
-  const fields = profile ? Object.entries(profile).filter(([, value]) => typeof value === 'string' || typeof value === 'number') : [];
+  const fields = profile
+    ? Object.entries(profile).filter(([, value]) => typeof value === 'string' || typeof value === 'number')
+    : [];
   const tone = profile?.tone;
   $('#side').replaceChildren(
-    section('Profile', fields.length ? el('dl#profile.profile', {}, fields.flatMap(([key, value]) => [el('dt', {}, key), el('dd', { dataset: { field: key } }, String(value))])) : el('p.muted', {}, 'Nothing saved yet.')),
+    section(
+      'Profile',
+      fields.length
+        ? el(
+            'dl#profile.profile',
+            {},
+            fields.flatMap(([key, value]) => [el('dt', {}, key), el('dd', { dataset: { field: key } }, String(value))]),
+          )
+        : el('p.muted', {}, 'Nothing saved yet.'),
+    ),
     section(
       'Tone',
       tone && Object.keys(tone.scores).length
-        ? table(['tag', 'score', 'active'], Object.entries(tone.scores).map(([tag, score]) => [tag, score.toFixed(4), tone.active.includes(tag) ? 'yes' : '']))
+        ? table(
+            ['tag', 'score', 'active'],
+            Object.entries(tone.scores).map(([tag, score]) => [
+              tag,
+              score.toFixed(4),
+              tone.active.includes(tag) ? 'yes' : '',
+            ]),
+          )
         : el('p.muted', {}, 'No tone observed yet.'),
     ),
-    section('Schedules', table(['id', 'when', 'zone'], conversation.schedules.map((s) => [s.id, s.type === 'fixed' ? `daily ${s.fixed_time}` : `daily ${s.random_start_time}–${s.random_end_time}`, s.timezone]), 'No schedules.')),
-    section('Pending timers', table(['kind', 'due', ''], conversation.pending_timers.map((t) => [t.kind, fmtTime(t.due_at), fmtRelative(t.due_at, now)]), 'No pending timers.')),
+    section(
+      'Schedules',
+      table(
+        ['id', 'when', 'zone'],
+        conversation.schedules.map((s) => [
+          s.id,
+          s.type === 'fixed' ? `daily ${s.fixed_time}` : `daily ${s.random_start_time}–${s.random_end_time}`,
+          s.timezone,
+        ]),
+        'No schedules.',
+      ),
+    ),
+    section(
+      'Pending timers',
+      table(
+        ['kind', 'due', ''],
+        conversation.pending_timers.map((t) => [t.kind, fmtTime(t.due_at), fmtRelative(t.due_at, now)]),
+        'No pending timers.',
+      ),
+    ),
     section('Turns', turns.length ? el('ol.turns', {}, turns.map(renderTurn)) : el('p.muted', {}, 'No turns yet.')),
   );
 }
@@ -411,10 +547,28 @@ function renderTurn(turn) {
   return el(
     'li',
     {},
-    el('details', {}, el('summary', {}, `${fmtTime(turn.started_at)} · ${turn.trigger} · ${turn.module ?? '—'} · ${turn.status} · ${turn.total_ms} ms · ${turn.tool_calls.length} tool call(s)`),
+    el(
+      'details',
+      {},
+      el(
+        'summary',
+        {},
+        `${fmtTime(turn.started_at)} · ${turn.trigger} · ${turn.module ?? '—'} · ${turn.status} · ${turn.total_ms} ms · ${turn.tool_calls.length} tool call(s)`,
+      ),
       turn.error ? el('p.error', {}, turn.error) : null,
       turn.tool_calls.map((call) =>
-        el('div.tool-call', {}, el('div', {}, el('strong', {}, call.name), ` · round ${call.round} · ${call.status} · ${call.duration_ms} ms`), el('pre', {}, json(call.arguments)), el('pre.result', {}, typeof call.result === 'string' ? call.result : json(call.result))),
+        el(
+          'div.tool-call',
+          {},
+          el(
+            'div',
+            {},
+            el('strong', {}, call.name),
+            ` · round ${call.round} · ${call.status} · ${call.duration_ms} ms`,
+          ),
+          el('pre', {}, json(call.arguments)),
+          el('pre.result', {}, typeof call.result === 'string' ? call.result : json(call.result)),
+        ),
       ),
     ),
   );
@@ -451,7 +605,10 @@ async function forceSubState(event, id) {
   event.preventDefault();
   try {
     const subState = new FormData(event.currentTarget).get('sub_state');
-    await api('POST', `/conversation/participants/${encodeURIComponent(id)}/state`, { sub_state: subState, reason: 'operator console' });
+    await api('POST', `/conversation/participants/${encodeURIComponent(id)}/state`, {
+      sub_state: subState,
+      reason: 'operator console',
+    });
     announce(`Sub-state forced to ${subState}.`);
   } catch (error) {
     reportError(error);
@@ -459,7 +616,10 @@ async function forceSubState(event, id) {
 }
 
 async function remove(participant) {
-  if (!confirm(`Delete ${participant.name || participant.phone_number}? A goodbye is sent and all their data is removed.`)) return;
+  if (
+    !confirm(`Delete ${participant.name || participant.phone_number}? A goodbye is sent and all their data is removed.`)
+  )
+    return;
   try {
     await api('DELETE', `/conversation/participants/${encodeURIComponent(participant.id)}`);
     location.hash = '';

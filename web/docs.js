@@ -4,7 +4,15 @@ import { el, json } from './render.js';
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
 
 function operation(path, method, op) {
-  const params = (op.parameters ?? []).map((p) => el('li', {}, el('code', {}, p.name), ` (${p.in}${p.required ? ', required' : ''})`, p.schema ? ` ${p.schema.type ?? ''}` : ''));
+  const params = (op.parameters ?? []).map((p) =>
+    el(
+      'li',
+      {},
+      el('code', {}, p.name),
+      ` (${p.in}${p.required ? ', required' : ''})`,
+      p.schema ? ` ${p.schema.type ?? ''}` : '',
+    ),
+  );
   const body = op.requestBody?.content?.['application/json']?.schema;
   return el(
     'section.panel.operation',
@@ -32,7 +40,12 @@ async function render() {
   const root = document.querySelector('#docs');
   root.replaceChildren(
     el('p', {}, spec.info.description ?? ''),
-    el('p.muted', {}, 'Every response is an envelope: {"status":"ok","message"?,"result"?} or {"status":"error","code","message","field"?}. With API_TOKEN set, send Authorization: Bearer <token>.'),
+    el(
+      'p.muted',
+      {},
+      'Every response is an envelope: {"status":"ok","message"?,"result"?} or ' +
+        '{"status":"error","code","message","field"?}. With API_TOKEN set, send Authorization: Bearer <token>.',
+    ),
     ...[...groups].map(([tag, ops]) => el('div', {}, el('h2', {}, tag), ...ops)),
   );
 }

@@ -24,7 +24,12 @@ export const fmtTime = (iso) => (iso ? new Date(iso).toISOString().replace('T', 
 export function fmtRelative(iso, nowMs) {
   const delta = new Date(iso).getTime() - nowMs;
   const minutes = Math.round(Math.abs(delta) / 60_000);
-  const text = minutes < 60 ? `${minutes}m` : minutes < 2880 ? `${Math.floor(minutes / 60)}h ${minutes % 60}m` : `${Math.round(minutes / 1440)}d`;
+  const text =
+    minutes < 60
+      ? `${minutes}m`
+      : minutes < 2880
+        ? `${Math.floor(minutes / 60)}h ${minutes % 60}m`
+        : `${Math.round(minutes / 1440)}d`;
   return delta >= 0 ? `in ${text}` : `${text} ago`;
 }
 
@@ -36,5 +41,28 @@ export function section(title, ...children) {
 
 export function table(head, rows, empty = 'None.') {
   if (rows.length === 0) return el('p.muted', {}, empty);
-  return el('table', {}, el('thead', {}, el('tr', {}, head.map((cell) => el('th', { scope: 'col' }, cell)))), el('tbody', {}, rows.map((row) => el('tr', {}, row.map((cell) => el('td', {}, cell))))));
+  return el(
+    'table',
+    {},
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        head.map((cell) => el('th', { scope: 'col' }, cell)),
+      ),
+    ),
+    el(
+      'tbody',
+      {},
+      rows.map((row) =>
+        el(
+          'tr',
+          {},
+          row.map((cell) => el('td', {}, cell)),
+        ),
+      ),
+    ),
+  );
 }

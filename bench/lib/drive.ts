@@ -34,7 +34,12 @@ export async function driveTurns(
   return { latencies, seconds, writes: await metering.stop() };
 }
 
-async function pass(first: number, count: number, opts: { turns: number; concurrency: number }, turn: Turn): Promise<number[]> {
+async function pass(
+  first: number,
+  count: number,
+  opts: { turns: number; concurrency: number },
+  turn: Turn,
+): Promise<number[]> {
   const latencies: number[] = [];
   let next = first;
   await Promise.all(

@@ -20,7 +20,8 @@ export interface Writes {
  * in-process SQLite database with silent logging, its WAL frames plus checkpoint copies into the
  * main file, whether or not they reach the disk. Counted at the syscall, the same for every system.
  */
-export const writtenBytes = () => Number(/wchar:\s*(\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? Number.NaN);
+export const writtenBytes = () =>
+  Number(/wchar:\s*(\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? Number.NaN);
 
 /** Starts counting; `stop()` returns the totals since. PostgreSQL adds a WAL-position client. */
 export async function startMeter(options: { pgUrl?: string } = {}): Promise<{ stop(): Promise<Writes> }> {
@@ -50,7 +51,12 @@ export async function startMeter(options: { pgUrl?: string } = {}): Promise<{ st
   return {
     async stop() {
       const after = sqliteCounts();
-      return { database: 'sqlite', statements: after.statements - before.statements, commits: after.commits - before.commits, bytesWritten: writtenBytes() - bytes };
+      return {
+        database: 'sqlite',
+        statements: after.statements - before.statements,
+        commits: after.commits - before.commits,
+        bytesWritten: writtenBytes() - bytes,
+      };
     },
   };
 }
@@ -58,5 +64,11 @@ export async function startMeter(options: { pgUrl?: string } = {}): Promise<{ st
 /** The totals divided by the turns (or messages) they served. */
 export function perTurn(writes: Writes, turns: number) {
   const per = (value: number) => Math.round((value / turns) * 100) / 100;
-  return { database: writes.database, statements: per(writes.statements), commits: per(writes.commits), bytesWritten: per(writes.bytesWritten), ...(writes.clusterWalBytes === undefined ? {} : { clusterWalBytes: per(writes.clusterWalBytes) }) };
+  return {
+    database: writes.database,
+    statements: per(writes.statements),
+    commits: per(writes.commits),
+    bytesWritten: per(writes.bytesWritten),
+    ...(writes.clusterWalBytes === undefined ? {} : { clusterWalBytes: per(writes.clusterWalBytes) }),
+  };
 }

@@ -6,7 +6,9 @@ import { cpuMs } from './server-process.ts';
 
 /** CPU ms used so far by each backend whose application_name is `application`. */
 export async function backendCpu(admin: pg.Client, application: string): Promise<Map<number, number>> {
-  const { rows } = await admin.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [application]);
+  const { rows } = await admin.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [
+    application,
+  ]);
   const out = new Map<number, number>();
   for (const { pid } of rows) {
     try {

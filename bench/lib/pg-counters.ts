@@ -20,7 +20,11 @@ function count(client: pg.Client, text: string): void {
     counts.commits += 1;
     inTransaction.delete(client);
   } else if (/^\s*rollback\s*$/i.test(text)) inTransaction.delete(client);
-  else if (!inTransaction.has(client) && /^\s*(insert|update|delete|with\b[\s\S]*\b(insert|update|delete))\b/i.test(text)) counts.commits += 1;
+  else if (
+    !inTransaction.has(client) &&
+    /^\s*(insert|update|delete|with\b[\s\S]*\b(insert|update|delete))\b/i.test(text)
+  )
+    counts.commits += 1;
 }
 
 const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;

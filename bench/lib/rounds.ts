@@ -17,14 +17,16 @@ export function medianResult(rounds: Result[]): Result {
   const out: Result = {};
   for (const [key, value] of Object.entries(first)) {
     if (typeof value === 'number') out[key] = median(rounds.map((round) => round[key]));
-    else if (value && typeof value === 'object' && !Array.isArray(value)) out[key] = medianResult(rounds.map((round) => round[key] ?? {}));
+    else if (value && typeof value === 'object' && !Array.isArray(value))
+      out[key] = medianResult(rounds.map((round) => round[key] ?? {}));
     else out[key] = value;
   }
   return out;
 }
 
 /** A dotted path's value in one result ('latencyMs.p50'). */
-export const pick = (result: Result, path: string): number => path.split('.').reduce((value, key) => value?.[key], result as Result | undefined) as unknown as number;
+export const pick = (result: Result, path: string): number =>
+  path.split('.').reduce((value, key) => value?.[key], result as Result | undefined) as unknown as number;
 
 /** Lowest and highest of a figure over the rounds. */
 export function spread(rounds: Array<Result | null>, path: string): { min: number; max: number } {

@@ -27,10 +27,14 @@ export class ServerProcess {
 
   private constructor(script: string, port: number, env: Record<string, string>) {
     this.url = `http://127.0.0.1:${port}`;
-    this.#child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', script], {
-      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    this.#child = spawn(
+      process.execPath,
+      ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', script],
+      {
+        env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     this.#child.stderr!.on('data', (chunk) => this.#stderr.push(String(chunk)));
   }
 
@@ -40,7 +44,10 @@ export class ServerProcess {
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
       if (server.#child.exitCode !== null) break;
-      const ok = await fetch(`${server.url}/health`).then((response) => response.ok, () => false);
+      const ok = await fetch(`${server.url}/health`).then(
+        (response) => response.ok,
+        () => false,
+      );
       if (ok) return server;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -10,16 +10,30 @@ import type { ChatRequestBody, FakeAnswer } from '../../test/kit/fake-openai-ser
  * (intake, schedules, daily prompts, the assistant's tools, the service desk) through the real
  * provider adapter. A small share of calls is refused with 429 and `retry-after: 1`, as providers do.
  */
-export function soakModelScript(options: { rateLimitedShare: number; random?: () => number }): (body: ChatRequestBody) => FakeAnswer {
+export function soakModelScript(options: {
+  rateLimitedShare: number;
+  random?: () => number;
+}): (body: ChatRequestBody) => FakeAnswer {
   const random = options.random ?? Math.random;
   const policies = FLOW_MODULES.flatMap((module) => module.offlinePolicy ?? []);
   return (body) => {
     if (random() < options.rateLimitedShare) {
-      return { fault: 'status', status: 429, retryAfter: '1', body: { error: { message: 'Rate limit reached (soak)', type: 'rate_limit_exceeded', code: 'rate_limit_exceeded' } } };
+      return {
+        fault: 'status',
+        status: 429,
+        retryAfter: '1',
+        body: {
+          error: { message: 'Rate limit reached (soak)', type: 'rate_limit_exceeded', code: 'rate_limit_exceeded' },
+        },
+      };
     }
     const request = toLlmRequest(body);
     const step = offlineStep(policies, request);
-    return { text: step.text, toolCalls: step.toolCalls.map((call) => ({ name: call.name, arguments: call.arguments })), chunkSize: 24 };
+    return {
+      text: step.text,
+      toolCalls: step.toolCalls.map((call) => ({ name: call.name, arguments: call.arguments })),
+      chunkSize: 24,
+    };
   };
 }
 
@@ -32,25 +46,39 @@ const textOf = (content: unknown): string =>
 
 /** An OpenAI chat-completions body as the provider port's request (what the offline rules read). */
 export function toLlmRequest(body: ChatRequestBody): LlmRequest {
-  const messages: LlmMessage[] = (Array.isArray(body.messages) ? body.messages : []).map((message: Record<string, any>): LlmMessage => {
-    switch (message.role) {
-      case 'assistant':
-        return {
-          role: 'assistant',
-          content: textOf(message.content),
-          toolCalls: (message.tool_calls ?? []).map((call: Record<string, any>) => ({ id: String(call.id), name: String(call.function?.name), arguments: String(call.function?.arguments ?? '{}') })),
-        };
-      case 'tool':
-        return { role: 'tool', toolCallId: String(message.tool_call_id), content: textOf(message.content) };
-      case 'system':
-      case 'developer':
-        return { role: 'system', content: textOf(message.content) };
-      default:
-        return { role: 'user', content: textOf(message.content) };
-    }
-  });
+  const messages: LlmMessage[] = (Array.isArray(body.messages) ? body.messages : []).map(
+    (message: Record<string, any>): LlmMessage => {
+      switch (message.role) {
+        case 'assistant':
+          return {
+            role: 'assistant',
+            content: textOf(message.content),
+            toolCalls: (message.tool_calls ?? []).map((call: Record<string, any>) => ({
+              id: String(call.id),
+              name: String(call.function?.name),
+              arguments: String(call.function?.arguments ?? '{}'),
+            })),
+          };
+        case 'tool':
+          return { role: 'tool', toolCallId: String(message.tool_call_id), content: textOf(message.content) };
+        case 'system':
+        case 'developer':
+          return { role: 'system', content: textOf(message.content) };
+        default:
+          return { role: 'user', content: textOf(message.content) };
+      }
+    },
+  );
   const tools = Array.isArray(body.tools)
-    ? body.tools.map((tool: Record<string, any>) => ({ name: String(tool.function?.name), description: String(tool.function?.description ?? ''), parameters: tool.function?.parameters ?? {} }))
+    ? body.tools.map((tool: Record<string, any>) => ({
+        name: String(tool.function?.name),
+        description: String(tool.function?.description ?? ''),
+        parameters: tool.function?.parameters ?? {},
+      }))
     : undefined;
-  return { messages, ...(tools && tools.length > 0 ? { tools } : {}), ...(typeof body.model === 'string' ? { model: body.model } : {}) };
+  return {
+    messages,
+    ...(tools && tools.length > 0 ? { tools } : {}),
+    ...(typeof body.model === 'string' ? { model: body.model } : {}),
+  };
 }

@@ -18,10 +18,14 @@ export class SoakServer {
   #exited: Promise<void>;
 
   constructor(env: Record<string, string>) {
-    this.#child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', 'src/main.ts'], {
-      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.#child = spawn(
+      process.execPath,
+      ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', 'src/main.ts'],
+      {
+        env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let buffered = '';
     this.#child.stdout!.on('data', (chunk) => {
       buffered += String(chunk);
@@ -30,7 +34,9 @@ export class SoakServer {
       for (const line of lines) this.#onLine(line);
     });
     this.#child.stderr!.on('data', (chunk) => this.#keep(String(chunk)));
-    this.#exited = new Promise((resolve) => this.#child.on('exit', (code, signal) => ((this.exit = { code, signal }), resolve())));
+    this.#exited = new Promise((resolve) =>
+      this.#child.on('exit', (code, signal) => ((this.exit = { code, signal }), resolve())),
+    );
   }
 
   get pid(): number {
@@ -43,7 +49,9 @@ export class SoakServer {
     while (!this.url && !this.exit && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     if (this.url) return;
     if (!this.exit) this.#child.kill('SIGKILL');
-    throw new Error(`the server did not start (${this.exit ? `exit ${JSON.stringify(this.exit)}` : `not listening after ${timeoutMs} ms`}):\n${this.tail.slice(-10).join('\n')}`);
+    throw new Error(
+      `the server did not start (${this.exit ? `exit ${JSON.stringify(this.exit)}` : `not listening after ${timeoutMs} ms`}):\n${this.tail.slice(-10).join('\n')}`,
+    );
   }
 
   /** Resident set size from /proc/<pid>/status, in MiB; undefined once the process is gone. */

@@ -32,14 +32,59 @@ export interface RefusedEntry {
   code: string;
 }
 
-export interface InboxRow { id: string; ordinal: number; channel: string; channel_message_id: string | null; sender: string; text: string; conversation_id: string | null; status: string; error: string | null }
-export interface TurnRow { id: string; conversation_id: string; inbox_id: string | null; status: string; trigger: string; error: string | null }
-export interface MessageRow { conversation_id: string; seq: number; id: string; role: string; kind: string; text: string; source: string; turn_id: string | null }
-export interface OutboxRow {
-  id: string; ordinal: number; conversation_id: string; channel: string; recipient: string; text: string; idempotency_key: string;
-  status: string; attempts: number; next_attempt_at: number; last_error: string | null; provider_message_id: string | null;
+export interface InboxRow {
+  id: string;
+  ordinal: number;
+  channel: string;
+  channel_message_id: string | null;
+  sender: string;
+  text: string;
+  conversation_id: string | null;
+  status: string;
+  error: string | null;
 }
-export interface TimerRow { id: string; kind: string; conversation_id: string; due_at: number; status: string; attempts: number; last_error: string | null; payload: string }
+export interface TurnRow {
+  id: string;
+  conversation_id: string;
+  inbox_id: string | null;
+  status: string;
+  trigger: string;
+  error: string | null;
+}
+export interface MessageRow {
+  conversation_id: string;
+  seq: number;
+  id: string;
+  role: string;
+  kind: string;
+  text: string;
+  source: string;
+  turn_id: string | null;
+}
+export interface OutboxRow {
+  id: string;
+  ordinal: number;
+  conversation_id: string;
+  channel: string;
+  recipient: string;
+  text: string;
+  idempotency_key: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  provider_message_id: string | null;
+}
+export interface TimerRow {
+  id: string;
+  kind: string;
+  conversation_id: string;
+  due_at: number;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  payload: string;
+}
 
 export interface Rows {
   inbox: InboxRow[];
@@ -80,7 +125,12 @@ export interface VerifyInput {
   now: number;
   texts: TimerTexts;
   /** Web sessions followed over their event stream (SSE, resumed with Last-Event-ID across restarts): the message ids of the `final` events seen. */
-  streams?: Array<{ conversationId: string; finals: ReadonlySet<string>; fullSnapshots: ReadonlySet<string>; partialSnapshots: ReadonlySet<string> }>;
+  streams?: Array<{
+    conversationId: string;
+    finals: ReadonlySet<string>;
+    fullSnapshots: ReadonlySet<string>;
+    partialSnapshots: ReadonlySet<string>;
+  }>;
 }
 
 export interface VerifyReport {
@@ -111,9 +161,19 @@ export function verify(input: VerifyInput): VerifyReport {
   const count = (name: string, by = 1) => (counts[name] = (counts[name] ?? 0) + by);
 
   // The server deduplicates message ids per sender (decision 008).
-  const inboxByKey = new Map(rows.inbox.filter((row) => row.channel_message_id !== null).map((row) => [`${row.channel}\u0000${row.sender}\u0000${row.channel_message_id}`, row]));
-  const turnsByInbox = groupBy(rows.turns.filter((turn) => turn.inbox_id !== null), (turn) => turn.inbox_id!);
-  const messagesByTurn = groupBy(rows.messages.filter((message) => message.turn_id !== null), (message) => message.turn_id!);
+  const inboxByKey = new Map(
+    rows.inbox
+      .filter((row) => row.channel_message_id !== null)
+      .map((row) => [`${row.channel}\u0000${row.sender}\u0000${row.channel_message_id}`, row]),
+  );
+  const turnsByInbox = groupBy(
+    rows.turns.filter((turn) => turn.inbox_id !== null),
+    (turn) => turn.inbox_id!,
+  );
+  const messagesByTurn = groupBy(
+    rows.messages.filter((message) => message.turn_id !== null),
+    (message) => message.turn_id!,
+  );
   const messagesByConversation = groupBy(rows.messages, (message) => message.conversation_id);
   const outboxByKey = groupBy(rows.outbox, (item) => item.idempotency_key.split('#')[0]!);
 
@@ -123,20 +183,38 @@ export function verify(input: VerifyInput): VerifyReport {
   for (const entry of ledger) {
     count(`acknowledged.${entry.channel}`);
     const who = `${entry.sender} message #${entry.seq} (${entry.channel} id ${entry.channelMessageId})`;
-    if (entry.duplicateOnFirstAttempt) violations.push({ check: 'stored', detail: `${who}: a new message was acknowledged as "already received" on its first attempt` });
+    if (entry.duplicateOnFirstAttempt)
+      violations.push({
+        check: 'stored',
+        detail: `${who}: a new message was acknowledged as "already received" on its first attempt`,
+      });
     const row = inboxByKey.get(`${entry.channel}\u0000${entry.expectedSender}\u0000${entry.channelMessageId}`);
     if (!row) {
-      violations.push({ check: 'stored', detail: `${who}: acknowledged${entry.inboxId ? ` as ${entry.inboxId}` : ''} but no inbox row has its message id` });
+      violations.push({
+        check: 'stored',
+        detail: `${who}: acknowledged${entry.inboxId ? ` as ${entry.inboxId}` : ''} but no inbox row has its message id`,
+      });
       continue;
     }
     if (entry.inboxId !== null && row.id !== entry.inboxId) {
-      violations.push({ check: 'stored', detail: `${who}: acknowledged as ${entry.inboxId}, but its message id is on inbox row ${row.id}` });
+      violations.push({
+        check: 'stored',
+        detail: `${who}: acknowledged as ${entry.inboxId}, but its message id is on inbox row ${row.id}`,
+      });
     }
     if (row.sender !== entry.expectedSender || !row.text.includes(entry.tag)) {
-      violations.push({ check: 'stored', detail: `${who}: its message id is on inbox row ${row.id} from ${row.sender} saying "${short(row.text)}", not this sender's "${short(entry.text)}"` });
+      violations.push({
+        check: 'stored',
+        detail: `${who}: its message id is on inbox row ${row.id} from ${row.sender} saying "${short(row.text)}", not this sender's "${short(entry.text)}"`,
+      });
       continue;
     }
-    const userCopies = row.conversation_id === null ? [] : (messagesByConversation.get(row.conversation_id) ?? []).filter((message) => message.role === 'user' && message.text.includes(entry.tag));
+    const userCopies =
+      row.conversation_id === null
+        ? []
+        : (messagesByConversation.get(row.conversation_id) ?? []).filter(
+            (message) => message.role === 'user' && message.text.includes(entry.tag),
+          );
     if (userCopies.length !== 1) {
       violations.push({ check: 'stored', detail: `${who}: appears ${userCopies.length} times in the transcript` });
     } else {
@@ -145,11 +223,17 @@ export function verify(input: VerifyInput): VerifyReport {
 
     switch (row.status) {
       case 'pending':
-        violations.push({ check: 'answered', detail: `${who}: still pending in the inbox after the drain (${row.id})` });
+        violations.push({
+          check: 'answered',
+          detail: `${who}: still pending in the inbox after the drain (${row.id})`,
+        });
         continue;
       case 'failed':
         count('answered.apology');
-        warnings.push({ check: 'answered', detail: `${who}: its turn failed for good; the apology was sent (${short(row.error ?? 'no error recorded', 160)})` });
+        warnings.push({
+          check: 'answered',
+          detail: `${who}: its turn failed for good; the apology was sent (${short(row.error ?? 'no error recorded', 160)})`,
+        });
         continue;
       case 'ignored':
         count('answered.ignored');
@@ -158,7 +242,10 @@ export function verify(input: VerifyInput): VerifyReport {
     }
     const turns = turnsByInbox.get(row.id) ?? [];
     if (turns.length !== 1) {
-      violations.push({ check: 'answered', detail: `${who}: ${row.status}, answered by ${turns.length} turns${turns.length ? ` (${turns.map((turn) => turn.id).join(', ')})` : ''}` });
+      violations.push({
+        check: 'answered',
+        detail: `${who}: ${row.status}, answered by ${turns.length} turns${turns.length ? ` (${turns.map((turn) => turn.id).join(', ')})` : ''}`,
+      });
       continue;
     }
     const turn = turns[0]!;
@@ -174,9 +261,16 @@ export function verify(input: VerifyInput): VerifyReport {
     count('answered.once');
     if (turn.status === 'failed') {
       count('answered.model-apology');
-      warnings.push({ check: 'answered', detail: `${who}: the model failed; the turn's apology was sent (${short(turn.error ?? '', 160)})` });
+      warnings.push({
+        check: 'answered',
+        detail: `${who}: the model failed; the turn's apology was sent (${short(turn.error ?? '', 160)})`,
+      });
     }
-    if (!outboxByKey.has(replies[0]!.id)) violations.push({ check: 'delivered', detail: `${who}: its reply ${replies[0]!.id} was never queued for delivery` });
+    if (!outboxByKey.has(replies[0]!.id))
+      violations.push({
+        check: 'delivered',
+        detail: `${who}: its reply ${replies[0]!.id} was never queued for delivery`,
+      });
   }
 
   // --- In order per sender ---------------------------------------------------------------
@@ -188,21 +282,37 @@ export function verify(input: VerifyInput): VerifyReport {
       const after = transcriptSeq.get(placed[index]!)!;
       if (before.conversationId !== after.conversationId || after.seq <= before.seq) {
         reported += 1;
-        violations.push({ check: 'order', detail: `${sender}: message #${placed[index]!.seq} is at transcript position ${after.seq}, before #${placed[index - 1]!.seq} at ${before.seq}` });
+        violations.push({
+          check: 'order',
+          detail: `${sender}: message #${placed[index]!.seq} is at transcript position ${after.seq}, before #${placed[index - 1]!.seq} at ${before.seq}`,
+        });
       }
     }
   }
 
   for (const entry of refused) {
     count('refused');
-    violations.push({ check: 'refused', detail: `${entry.sender}: a new message (id ${entry.channelMessageId}) was refused with ${entry.status} ${entry.code}` });
+    violations.push({
+      check: 'refused',
+      detail: `${entry.sender}: a new message (id ${entry.channelMessageId}) was refused with ${entry.status} ${entry.code}`,
+    });
   }
 
   // --- No inbox item left unanswered, no inbox item answered twice (whoever sent it) --------
   for (const row of rows.inbox) count(`inbox.${row.status}`);
   for (const row of rows.inbox.filter((item) => item.status === 'pending')) {
-    if (!ledger.some((entry) => entry.channel === row.channel && entry.expectedSender === row.sender && entry.channelMessageId === row.channel_message_id)) {
-      violations.push({ check: 'answered', detail: `inbox ${row.id} (${row.channel} ${row.channel_message_id}, never acknowledged to the harness) is still pending after the drain` });
+    if (
+      !ledger.some(
+        (entry) =>
+          entry.channel === row.channel &&
+          entry.expectedSender === row.sender &&
+          entry.channelMessageId === row.channel_message_id,
+      )
+    ) {
+      violations.push({
+        check: 'answered',
+        detail: `inbox ${row.id} (${row.channel} ${row.channel_message_id}, never acknowledged to the harness) is still pending after the drain`,
+      });
     }
   }
   for (const [inboxId, turns] of turnsByInbox) {
@@ -217,8 +327,10 @@ export function verify(input: VerifyInput): VerifyReport {
   const webhookIndex = new Map<string, number>();
   deliveries.webhook.forEach((key, index) => webhookIndex.has(key) || webhookIndex.set(key, index));
   const deliveredAt = (item: OutboxRow): number | undefined => {
-    if (item.channel === 'whatsapp') return item.provider_message_id ? whatsappIndex.get(item.provider_message_id) : undefined;
-    if (item.channel === 'twilio') return item.provider_message_id ? twilioIndex.get(item.provider_message_id) : undefined;
+    if (item.channel === 'whatsapp')
+      return item.provider_message_id ? whatsappIndex.get(item.provider_message_id) : undefined;
+    if (item.channel === 'twilio')
+      return item.provider_message_id ? twilioIndex.get(item.provider_message_id) : undefined;
     if (item.channel === 'webhook') return webhookIndex.get(item.idempotency_key);
     return -1; // the web channel hands nothing over: its event stream carries the message
   };
@@ -226,36 +338,70 @@ export function verify(input: VerifyInput): VerifyReport {
     count(`outbox.${item.status}`);
     if (item.status === 'pending') {
       const due = item.next_attempt_at <= now ? 'due' : `next attempt ${new Date(item.next_attempt_at).toISOString()}`;
-      violations.push({ check: 'delivered', detail: `outbox ${item.id} (${item.channel} to ${item.recipient}) stuck pending after the drain: ${item.attempts} attempts, ${due}${item.last_error ? `, last error ${short(item.last_error, 120)}` : ''}` });
+      violations.push({
+        check: 'delivered',
+        detail: `outbox ${item.id} (${item.channel} to ${item.recipient}) stuck pending after the drain: ${item.attempts} attempts, ${due}${item.last_error ? `, last error ${short(item.last_error, 120)}` : ''}`,
+      });
     } else if (item.status === 'failed') {
-      if (item.last_error) warnings.push({ check: 'delivered', detail: `outbox ${item.id} (${item.channel} to ${item.recipient}) failed visibly after ${item.attempts} attempts: ${short(item.last_error, 160)}` });
-      else violations.push({ check: 'delivered', detail: `outbox ${item.id} (${item.channel} to ${item.recipient}) failed without an error` });
+      if (item.last_error)
+        warnings.push({
+          check: 'delivered',
+          detail: `outbox ${item.id} (${item.channel} to ${item.recipient}) failed visibly after ${item.attempts} attempts: ${short(item.last_error, 160)}`,
+        });
+      else
+        violations.push({
+          check: 'delivered',
+          detail: `outbox ${item.id} (${item.channel} to ${item.recipient}) failed without an error`,
+        });
     } else if (item.status === 'sent' && deliveredAt(item) === undefined) {
-      violations.push({ check: 'delivered', detail: `outbox ${item.id} (${item.channel} to ${item.recipient}) is marked sent, but the ${item.channel} fake never accepted it (${item.provider_message_id ?? item.idempotency_key})` });
+      violations.push({
+        check: 'delivered',
+        detail: `outbox ${item.id} (${item.channel} to ${item.recipient}) is marked sent, but the ${item.channel} fake never accepted it (${item.provider_message_id ?? item.idempotency_key})`,
+      });
     }
   }
   // In order per conversation: what was handed over follows the outbox order.
-  for (const [conversationId, items] of groupBy(rows.outbox.filter((item) => item.status === 'sent'), (item) => item.conversation_id)) {
-    const ordered = items.sort((a, b) => a.ordinal - b.ordinal).map((item) => ({ item, at: deliveredAt(item) })).filter((x) => x.at !== undefined && x.at >= 0);
+  for (const [conversationId, items] of groupBy(
+    rows.outbox.filter((item) => item.status === 'sent'),
+    (item) => item.conversation_id,
+  )) {
+    const ordered = items
+      .sort((a, b) => a.ordinal - b.ordinal)
+      .map((item) => ({ item, at: deliveredAt(item) }))
+      .filter((x) => x.at !== undefined && x.at >= 0);
     for (let index = 1; index < ordered.length; index++) {
       if (ordered[index]!.at! < ordered[index - 1]!.at!) {
-        violations.push({ check: 'order', detail: `conversation ${conversationId}: outbox ${ordered[index]!.item.id} reached the ${ordered[index]!.item.channel} fake before ${ordered[index - 1]!.item.id}, queued before it` });
+        violations.push({
+          check: 'order',
+          detail: `conversation ${conversationId}: outbox ${ordered[index]!.item.id} reached the ${ordered[index]!.item.channel} fake before ${ordered[index - 1]!.item.id}, queued before it`,
+        });
         break;
       }
     }
   }
   // Provider sends the store never recorded: re-sends after a crash between send and record (documented: at least once, same key).
-  const recordedIds = new Set(rows.outbox.map((item) => item.provider_message_id).filter((id): id is string => id !== null));
+  const recordedIds = new Set(
+    rows.outbox.map((item) => item.provider_message_id).filter((id): id is string => id !== null),
+  );
   count('deliveries.whatsapp', deliveries.whatsapp.length);
   count('deliveries.twilio', deliveries.twilio.length);
   count('deliveries.webhook', deliveries.webhook.length);
-  count('deliveries.unrecorded-resends', deliveries.whatsapp.filter((id) => !recordedIds.has(id)).length + deliveries.twilio.filter((id) => !recordedIds.has(id)).length + (deliveries.webhook.length - webhookIndex.size));
+  count(
+    'deliveries.unrecorded-resends',
+    deliveries.whatsapp.filter((id) => !recordedIds.has(id)).length +
+      deliveries.twilio.filter((id) => !recordedIds.has(id)).length +
+      (deliveries.webhook.length - webhookIndex.size),
+  );
 
   // Web sessions: every committed reply reached the session's event stream as a `final` event.
   for (const stream of input.streams ?? []) {
-    const replies = (messagesByConversation.get(stream.conversationId) ?? []).filter((message) => message.role === 'assistant' && message.source === 'model');
+    const replies = (messagesByConversation.get(stream.conversationId) ?? []).filter(
+      (message) => message.role === 'assistant' && message.source === 'model',
+    );
     count('stream.replies', replies.length);
-    const missing = replies.filter((message) => !stream.finals.has(message.id) && !stream.fullSnapshots.has(message.id));
+    const missing = replies.filter(
+      (message) => !stream.finals.has(message.id) && !stream.fullSnapshots.has(message.id),
+    );
     count('stream.missing', missing.length);
     if (missing.length > 0) {
       const inPartial = missing.filter((message) => stream.partialSnapshots.has(message.id)).length;
@@ -270,24 +416,50 @@ export function verify(input: VerifyInput): VerifyReport {
   for (const timer of rows.timers) {
     count(`timers.${timer.status}`);
     if ((timer.status === 'pending' || timer.status === 'running') && timer.due_at <= now) {
-      violations.push({ check: 'timers', detail: `timer ${timer.id} (${timer.kind}) due ${new Date(timer.due_at).toISOString()} is still ${timer.status} at ${new Date(now).toISOString()} (${timer.attempts} attempts)` });
+      violations.push({
+        check: 'timers',
+        detail: `timer ${timer.id} (${timer.kind}) due ${new Date(timer.due_at).toISOString()} is still ${timer.status} at ${new Date(now).toISOString()} (${timer.attempts} attempts)`,
+      });
     }
-    if (timer.status === 'failed') violations.push({ check: 'timers', detail: `timer ${timer.id} (${timer.kind}) failed for good after ${timer.attempts} attempts: ${short(timer.last_error ?? 'no error', 160)}` });
+    if (timer.status === 'failed')
+      violations.push({
+        check: 'timers',
+        detail: `timer ${timer.id} (${timer.kind}) failed for good after ${timer.attempts} attempts: ${short(timer.last_error ?? 'no error', 160)}`,
+      });
     if (timer.status === 'done' && timer.attempts > 1) count('timers.done-after-a-retry');
   }
   // Done twice: a timer's effects commit with its completion, so what the timers sent is counted against what completed.
-  const timersByConversation = groupBy(rows.timers.filter((timer) => timer.status === 'done'), (timer) => timer.conversation_id);
+  const timersByConversation = groupBy(
+    rows.timers.filter((timer) => timer.status === 'done'),
+    (timer) => timer.conversation_id,
+  );
   for (const [conversationId, messages] of messagesByConversation) {
     const done = timersByConversation.get(conversationId) ?? [];
     const fromTimers = messages.filter((message) => message.source === 'timer');
     const limits: Array<[string, number, number]> = [
-      ['daily prompts', fromTimers.filter((message) => message.kind === 'poll' && message.text === texts.donePoll).length, done.filter((timer) => timer.kind === 'daily-prompt').length],
-      ['reminders', fromTimers.filter((message) => message.text === texts.reminder).length, done.filter((timer) => timer.kind === 'reminder').length],
-      ['feedback nudges', fromTimers.filter((message) => texts.nudges.includes(message.text)).length, done.filter((timer) => timer.kind === 'feedback-nudge').length],
+      [
+        'daily prompts',
+        fromTimers.filter((message) => message.kind === 'poll' && message.text === texts.donePoll).length,
+        done.filter((timer) => timer.kind === 'daily-prompt').length,
+      ],
+      [
+        'reminders',
+        fromTimers.filter((message) => message.text === texts.reminder).length,
+        done.filter((timer) => timer.kind === 'reminder').length,
+      ],
+      [
+        'feedback nudges',
+        fromTimers.filter((message) => texts.nudges.includes(message.text)).length,
+        done.filter((timer) => timer.kind === 'feedback-nudge').length,
+      ],
     ];
     for (const [what, sent, completed] of limits) {
       count(`timer-messages.${what}`, sent);
-      if (sent > completed) violations.push({ check: 'timers', detail: `conversation ${conversationId}: ${sent} ${what} sent, but only ${completed} such timers completed (a timer's effects committed twice)` });
+      if (sent > completed)
+        violations.push({
+          check: 'timers',
+          detail: `conversation ${conversationId}: ${sent} ${what} sent, but only ${completed} such timers completed (a timer's effects committed twice)`,
+        });
     }
   }
   return { counts, violations, warnings };
@@ -315,7 +487,17 @@ export interface Life {
 }
 
 export interface MemoryReport {
-  lives: Array<{ life: number; pid: number; startedAtS: number; endedAtS: number | null; ended: string; samples: number; startMiB: number; endMiB: number; maxMiB: number }>;
+  lives: Array<{
+    life: number;
+    pid: number;
+    startedAtS: number;
+    endedAtS: number | null;
+    ended: string;
+    samples: number;
+    startMiB: number;
+    endMiB: number;
+    maxMiB: number;
+  }>;
   /** Trend of each life's peak over the run, MiB per minute. */
   peakTrendMiBPerMin: number;
   /** Trend of RSS at a common age (the sample nearest `atAgeS` into each life), MiB per minute. */
@@ -335,11 +517,29 @@ export function memoryReport(lives: Life[], atAgeS = 20): MemoryReport {
   const judged = lives.filter((life) => life.samples.length > 0);
   const rows = judged.map((life) => {
     const values = life.samples.map(([, rss]) => rss);
-    return { life: life.life, pid: life.pid, startedAtS: life.startedAtS, endedAtS: life.endedAtS, ended: life.ended, samples: values.length, startMiB: values[0]!, endMiB: values.at(-1)!, maxMiB: Math.max(...values) };
+    return {
+      life: life.life,
+      pid: life.pid,
+      startedAtS: life.startedAtS,
+      endedAtS: life.endedAtS,
+      ended: life.ended,
+      samples: values.length,
+      startMiB: values[0]!,
+      endMiB: values.at(-1)!,
+      maxMiB: Math.max(...values),
+    };
   });
   const peakTrend = slope(rows.map((row) => [row.startedAtS / 60, row.maxMiB]));
   const sameAge = judged
-    .map((life) => life.samples.reduce<[number, number] | undefined>((best, sample) => (!best || Math.abs(sample[0] - life.startedAtS - atAgeS) < Math.abs(best[0] - life.startedAtS - atAgeS) ? sample : best), undefined))
+    .map((life) =>
+      life.samples.reduce<[number, number] | undefined>(
+        (best, sample) =>
+          !best || Math.abs(sample[0] - life.startedAtS - atAgeS) < Math.abs(best[0] - life.startedAtS - atAgeS)
+            ? sample
+            : best,
+        undefined,
+      ),
+    )
     .filter((sample): sample is [number, number] => sample !== undefined);
   const sameAgeTrend = slope(sameAge.map(([t, rss]) => [t / 60, rss]));
   let flat: boolean | null = null;

@@ -16,7 +16,11 @@ const prepared = new WeakMap<StatementSync, { db: DatabaseSync; kind: Kind }>();
 /** COMMIT/END, a data write (a `with` only when it writes), or anything else (reads, BEGIN, pragmas). */
 function kindOf(sql: string): Kind {
   if (/^\s*(commit|end)\b/i.test(sql)) return 'commit';
-  if (/^\s*(insert|update|delete|replace)\b/i.test(sql) || (/^\s*with\b/i.test(sql) && /\b(insert|update|delete)\b/i.test(sql))) return 'write';
+  if (
+    /^\s*(insert|update|delete|replace)\b/i.test(sql) ||
+    (/^\s*with\b/i.test(sql) && /\b(insert|update|delete)\b/i.test(sql))
+  )
+    return 'write';
   return 'other';
 }
 
@@ -42,7 +46,10 @@ DatabaseSync.prototype.exec = function (this: DatabaseSync, sql: string) {
 
 for (const method of ['run', 'all', 'get', 'iterate'] as const) {
   const original = StatementSync.prototype[method] as (...args: unknown[]) => unknown;
-  (StatementSync.prototype as unknown as Record<string, unknown>)[method] = function (this: StatementSync, ...args: unknown[]) {
+  (StatementSync.prototype as unknown as Record<string, unknown>)[method] = function (
+    this: StatementSync,
+    ...args: unknown[]
+  ) {
     const info = prepared.get(this);
     count(info?.db, info?.kind ?? 'other');
     return original.apply(this, args);

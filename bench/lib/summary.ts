@@ -18,75 +18,107 @@ export interface Measured {
   result: Result;
 }
 
-export const fmt = (value: number | undefined, digits = 1) => (typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : '—');
+export const fmt = (value: number | undefined, digits = 1) =>
+  typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : '—';
 const withSpread = (run: Measured, path: string, digits = 0) => {
   const { min, max } = spread(run.rounds, path);
   return `${fmt(pickMedian(run, path), digits)} (${fmt(min, digits)}–${fmt(max, digits)})`;
 };
-const pickMedian = (run: Measured, path: string) => path.split('.').reduce((value, key) => value?.[key], run.result as Result | undefined) as unknown as number;
-const partner = (runs: Measured[], run: Measured, role: 'baseline' | 'peer') => runs.find((other) => other[role] && other.mode === run.mode);
+const pickMedian = (run: Measured, path: string) =>
+  path.split('.').reduce((value, key) => value?.[key], run.result as Result | undefined) as unknown as number;
+const partner = (runs: Measured[], run: Measured, role: 'baseline' | 'peer') =>
+  runs.find((other) => other[role] && other.mode === run.mode);
 
 /** `a / b` of a figure, as "N× slower" (throughputs) or "N×" (costs), against a partner run. */
 function versus(run: Measured, other: Measured | undefined, path: string, kind: 'throughput' | 'cost'): string {
   if (!other) return '—';
   if (other === run) return '1×';
-  const ratio = kind === 'throughput' ? roundRatio(other.rounds, run.rounds, path) : roundRatio(run.rounds, other.rounds, path);
+  const ratio =
+    kind === 'throughput' ? roundRatio(other.rounds, run.rounds, path) : roundRatio(run.rounds, other.rounds, path);
   if (kind === 'cost') return `${fmt(ratio, 2)}×`;
   return ratio < 1 ? `${fmt(1 / ratio, 1 / ratio < 10 ? 2 : 1)}× faster` : `${fmt(ratio, ratio < 10 ? 2 : 1)}× slower`;
 }
 
-const writeCells = (result: Result) => [fmt(result.perTurn?.statements), fmt(result.perTurn?.commits, 2), fmt((result.perTurn?.bytesWritten ?? Number.NaN) / 1024)];
+const writeCells = (result: Result) => [
+  fmt(result.perTurn?.statements),
+  fmt(result.perTurn?.commits, 2),
+  fmt((result.perTurn?.bytesWritten ?? Number.NaN) / 1024),
+];
 
 export function turnTable(runs: Measured[]): string[] {
   const lines = [
-    '| turn workload | turns/s (min–max) | p50 ms | p99 ms | statements/turn | commits/turn | KiB written/turn | peak RSS MiB | DB MiB | vs floor (turns/s) | vs equal-work peer |',
+    '| turn workload | turns/s (min–max) | p50 ms | p99 ms | statements/turn | commits/turn | KiB written/turn ' +
+      '| peak RSS MiB | DB MiB | vs floor (turns/s) | vs equal-work peer |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const run of runs) {
     const r = run.result;
-    lines.push(`| ${run.name} | ${withSpread(run, 'turnsPerSecond')} | ${fmt(r.latencyMs.p50, 2)} | ${fmt(r.latencyMs.p99, 2)} | ${writeCells(r).join(' | ')} | ${fmt(r.peakRssMiB)} | ${fmt(r.databaseMiB)} | ${versus(run, partner(runs, run, 'baseline'), 'turnsPerSecond', 'throughput')} | ${versus(run, partner(runs, run, 'peer'), 'turnsPerSecond', 'throughput')} |`);
+    lines.push(
+      `| ${run.name} | ${withSpread(run, 'turnsPerSecond')} | ${fmt(r.latencyMs.p50, 2)} | ${fmt(r.latencyMs.p99, 2)} | ${writeCells(r).join(' | ')} | ${fmt(r.peakRssMiB)} | ${fmt(r.databaseMiB)} | ${versus(run, partner(runs, run, 'baseline'), 'turnsPerSecond', 'throughput')} | ${versus(run, partner(runs, run, 'peer'), 'turnsPerSecond', 'throughput')} |`,
+    );
   }
   return lines;
 }
 
 export function assistantTable(runs: Measured[]): string[] {
   const lines = [
-    '| assistant flow on SQLite (scripted instant model, 10 concurrent conversations) | turns/s (min–max) | p50 ms | p99 ms | statements/turn | commits/turn | KiB written/turn | vs the plain reply |',
+    '| assistant flow on SQLite (scripted instant model, 10 concurrent conversations) | turns/s (min–max) | ' +
+      'p50 ms | p99 ms | statements/turn | commits/turn | KiB written/turn | vs the plain reply |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const run of runs) {
     const r = run.result;
-    lines.push(`| ${run.name} | ${withSpread(run, 'turnsPerSecond')} | ${fmt(r.latencyMs.p50, 2)} | ${fmt(r.latencyMs.p99, 2)} | ${writeCells(r).join(' | ')} | ${versus(run, partner(runs, run, 'baseline'), 'turnsPerSecond', 'throughput')} |`);
+    lines.push(
+      `| ${run.name} | ${withSpread(run, 'turnsPerSecond')} | ${fmt(r.latencyMs.p50, 2)} | ${fmt(r.latencyMs.p99, 2)} | ${writeCells(r).join(' | ')} | ${versus(run, partner(runs, run, 'baseline'), 'turnsPerSecond', 'throughput')} |`,
+    );
   }
   return lines;
 }
 
 export function httpTable(runs: Measured[]): string[] {
   const lines = [
-    '| HTTP inbound → webhook delivery (20 connections) | messages/s (min–max) | server CPU ms/message | tool calls/turn | acks/s | ack p50 / p99 ms | message → delivery p50 / p99 ms | delivered / sent | vs floor (messages/s) | CPU vs floor |',
+    '| HTTP inbound → webhook delivery (20 connections) | messages/s (min–max) | server CPU ms/message | tool ' +
+      'calls/turn | acks/s | ack p50 / p99 ms | message → delivery p50 / p99 ms | delivered / sent | vs floor ' +
+      '(messages/s) | CPU vs floor |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const run of runs) {
     const r = run.result;
     const floor = partner(runs, run, 'baseline');
-    lines.push(`| ${run.name} | ${withSpread(run, 'messagesPerSecond')} | ${fmt(r.cpuMsPerMessage, 2)} | ${fmt(r.toolCallsPerTurn, 2)} | ${fmt(r.ackPerSecond, 0)} | ${fmt(r.ackLatencyMs.p50, 0)} / ${fmt(r.ackLatencyMs.p99, 0)} | ${fmt(r.e2eMs.p50, 0)} / ${fmt(r.e2eMs.p99, 0)} | ${fmt(r.delivered, 0)} / ${fmt(r.sent, 0)} | ${versus(run, floor, 'messagesPerSecond', 'throughput')} | ${versus(run, floor, 'cpuMsPerMessage', 'cost')} |`);
+    lines.push(
+      `| ${run.name} | ${withSpread(run, 'messagesPerSecond')} | ${fmt(r.cpuMsPerMessage, 2)} | ${fmt(r.toolCallsPerTurn, 2)} | ${fmt(r.ackPerSecond, 0)} | ${fmt(r.ackLatencyMs.p50, 0)} / ${fmt(r.ackLatencyMs.p99, 0)} | ${fmt(r.e2eMs.p50, 0)} / ${fmt(r.e2eMs.p99, 0)} | ${fmt(r.delivered, 0)} / ${fmt(r.sent, 0)} | ${versus(run, floor, 'messagesPerSecond', 'throughput')} | ${versus(run, floor, 'cpuMsPerMessage', 'cost')} |`,
+    );
   }
-  lines.push('', 'Messages/s: replies delivered ÷ (first request → last delivery). Server CPU: utime + stime of the server process (/proc/<pid>/stat, 10 ms ticks) over that time ÷ replies. Tool calls/turn: what the turns did (PromptPipe\'s offline model calls 0–2 tools depending on the flow\'s state; the floor always 2).');
+  lines.push(
+    '',
+    'Messages/s: replies delivered ÷ (first request → last delivery). Server CPU: utime + stime of the server ' +
+      'process (/proc/<pid>/stat, 10 ms ticks) over that time ÷ replies. Tool calls/turn: what the turns did ' +
+      "(PromptPipe's offline model calls 0–2 tools depending on the flow's state; the floor always 2).",
+  );
   return lines;
 }
 
 export function scaleTable(runs: Measured[]): string[] {
   const lines = [
-    '| scale-out (offline model, 50 concurrent senders, affinity by phone hash) | turns/s (min–max) | CPU ms/turn: servers + PG backends | of which PG backends | WAL KiB/turn | 503s retried | vs 1 process on PostgreSQL (turns/s) | CPU/turn vs it | message → reply p50 / p99 ms |',
+    '| scale-out (offline model, 50 concurrent senders, affinity by phone hash) | turns/s (min–max) | CPU ' +
+      'ms/turn: servers + PG backends | of which PG backends | WAL KiB/turn | 503s retried | vs 1 process on ' +
+      'PostgreSQL (turns/s) | CPU/turn vs it | message → reply p50 / p99 ms |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const run of runs) {
     const r = run.result;
     const base = partner(runs, run, 'baseline');
     const speedup = base ? (base === run ? 1 : roundRatio(run.rounds, base.rounds, 'turnsPerSecond')) : Number.NaN;
-    lines.push(`| ${run.name} | ${withSpread(run, 'turnsPerSecond')} | ${fmt(r.cpuMsPerTurn.total, 2)} | ${r.store === 'sqlite' ? '—' : fmt(r.cpuMsPerTurn.postgres, 2)} | ${r.store === 'sqlite' ? '—' : fmt(r.walBytesPerTurn / 1024)} | ${fmt(r.unavailable, 0)} | ${fmt(speedup, 2)}× | ${versus(run, base, 'cpuMsPerTurn.total', 'cost')} | ${fmt(r.e2eMs.p50, 0)} / ${fmt(r.e2eMs.p99, 0)} |`);
+    lines.push(
+      `| ${run.name} | ${withSpread(run, 'turnsPerSecond')} | ${fmt(r.cpuMsPerTurn.total, 2)} | ${r.store === 'sqlite' ? '—' : fmt(r.cpuMsPerTurn.postgres, 2)} | ${r.store === 'sqlite' ? '—' : fmt(r.walBytesPerTurn / 1024)} | ${fmt(r.unavailable, 0)} | ${fmt(speedup, 2)}× | ${versus(run, base, 'cpuMsPerTurn.total', 'cost')} | ${fmt(r.e2eMs.p50, 0)} / ${fmt(r.e2eMs.p99, 0)} |`,
+    );
   }
-  lines.push('', 'CPU: the server processes plus the PostgreSQL backends of their connections (pg_stat_activity by application_name), from /proc/<pid>/stat over the timed part ÷ replies; not the bench\'s own load generator and sink, nor PostgreSQL\'s shared background processes. WAL: records of the bench database (pg_walinspect).');
+  lines.push(
+    '',
+    'CPU: the server processes plus the PostgreSQL backends of their connections (pg_stat_activity by ' +
+      "application_name), from /proc/<pid>/stat over the timed part ÷ replies; not the bench's own load generator " +
+      "and sink, nor PostgreSQL's shared background processes. WAL: records of the bench database (pg_walinspect).",
+  );
   return lines;
 }
 

@@ -19,14 +19,25 @@ db.exec(`pragma journal_mode = wal; pragma synchronous = normal;
 const sql = {
   enroll: db.prepare('insert into conversations (phone) values (?) on conflict (phone) do nothing'),
   conversation: db.prepare('select id from conversations where phone = ?'),
-  acknowledge: db.prepare("insert into inbox (message_id, conversation_id, text, status, received_at) values (?, ?, ?, 'queued', ?) on conflict (message_id) do nothing"),
+  acknowledge: db.prepare(
+    "insert into inbox (message_id, conversation_id, text, status, received_at) values (?, ?, ?, 'queued', ?) on conflict (message_id) do nothing",
+  ),
   history: db.prepare('select seq, role, text from messages where conversation_id = ? order by seq desc limit 50'),
   profile: db.prepare('select fields from profiles where conversation_id = ?'),
-  message: db.prepare('insert into messages (conversation_id, seq, role, text, turn_id, created_at) values (?, ?, ?, ?, ?, ?)'),
-  turn: db.prepare("insert into turns (conversation_id, inbox_id, status, model_calls, started_at) values (?, ?, 'completed', ?, ?)"),
+  message: db.prepare(
+    'insert into messages (conversation_id, seq, role, text, turn_id, created_at) values (?, ?, ?, ?, ?, ?)',
+  ),
+  turn: db.prepare(
+    "insert into turns (conversation_id, inbox_id, status, model_calls, started_at) values (?, ?, 'completed', ?, ?)",
+  ),
   toolCall: db.prepare('insert into tool_calls (turn_id, name, arguments, result, created_at) values (?, ?, ?, ?, ?)'),
-  saveProfile: db.prepare('insert into profiles (conversation_id, fields) values (?, ?) on conflict (conversation_id) do update set fields = excluded.fields'),
-  outbox: db.prepare("insert into outbox (conversation_id, recipient, text, status, created_at) values (?, ?, ?, 'pending', ?)"),
+  saveProfile: db.prepare(
+    'insert into profiles (conversation_id, fields) values (?, ?) on conflict (conversation_id) do update set ' +
+      'fields = excluded.fields',
+  ),
+  outbox: db.prepare(
+    "insert into outbox (conversation_id, recipient, text, status, created_at) values (?, ?, ?, 'pending', ?)",
+  ),
   processed: db.prepare("update inbox set status = 'processed', processed_at = ? where id = ?"),
   sent: db.prepare("update outbox set status = 'sent', sent_at = ? where id = ?"),
 };
@@ -34,14 +45,26 @@ const sql = {
 type Message = { role: string; content: string };
 type ToolCall = { name: string; args: Record<string, string> };
 const model = (messages: Message[]): { text?: string; toolCalls: ToolCall[] } =>
-  wantsTools(messages.at(-1)!.role) ? { toolCalls: [{ name: 'save_user_profile', args: PROFILE_ARGS }, { name: 'scheduler', args: SCHEDULER_ARGS }] } : { text: REPLY, toolCalls: [] };
+  wantsTools(messages.at(-1)!.role)
+    ? {
+        toolCalls: [
+          { name: 'save_user_profile', args: PROFILE_ARGS },
+          { name: 'scheduler', args: SCHEDULER_ARGS },
+        ],
+      }
+    : { text: REPLY, toolCalls: [] };
 
 /** The turn of one inbox row: the scripted tool loop, then one commit of everything it did. */
 function runTurn(conversationId: number, inboxId: number, text: string): { outboxId: number; reply: string } {
   const startedAt = Date.now();
   const rows = (sql.history.all(conversationId) as Array<{ seq: number; role: string; text: string }>).reverse();
-  const profile = JSON.parse((sql.profile.get(conversationId) as { fields: string } | undefined)?.fields ?? '{}') as Record<string, string>;
-  const messages: Message[] = [...rows.map((row) => ({ role: row.role, content: row.text })), { role: 'user', content: text }];
+  const profile = JSON.parse(
+    (sql.profile.get(conversationId) as { fields: string } | undefined)?.fields ?? '{}',
+  ) as Record<string, string>;
+  const messages: Message[] = [
+    ...rows.map((row) => ({ role: row.role, content: row.text })),
+    { role: 'user', content: text },
+  ];
   const executed: Array<ToolCall & { result: string }> = [];
   let answer = model(messages);
   let modelCalls = 1;
@@ -78,7 +101,13 @@ async function deliver(phone: string, outboxId: number, reply: string): Promise<
   const response = await fetch(process.env.OUTBOUND_WEBHOOK_URL!, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'idempotency-key': `out-${outboxId}` },
-    body: JSON.stringify({ id: `out-${outboxId}`, to: phone, kind: 'text', text: reply, created_at: new Date().toISOString() }),
+    body: JSON.stringify({
+      id: `out-${outboxId}`,
+      to: phone,
+      kind: 'text',
+      text: reply,
+      created_at: new Date().toISOString(),
+    }),
   });
   await response.body?.cancel();
   if (response.ok) sql.sent.run(Date.now(), outboxId);
@@ -87,7 +116,9 @@ async function deliver(phone: string, outboxId: number, reply: string): Promise<
 /** Each conversation's turns run one after another, in arrival order. */
 const queues = new Map<string, Promise<void>>();
 function enqueue(phone: string, work: () => Promise<void>): void {
-  const next = (queues.get(phone) ?? Promise.resolve()).then(work).catch((error: unknown) => void process.stderr.write(`turn failed: ${String(error)}\n`));
+  const next = (queues.get(phone) ?? Promise.resolve())
+    .then(work)
+    .catch((error: unknown) => void process.stderr.write(`turn failed: ${String(error)}\n`));
   queues.set(phone, next);
   void next.then(() => queues.get(phone) === next && queues.delete(phone));
 }
@@ -117,7 +148,9 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   response.writeHead(404).end();
 }
 
-const server = createServer((request, response) => void handle(request, response).catch(() => response.writeHead(500).end()));
+const server = createServer(
+  (request, response) => void handle(request, response).catch(() => response.writeHead(500).end()),
+);
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   const { port } = server.address() as { port: number };
   process.stdout.write(`${JSON.stringify({ msg: 'listening', url: `http://127.0.0.1:${port}` })}\n`);

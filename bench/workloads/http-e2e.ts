@@ -16,11 +16,24 @@ const sink = await startWebhookSink();
 const databaseUrl = tempSqliteUrl();
 const server =
   opts.system === 'floor'
-    ? await ServerProcess.start('bench/servers/http-floor.ts', { DATABASE: databaseUrl.slice('sqlite:'.length), OUTBOUND_WEBHOOK_URL: sink.url })
-    : await ServerProcess.start('src/main.ts', { DATABASE_URL: databaseUrl, LLM_PROVIDER: 'offline', OUTBOUND_WEBHOOK_URL: sink.url, LOG_LEVEL: 'warn', RATE_LIMITS: 'off' });
+    ? await ServerProcess.start('bench/servers/http-floor.ts', {
+        DATABASE: databaseUrl.slice('sqlite:'.length),
+        OUTBOUND_WEBHOOK_URL: sink.url,
+      })
+    : await ServerProcess.start('src/main.ts', {
+        DATABASE_URL: databaseUrl,
+        LLM_PROVIDER: 'offline',
+        OUTBOUND_WEBHOOK_URL: sink.url,
+        LOG_LEVEL: 'warn',
+        RATE_LIMITS: 'off',
+      });
 const phones = Array.from({ length: opts.participants }, (_, index) => `+1416${String(5_100_000 + index)}`);
 for (const phone of phones) {
-  await fetch(`${server.url}/conversation/participants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phone_number: phone }) });
+  await fetch(`${server.url}/conversation/participants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ phone_number: phone }),
+  });
 }
 await sink.quiet(); // greetings delivered, if any
 
@@ -40,7 +53,10 @@ const load = (seconds: number, prefix: string) =>
         setupRequest: (request) => {
           const from = phones[counter++ % phones.length]!;
           sink.sent(from);
-          return { ...request, body: JSON.stringify({ from, text: `message ${counter}`, message_id: `${prefix}${counter}` }) };
+          return {
+            ...request,
+            body: JSON.stringify({ from, text: `message ${counter}`, message_id: `${prefix}${counter}` }),
+          };
         },
       },
     ],
@@ -58,7 +74,8 @@ const accepted = result['2xx'];
 // Requests still in flight when the load stopped are not in autocannon's counts, but were sent and answered.
 const sent = counter - firstTimed;
 const deadline = Date.now() + 60_000;
-while (sink.state.e2e.length < accepted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+while (sink.state.e2e.length < accepted && Date.now() < deadline)
+  await new Promise((resolve) => setTimeout(resolve, 20));
 await sink.quiet(); // requests in flight when the load stopped are answered too
 const cpu = server.cpuMs() - cpuBefore;
 const delivered = sink.state.e2e.length;
@@ -68,7 +85,9 @@ await sink.close();
 
 // How much tool work the server's turns did (the offline model's calls depend on the flow's state).
 const db = new DatabaseSync(databaseUrl.slice('sqlite:'.length), { readOnly: true });
-const work = db.prepare('select (select count(*) from tool_calls) as calls, (select count(*) from turns) as turns').get() as { calls: number; turns: number };
+const work = db
+  .prepare('select (select count(*) from tool_calls) as calls, (select count(*) from turns) as turns')
+  .get() as { calls: number; turns: number };
 db.close();
 
 report({

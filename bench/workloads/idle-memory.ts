@@ -19,18 +19,54 @@ const measure = () => {
 };
 
 const provider = createScriptedProvider(() => ({ text: 'Noted, thank you.' }), { recordRequests: false });
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', CLOCK: 'virtual', RATE_LIMITS: 'off' });
+const config = loadConfig({
+  HOST: '127.0.0.1',
+  PORT: '0',
+  DATABASE_URL: tempSqliteUrl(),
+  LOG_LEVEL: 'silent',
+  CLOCK: 'virtual',
+  RATE_LIMITS: 'off',
+});
 const channel = { name: 'webhook', capabilities: NO_LIMITS, send: async () => undefined };
 const server = await startServer(config, pino({ level: 'silent' }), { provider, channel });
 
 const now = new Date();
 for (let index = 0; index < opts.conversations; index++) {
-  await server.store.insertParticipant({ id: `p${index}`, phoneNumber: `+1416${String(5_000_000 + index)}`, name: null, gender: null, ethnicity: null, background: null, timezone: 'UTC', status: 'active', cohort: null, debug: false, enrolledAt: now, createdAt: now, updatedAt: now });
-  await server.store.insertConversation({ id: `c${index}`, participantId: `p${index}`, flow: 'habit-coach', channel: 'webhook', state: 'CONVERSATION_ACTIVE', subState: 'INTAKE', version: 0, createdAt: now, updatedAt: now });
+  await server.store.insertParticipant({
+    id: `p${index}`,
+    phoneNumber: `+1416${String(5_000_000 + index)}`,
+    name: null,
+    gender: null,
+    ethnicity: null,
+    background: null,
+    timezone: 'UTC',
+    status: 'active',
+    cohort: null,
+    debug: false,
+    enrolledAt: now,
+    createdAt: now,
+    updatedAt: now,
+  });
+  await server.store.insertConversation({
+    id: `c${index}`,
+    participantId: `p${index}`,
+    flow: 'habit-coach',
+    channel: 'webhook',
+    state: 'CONVERSATION_ACTIVE',
+    subState: 'INTAKE',
+    version: 0,
+    createdAt: now,
+    updatedAt: now,
+  });
 }
 const before = measure();
 for (let index = 0; index < opts.conversations; index++) {
-  const outcome = await server.inbound.receive({ channel: 'http', sender: `+1416${String(5_000_000 + index)}`, text: 'hello', channelMessageId: null });
+  const outcome = await server.inbound.receive({
+    channel: 'http',
+    sender: `+1416${String(5_000_000 + index)}`,
+    text: 'hello',
+    channelMessageId: null,
+  });
   if (outcome.status === 'queued') await outcome.turn;
 }
 await server.engine.idle();

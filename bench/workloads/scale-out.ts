@@ -21,8 +21,17 @@ const postgres = opts.store !== 'sqlite';
 const sink = await startWebhookSink();
 const pgUrl = new URL(PG_URL);
 pgUrl.searchParams.set('application_name', application);
-const env: Record<string, string> = postgres ? { DATABASE_URL: pgUrl.toString(), DATABASE_SCHEMA: schema } : { DATABASE_URL: tempSqliteUrl() };
-const start = () => ServerProcess.start('src/main.ts', { ...env, LLM_PROVIDER: 'offline', OUTBOUND_WEBHOOK_URL: sink.url, LOG_LEVEL: 'warn', RATE_LIMITS: 'off' });
+const env: Record<string, string> = postgres
+  ? { DATABASE_URL: pgUrl.toString(), DATABASE_SCHEMA: schema }
+  : { DATABASE_URL: tempSqliteUrl() };
+const start = () =>
+  ServerProcess.start('src/main.ts', {
+    ...env,
+    LLM_PROVIDER: 'offline',
+    OUTBOUND_WEBHOOK_URL: sink.url,
+    LOG_LEVEL: 'warn',
+    RATE_LIMITS: 'off',
+  });
 // The first one alone creates the schema and migrates; the others find it done.
 const servers = [await start()];
 if (postgres) servers.push(...(await Promise.all(Array.from({ length: opts.processes - 1 }, start))));
@@ -34,7 +43,11 @@ function route(phone: string): ServerProcess {
   return servers[hash % servers.length]!;
 }
 const post = (phone: string, path: string, body: unknown) =>
-  fetch(`${route(phone).url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((response) => response.status);
+  fetch(`${route(phone).url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }).then((response) => response.status);
 
 const phones = Array.from({ length: opts.participants }, (_, index) => `+1416${String(5_200_000 + index)}`);
 for (const phone of phones) await post(phone, '/conversation/participants', { phone_number: phone });
@@ -63,7 +76,8 @@ async function send(first: number, count: number): Promise<void> {
     }),
   );
   const deadline = Date.now() + 120_000;
-  while (sink.state.e2e.length < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  while (sink.state.e2e.length < expected && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 const warmup = Math.max(50, Math.round(opts.messages / 10));
@@ -98,7 +112,11 @@ report({
   delivered,
   turnsPerSecond: round(delivered / seconds, 1),
   unavailable,
-  cpuMsPerTurn: { total: round((serverCpu + backendsCpu) / delivered, 2), servers: round(serverCpu / delivered, 2), postgres: round(backendsCpu / delivered, 2) },
+  cpuMsPerTurn: {
+    total: round((serverCpu + backendsCpu) / delivered, 2),
+    servers: round(serverCpu / delivered, 2),
+    postgres: round(backendsCpu / delivered, 2),
+  },
   walBytesPerTurn: round(walBytes / delivered, 0),
   e2eMs: summarize(sink.state.e2e),
 });

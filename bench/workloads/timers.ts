@@ -14,31 +14,63 @@ const opts = flags({ store: 'sqlite', timers: 10_000, windowMs: 10_000, leadMs: 
 const leadMs = opts.leadMs || (opts.store === 'postgres' ? 25_000 : 4_000);
 const pgUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `bench_timers_${process.pid}`;
-const store = await openStore(opts.store === 'postgres' ? pgUrl : tempSqliteUrl(), { schema: opts.store === 'postgres' ? schema : 'public' });
+const store = await openStore(opts.store === 'postgres' ? pgUrl : tempSqliteUrl(), {
+  schema: opts.store === 'postgres' ? schema : 'public',
+});
 
-await store.insertParticipant({ id: 'p', phoneNumber: '+14165550100', name: null, gender: null, ethnicity: null, background: null, timezone: null, status: 'active', cohort: null, debug: false, enrolledAt: new Date(), createdAt: new Date(), updatedAt: new Date() });
-await store.insertConversation({ id: 'c', participantId: 'p', flow: 'bench', channel: 'none', state: 's', subState: null, version: 0, createdAt: new Date(), updatedAt: new Date() });
+await store.insertParticipant({
+  id: 'p',
+  phoneNumber: '+14165550100',
+  name: null,
+  gender: null,
+  ethnicity: null,
+  background: null,
+  timezone: null,
+  status: 'active',
+  cohort: null,
+  debug: false,
+  enrolledAt: new Date(),
+  createdAt: new Date(),
+  updatedAt: new Date(),
+});
+await store.insertConversation({
+  id: 'c',
+  participantId: 'p',
+  flow: 'bench',
+  channel: 'none',
+  state: 's',
+  subState: null,
+  version: 0,
+  createdAt: new Date(),
+  updatedAt: new Date(),
+});
 
 const firedAt = new Map<string, number[]>();
 const lateness: number[] = [];
 let early = 0;
 const benchKind = defineTimerKind({
-    kind: 'bench',
-    payload: z.object({}),
-    handle: async (timer) => {
-      const now = Date.now();
-      const late = now - timer.dueAt.getTime();
-      if (late < 0) early += 1;
-      lateness.push(late);
-      firedAt.set(timer.id, [...(firedAt.get(timer.id) ?? []), now]);
-    },
+  kind: 'bench',
+  payload: z.object({}),
+  handle: async (timer) => {
+    const now = Date.now();
+    const late = now - timer.dueAt.getTime();
+    if (late < 0) early += 1;
+    lateness.push(late);
+    firedAt.set(timer.id, [...(firedAt.get(timer.id) ?? []), now]);
+  },
 });
 const kinds = new TimerKindRegistry().register(benchKind as unknown as TimerKind<never>);
 
 const start = Date.now() + leadMs;
 const timers: NewTimer[] = Array.from({ length: opts.timers }, (_, index) => ({
-  id: `t${index}`, kind: 'bench', conversationId: 'c', participantId: 'p', dedupKey: `bench:${index}`,
-  dueAt: new Date(start + Math.floor((index / opts.timers) * opts.windowMs)), payload: {}, createdAt: new Date(),
+  id: `t${index}`,
+  kind: 'bench',
+  conversationId: 'c',
+  participantId: 'p',
+  dedupKey: `bench:${index}`,
+  dueAt: new Date(start + Math.floor((index / opts.timers) * opts.windowMs)),
+  payload: {},
+  createdAt: new Date(),
 }));
 for (let index = 0; index < timers.length; index += 500) {
   await store.transaction(async (tx) => {
@@ -47,7 +79,13 @@ for (let index = 0; index < timers.length; index += 500) {
 }
 if (Date.now() > start) throw new Error('inserting the timers took longer than the lead time; raise --leadMs');
 
-const worker = new TimerWorker({ store, kinds, clock: systemClock, logger: pino({ level: 'silent' }), serialize: (_id, work) => work() });
+const worker = new TimerWorker({
+  store,
+  kinds,
+  clock: systemClock,
+  logger: pino({ level: 'silent' }),
+  serialize: (_id, work) => work(),
+});
 worker.start();
 const deadline = start + opts.windowMs + 60_000;
 while (firedAt.size < opts.timers && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -63,4 +101,11 @@ if (opts.store === 'postgres') {
   await client.query(`drop schema if exists "${schema}" cascade`);
   await client.end();
 }
-report({ timers: opts.timers, fired: firedAt.size, duplicates, early, latenessMs: summarize(lateness), drainedMsAfterLastDue: lastFire - (start + opts.windowMs) });
+report({
+  timers: opts.timers,
+  fired: firedAt.size,
+  duplicates,
+  early,
+  latenessMs: summarize(lateness),
+  drainedMsAfterLastDue: lastFire - (start + opts.windowMs),
+});

@@ -24,14 +24,28 @@ db.exec(`pragma journal_mode = wal; pragma synchronous = normal;
   create table turns (id text primary key, conversation_id text not null, inbox_id text not null, status text not null, model_calls integer not null, total_ms real not null, started_at integer not null);
   create table outbox (id text primary key, conversation_id text not null, text text not null, status text not null, created_at integer not null);`);
 const sql = {
-  acknowledge: db.prepare("insert into inbox (id, conversation_id, text, status, received_at) values (?, ?, ?, 'queued', ?)"),
+  acknowledge: db.prepare(
+    "insert into inbox (id, conversation_id, text, status, received_at) values (?, ?, ?, 'queued', ?)",
+  ),
   history: db.prepare('select seq, role, text from messages where conversation_id = ? order by seq desc limit 50'),
   profile: db.prepare('select fields from profiles where conversation_id = ?'),
-  message: db.prepare('insert into messages (conversation_id, seq, role, text, turn_id, created_at) values (?, ?, ?, ?, ?, ?)'),
-  toolCall: db.prepare('insert into tool_calls (id, turn_id, conversation_id, name, arguments, result, created_at) values (?, ?, ?, ?, ?, ?, ?)'),
-  saveProfile: db.prepare('insert into profiles (conversation_id, fields) values (?, ?) on conflict (conversation_id) do update set fields = excluded.fields'),
-  turn: db.prepare("insert into turns (id, conversation_id, inbox_id, status, model_calls, total_ms, started_at) values (?, ?, ?, 'completed', ?, ?, ?)"),
-  outbox: db.prepare("insert into outbox (id, conversation_id, text, status, created_at) values (?, ?, ?, 'pending', ?)"),
+  message: db.prepare(
+    'insert into messages (conversation_id, seq, role, text, turn_id, created_at) values (?, ?, ?, ?, ?, ?)',
+  ),
+  toolCall: db.prepare(
+    'insert into tool_calls (id, turn_id, conversation_id, name, arguments, result, created_at) values (?, ?, ' +
+      '?, ?, ?, ?, ?)',
+  ),
+  saveProfile: db.prepare(
+    'insert into profiles (conversation_id, fields) values (?, ?) on conflict (conversation_id) do update set ' +
+      'fields = excluded.fields',
+  ),
+  turn: db.prepare(
+    "insert into turns (id, conversation_id, inbox_id, status, model_calls, total_ms, started_at) values (?, ?, ?, 'completed', ?, ?, ?)",
+  ),
+  outbox: db.prepare(
+    "insert into outbox (id, conversation_id, text, status, created_at) values (?, ?, ?, 'pending', ?)",
+  ),
   processed: db.prepare("update inbox set status = 'processed', processed_at = ? where id = ?"),
 };
 
@@ -43,8 +57,13 @@ async function turn(conversationId: string, text: string): Promise<void> {
   sql.acknowledge.run(inboxId, conversationId, text, Date.now());
 
   const rows = (sql.history.all(conversationId) as Array<{ seq: number; role: string; text: string }>).reverse();
-  const profile: Record<string, string> = JSON.parse((sql.profile.get(conversationId) as { fields: string } | undefined)?.fields ?? '{}');
-  const messages: ModelMessage[] = [...rows.map((row) => ({ role: row.role as 'user' | 'assistant', content: row.text })), { role: 'user', content: text }];
+  const profile: Record<string, string> = JSON.parse(
+    (sql.profile.get(conversationId) as { fields: string } | undefined)?.fields ?? '{}',
+  );
+  const messages: ModelMessage[] = [
+    ...rows.map((row) => ({ role: row.role as 'user' | 'assistant', content: row.text })),
+    { role: 'user', content: text },
+  ];
   const result = await runAiSdkTurn(messages, profile);
 
   const turnId = `t${n}`;
@@ -57,7 +76,15 @@ async function turn(conversationId: string, text: string): Promise<void> {
     for (const step of result.steps) {
       for (const call of step.toolCalls) {
         const output = step.toolResults.find((toolResult) => toolResult.toolCallId === call.toolCallId)?.output;
-        sql.toolCall.run(`${turnId}-${call.toolCallId}`, turnId, conversationId, call.toolName, JSON.stringify(call.input), JSON.stringify(output ?? null), now);
+        sql.toolCall.run(
+          `${turnId}-${call.toolCallId}`,
+          turnId,
+          conversationId,
+          call.toolName,
+          JSON.stringify(call.input),
+          JSON.stringify(output ?? null),
+          now,
+        );
       }
     }
     sql.saveProfile.run(conversationId, JSON.stringify(profile));
@@ -71,10 +98,26 @@ async function turn(conversationId: string, text: string): Promise<void> {
   }
 }
 
-const { latencies, seconds, writes } = await driveTurns(opts, (conversation, index) => turn(`c${conversation}`, `message ${index}`));
+const { latencies, seconds, writes } = await driveTurns(opts, (conversation, index) =>
+  turn(`c${conversation}`, `message ${index}`),
+);
 // Every turn left its two transcript rows and two audit rows.
-const check = db.prepare("select (select count(*) from messages where conversation_id = 'c0') as messages, (select count(*) from tool_calls where conversation_id = 'c0') as calls").get() as { messages: number; calls: number };
-if (check.messages !== opts.turns * 2 || check.calls !== opts.turns * 2) throw new Error(`the equal-work peer did not persist what it should: ${JSON.stringify(check)}`);
+const check = db
+  .prepare(
+    "select (select count(*) from messages where conversation_id = 'c0') as messages, (select count(*) from tool_calls where conversation_id = 'c0') as calls",
+  )
+  .get() as { messages: number; calls: number };
+if (check.messages !== opts.turns * 2 || check.calls !== opts.turns * 2)
+  throw new Error(`the equal-work peer did not persist what it should: ${JSON.stringify(check)}`);
 db.close();
-const databaseMiB = [file, `${file}-wal`].reduce((sum, path) => sum + (statSync(path, { throwIfNoEntry: false })?.size ?? 0), 0) / 2 ** 20;
-report({ turns: latencies.length, seconds, turnsPerSecond: latencies.length / seconds, latencyMs: summarize(latencies), databaseMiB, perTurn: perTurn(writes, latencies.length) });
+const databaseMiB =
+  [file, `${file}-wal`].reduce((sum, path) => sum + (statSync(path, { throwIfNoEntry: false })?.size ?? 0), 0) /
+  2 ** 20;
+report({
+  turns: latencies.length,
+  seconds,
+  turnsPerSecond: latencies.length / seconds,
+  latencyMs: summarize(latencies),
+  databaseMiB,
+  perTurn: perTurn(writes, latencies.length),
+});

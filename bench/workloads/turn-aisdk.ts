@@ -12,9 +12,15 @@ import { report, summarize } from '../lib/stats.ts';
 const opts = turnFlags();
 const file = join(mkdtempSync(join(tmpdir(), 'bench-aisdk-')), 'aisdk.sqlite');
 const db = new DatabaseSync(file);
-db.exec('pragma journal_mode = wal; pragma synchronous = normal; create table conversations (id text primary key, messages text not null, profile text not null)');
+db.exec(
+  'pragma journal_mode = wal; pragma synchronous = normal; create table conversations (id text primary key, ' +
+    'messages text not null, profile text not null)',
+);
 const read = db.prepare('select messages, profile from conversations where id = ?');
-const write = db.prepare('insert into conversations (id, messages, profile) values (?, ?, ?) on conflict (id) do update set messages = excluded.messages, profile = excluded.profile');
+const write = db.prepare(
+  'insert into conversations (id, messages, profile) values (?, ?, ?) on conflict (id) do update set messages ' +
+    '= excluded.messages, profile = excluded.profile',
+);
 
 async function turn(id: string, text: string): Promise<void> {
   const row = read.get(id) as { messages: string; profile: string } | undefined;
@@ -26,7 +32,18 @@ async function turn(id: string, text: string): Promise<void> {
   write.run(id, JSON.stringify(messages), JSON.stringify(profile));
 }
 
-const { latencies, seconds, writes } = await driveTurns(opts, (conversation, index) => turn(`c${conversation}`, `message ${index}`));
+const { latencies, seconds, writes } = await driveTurns(opts, (conversation, index) =>
+  turn(`c${conversation}`, `message ${index}`),
+);
 db.close();
-const databaseMiB = [file, `${file}-wal`].reduce((sum, path) => sum + (statSync(path, { throwIfNoEntry: false })?.size ?? 0), 0) / 2 ** 20;
-report({ turns: latencies.length, seconds, turnsPerSecond: latencies.length / seconds, latencyMs: summarize(latencies), databaseMiB, perTurn: perTurn(writes, latencies.length) });
+const databaseMiB =
+  [file, `${file}-wal`].reduce((sum, path) => sum + (statSync(path, { throwIfNoEntry: false })?.size ?? 0), 0) /
+  2 ** 20;
+report({
+  turns: latencies.length,
+  seconds,
+  turnsPerSecond: latencies.length / seconds,
+  latencyMs: summarize(latencies),
+  databaseMiB,
+  perTurn: perTurn(writes, latencies.length),
+});

@@ -25,31 +25,58 @@ const provider = createScriptedProvider(
       case 'recall':
         return { text: opts.variant === 'recall' ? '{"keywords": ["milk", "dentist"]}' : '{"keywords": []}' };
       default:
-        if (opts.variant !== 'reply' && last.role === 'user' && !last.content.startsWith('[')) return { toolCalls: [{ name: 'calculator', arguments: { expression: '1250 * 12' } }] };
+        if (opts.variant !== 'reply' && last.role === 'user' && !last.content.startsWith('['))
+          return { toolCalls: [{ name: 'calculator', arguments: { expression: '1250 * 12' } }] };
         return { text: REPLY };
     }
   },
   { recordRequests: false },
 );
 
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', CLOCK: 'virtual', RATE_LIMITS: 'off' });
+const config = loadConfig({
+  HOST: '127.0.0.1',
+  PORT: '0',
+  DATABASE_URL: tempSqliteUrl(),
+  LOG_LEVEL: 'silent',
+  CLOCK: 'virtual',
+  RATE_LIMITS: 'off',
+});
 const channel = { name: 'webhook', capabilities: NO_LIMITS, send: async () => undefined };
 const server = await startServer(config, pino({ level: 'silent' }), { provider, channel });
 
 const now = new Date();
 const conversations = Array.from({ length: allConversations(opts) }, (_, index) => ({
-  id: `c${index}`, participantId: null, flow: 'assistant', channel: 'web', state: 'ACTIVE', subState: null, version: 1, createdAt: now, updatedAt: now,
+  id: `c${index}`,
+  participantId: null,
+  flow: 'assistant',
+  channel: 'web',
+  state: 'ACTIVE',
+  subState: null,
+  version: 1,
+  createdAt: now,
+  updatedAt: now,
 }));
 for (const conversation of conversations) await server.store.insertConversation(conversation);
 
 const { latencies, seconds, writes } = await driveTurns(
   opts,
   async (conversation, index) => {
-    const outcome = await server.inbound.receiveForConversation(conversations[conversation]!, `message ${index}: buy oat milk, and the dentist is on Friday`, null);
+    const outcome = await server.inbound.receiveForConversation(
+      conversations[conversation]!,
+      `message ${index}: buy oat milk, and the dentist is on Friday`,
+      null,
+    );
     if (outcome.status !== 'queued') throw new Error(`not queued: ${outcome.status}`);
     await outcome.turn;
   },
   { settle: () => server.engine.idle() },
 );
 await server.close();
-report({ variant: opts.variant, turns: latencies.length, seconds, turnsPerSecond: latencies.length / seconds, latencyMs: summarize(latencies), perTurn: perTurn(writes, latencies.length) });
+report({
+  variant: opts.variant,
+  turns: latencies.length,
+  seconds,
+  turnsPerSecond: latencies.length / seconds,
+  latencyMs: summarize(latencies),
+  perTurn: perTurn(writes, latencies.length),
+});

@@ -21,14 +21,27 @@ const provider = createScriptedProvider(
   (request) => {
     const last = request.messages.at(-1)!;
     if (wantsTools(last.role) && !last.content.startsWith('[')) {
-      return { toolCalls: [{ name: 'save_user_profile', arguments: PROFILE_ARGS }, { name: 'scheduler', arguments: SCHEDULER_ARGS }] };
+      return {
+        toolCalls: [
+          { name: 'save_user_profile', arguments: PROFILE_ARGS },
+          { name: 'scheduler', arguments: SCHEDULER_ARGS },
+        ],
+      };
     }
     return { text: REPLY };
   },
   { recordRequests: false },
 );
 
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: databaseUrl, DATABASE_SCHEMA: opts.store === 'postgres' ? schema : 'public', LOG_LEVEL: 'silent', CLOCK: 'virtual', RATE_LIMITS: 'off' });
+const config = loadConfig({
+  HOST: '127.0.0.1',
+  PORT: '0',
+  DATABASE_URL: databaseUrl,
+  DATABASE_SCHEMA: opts.store === 'postgres' ? schema : 'public',
+  LOG_LEVEL: 'silent',
+  CLOCK: 'virtual',
+  RATE_LIMITS: 'off',
+});
 /** Delivery is out of scope for this workload: a channel that accepts everything and keeps nothing. */
 const channel = { name: 'webhook', capabilities: NO_LIMITS, send: async () => undefined };
 const server = await startServer(config, pino({ level: 'silent' }), { provider, channel });
@@ -37,17 +50,43 @@ const phones: string[] = [];
 for (let index = 0; index < allConversations(opts); index++) {
   const phone = `+1416${String(5_000_000 + index).padStart(7, '0')}`;
   await server.store.insertParticipant({
-    id: `p${index}`, phoneNumber: phone, name: null, gender: null, ethnicity: null, background: null, timezone: 'America/Toronto',
-    status: 'active', cohort: null, debug: false, enrolledAt: new Date(), createdAt: new Date(), updatedAt: new Date(),
+    id: `p${index}`,
+    phoneNumber: phone,
+    name: null,
+    gender: null,
+    ethnicity: null,
+    background: null,
+    timezone: 'America/Toronto',
+    status: 'active',
+    cohort: null,
+    debug: false,
+    enrolledAt: new Date(),
+    createdAt: new Date(),
+    updatedAt: new Date(),
   });
-  await server.store.insertConversation({ id: `c${index}`, participantId: `p${index}`, flow: 'habit-coach', channel: 'webhook', state: 'CONVERSATION_ACTIVE', subState: 'INTAKE', version: 0, createdAt: new Date(), updatedAt: new Date() });
+  await server.store.insertConversation({
+    id: `c${index}`,
+    participantId: `p${index}`,
+    flow: 'habit-coach',
+    channel: 'webhook',
+    state: 'CONVERSATION_ACTIVE',
+    subState: 'INTAKE',
+    version: 0,
+    createdAt: new Date(),
+    updatedAt: new Date(),
+  });
   phones.push(phone);
 }
 
 const { latencies, seconds, writes } = await driveTurns(
   opts,
   async (conversation, index) => {
-    const outcome = await server.inbound.receive({ channel: 'http', sender: phones[conversation]!, text: `message ${index}`, channelMessageId: null });
+    const outcome = await server.inbound.receive({
+      channel: 'http',
+      sender: phones[conversation]!,
+      text: `message ${index}`,
+      channelMessageId: null,
+    });
     if (outcome.status !== 'queued') throw new Error('not queued');
     await outcome.turn;
   },
@@ -59,12 +98,24 @@ let databaseMiB: number;
 if (opts.store === 'postgres') {
   const client = new pg.Client({ connectionString: pgUrl });
   await client.connect();
-  const size = await client.query(`select coalesce(sum(pg_total_relation_size(format('%I.%I', schemaname, tablename))), 0)::bigint as bytes from pg_tables where schemaname = $1`, [schema]);
+  const size = await client.query(
+    `select coalesce(sum(pg_total_relation_size(format('%I.%I', schemaname, tablename))), 0)::bigint as bytes from pg_tables where schemaname = $1`,
+    [schema],
+  );
   databaseMiB = Number(size.rows[0].bytes) / 2 ** 20;
   await client.query(`drop schema if exists "${schema}" cascade`);
   await client.end();
 } else {
   const file = databaseUrl.slice('sqlite:'.length);
-  databaseMiB = [file, `${file}-wal`].reduce((sum, path) => sum + (statSync(path, { throwIfNoEntry: false })?.size ?? 0), 0) / 2 ** 20;
+  databaseMiB =
+    [file, `${file}-wal`].reduce((sum, path) => sum + (statSync(path, { throwIfNoEntry: false })?.size ?? 0), 0) /
+    2 ** 20;
 }
-report({ turns: latencies.length, seconds, turnsPerSecond: latencies.length / seconds, latencyMs: summarize(latencies), databaseMiB, perTurn: perTurn(writes, latencies.length) });
+report({
+  turns: latencies.length,
+  seconds,
+  turnsPerSecond: latencies.length / seconds,
+  latencyMs: summarize(latencies),
+  databaseMiB,
+  perTurn: perTurn(writes, latencies.length),
+});

@@ -29,10 +29,23 @@ const provider: LlmProvider = {
   },
 };
 
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', CLOCK: 'virtual', RATE_LIMITS: 'off' });
+const config = loadConfig({
+  HOST: '127.0.0.1',
+  PORT: '0',
+  DATABASE_URL: tempSqliteUrl(),
+  LOG_LEVEL: 'silent',
+  CLOCK: 'virtual',
+  RATE_LIMITS: 'off',
+});
 const channel = { name: 'webhook', capabilities: NO_LIMITS, send: async () => undefined };
 const server = await startServer(config, pino({ level: 'silent' }), { provider, channel });
-const created = await (await fetch(`${server.url}/conversation/participants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phone_number: '+14165550100' }) })).json();
+const created = await (
+  await fetch(`${server.url}/conversation/participants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ phone_number: '+14165550100' }),
+  })
+).json();
 const id = (created as { result: { id: string } }).result.id;
 await server.engine.idle();
 
@@ -56,7 +69,11 @@ async function runTurns(count: number): Promise<number> {
   const target = finals + count;
   const started = performance.now();
   for (let index = 0; index < count; index++) {
-    await fetch(`${server.url}/api/conversations/${id}/message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: `go ${index}` }) });
+    await fetch(`${server.url}/api/conversations/${id}/message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: `go ${index}` }),
+    });
   }
   while (finals < target) await new Promise((resolve) => setTimeout(resolve, 5));
   return performance.now() - started;

@@ -30,7 +30,10 @@ export interface SendContext {
 }
 
 /** A channel that carries any poll and any length as is (the generic webhook, test sinks). */
-export const NO_LIMITS: ChannelCapabilities = Object.freeze({ polls: { maxOptions: Infinity, maxOptionLength: Infinity }, maxTextLength: Infinity });
+export const NO_LIMITS: ChannelCapabilities = Object.freeze({
+  polls: { maxOptions: Infinity, maxOptionLength: Infinity },
+  maxTextLength: Infinity,
+});
 
 export interface OutboundMessage {
   id: string;

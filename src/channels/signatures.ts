@@ -22,9 +22,15 @@ export function whatsappSignatureValid(appSecret: string, rawBody: Buffer, heade
  * Twilio requested followed by every POST parameter's name and value, sorted by name (a repeated
  * name contributes each of its values, sorted too).
  */
-export function twilioSignature(authToken: string, url: string, params: ReadonlyArray<readonly [string, string]>): string {
+export function twilioSignature(
+  authToken: string,
+  url: string,
+  params: ReadonlyArray<readonly [string, string]>,
+): string {
   const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  const sorted = [...params].sort(([nameA, valueA], [nameB, valueB]) => compare(nameA, nameB) || compare(valueA, valueB));
+  const sorted = [...params].sort(
+    ([nameA, valueA], [nameB, valueB]) => compare(nameA, nameB) || compare(valueA, valueB),
+  );
   const data = url + sorted.map(([name, value]) => name + value).join('');
   return createHmac('sha1', authToken).update(data, 'utf8').digest('base64');
 }
@@ -33,7 +39,12 @@ export function twilioSignature(authToken: string, url: string, params: Readonly
  * Valid for the URL as given, without its port, or with the scheme's default port: Twilio signs
  * one of these depending on how the URL was configured (its own SDK checks all of them).
  */
-export function twilioSignatureValid(authToken: string, url: string, params: ReadonlyArray<readonly [string, string]>, header: string | undefined): boolean {
+export function twilioSignatureValid(
+  authToken: string,
+  url: string,
+  params: ReadonlyArray<readonly [string, string]>,
+  header: string | undefined,
+): boolean {
   if (header === undefined) return false;
   return urlVariants(url).some((candidate) => safeEqual(header.trim(), twilioSignature(authToken, candidate, params)));
 }

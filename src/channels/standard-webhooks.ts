@@ -34,7 +34,11 @@ function sign(key: Buffer, id: string, timestamp: number, body: string): string 
 /** The three headers for `body`, exactly the bytes sent, at `now`. */
 export function signWebhook(key: Buffer, id: string, body: string, now: Date): WebhookSignatureHeaders {
   const timestamp = Math.floor(now.getTime() / 1000);
-  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${sign(key, id, timestamp, body)}` };
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': `v1,${sign(key, id, timestamp, body)}`,
+  };
 }
 
 /**

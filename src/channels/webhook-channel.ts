@@ -46,7 +46,10 @@ export function createWebhookChannel(options: WebhookChannelOptions): Channel {
     async send(message, context) {
       const signal = context?.signal;
       if (!options.url) {
-        options.logger.info({ outboxId: message.id, conversationId: message.conversationId, text: message.text }, 'outbound message (no OUTBOUND_WEBHOOK_URL set)');
+        options.logger.info(
+          { outboxId: message.id, conversationId: message.conversationId, text: message.text },
+          'outbound message (no OUTBOUND_WEBHOOK_URL set)',
+        );
         return;
       }
       const timeout = AbortSignal.timeout(timeoutMs);

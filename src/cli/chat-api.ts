@@ -25,10 +25,13 @@ export class ChatApi {
 
   health = () => this.#call<unknown>('GET', '/health');
   enrol = (body: object) => this.#call<ParticipantJson>('POST', '/conversation/participants', body);
-  say = (id: string, text: string) => this.#call<unknown>('POST', `/api/conversations/${id}/message`, { type: 'text', text });
+  say = (id: string, text: string) =>
+    this.#call<unknown>('POST', `/api/conversations/${id}/message`, { type: 'text', text });
   advance = (by: string) => this.#call<{ now: string; fired: number }>('POST', '/admin/clock', { advance: by });
-  timers = (id: string) => this.#call<Array<{ kind: string; due_at: string }>>('GET', `/conversation/participants/${id}/timers`);
-  state = (id: string) => this.#call<{ state: string; sub_state: string; profile: unknown }>('GET', `/conversation/participants/${id}/state`);
+  timers = (id: string) =>
+    this.#call<Array<{ kind: string; due_at: string }>>('GET', `/conversation/participants/${id}/timers`);
+  state = (id: string) =>
+    this.#call<{ state: string; sub_state: string; profile: unknown }>('GET', `/conversation/participants/${id}/state`);
 
   async findByPhone(phone: string): Promise<ParticipantJson | undefined> {
     const digits = phone.replace(/[^\d]/g, '');
@@ -71,9 +74,19 @@ export class ChatApi {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
-    const response = await fetch(`${this.#base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const parsed = (await response.json().catch(() => ({}))) as { status?: string; code?: string; message?: string; result?: T };
-    if (!response.ok) throw new ChatApiError(parsed.code ?? `http_${response.status}`, parsed.message ?? response.statusText);
+    const response = await fetch(`${this.#base}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const parsed = (await response.json().catch(() => ({}))) as {
+      status?: string;
+      code?: string;
+      message?: string;
+      result?: T;
+    };
+    if (!response.ok)
+      throw new ChatApiError(parsed.code ?? `http_${response.status}`, parsed.message ?? response.statusText);
     return (parsed.result ?? parsed) as T;
   }
 }

@@ -52,7 +52,8 @@ export function parseChatArgs(argv: string[], env: Record<string, string | undef
   if (values.help) return { ok: false, help: true };
   if (!values.phone) return { ok: false, help: false, problem: '--phone is required' };
   const url = values.url ?? env.PROMPTPIPE_URL ?? 'http://127.0.0.1:8080';
-  if (!/^https?:\/\/[^/]+/.test(url)) return { ok: false, help: false, problem: `--url must be an http(s) URL (got "${url}")` };
+  if (!/^https?:\/\/[^/]+/.test(url))
+    return { ok: false, help: false, problem: `--url must be an http(s) URL (got "${url}")` };
   return {
     ok: true,
     args: {

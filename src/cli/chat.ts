@@ -21,7 +21,10 @@ async function main(): Promise<number> {
   const api = new ChatApi(embedded?.url ?? args.url, args.token);
   try {
     await api.health().catch(() => {
-      throw new ChatApiError('unreachable', `no PromptPipe server answers at ${args.url}: start one (npm start) or use --embedded`);
+      throw new ChatApiError(
+        'unreachable',
+        `no PromptPipe server answers at ${args.url}: start one (npm start) or use --embedded`,
+      );
     });
     const participant = await enrolOrFind(api, args);
     out(`Chatting as ${participant.phone_number} (${participant.id}). /help for commands.`);
@@ -49,7 +52,12 @@ async function startEmbedded(): Promise<RunningServer> {
 
 async function enrolOrFind(api: ChatApi, args: ChatArgs) {
   try {
-    return await api.enrol({ phone_number: args.phone, name: args.name, timezone: args.timezone, ...(args.flow ? { flow: args.flow } : {}) });
+    return await api.enrol({
+      phone_number: args.phone,
+      name: args.name,
+      timezone: args.timezone,
+      ...(args.flow ? { flow: args.flow } : {}),
+    });
   } catch (error) {
     if (!(error instanceof ChatApiError) || error.code !== 'participant_exists') throw error;
     const existing = await api.findByPhone(args.phone);
@@ -129,7 +137,8 @@ class EventPrinter {
     if (event.type === 'resync' && !this.#caughtUp) {
       // The first snapshot: show where the conversation stands.
       this.#caughtUp = true;
-      for (const message of event.data.messages.slice(-6)) out(`${message.role === 'user' ? 'you' : 'coach'}> ${message.text}`);
+      for (const message of event.data.messages.slice(-6))
+        out(`${message.role === 'user' ? 'you' : 'coach'}> ${message.text}`);
     } else if (event.type === 'token') {
       if (this.#streaming !== event.messageId) process.stdout.write('coach> ');
       this.#streaming = event.messageId;

@@ -82,10 +82,19 @@ export interface AppConfig {
   };
   readonly habit: {
     /** Override files for the system prompts; undefined = the shipped prompt. */
-    readonly promptFiles: { readonly intake: string | undefined; readonly feedback: string | undefined; readonly generator: string | undefined };
+    readonly promptFiles: {
+      readonly intake: string | undefined;
+      readonly feedback: string | undefined;
+      readonly generator: string | undefined;
+    };
     readonly prepMinutes: number;
     /** In ms; 0 disables that timer. */
-    readonly delays: { readonly reminderMs: number; readonly autoFeedbackMs: number; readonly feedbackInitialMs: number; readonly feedbackFollowupMs: number };
+    readonly delays: {
+      readonly reminderMs: number;
+      readonly autoFeedbackMs: number;
+      readonly feedbackInitialMs: number;
+      readonly feedbackFollowupMs: number;
+    };
   };
   readonly assistant: {
     /** Undefined = the shipped profiles. */
@@ -119,11 +128,18 @@ export interface AppConfig {
         readonly appSecret: string;
         readonly verifyToken: string;
         readonly apiBaseUrl: string;
-        readonly template: { readonly name: string; readonly language: string; readonly textLength: number } | undefined;
+        readonly template:
+          { readonly name: string; readonly language: string; readonly textLength: number } | undefined;
       }
     | undefined;
   readonly twilio:
-    | { readonly accountSid: string; readonly authToken: string; readonly from: string; readonly apiBaseUrl: string; readonly publicBaseUrl: string | undefined }
+    | {
+        readonly accountSid: string;
+        readonly authToken: string;
+        readonly from: string;
+        readonly apiBaseUrl: string;
+        readonly publicBaseUrl: string | undefined;
+      }
     | undefined;
   readonly log: { readonly level: LogLevel; readonly redact: boolean };
   /** Said once at start-up: Go PromptPipe names read as ours, names that look like ours but are not. */
@@ -160,7 +176,11 @@ export function loadConfig(given: Record<string, string | undefined>): AppConfig
   const issues = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
   // A variable already rejected on its own is not also reported for how it combines with others.
   const rejected = new Set(issues.map((issue) => issue.split(':')[0]));
-  issues.push(...crossFieldProblems(raw).filter((problem) => !rejected.has(problem.variable)).map((problem) => `${problem.variable}: ${problem.message}`));
+  issues.push(
+    ...crossFieldProblems(raw)
+      .filter((problem) => !rejected.has(problem.variable))
+      .map((problem) => `${problem.variable}: ${problem.message}`),
+  );
   if (issues.length > 0 || !parsed.success) throw new ConfigError(issues.sort((a, b) => order(a) - order(b)));
   return deepFreeze({ ...toAppConfig(parsed.data), warnings });
 }
@@ -180,7 +200,8 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
       tokenSecret: env.TOKEN_SECRET,
     },
     limits: {
-      authFailures: env.RATE_LIMITS === 'on' ? { limit: env.AUTH_FAILURE_LIMIT, windowMs: env.AUTH_FAILURE_WINDOW } : undefined,
+      authFailures:
+        env.RATE_LIMITS === 'on' ? { limit: env.AUTH_FAILURE_LIMIT, windowMs: env.AUTH_FAILURE_WINDOW } : undefined,
       turns: env.RATE_LIMITS === 'on' ? { limit: env.TURN_RATE_LIMIT, windowMs: env.TURN_RATE_WINDOW } : undefined,
     },
     database: {
@@ -210,7 +231,11 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
       debug: env.PROMPTPIPE_DEBUG,
     },
     habit: {
-      promptFiles: { intake: env.INTAKE_BOT_PROMPT_FILE, feedback: env.FEEDBACK_TRACKER_PROMPT_FILE, generator: env.PROMPT_GENERATOR_PROMPT_FILE },
+      promptFiles: {
+        intake: env.INTAKE_BOT_PROMPT_FILE,
+        feedback: env.FEEDBACK_TRACKER_PROMPT_FILE,
+        generator: env.PROMPT_GENERATOR_PROMPT_FILE,
+      },
       prepMinutes: env.SCHEDULER_PREP_TIME_MINUTES,
       delays: {
         reminderMs: env.DAILY_PROMPT_REMINDER_DELAY,
@@ -245,7 +270,11 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
           verifyToken: env.WHATSAPP_VERIFY_TOKEN!,
           apiBaseUrl: env.WHATSAPP_API_BASE_URL.replace(/\/+$/, ''),
           template: env.WHATSAPP_TEMPLATE_NAME
-            ? { name: env.WHATSAPP_TEMPLATE_NAME, language: env.WHATSAPP_TEMPLATE_LANGUAGE, textLength: env.WHATSAPP_TEMPLATE_TEXT_LENGTH }
+            ? {
+                name: env.WHATSAPP_TEMPLATE_NAME,
+                language: env.WHATSAPP_TEMPLATE_LANGUAGE,
+                textLength: env.WHATSAPP_TEMPLATE_TEXT_LENGTH,
+              }
             : undefined,
         }
       : undefined,

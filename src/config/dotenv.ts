@@ -24,6 +24,8 @@ function readOptional(path: string): string | undefined {
     return readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new ConfigError([`${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`]);
+    throw new ConfigError([
+      `${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    ]);
   }
 }

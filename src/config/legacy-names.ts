@@ -7,7 +7,10 @@ type Env = Record<string, string | undefined>;
 
 /** The Go PromptPipe's names (its docs/configuration.md), read as ours when ours are unset. */
 const GO_NAMES: Record<string, (value: string, env: Env) => Env> = {
-  OPENAI_API_KEY: (value, env) => ({ LLM_API_KEY: value, ...(env.LLM_BASE_URL ? {} : { LLM_BASE_URL: OPENAI_BASE_URL }) }),
+  OPENAI_API_KEY: (value, env) => ({
+    LLM_API_KEY: value,
+    ...(env.LLM_BASE_URL ? {} : { LLM_BASE_URL: OPENAI_BASE_URL }),
+  }),
   GENAI_MODEL: (value) => ({ LLM_MODEL: value }),
   GENAI_TEMPERATURE: (value) => ({ LLM_TEMPERATURE: value }),
   API_ADDR: (value) => listenAddress(value),
@@ -18,11 +21,27 @@ const GO_NAMES: Record<string, (value: string, env: Env) => Env> = {
 /** Go names this server has nothing for: said so, never silently ignored. */
 const GO_UNSUPPORTED: Record<string, string> = {
   DEFAULT_SCHEDULE:
-    'is the Go PromptPipe\'s default cron for /schedule; this server has no default schedule: give each /schedule request its own (see docs/migrating-from-go.md)',
+    "is the Go PromptPipe's default cron for /schedule; this server has no default schedule: give each /schedule request its own (see docs/migrating-from-go.md)",
 };
 
 /** Prefixes of our variables: a name with one of them that is not ours is probably a typo. */
-const OUR_PREFIXES = ['LLM_', 'PROMPTPIPE_', 'DATABASE_', 'SQLITE_', 'WHATSAPP_', 'TWILIO_', 'ASSISTANT_', 'OUTBOUND_', 'MODEL_', 'CHAT_', 'MCP_', 'LOG_', 'FEEDBACK_', 'SCHEDULER_', 'INTAKE_'];
+const OUR_PREFIXES = [
+  'LLM_',
+  'PROMPTPIPE_',
+  'DATABASE_',
+  'SQLITE_',
+  'WHATSAPP_',
+  'TWILIO_',
+  'ASSISTANT_',
+  'OUTBOUND_',
+  'MODEL_',
+  'CHAT_',
+  'MCP_',
+  'LOG_',
+  'FEEDBACK_',
+  'SCHEDULER_',
+  'INTAKE_',
+];
 
 /**
  * The environment with the Go PromptPipe's names read as ours (ours win when both are set), and
@@ -38,7 +57,11 @@ export function readLegacyNames(env: Env): { env: Env; warnings: string[] } {
     const ours = Object.entries(translate(value, env)).filter(([target]) => !translated[target]?.trim());
     for (const [target, targetValue] of ours) translated[target] = targetValue;
     const names = Object.keys(translate(value, env)).join(' and ');
-    warnings.push(ours.length > 0 ? `${name} is the Go PromptPipe's name: read as ${names}; rename it, this alias will be removed` : `${name} is ignored: ${names} is set`);
+    warnings.push(
+      ours.length > 0
+        ? `${name} is the Go PromptPipe's name: read as ${names}; rename it, this alias will be removed`
+        : `${name} is ignored: ${names} is set`,
+    );
   }
   if (env.DATABASE_URL?.trim().startsWith('file:')) {
     translated.DATABASE_URL = databaseUrlOf(env.DATABASE_URL.trim());
@@ -46,7 +69,13 @@ export function readLegacyNames(env: Env): { env: Env; warnings: string[] } {
   }
   for (const [name, why] of Object.entries(GO_UNSUPPORTED)) if (env[name]?.trim()) warnings.push(`${name} ${why}`);
   for (const name of Object.keys(env)) {
-    if (CONFIG_VARIABLE_NAMES.has(name) || name in GO_NAMES || name in GO_UNSUPPORTED || !OUR_PREFIXES.some((prefix) => name.startsWith(prefix))) continue;
+    if (
+      CONFIG_VARIABLE_NAMES.has(name) ||
+      name in GO_NAMES ||
+      name in GO_UNSUPPORTED ||
+      !OUR_PREFIXES.some((prefix) => name.startsWith(prefix))
+    )
+      continue;
     const closest = closestName(name);
     warnings.push(`${name} is not a PromptPipe variable and is ignored${closest ? `; did you mean ${closest}?` : ''}`);
   }
@@ -71,7 +100,8 @@ function closestName(name: string): string | undefined {
   let best: { name: string; distance: number } | undefined;
   for (const candidate of CONFIG_VARIABLE_NAMES) {
     const distance = editDistance(name, candidate);
-    if (distance <= Math.max(2, Math.floor(candidate.length / 5)) && (!best || distance < best.distance)) best = { name: candidate, distance };
+    if (distance <= Math.max(2, Math.floor(candidate.length / 5)) && (!best || distance < best.distance))
+      best = { name: candidate, distance };
   }
   return best?.name;
 }
@@ -80,7 +110,8 @@ function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     previous = current;
   }
   return previous[b.length]!;

@@ -75,7 +75,10 @@ export function httpUrl() {
 export function origins() {
   return rule(
     (raw) => {
-      const list = raw.split(',').map((origin) => origin.trim()).filter(Boolean);
+      const list = raw
+        .split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean);
       const valid = list.every((origin) => {
         const url = URL.parse(origin);
         return url !== null && /^https?:$/.test(url.protocol) && url.origin === origin.replace(/\/$/, '');
@@ -128,7 +131,8 @@ export function token(what: string) {
 export function identifier() {
   return rule(
     (raw) => (/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(raw) ? raw : undefined),
-    (raw) => `must be a schema name of letters, digits and underscores, not starting with a digit, at most 63 characters ${got(raw)}`,
+    (raw) =>
+      `must be a schema name of letters, digits and underscores, not starting with a digit, at most 63 characters ${got(raw)}`,
   );
 }
 
@@ -188,7 +192,8 @@ function isDatabaseUrl(raw: string): boolean {
 export function databaseUrl() {
   return rule(
     (raw) => (isDatabaseUrl(raw) ? raw : undefined),
-    (raw) => `must be sqlite:<path>, sqlite::memory: or a postgres:// or postgresql:// URL ${got(withoutPassword(raw))}`,
+    (raw) =>
+      `must be sqlite:<path>, sqlite::memory: or a postgres:// or postgresql:// URL ${got(withoutPassword(raw))}`,
   );
 }
 

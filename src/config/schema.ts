@@ -1,5 +1,25 @@
 import { z } from 'zod';
-import { boolean, decimal, origins, region, databaseUrl, digits, duration, positiveDuration, httpUrl, identifier, integer, isoDateTime, oneOf, secret, signingSecret, templateName, token, twilioSender, twilioSid } from './rules.ts';
+import {
+  boolean,
+  decimal,
+  origins,
+  region,
+  databaseUrl,
+  digits,
+  duration,
+  positiveDuration,
+  httpUrl,
+  identifier,
+  integer,
+  isoDateTime,
+  oneOf,
+  secret,
+  signingSecret,
+  templateName,
+  token,
+  twilioSender,
+  twilioSid,
+} from './rules.ts';
 
 export const LLM_PROVIDERS = ['openai', 'offline'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -108,11 +128,16 @@ export function crossFieldProblems(raw: RawEnv): Array<{ variable: string; messa
   if (raw.LLM_PROVIDER === 'openai' && raw.LLM_BASE_URL === undefined && raw.LLM_API_KEY === undefined) {
     problems.push({
       variable: 'LLM_PROVIDER',
-      message: 'is "openai" but neither LLM_BASE_URL nor LLM_API_KEY is set: set LLM_BASE_URL to an OpenAI-compatible endpoint (or LLM_API_KEY for OpenAI itself), or use LLM_PROVIDER=offline',
+      message:
+        'is "openai" but neither LLM_BASE_URL nor LLM_API_KEY is set: set LLM_BASE_URL to an OpenAI-compatible ' +
+        'endpoint (or LLM_API_KEY for OpenAI itself), or use LLM_PROVIDER=offline',
     });
   }
   if (raw.CLOCK_START !== undefined && raw.CLOCK !== 'virtual') {
-    problems.push({ variable: 'CLOCK_START', message: `only applies with CLOCK=virtual (CLOCK is ${JSON.stringify(raw.CLOCK)})` });
+    problems.push({
+      variable: 'CLOCK_START',
+      message: `only applies with CLOCK=virtual (CLOCK is ${JSON.stringify(raw.CLOCK)})`,
+    });
   }
   if (raw.HOST !== undefined && !isLoopback(raw.HOST) && raw.API_TOKEN === undefined) {
     problems.push({
@@ -121,12 +146,31 @@ export function crossFieldProblems(raw: RawEnv): Array<{ variable: string; messa
     });
   }
   if (raw.TOKEN_SECRET !== undefined && raw.API_TOKEN === undefined) {
-    problems.push({ variable: 'TOKEN_SECRET', message: 'only applies with API_TOKEN (without it nothing is authenticated)' });
+    problems.push({
+      variable: 'TOKEN_SECRET',
+      message: 'only applies with API_TOKEN (without it nothing is authenticated)',
+    });
   }
   if (raw.RATE_LIMITS === 'off' && raw.HOST !== undefined && !isLoopback(raw.HOST)) {
-    problems.push({ variable: 'RATE_LIMITS', message: `may be off only on a loopback HOST (tests, benchmarks); HOST is ${JSON.stringify(raw.HOST)}` });
+    problems.push({
+      variable: 'RATE_LIMITS',
+      message: `may be off only on a loopback HOST (tests, benchmarks); HOST is ${JSON.stringify(raw.HOST)}`,
+    });
   }
-  problems.push(...incompleteChannel(raw, ['WHATSAPP_ACCESS_TOKEN', 'WHATSAPP_PHONE_NUMBER_ID', 'WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN', 'WHATSAPP_TEMPLATE_NAME'], 'WhatsApp', 4));
+  problems.push(
+    ...incompleteChannel(
+      raw,
+      [
+        'WHATSAPP_ACCESS_TOKEN',
+        'WHATSAPP_PHONE_NUMBER_ID',
+        'WHATSAPP_APP_SECRET',
+        'WHATSAPP_VERIFY_TOKEN',
+        'WHATSAPP_TEMPLATE_NAME',
+      ],
+      'WhatsApp',
+      4,
+    ),
+  );
   problems.push(...incompleteChannel(raw, ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'], 'Twilio SMS', 3));
   return problems;
 }

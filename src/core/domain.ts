@@ -120,7 +120,14 @@ export interface OutboxItem {
 
 export type NewOutboxItem = Omit<
   OutboxItem,
-  'status' | 'attempts' | 'lastError' | 'sentAt' | 'providerMessageId' | 'deliveryStatus' | 'deliveryStatusAt' | 'deliveryError'
+  | 'status'
+  | 'attempts'
+  | 'lastError'
+  | 'sentAt'
+  | 'providerMessageId'
+  | 'deliveryStatus'
+  | 'deliveryStatusAt'
+  | 'deliveryError'
 >;
 
 /** In rank order: a receipt never moves a message back down (providers report out of order). */

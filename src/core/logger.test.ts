@@ -12,7 +12,16 @@ function memoryLogger(redact: boolean, level = 'info') {
     },
   });
   const logger = createLogger({ level, redact, destination });
-  return { logger, records: () => lines.join('').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)) };
+  return {
+    logger,
+    records: () =>
+      lines
+        .join('')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line)),
+  };
 }
 
 const PHONE = '+14165550123';
@@ -31,7 +40,14 @@ describe('createLogger', () => {
   it('writes JSON lines with an ISO time, the level and the message', () => {
     const { logger, records } = memoryLogger(true);
     logger.info({ participantId: 'p_1' }, 'turn finished');
-    expect(records()).toEqual([expect.objectContaining({ level: 30, msg: 'turn finished', participantId: 'p_1', time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) })]);
+    expect(records()).toEqual([
+      expect.objectContaining({
+        level: 30,
+        msg: 'turn finished',
+        participantId: 'p_1',
+        time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+      }),
+    ]);
   });
 
   it('redacts phone numbers, message text and secrets when redact is on', () => {
@@ -39,9 +55,12 @@ describe('createLogger', () => {
     logger.info(SAMPLE, 'inbound');
     const [record] = records();
     const output = JSON.stringify(record);
-    for (const hidden of [PHONE, 'smoked', 'Keep going', 'blood pressure', 'sk-live', 'sk-nested', 'topsecret', 'k-1']) expect(output).not.toContain(hidden);
+    for (const hidden of [PHONE, 'smoked', 'Keep going', 'blood pressure', 'sk-live', 'sk-nested', 'topsecret', 'k-1'])
+      expect(output).not.toContain(hidden);
     expect(record).toMatchObject({
-      phone: REDACTED, text: REDACTED, apiKey: REDACTED,
+      phone: REDACTED,
+      text: REDACTED,
+      apiKey: REDACTED,
       participant: { phoneNumber: REDACTED, name: 'Alice', id: 'p_1' },
       delivery: { to: REDACTED, body: { text: REDACTED } },
       req: { method: 'POST', headers: { authorization: REDACTED, 'x-api-key': REDACTED, host: 'localhost' } },
@@ -56,7 +75,9 @@ describe('createLogger', () => {
     logger.info(SAMPLE, 'inbound');
     const [record] = records();
     expect(record).toMatchObject({
-      phone: PHONE, text: 'I smoked again today', apiKey: REDACTED,
+      phone: PHONE,
+      text: 'I smoked again today',
+      apiKey: REDACTED,
       participant: { phoneNumber: PHONE },
       req: { headers: { authorization: REDACTED, 'x-api-key': REDACTED, host: 'localhost' } },
       llm: { apiKey: REDACTED },
@@ -66,7 +87,9 @@ describe('createLogger', () => {
 
   it('redacts child bindings and keeps error messages readable', () => {
     const { logger, records } = memoryLogger(true);
-    logger.child({ from: PHONE, authorization: 'Bearer t' }).error({ err: new Error('store unavailable') }, 'turn failed');
+    logger
+      .child({ from: PHONE, authorization: 'Bearer t' })
+      .error({ err: new Error('store unavailable') }, 'turn failed');
     const [record] = records();
     expect(record).toMatchObject({ from: REDACTED, authorization: REDACTED, err: { message: 'store unavailable' } });
   });
@@ -83,7 +106,9 @@ describe('createLogger', () => {
   it('always includes the secret paths, and the personal ones only when redacting', () => {
     expect(redactPaths(false)).toEqual(expect.arrayContaining(['apiKey', '*.apiKey', 'authorization']));
     expect(redactPaths(false)).not.toContain('phone');
-    expect(redactPaths(true)).toEqual(expect.arrayContaining([...redactPaths(false), 'phone', '*.phoneNumber', '*.text', 'message']));
+    expect(redactPaths(true)).toEqual(
+      expect.arrayContaining([...redactPaths(false), 'phone', '*.phoneNumber', '*.text', 'message']),
+    );
   });
 });
 

@@ -16,8 +16,18 @@ export const REDACTED = '[redacted]';
 
 /** Field names that hold secrets: redacted at the top level and two levels down, always. */
 const SECRET_KEYS = [
-  'apiKey', 'api_key', 'apiToken', 'api_token', 'token', 'accessToken', 'access_token',
-  'password', 'secret', 'authorization', 'Authorization', 'cookie',
+  'apiKey',
+  'api_key',
+  'apiToken',
+  'api_token',
+  'token',
+  'accessToken',
+  'access_token',
+  'password',
+  'secret',
+  'authorization',
+  'Authorization',
+  'cookie',
 ];
 
 /** Field names that hold personal data: redacted like secrets, when `redact` is on. */
@@ -26,7 +36,13 @@ const PERSONAL_KEYS = ['phone', 'phoneNumber', 'phone_number', 'from', 'to', 're
 /** Places the key rule does not reach (`req.headers.authorization` and `body.text` it does). */
 const SECRET_PATHS = ['headers["x-api-key"]', '*.headers["x-api-key"]'];
 /** `message` only at the top: an error's `err.message` stays readable. */
-const PERSONAL_PATHS = ['message', 'messages[*].content', 'messages[*].text', '*.messages[*].content', '*.messages[*].text'];
+const PERSONAL_PATHS = [
+  'message',
+  'messages[*].content',
+  'messages[*].text',
+  '*.messages[*].content',
+  '*.messages[*].text',
+];
 
 /** `key`, `*.key` and `*.*.key`: pino's wildcards match exactly one level each. */
 const everyLevel = (keys: readonly string[]) => keys.flatMap((key) => [key, `*.${key}`, `*.*.${key}`]);

@@ -16,7 +16,14 @@ describe('canonicalPhone', () => {
   });
 
   it('reads national formats in the configured region first, and refuses them without one', () => {
-    for (const typed of ['415-555-0100', '(415) 555-0100', '415 555 0100', '4155550100', '415.555.0100', '1 415 555 0100']) {
+    for (const typed of [
+      '415-555-0100',
+      '(415) 555-0100',
+      '415 555 0100',
+      '4155550100',
+      '415.555.0100',
+      '1 415 555 0100',
+    ]) {
       expect(canonicalPhone(typed, 'US'), typed).toBe('+14155550100');
     }
     expect(canonicalPhone('020 7946 0958', 'GB')).toBe('+442079460958');
@@ -45,6 +52,7 @@ describe('phoneFromWhatsAppId', () => {
   });
 
   it('gives null for what is not a number', () => {
-    for (const raw of ['', 'US.13491208655302741918', '+14165550123', '12', '1'.repeat(16), '5219999']) expect(phoneFromWhatsAppId(raw)).toBeNull();
+    for (const raw of ['', 'US.13491208655302741918', '+14165550123', '12', '1'.repeat(16), '5219999'])
+      expect(phoneFromWhatsAppId(raw)).toBeNull();
   });
 });

@@ -30,9 +30,18 @@ export function firstNumbersOfBatch(batch: ReadonlyArray<{ poll: Poll | null }>)
  * stored before that) from the rest of its batch in `history`.
  */
 export function numberedOptions(history: readonly Message[], pollMessage: Message): NumberedOption[] {
-  const batch = history.filter((message) => message.poll && message.createdAt.getTime() === pollMessage.createdAt.getTime() && message.seq < pollMessage.seq);
-  const first = pollMessage.poll!.firstNumber ?? 1 + batch.reduce((sum, message) => sum + message.poll!.options.length, 0);
-  return pollMessage.poll!.options.map((option, index) => ({ messageId: pollMessage.id, poll: pollMessage.poll!, option, number: first + index }));
+  const batch = history.filter(
+    (message) =>
+      message.poll && message.createdAt.getTime() === pollMessage.createdAt.getTime() && message.seq < pollMessage.seq,
+  );
+  const first =
+    pollMessage.poll!.firstNumber ?? 1 + batch.reduce((sum, message) => sum + message.poll!.options.length, 0);
+  return pollMessage.poll!.options.map((option, index) => ({
+    messageId: pollMessage.id,
+    poll: pollMessage.poll!,
+    option,
+    number: first + index,
+  }));
 }
 
 /** A poll as plain text for a channel without native polls: the question, then numbered options. */

@@ -13,7 +13,10 @@ describe('splitText', () => {
   it('cuts between paragraphs before sentences, and between sentences before words', () => {
     const text = 'First paragraph is here.\n\nSecond one. It has two sentences.';
     expect(splitText(text, 40)).toEqual(['First paragraph is here.', 'Second one. It has two sentences.']);
-    expect(splitText('One sentence here. Another sentence follows it.', 30)).toEqual(['One sentence here.', 'Another sentence follows it.']);
+    expect(splitText('One sentence here. Another sentence follows it.', 30)).toEqual([
+      'One sentence here.',
+      'Another sentence follows it.',
+    ]);
     expect(splitText('words words words words words', 12)).toEqual(['words words', 'words words', 'words']);
   });
 
@@ -24,7 +27,8 @@ describe('splitText', () => {
 
   it('never cuts an emoji (a surrogate pair) in half', () => {
     const parts = splitText('😀'.repeat(10), 5);
-    for (const part of parts) expect(part).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    for (const part of parts)
+      expect(part).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
     expect(parts.join('')).toBe('😀'.repeat(10));
   });
 
@@ -47,7 +51,9 @@ describe('splitText', () => {
 
   it('property: every part fits, no part is empty, and no character other than whitespace is lost or added', () => {
     const word = fc.stringMatching(/^[a-z]{1,12}[.!?,]?$/);
-    const text = fc.array(fc.tuple(word, fc.constantFrom(' ', '  ', '\n', '\n\n')), { maxLength: 80 }).map((pairs) => pairs.map(([w, s]) => w + s).join(''));
+    const text = fc
+      .array(fc.tuple(word, fc.constantFrom(' ', '  ', '\n', '\n\n')), { maxLength: 80 })
+      .map((pairs) => pairs.map(([w, s]) => w + s).join(''));
     fc.assert(
       fc.property(text, fc.integer({ min: 1, max: 60 }), (input, max) => {
         const parts = splitText(input, max);

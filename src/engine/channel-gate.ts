@@ -30,18 +30,25 @@ export class ChannelGate {
     const contactIdOf = channel.capabilities.contactIdOf;
     if (!contactIdOf) return channel.send(message, { signal });
     const contact = await this.#contactOf(channel.name, message, contactIdOf(message.recipient));
-    if (contact?.optedOutAt) throw new ChannelError('the recipient opted out (STOP) and cannot be messaged until they send START', { retryable: false });
+    if (contact?.optedOutAt)
+      throw new ChannelError('the recipient opted out (STOP) and cannot be messaged until they send START', {
+        retryable: false,
+      });
     try {
       return await channel.send(message, { signal, windowOpen: this.#windowOpen(channel, message, contact) });
     } catch (error) {
-      if (error instanceof ChannelError && error.optedOut) await this.#recordOptOut(channel.name, message, contactIdOf(message.recipient));
+      if (error instanceof ChannelError && error.optedOut)
+        await this.#recordOptOut(channel.name, message, contactIdOf(message.recipient));
       throw error;
     }
   }
 
   async #contactOf(channel: string, message: OutboundMessage, contactId: string): Promise<ChannelContact | undefined> {
     const { store } = this.#deps;
-    return (message.participantId ? await store.findContactOfParticipant(channel, message.participantId) : undefined) ?? store.getContact(channel, contactId);
+    return (
+      (message.participantId ? await store.findContactOfParticipant(channel, message.participantId) : undefined) ??
+      store.getContact(channel, contactId)
+    );
   }
 
   /** Open when the person wrote within the window; a reply to someone not enrolled answers their message just now. */
@@ -56,8 +63,15 @@ export class ChannelGate {
   async #recordOptOut(channel: string, message: OutboundMessage, contactId: string): Promise<void> {
     const { store, clock, logger, unsubscribed } = this.#deps;
     const now = clock.now();
-    await store.setContactOptOut(channel, contactId, now, now).catch((error: unknown) => logger.warn({ channel, err: describeError(error) }, 'opt-out not recorded'));
+    await store
+      .setContactOptOut(channel, contactId, now, now)
+      .catch((error: unknown) => logger.warn({ channel, err: describeError(error) }, 'opt-out not recorded'));
     if (!message.participantId || !unsubscribed) return;
-    await unsubscribed(message.participantId).catch((error: unknown) => logger.warn({ participantId: message.participantId, err: describeError(error) }, 'unsubscribed participant not paused'));
+    await unsubscribed(message.participantId).catch((error: unknown) =>
+      logger.warn(
+        { participantId: message.participantId, err: describeError(error) },
+        'unsubscribed participant not paused',
+      ),
+    );
   }
 }

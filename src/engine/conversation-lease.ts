@@ -54,7 +54,8 @@ const NOT_SHARED: HeldLease = { progress: () => undefined, lost: new AbortContro
  * to every process on the database.
  */
 export class ConversationLeases {
-  readonly #options: Required<Omit<ConversationLeasesOptions, 'hooks' | 'released'>> & Pick<ConversationLeasesOptions, 'hooks' | 'released'>;
+  readonly #options: Required<Omit<ConversationLeasesOptions, 'hooks' | 'released'>> &
+    Pick<ConversationLeasesOptions, 'hooks' | 'released'>;
   /** Waiters for a lease another process holds, woken early when it says it let go. */
   readonly #waiters = new Map<string, Set<() => void>>();
   /** "Let go" notices per conversation, so one that lands between a refused take and the wait is not lost. */
@@ -85,8 +86,15 @@ export class ConversationLeases {
       return await work(renewer.lease);
     } finally {
       clearInterval(renewal);
-      await hooks.releasing?.(conversationId).catch((error: unknown) => logger.warn({ conversationId, err: describeError(error) }, 'lease release hook failed'));
-      const letGo = await this.#options.store.releaseLease(conversationId, this.#options.owner).then(() => true, () => false); // it expires anyway
+      await hooks
+        .releasing?.(conversationId)
+        .catch((error: unknown) =>
+          logger.warn({ conversationId, err: describeError(error) }, 'lease release hook failed'),
+        );
+      const letGo = await this.#options.store.releaseLease(conversationId, this.#options.owner).then(
+        () => true,
+        () => false,
+      ); // it expires anyway
       if (letGo) this.#options.released?.(conversationId);
     }
   }
@@ -100,7 +108,11 @@ export class ConversationLeases {
     const tick = () => {
       if (lost.signal.aborted) return;
       if (silentRenewals >= maxSilentRenewals) {
-        if (silentRenewals++ === maxSilentRenewals) logger.warn({ conversationId, stallMs }, 'conversation work made no progress: its lease is no longer renewed, another process may take over');
+        if (silentRenewals++ === maxSilentRenewals)
+          logger.warn(
+            { conversationId, stallMs },
+            'conversation work made no progress: its lease is no longer renewed, another process may take over',
+          );
         return;
       }
       silentRenewals++;
@@ -108,9 +120,12 @@ export class ConversationLeases {
         (held) => {
           if (held) return;
           logger.error({ conversationId }, 'conversation lease lost while working; the commit will be refused');
-          lost.abort(new AppError('conflict', `the lease of conversation ${conversationId} was taken over`, { fault: 'system' }));
+          lost.abort(
+            new AppError('conflict', `the lease of conversation ${conversationId} was taken over`, { fault: 'system' }),
+          );
         },
-        (error: unknown) => logger.warn({ conversationId, err: describeError(error) }, 'conversation lease not renewed'),
+        (error: unknown) =>
+          logger.warn({ conversationId, err: describeError(error) }, 'conversation lease not renewed'),
       );
     };
     return { tick, lease: { progress: () => void (silentRenewals = 0), lost: lost.signal } };
@@ -160,6 +175,11 @@ export class ConversationLeases {
 
   #take(conversationId: string): Promise<boolean> {
     const now = this.#options.now();
-    return this.#options.store.acquireLease(conversationId, this.#options.owner, now, new Date(now.getTime() + this.#options.ttlMs));
+    return this.#options.store.acquireLease(
+      conversationId,
+      this.#options.owner,
+      now,
+      new Date(now.getTime() + this.#options.ttlMs),
+    );
   }
 }

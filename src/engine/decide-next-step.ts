@@ -14,10 +14,15 @@ export type NextStep =
  * Once a round's tools ran: reply with the text that came with the calls, ask the model again,
  * or, when that was the last round, end with the fallback reply (no model call beyond the cap).
  */
-export type AfterTools = { kind: 'reply'; text: string } | { kind: 'call-model' } | { kind: 'fallback'; reason: 'round-limit' };
+export type AfterTools =
+  { kind: 'reply'; text: string } | { kind: 'call-model' } | { kind: 'fallback'; reason: 'round-limit' };
 
 /** `roundsRun`: tool rounds already run this turn; at most `maxRounds` run in all. */
-export function decideNextStep(response: Pick<LlmResponse, 'text' | 'toolCalls'>, roundsRun: number, maxRounds: number): NextStep {
+export function decideNextStep(
+  response: Pick<LlmResponse, 'text' | 'toolCalls'>,
+  roundsRun: number,
+  maxRounds: number,
+): NextStep {
   const text = response.text.trim();
   if (response.toolCalls.length === 0) {
     return text === '' ? { kind: 'fallback', reason: 'empty-response' } : { kind: 'reply', text };

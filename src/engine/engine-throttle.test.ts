@@ -12,8 +12,17 @@ import type { TurnThrottle } from './turn-throttle.ts';
 
 const logger = pino({ level: 'silent' });
 const itemOf = (index: number): InboxItem => ({
-  id: `in_${index}`, channel: 'http', channelMessageId: `m${index}`, sender: '+14165550100', text: `m${index}`, participantId: 'part_1', conversationId: 'conv_1',
-  status: 'pending', error: null, receivedAt: new Date(index), processedAt: null,
+  id: `in_${index}`,
+  channel: 'http',
+  channelMessageId: `m${index}`,
+  sender: '+14165550100',
+  text: `m${index}`,
+  participantId: 'part_1',
+  conversationId: 'conv_1',
+  status: 'pending',
+  error: null,
+  receivedAt: new Date(index),
+  processedAt: null,
 });
 
 /** An engine over an in-memory inbox whose runner answers (removes) what each turn's input names. */
@@ -28,9 +37,15 @@ function engineWith(throttle: TurnThrottle, count: number) {
       return { turnId: `turn_${inputs.length}`, status: 'completed', reply: 'ok' };
     },
   } as unknown as TurnRunner;
-  const store = { listPendingInboxOf: async (_id: string, limit: number) => pending.slice(0, limit) } as unknown as Store;
+  const store = {
+    listPendingInboxOf: async (_id: string, limit: number) => pending.slice(0, limit),
+  } as unknown as Store;
   const engine = new Engine({
-    store, runner, clock: systemClock, logger, throttle,
+    store,
+    runner,
+    clock: systemClock,
+    logger,
+    throttle,
     dispatcher: { kick: async () => undefined, stop: async () => undefined } as unknown as OutboxDispatcher,
     leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
   });
@@ -42,23 +57,38 @@ describe('Engine with a turn throttle', () => {
     const outcomes: Array<'free' | 'waited'> = ['free', 'free', 'waited'];
     const { engine, inputs, items } = engineWith({ take: async () => outcomes.shift() ?? 'free' }, 6);
     expect(await engine.processInbox(items[5]!)).toMatchObject({ turnId: 'turn_3' });
-    expect(inputs.map((input) => input.batch?.map((message) => message.inboxId) ?? [input.inboxId])).toEqual([['in_0'], ['in_1'], ['in_2', 'in_3', 'in_4', 'in_5']]);
+    expect(inputs.map((input) => input.batch?.map((message) => message.inboxId) ?? [input.inboxId])).toEqual([
+      ['in_0'],
+      ['in_1'],
+      ['in_2', 'in_3', 'in_4', 'in_5'],
+    ]);
     expect(inputs[2]).toMatchObject({ inboxId: 'in_5', text: 'm2\n\nm3\n\nm4\n\nm5' });
   });
 
-  it('answers a pile larger than one batch in batches of 50, in order, and says which turn answered the message', async () => {
-    const { engine, inputs, pending, items } = engineWith({ take: async () => 'waited' }, 60);
-    expect(await engine.processInbox(items[59]!)).toMatchObject({ turnId: 'turn_2' });
-    expect(inputs.map((input) => [input.batch?.[0]?.inboxId, input.inboxId, input.batch?.length])).toEqual([['in_0', 'in_49', 50], ['in_50', 'in_59', 10]]);
-    expect(pending).toEqual([]);
-    // A message a batch already answered: nothing more to do.
-    expect(await engine.processInbox(items[10]!)).toBeUndefined();
-    expect(inputs).toHaveLength(2);
-  });
+  it(
+    'answers a pile larger than one batch in batches of 50, in order, and says which turn answered the ' + 'message',
+    async () => {
+      const { engine, inputs, pending, items } = engineWith({ take: async () => 'waited' }, 60);
+      expect(await engine.processInbox(items[59]!)).toMatchObject({ turnId: 'turn_2' });
+      expect(inputs.map((input) => [input.batch?.[0]?.inboxId, input.inboxId, input.batch?.length])).toEqual([
+        ['in_0', 'in_49', 50],
+        ['in_50', 'in_59', 10],
+      ]);
+      expect(pending).toEqual([]);
+      // A message a batch already answered: nothing more to do.
+      expect(await engine.processInbox(items[10]!)).toBeUndefined();
+      expect(inputs).toHaveLength(2);
+    },
+  );
 
   it('leaves the messages pending, no turn run, when shutdown ends the wait', async () => {
     const { engine, inputs, pending, items } = engineWith(
-      { take: (_id, signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })) },
+      {
+        take: (_id, signal) =>
+          new Promise((_resolve, reject) =>
+            signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+          ),
+      },
       2,
     );
     const turn = engine.processInbox(items[1]!);

@@ -11,10 +11,22 @@ import { classifyStoreError } from '../store/classify-faults.ts';
 
 const logger = pino({ level: 'silent' });
 // What the store adapter throws for a driver fault (classifyFaults): the engine sees only that.
-const unreachable = () => classifyStoreError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })) as Error;
+const unreachable = () =>
+  classifyStoreError(
+    Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+  ) as Error;
 const item: InboxItem = {
-  id: 'in_1', channel: 'http', channelMessageId: 'm1', sender: '+14165550100', text: 'hello', participantId: 'part_1', conversationId: 'conv_1',
-  status: 'pending', error: null, receivedAt: new Date(0), processedAt: null,
+  id: 'in_1',
+  channel: 'http',
+  channelMessageId: 'm1',
+  sender: '+14165550100',
+  text: 'hello',
+  participantId: 'part_1',
+  conversationId: 'conv_1',
+  status: 'pending',
+  error: null,
+  receivedAt: new Date(0),
+  processedAt: null,
 };
 
 /** An engine around a runner that fails as `failures` says, and records what it was asked. */
@@ -34,7 +46,11 @@ function engineWith(failures: Array<() => Error>, options: { outageWaitMs?: numb
   } as unknown as TurnRunner;
   const store = { listPendingInboxOf: async () => [item] } as unknown as Store;
   const engine = new Engine({
-    store, runner, clock: systemClock, logger, ...options,
+    store,
+    runner,
+    clock: systemClock,
+    logger,
+    ...options,
     dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
     leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
   });
@@ -64,14 +80,21 @@ describe('Engine retries', () => {
       async run(_conversationId: string, input: { inboxId: string }): Promise<TurnSummary> {
         if (down) throw unreachable();
         answered.push(input.inboxId);
-        pending.splice(pending.findIndex((entry) => entry.id === input.inboxId), 1);
+        pending.splice(
+          pending.findIndex((entry) => entry.id === input.inboxId),
+          1,
+        );
         return { turnId: 'turn_1', status: 'completed', reply: 'ok' };
       },
       giveUp: async () => true,
     } as unknown as TurnRunner;
     const store = { listPendingInboxOf: async () => [...pending] } as unknown as Store;
     const engine = new Engine({
-      store, runner, clock: systemClock, logger, outageWaitMs: 300,
+      store,
+      runner,
+      clock: systemClock,
+      logger,
+      outageWaitMs: 300,
       dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
       leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
     });
@@ -89,37 +112,49 @@ describe('Engine retries', () => {
     expect(calls).toEqual({ runs: 3, givenUp: ['hello'] });
   });
 
-  it('answers nothing after a message that failed and could not be given up either: a later one never goes first', async () => {
-    const later: InboxItem = { ...item, id: 'in_2', channelMessageId: 'm2', text: 'later' };
-    const pending = [item, later];
-    let full = true; // the disk: every commit fails, the give-up's small one too (not an outage)
-    const answered: string[] = [];
-    const runner = {
-      async run(_conversationId: string, input: { inboxId: string }): Promise<TurnSummary> {
-        if (full) {
-          if (input.inboxId === 'in_2') full = false; // space is freed just as the later message is tried
-          throw classifyStoreError(Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 }));
-        }
-        answered.push(input.inboxId);
-        pending.splice(pending.findIndex((entry) => entry.id === input.inboxId), 1);
-        return { turnId: 'turn_1', status: 'completed', reply: 'ok' };
-      },
-      giveUp: async () => !full,
-    } as unknown as TurnRunner;
-    const store = { listPendingInboxOf: async () => [...pending] } as unknown as Store;
-    // A full disk is a database that cannot serve now (503, waited out): a short wait for the test.
-    const engine = new Engine({
-      store, runner, clock: systemClock, logger, outageWaitMs: 300,
-      dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
-      leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
-    });
-    const jobs = await Promise.allSettled([engine.processInbox(item), engine.processInbox(later)]);
-    expect(answered).toEqual([]);
-    expect(jobs.map((job) => job.status)).toEqual(['rejected', 'rejected']); // both left pending
-    full = false;
-    expect(await engine.processInbox(later)).toMatchObject({ status: 'completed' }); // the sweep, later
-    expect(answered).toEqual(['in_1', 'in_2']);
-  });
+  it(
+    'answers nothing after a message that failed and could not be given up either: a later one never goes ' + 'first',
+    async () => {
+      const later: InboxItem = { ...item, id: 'in_2', channelMessageId: 'm2', text: 'later' };
+      const pending = [item, later];
+      let full = true; // the disk: every commit fails, the give-up's small one too (not an outage)
+      const answered: string[] = [];
+      const runner = {
+        async run(_conversationId: string, input: { inboxId: string }): Promise<TurnSummary> {
+          if (full) {
+            if (input.inboxId === 'in_2') full = false; // space is freed just as the later message is tried
+            throw classifyStoreError(
+              Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 }),
+            );
+          }
+          answered.push(input.inboxId);
+          pending.splice(
+            pending.findIndex((entry) => entry.id === input.inboxId),
+            1,
+          );
+          return { turnId: 'turn_1', status: 'completed', reply: 'ok' };
+        },
+        giveUp: async () => !full,
+      } as unknown as TurnRunner;
+      const store = { listPendingInboxOf: async () => [...pending] } as unknown as Store;
+      // A full disk is a database that cannot serve now (503, waited out): a short wait for the test.
+      const engine = new Engine({
+        store,
+        runner,
+        clock: systemClock,
+        logger,
+        outageWaitMs: 300,
+        dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
+        leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
+      });
+      const jobs = await Promise.allSettled([engine.processInbox(item), engine.processInbox(later)]);
+      expect(answered).toEqual([]);
+      expect(jobs.map((job) => job.status)).toEqual(['rejected', 'rejected']); // both left pending
+      full = false;
+      expect(await engine.processInbox(later)).toMatchObject({ status: 'completed' }); // the sweep, later
+      expect(answered).toEqual(['in_1', 'in_2']);
+    },
+  );
 
   it('sweeps a conversation stuck behind such a message with one job, not one per message waiting', async () => {
     const pending = ['in_1', 'in_2', 'in_3'].map((id, index) => ({ ...item, id, channelMessageId: `m${index}` }));
@@ -127,13 +162,23 @@ describe('Engine retries', () => {
     const runner = {
       async run(_conversationId: string, input: { inboxId: string }): Promise<TurnSummary> {
         tried.push(input.inboxId);
-        throw classifyStoreError(Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 }));
+        throw classifyStoreError(
+          Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 }),
+        );
       },
       giveUp: async () => false,
     } as unknown as TurnRunner;
-    const store = { listPendingInbox: async () => [...pending], listPendingInboxOf: async () => [...pending] } as unknown as Store;
+    const store = {
+      listPendingInbox: async () => [...pending],
+      listPendingInboxOf: async () => [...pending],
+    } as unknown as Store;
     const engine = new Engine({
-      store, runner, clock: systemClock, logger, turnAttempts: 1, outageWaitMs: 300,
+      store,
+      runner,
+      clock: systemClock,
+      logger,
+      turnAttempts: 1,
+      outageWaitMs: 300,
       dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
       leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
     });

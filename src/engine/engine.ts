@@ -65,9 +65,12 @@ export class Engine {
    */
   processInbox(item: InboxItem): Promise<TurnSummary | undefined> {
     const conversationId = item.conversationId;
-    if (!conversationId) throw new AppError('internal', `inbox item ${item.id} has no conversation`, { fault: 'system' });
+    if (!conversationId)
+      throw new AppError('internal', `inbox item ${item.id} has no conversation`, { fault: 'system' });
     this.#queuedInbox.add(item.id);
-    return this.#work(conversationId, (lease) => this.#drainThrough(conversationId, item.id, lease)).finally(() => this.#queuedInbox.delete(item.id));
+    return this.#work(conversationId, (lease) => this.#drainThrough(conversationId, item.id, lease)).finally(() =>
+      this.#queuedInbox.delete(item.id),
+    );
   }
 
   /** Queues an event turn (greeting, timer) for a conversation. */
@@ -125,7 +128,9 @@ export class Engine {
     );
     const lastOfConversation = new Map(pending.map((item) => [item.conversationId, item]));
     for (const item of lastOfConversation.values()) {
-      this.processInbox(item).catch((error: unknown) => this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'recovered turn failed'));
+      this.processInbox(item).catch((error: unknown) =>
+        this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'recovered turn failed'),
+      );
     }
     if (pending.length > 0) this.#deps.logger.info({ count: pending.length }, 're-queued pending inbound messages');
     return pending.length;
@@ -134,7 +139,10 @@ export class Engine {
   /** Sweeps for orphaned inbox items every `intervalMs` (several processes on one database). */
   startSweeper(intervalMs: number): void {
     this.#sweeper = setInterval(() => {
-      if (this.#accepting) void this.recover(intervalMs).catch((error: unknown) => this.#deps.logger.warn({ err: describeError(error) }, 'inbox sweep failed'));
+      if (this.#accepting)
+        void this.recover(intervalMs).catch((error: unknown) =>
+          this.#deps.logger.warn({ err: describeError(error) }, 'inbox sweep failed'),
+        );
     }, intervalMs);
     this.#sweeper.unref();
   }
@@ -161,14 +169,22 @@ export class Engine {
       new Promise<boolean>((resolve) => setTimeout(() => resolve(true), timeoutMs).unref()),
     ]);
     if (timedOut) {
-      this.#deps.logger.warn({ backlog: this.#queue.size }, 'shutdown timeout: aborting turns in progress; they re-run after restart');
-      this.#shutdown.abort(new AppError('shutting_down', 'the server is shutting down', { fault: 'system', retryable: true }));
+      this.#deps.logger.warn(
+        { backlog: this.#queue.size },
+        'shutdown timeout: aborting turns in progress; they re-run after restart',
+      );
+      this.#shutdown.abort(
+        new AppError('shutting_down', 'the server is shutting down', { fault: 'system', retryable: true }),
+      );
       await this.#queue.idle();
     }
     await this.#deps.dispatcher.stop();
   }
 
-  #work(conversationId: string, run: (lease: HeldLease) => Promise<TurnSummary | undefined>): Promise<TurnSummary | undefined> {
+  #work(
+    conversationId: string,
+    run: (lease: HeldLease) => Promise<TurnSummary | undefined>,
+  ): Promise<TurnSummary | undefined> {
     return this.#queue.run(conversationId, async () => {
       if (this.#shutdown.signal.aborted) return undefined;
       const summary = await this.#deps.leases.hold(conversationId, run, this.#shutdown.signal);
@@ -198,7 +214,12 @@ export class Engine {
           if (together.answered.includes(inboxId)) return together.summary;
           break; // more than one batch piled up before ours: read the inbox again
         }
-        const summary = await this.#runWithRetries(conversationId, { kind: 'message', text: item.text, inboxId: item.id }, item.id, lease);
+        const summary = await this.#runWithRetries(
+          conversationId,
+          { kind: 'message', text: item.text, inboxId: item.id },
+          item.id,
+          lease,
+        );
         if (item.id === inboxId) return summary;
         this.#deps.changes?.publish(conversationId, 'turn');
       }
@@ -215,12 +236,20 @@ export class Engine {
   }
 
   /** One turn for the conversation's pending messages (at most `MAX_TOGETHER`), oldest first. */
-  async #answerTogether(conversationId: string, lease: HeldLease): Promise<{ summary: TurnSummary | undefined; answered: string[] }> {
+  async #answerTogether(
+    conversationId: string,
+    lease: HeldLease,
+  ): Promise<{ summary: TurnSummary | undefined; answered: string[] }> {
     const items = await this.#deps.store.listPendingInboxOf(conversationId, MAX_TOGETHER);
     const last = items.at(-1);
     if (!last) return { summary: undefined, answered: [] };
     const batch = items.map((item) => ({ inboxId: item.id, text: item.text }));
-    const input: TurnInput = { kind: 'message', text: batch.map((message) => message.text).join('\n\n'), inboxId: last.id, ...(batch.length > 1 ? { batch } : {}) };
+    const input: TurnInput = {
+      kind: 'message',
+      text: batch.map((message) => message.text).join('\n\n'),
+      inboxId: last.id,
+      ...(batch.length > 1 ? { batch } : {}),
+    };
     const summary = await this.#runWithRetries(conversationId, input, last.id, lease);
     this.#deps.changes?.publish(conversationId, 'turn');
     return { summary, answered: batch.map((message) => message.inboxId) };
@@ -235,14 +264,23 @@ export class Engine {
    * be recorded (a full disk refuses every write) it throws too, for the same reason: the message
    * stays pending and the conversation's drain stops there until the sweep tries it again.
    */
-  async #runWithRetries(conversationId: string, input: TurnInput, inboxId: string | null, lease: HeldLease): Promise<TurnSummary | undefined> {
+  async #runWithRetries(
+    conversationId: string,
+    input: TurnInput,
+    inboxId: string | null,
+    lease: HeldLease,
+  ): Promise<TurnSummary | undefined> {
     const attempts = this.#deps.turnAttempts ?? 3;
     const outageEnds = Date.now() + (this.#deps.outageWaitMs ?? 600_000);
-    for (let attempt = 1, outagePause = 0; ; ) {
+    for (let attempt = 1, outagePause = 0; ;) {
       const interrupt = new AbortController();
       this.#running.set(conversationId, interrupt);
       try {
-        const summary = await this.#deps.runner.run(conversationId, input, { shutdown: this.#shutdown.signal, interrupt: interrupt.signal, progress: lease.progress });
+        const summary = await this.#deps.runner.run(conversationId, input, {
+          shutdown: this.#shutdown.signal,
+          interrupt: interrupt.signal,
+          progress: lease.progress,
+        });
         lease.progress();
         this.#noticed.delete(conversationId); // the outage, if there was one, is over for it
         return summary;
@@ -253,7 +291,17 @@ export class Engine {
         const modelDown = isModelUnavailable(error);
         const outage = modelDown || isStoreUnavailable(error);
         const final = outage ? Date.now() >= outageEnds : attempt >= attempts;
-        this.#deps.logger.error({ conversationId, inboxId, attempt, outage: modelDown ? 'model' : outage ? 'store' : false, final, err: describeError(error) }, 'turn failed');
+        this.#deps.logger.error(
+          {
+            conversationId,
+            inboxId,
+            attempt,
+            outage: modelDown ? 'model' : outage ? 'store' : false,
+            final,
+            err: describeError(error),
+          },
+          'turn failed',
+        );
         if (modelDown && input.kind === 'message') await this.#noticeModelOutage(conversationId);
         if (final && outage) throw error; // left pending, and nothing after it goes first
         if (final) {
@@ -261,7 +309,9 @@ export class Engine {
           return undefined;
         }
         // Real pauses, not the conversation clock: these wait out an outage (a shutdown ends them).
-        outagePause = outage ? Math.min(Math.max(outagePause * 2, modelDown ? 1000 : 250), modelDown ? 30_000 : 10_000) : 0;
+        outagePause = outage
+          ? Math.min(Math.max(outagePause * 2, modelDown ? 1000 : 250), modelDown ? 30_000 : 10_000)
+          : 0;
         if (!outage) attempt += 1;
         await systemClock.sleep(outage ? outagePause : 100 * attempt, this.#shutdown.signal).catch(() => undefined);
       } finally {

@@ -5,7 +5,10 @@ import type { AnyTool } from '../tools/define-tool.ts';
 import type { ExecutedToolCall, ToolLoopInput, ToolLoopResult } from './tool-loop.ts';
 
 /** What a flow's own turn procedure gets: the model, the transcript and the narration hooks. */
-export type FlowRunContext = Pick<ToolLoopInput, 'provider' | 'messages' | 'signal' | 'elapsed' | 'onTextDelta' | 'onModelCall' | 'onToolStart' | 'toolCallLimits'> & {
+export type FlowRunContext = Pick<
+  ToolLoopInput,
+  'provider' | 'messages' | 'signal' | 'elapsed' | 'onTextDelta' | 'onModelCall' | 'onToolStart' | 'toolCallLimits'
+> & {
   onToolCall?: (executed: ExecutedToolCall) => void;
   /** Records an entry in the turn's audit (a proposal, a gate decision) without narrating it. */
   onAudit?: (entry: ExecutedToolCall) => void;
@@ -113,7 +116,13 @@ export interface Flow {
   /** Runs in the transaction that sets a paused (or otherwise inactive) participant active again. */
   onParticipantResumed?(tx: StoreTx, conversation: Conversation, now: Date): Promise<void>;
   /** Runs in the transaction that changes the participant's time zone (`from` is null when they had none). */
-  onParticipantMoved?(tx: StoreTx, conversation: Conversation, from: string | null, to: string, now: Date): Promise<void>;
+  onParticipantMoved?(
+    tx: StoreTx,
+    conversation: Conversation,
+    from: string | null,
+    to: string,
+    now: Date,
+  ): Promise<void>;
   /** The hint for the first turn after enrollment, or of a web session (no participant). */
   greetingHint(participant: Participant | null): string;
   prepareTurn(request: TurnRequest): Promise<PreparedTurn>;

@@ -11,8 +11,10 @@ import type { ParticipantService } from './participant-service.ts';
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export const UNKNOWN_SENDER_REPLY = "Thanks for your message. This number isn't enrolled in a program yet, so no one will reply here.";
-export const UNSUPPORTED_CONTENT_REPLY = "Sorry, I can only read text messages here. Could you write your message as text?";
+export const UNKNOWN_SENDER_REPLY =
+  "Thanks for your message. This number isn't enrolled in a program yet, so no one will reply here.";
+export const UNSUPPORTED_CONTENT_REPLY =
+  'Sorry, I can only read text messages here. Could you write your message as text?';
 
 export interface InboundMessage {
   /** Which inbound channel it came through (`http`, `whatsapp`, `twilio`, `web`). */
@@ -111,7 +113,8 @@ export class InboundService {
     const recorded = await this.#recordAll(messages, senders);
     const results: InboundResult[] = [];
     const checked = new Set<string>();
-    for (const [index, message] of messages.entries()) results.push(await this.#afterRecorded(message, senders[index]!, recorded[index]!, checked));
+    for (const [index, message] of messages.entries())
+      results.push(await this.#afterRecorded(message, senders[index]!, recorded[index]!, checked));
     return results;
   }
 
@@ -132,7 +135,8 @@ export class InboundService {
         senders.push({ participant: undefined, conversation: undefined });
         continue;
       }
-      const conversation = conversations.get(participant.id) ?? (await this.#deps.participants.conversationOf(participant.id));
+      const conversation =
+        conversations.get(participant.id) ?? (await this.#deps.participants.conversationOf(participant.id));
       conversations.set(participant.id, conversation);
       senders.push({ participant, conversation });
     }
@@ -141,13 +145,16 @@ export class InboundService {
 
   /** The batch's inbox records, in one transaction; one message that writes only its inbox row (the common case) is one statement. */
   async #recordAll(messages: readonly InboundMessage[], senders: Sender[]): Promise<Recorded[]> {
-    if (messages.length === 1 && this.#insertOnly(messages[0]!, senders[0]!)) return [await this.#recordInbound(this.#deps.store, messages[0]!, senders[0]!)];
+    if (messages.length === 1 && this.#insertOnly(messages[0]!, senders[0]!))
+      return [await this.#recordInbound(this.#deps.store, messages[0]!, senders[0]!)];
     return this.#deps.store.transaction(async (tx) => {
       // Contacts first, in one order for every batch: two batches locking the same contacts
       // (PostgreSQL) wait for each other instead of deadlocking. Inbox rows keep the batch's order.
-      for (const index of byContact(messages)) await this.#recordContact(tx, messages[index]!, senders[index]!.participant);
+      for (const index of byContact(messages))
+        await this.#recordContact(tx, messages[index]!, senders[index]!.participant);
       const results: Recorded[] = [];
-      for (const [index, message] of messages.entries()) results.push(await this.#recordInbound(tx, message, senders[index]!));
+      for (const [index, message] of messages.entries())
+        results.push(await this.#recordInbound(tx, message, senders[index]!));
       return results;
     });
   }
@@ -176,14 +183,21 @@ export class InboundService {
   }
 
   /** What follows a committed message: its turn, an acknowledgement, a delivery kick. */
-  async #afterRecorded(message: InboundMessage, { participant, conversation }: Sender, { item, duplicate, differentText }: Recorded, checked: Set<string>): Promise<InboundResult> {
+  async #afterRecorded(
+    message: InboundMessage,
+    { participant, conversation }: Sender,
+    { item, duplicate, differentText }: Recorded,
+    checked: Set<string>,
+  ): Promise<InboundResult> {
     if (!participant || !conversation) return this.#unknownSender(item, duplicate, differentText, checked);
     if (!duplicate && unsupportedAnswer(message, participant) !== null) this.#deps.engine.notify(conversation.id);
     if (message.unsupported) return { status: 'unsupported', inboxId: item.id, duplicate, differentText };
     // The turn starts on the next turn of the event loop, so the caller's acknowledgement leaves
     // first even when the model answers at once (node:sqlite resolves without yielding).
     const turn = duplicate ? Promise.resolve() : nextTick().then(() => this.#deps.engine.processInbox(item));
-    turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'));
+    turn.catch((error) =>
+      this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'),
+    );
     return { status: 'queued', inboxId: item.id, participantId: participant.id, duplicate, differentText, turn };
   }
 
@@ -191,12 +205,23 @@ export class InboundService {
    * A message typed into a web session that has no participant (a service-desk caller): recorded
    * for the conversation itself, then its turn is queued.
    */
-  async receiveForConversation(conversation: Conversation, text: string, messageId: string | null): Promise<InboundResult> {
-    const message: InboundMessage = { channel: 'web', sender: `web:${conversation.id}`, text, channelMessageId: messageId === null ? null : `${conversation.id}:${messageId}` };
+  async receiveForConversation(
+    conversation: Conversation,
+    text: string,
+    messageId: string | null,
+  ): Promise<InboundResult> {
+    const message: InboundMessage = {
+      channel: 'web',
+      sender: `web:${conversation.id}`,
+      text,
+      channelMessageId: messageId === null ? null : `${conversation.id}:${messageId}`,
+    };
     const attempted = this.#item(message, null, conversation, 'pending');
     const { item, duplicate, differentText } = recorded(await this.#deps.store.insertInbox(attempted), attempted);
     const turn = duplicate ? Promise.resolve() : nextTick().then(() => this.#deps.engine.processInbox(item));
-    turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'));
+    turn.catch((error) =>
+      this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'),
+    );
     return { status: 'queued', inboxId: item.id, participantId: null, duplicate, differentText, turn };
   }
 
@@ -232,7 +257,9 @@ export class InboundService {
     answer: string | null,
     effects?: (tx: StoreTx, participant: Participant | undefined) => Promise<void>,
   ): Promise<Recorded> {
-    const result = await this.#deps.store.transaction((tx) => this.#recordIn(tx, message, participant, conversation, status, answer, effects));
+    const result = await this.#deps.store.transaction((tx) =>
+      this.#recordIn(tx, message, participant, conversation, status, answer, effects),
+    );
     if (!result.duplicate && conversation && answer !== null) this.#deps.engine.notify(conversation.id);
     return result;
   }
@@ -256,7 +283,8 @@ export class InboundService {
     // Effects first: they may lock the participant, and every transaction takes the participant
     // before the conversation (a turn's commit does), so two never wait on each other.
     await effects?.(tx, participant);
-    if (conversation && replyChannel && conversation.channel !== replyChannel) await tx.setConversationChannel(conversation.id, replyChannel, now);
+    if (conversation && replyChannel && conversation.channel !== replyChannel)
+      await tx.setConversationChannel(conversation.id, replyChannel, now);
     if (conversation && participant && answer !== null) {
       const target = { conversation: { ...conversation, channel: replyChannel ?? conversation.channel }, participant };
       await outgoing.append(tx, target, [{ text: answer, role: 'system', source: 'system' }], { now, turnId: null });
@@ -264,7 +292,10 @@ export class InboundService {
     return inserted;
   }
 
-  async #participantFor(message: InboundMessage, options: { enroll: boolean } = { enroll: true }): Promise<Participant | undefined> {
+  async #participantFor(
+    message: InboundMessage,
+    options: { enroll: boolean } = { enroll: true },
+  ): Promise<Participant | undefined> {
     const { store } = this.#deps;
     const contact = message.contactId ? await store.getContact(message.channel, message.contactId) : undefined;
     const linked = contact?.participantId ? await store.getParticipant(contact.participantId) : undefined;
@@ -273,7 +304,13 @@ export class InboundService {
     const existing = await store.findParticipantByPhone(message.sender);
     if (existing || !this.#deps.autoEnroll || !options.enroll) return existing;
     try {
-      const { participant } = await this.#deps.participants.enroll({ phoneNumber: message.sender, channel: message.replyChannel && this.#deps.channels.get(message.replyChannel)?.name }, { greet: false });
+      const { participant } = await this.#deps.participants.enroll(
+        {
+          phoneNumber: message.sender,
+          channel: message.replyChannel && this.#deps.channels.get(message.replyChannel)?.name,
+        },
+        { greet: false },
+      );
       return participant;
     } catch (error) {
       // Two first messages from one new number raced; the other one enrolled them.
@@ -282,12 +319,19 @@ export class InboundService {
     }
   }
 
-  async #recordContact(store: Pick<StoreTx, 'recordContactInbound'>, message: InboundMessage, participant: Participant | undefined): Promise<void> {
+  async #recordContact(
+    store: Pick<StoreTx, 'recordContactInbound'>,
+    message: InboundMessage,
+    participant: Participant | undefined,
+  ): Promise<void> {
     if (!message.contactId) return;
     const now = this.#deps.clock.now();
     const sentAt = message.sentAt && message.sentAt < now ? message.sentAt : now;
     const phoneNumber = message.sender.startsWith('+') ? message.sender : (participant?.phoneNumber ?? null);
-    await store.recordContactInbound({ channel: message.channel, contactId: message.contactId, participantId: participant?.id ?? null, phoneNumber }, sentAt);
+    await store.recordContactInbound(
+      { channel: message.channel, contactId: message.contactId, participantId: participant?.id ?? null, phoneNumber },
+      sentAt,
+    );
   }
 
   /**
@@ -295,13 +339,19 @@ export class InboundService {
    * keeps writing (or a script) does not cost a reply per message. The first message of the day
    * is answered, so two arriving together still get exactly one.
    */
-  async #unknownSender(item: InboxItem, duplicate: boolean, differentText: boolean, checked: Set<string>): Promise<InboundResult> {
+  async #unknownSender(
+    item: InboxItem,
+    duplicate: boolean,
+    differentText: boolean,
+    checked: Set<string>,
+  ): Promise<InboundResult> {
     // In a batch only a sender's first new message can be their first of the day: later ones are not looked up.
     const sender = `${item.channel}\n${item.sender}`;
     if (!duplicate && !checked.has(sender)) {
       checked.add(sender);
       const since = new Date(this.#deps.clock.now().toISOString().slice(0, 10));
-      if ((await this.#deps.store.firstInboxFrom(item.channel, item.sender, since))?.id === item.id) void this.#acknowledge(item);
+      if ((await this.#deps.store.firstInboxFrom(item.channel, item.sender, since))?.id === item.id)
+        void this.#acknowledge(item);
     }
     return { status: 'unknown-sender', inboxId: item.id, duplicate, differentText };
   }
@@ -321,7 +371,10 @@ export class InboundService {
         idempotencyKey: `ack:${item.id}`,
       });
     } catch (error) {
-      this.#deps.logger.warn({ inboxId: item.id, err: describeError(error) }, 'acknowledgement to unknown sender not delivered');
+      this.#deps.logger.warn(
+        { inboxId: item.id, err: describeError(error) },
+        'acknowledgement to unknown sender not delivered',
+      );
     }
   }
 
@@ -329,7 +382,12 @@ export class InboundService {
    * The inbox row. A flow that redacts (the assistant) gets the text redacted here, before it is
    * stored anywhere: the inbox, the transcript, the search index and every model call see only that.
    */
-  #item(message: InboundMessage, participantId: string | null, conversation: Conversation | null | undefined, status: InboxItem['status']): InboxItem {
+  #item(
+    message: InboundMessage,
+    participantId: string | null,
+    conversation: Conversation | null | undefined,
+    status: InboxItem['status'],
+  ): InboxItem {
     const redact = conversation ? this.#deps.participants.findFlowOf(conversation)?.redactInput : undefined;
     return {
       id: this.#deps.ids.next('in'),

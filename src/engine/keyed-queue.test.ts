@@ -7,26 +7,29 @@ const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('KeyedQueue', () => {
   it('runs tasks of one key one at a time, in order, whatever their durations', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.integer({ min: 0, max: 3 })), { maxLength: 30 }), async (tasks) => {
-        const queue = new KeyedQueue();
-        const running = new Set<string>();
-        const order: Record<string, number[]> = {};
-        await Promise.all(
-          tasks.map(([key, delay], index) =>
-            queue.run(key, async () => {
-              expect(running.has(key)).toBe(false);
-              running.add(key);
-              await tick(delay);
-              (order[key] ??= []).push(index);
-              running.delete(key);
-            }),
-          ),
-        );
-        for (const [key, indexes] of Object.entries(order)) {
-          const expected = tasks.flatMap(([k], index) => (k === key ? [index] : []));
-          expect(indexes).toEqual(expected);
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.integer({ min: 0, max: 3 })), { maxLength: 30 }),
+        async (tasks) => {
+          const queue = new KeyedQueue();
+          const running = new Set<string>();
+          const order: Record<string, number[]> = {};
+          await Promise.all(
+            tasks.map(([key, delay], index) =>
+              queue.run(key, async () => {
+                expect(running.has(key)).toBe(false);
+                running.add(key);
+                await tick(delay);
+                (order[key] ??= []).push(index);
+                running.delete(key);
+              }),
+            ),
+          );
+          for (const [key, indexes] of Object.entries(order)) {
+            const expected = tasks.flatMap(([k], index) => (k === key ? [index] : []));
+            expect(indexes).toEqual(expected);
+          }
+        },
+      ),
       { numRuns: 30 },
     );
   });

@@ -19,7 +19,10 @@ export function buildModelMessages(
   const window = historyLimit <= 0 ? [] : history.slice(-Math.min(historyLimit, HISTORY_WINDOW));
   const transcript = window.flatMap((message): LlmMessage[] => {
     if (message.role === 'system') return [];
-    const content = message.kind === 'poll' && message.poll ? pollForModel(message.text, message.poll.options, message.poll.firstNumber) : message.text;
+    const content =
+      message.kind === 'poll' && message.poll
+        ? pollForModel(message.text, message.poll.options, message.poll.firstNumber)
+        : message.text;
     return [{ role: message.role, content }];
   });
   const current = input.kind === 'message' ? input.text : input.hint;

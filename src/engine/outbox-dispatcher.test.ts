@@ -23,7 +23,8 @@ function outboxStore(items: OutboxItem[]) {
       reachable();
       state.claims += 1;
       const firsts = new Map<string, OutboxItem>();
-      for (const item of items) if (item.status === 'pending' && !firsts.has(item.conversationId)) firsts.set(item.conversationId, item);
+      for (const item of items)
+        if (item.status === 'pending' && !firsts.has(item.conversationId)) firsts.set(item.conversationId, item);
       const due = [...firsts.values()].filter((item) => item.nextAttemptAt <= now).slice(0, limit);
       for (const item of due) item.nextAttemptAt = leaseUntil;
       return due.map((item) => ({ ...item }));
@@ -32,21 +33,30 @@ function outboxStore(items: OutboxItem[]) {
       reachable();
       if (state.refuse.has(id)) throw new Error('value too long for type character varying');
       state.marks += 1;
-      Object.assign(items.find((item) => item.id === id)!, { status: 'sent', sentAt: at, attempts });
+      Object.assign(
+        items.find((item) => item.id === id)!,
+        { status: 'sent', sentAt: at, attempts },
+      );
     },
     async releaseOutbox(ids: readonly string[], at: Date) {
       reachable();
       state.released.push(...ids);
       for (const item of items) if (ids.includes(item.id) && item.status === 'pending') item.nextAttemptAt = at;
     },
-    async markOutboxAttemptFailed(id: string, failure: { attempts: number; error: string; nextAttemptAt: Date | null }) {
+    async markOutboxAttemptFailed(
+      id: string,
+      failure: { attempts: number; error: string; nextAttemptAt: Date | null },
+    ) {
       reachable();
-      Object.assign(items.find((item) => item.id === id)!, {
-        attempts: failure.attempts,
-        lastError: failure.error,
-        status: failure.nextAttemptAt ? 'pending' : 'failed',
-        nextAttemptAt: failure.nextAttemptAt ?? new Date(0),
-      });
+      Object.assign(
+        items.find((item) => item.id === id)!,
+        {
+          attempts: failure.attempts,
+          lastError: failure.error,
+          status: failure.nextAttemptAt ? 'pending' : 'failed',
+          nextAttemptAt: failure.nextAttemptAt ?? new Date(0),
+        },
+      );
     },
   };
   return { store: store as unknown as Store, state };
@@ -54,13 +64,33 @@ function outboxStore(items: OutboxItem[]) {
 
 function item(id: string, conversationId: string, at: Date): OutboxItem {
   return {
-    id, conversationId, participantId: null, channel: 'sink', recipient: '+14165550100', kind: 'text', text: id, poll: null,
-    idempotencyKey: `key_${id}`, status: 'pending', attempts: 0, nextAttemptAt: at, lastError: null, createdAt: at, sentAt: null,
-    providerMessageId: null, deliveryStatus: null, deliveryStatusAt: null, deliveryError: null,
+    id,
+    conversationId,
+    participantId: null,
+    channel: 'sink',
+    recipient: '+14165550100',
+    kind: 'text',
+    text: id,
+    poll: null,
+    idempotencyKey: `key_${id}`,
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAt: at,
+    lastError: null,
+    createdAt: at,
+    sentAt: null,
+    providerMessageId: null,
+    deliveryStatus: null,
+    deliveryStatusAt: null,
+    deliveryError: null,
   };
 }
 
-function setup(items: OutboxItem[], onSend: (text: string) => unknown = () => undefined, options: { concurrency?: number } = {}) {
+function setup(
+  items: OutboxItem[],
+  onSend: (text: string) => unknown = () => undefined,
+  options: { concurrency?: number } = {},
+) {
   const sent: string[] = [];
   const channel: Channel = {
     name: 'sink',
@@ -73,14 +103,27 @@ function setup(items: OutboxItem[], onSend: (text: string) => unknown = () => un
   const clock = { now: () => new Date(1_000_000), sleep: async () => undefined };
   const { store, state } = outboxStore(items);
   const logger = pino({ level: 'silent' });
-  const dispatcher = new OutboxDispatcher({ store, channels: new Map([['sink', channel]]), gate: new ChannelGate({ store, clock, logger }), clock, logger, maxAttempts: 3, ...options });
+  const dispatcher = new OutboxDispatcher({
+    store,
+    channels: new Map([['sink', channel]]),
+    gate: new ChannelGate({ store, clock, logger }),
+    clock,
+    logger,
+    maxAttempts: 3,
+    ...options,
+  });
   return { dispatcher, sent, state };
 }
 
 describe('OutboxDispatcher', () => {
-  it('sends a conversation\'s messages one after the other, in order, each once', async () => {
+  it("sends a conversation's messages one after the other, in order, each once", async () => {
     const at = new Date(0);
-    const { dispatcher, sent } = setup([item('a1', 'a', at), item('b1', 'b', at), item('a2', 'a', at), item('a3', 'a', at)]);
+    const { dispatcher, sent } = setup([
+      item('a1', 'a', at),
+      item('b1', 'b', at),
+      item('a2', 'a', at),
+      item('a3', 'a', at),
+    ]);
     await dispatcher.kick();
     expect(sent.filter((text) => text.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
     expect(sent.sort()).toEqual(['a1', 'a2', 'a3', 'b1']);
@@ -101,23 +144,30 @@ describe('OutboxDispatcher', () => {
     expect(handed[2]!.nextAttemptAt).toEqual(new Date(1_000_000)); // claimable now, behind h2's retry
   });
 
-  it('does not send again what the store missed marking sent, and sends the next message as soon as the store is back', async () => {
-    const at = new Date(0);
-    const items = [item('m1', 'c', at), item('m2', 'c', at)];
-    // The store goes away between the first send and its "sent" mark.
-    const { dispatcher, sent, state } = setup(items, (text) => (state.down = text === 'm1'));
-    await dispatcher.kick();
-    expect(sent).toEqual(['m1']);
-    expect(items[0]!.status).toBe('pending'); // its claim still hides it; it must not be sent twice
+  it(
+    'does not send again what the store missed marking sent, and sends the next message as soon as the store ' +
+      'is back',
+    async () => {
+      const at = new Date(0);
+      const items = [item('m1', 'c', at), item('m2', 'c', at)];
+      // The store goes away between the first send and its "sent" mark.
+      const { dispatcher, sent, state } = setup(items, (text) => (state.down = text === 'm1'));
+      await dispatcher.kick();
+      expect(sent).toEqual(['m1']);
+      expect(items[0]!.status).toBe('pending'); // its claim still hides it; it must not be sent twice
 
-    await dispatcher.kick(); // still down: nothing moves, nothing is lost
-    expect(sent).toEqual(['m1']);
+      await dispatcher.kick(); // still down: nothing moves, nothing is lost
+      expect(sent).toEqual(['m1']);
 
-    state.down = false;
-    await dispatcher.kick();
-    expect(sent).toEqual(['m1', 'm2']);
-    expect(items.map((entry) => [entry.status, entry.attempts])).toEqual([['sent', 1], ['sent', 1]]);
-  });
+      state.down = false;
+      await dispatcher.kick();
+      expect(sent).toEqual(['m1', 'm2']);
+      expect(items.map((entry) => [entry.status, entry.attempts])).toEqual([
+        ['sent', 1],
+        ['sent', 1],
+      ]);
+    },
+  );
 
   it('gives up marking a row the store refuses (not an outage), so the other conversations keep going', async () => {
     const at = new Date(0);
@@ -133,14 +183,19 @@ describe('OutboxDispatcher', () => {
     expect(sent).toContain('x2');
   });
 
-  it('keeps delivering to other conversations while one receiver hangs, and holds that conversation\'s next message', async () => {
+  it("keeps delivering to other conversations while one receiver hangs, and holds that conversation's next message", async () => {
     const at = new Date(0);
-    const items = [item('slow1', 'slow', at), item('slow2', 'slow', at), item('fast1', 'fast', at), item('fast2', 'fast', at)];
+    const items = [
+      item('slow1', 'slow', at),
+      item('slow2', 'slow', at),
+      item('fast1', 'fast', at),
+      item('fast2', 'fast', at),
+    ];
     let release!: () => void;
     const hung = new Promise<void>((resolve) => (release = resolve));
     const { dispatcher, sent } = setup(items, (text) => (text === 'slow1' ? hung : undefined));
     const idle = dispatcher.kick();
-    await waitFor(() => sent.includes('fast2'), { what: 'the other conversation\'s second message', timeoutMs: 2000 });
+    await waitFor(() => sent.includes('fast2'), { what: "the other conversation's second message", timeoutMs: 2000 });
     expect(sent).not.toContain('slow2'); // its predecessor is still in flight
     release();
     await idle;
@@ -153,12 +208,16 @@ describe('OutboxDispatcher', () => {
     const items = Array.from({ length: 12 }, (_, index) => item(`m${index}`, `c${index}`, at));
     let inFlight = 0;
     let most = 0;
-    const { dispatcher, sent } = setup(items, async () => {
-      inFlight += 1;
-      most = Math.max(most, inFlight);
-      await new Promise((resolve) => setImmediate(resolve));
-      inFlight -= 1;
-    }, { concurrency: 3 });
+    const { dispatcher, sent } = setup(
+      items,
+      async () => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight -= 1;
+      },
+      { concurrency: 3 },
+    );
     await dispatcher.kick();
     expect(sent).toHaveLength(12);
     expect(most).toBe(3);

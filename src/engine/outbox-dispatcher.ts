@@ -129,8 +129,18 @@ export class OutboxDispatcher {
     while (!this.#stopped && this.#handedOff.length > 0 && this.#inFlight.size < this.#concurrency) {
       const items = this.#handedOff.shift()!;
       const chain = this.#deliverInOrder(items)
-        .catch((error: unknown) => this.#options.logger.error({ outboxId: items[0]!.id, err: describeError(error) }, 'outbox delivery not recorded'))
-        .finally(() => this.#settled(items.map((item) => item.id), this.#kickedWhileBusy));
+        .catch((error: unknown) =>
+          this.#options.logger.error(
+            { outboxId: items[0]!.id, err: describeError(error) },
+            'outbox delivery not recorded',
+          ),
+        )
+        .finally(() =>
+          this.#settled(
+            items.map((item) => item.id),
+            this.#kickedWhileBusy,
+          ),
+        );
       for (const item of items) this.#inFlight.set(item.id, chain);
     }
   }
@@ -195,7 +205,11 @@ export class OutboxDispatcher {
       const free = this.#concurrency - this.#inFlight.size;
       if (free <= 0) return;
       const now = clock.now();
-      const claimed = await store.claimDueOutbox(now, Math.min(free, this.#options.batchSize ?? 100), new Date(now.getTime() + CLAIM_MS));
+      const claimed = await store.claimDueOutbox(
+        now,
+        Math.min(free, this.#options.batchSize ?? 100),
+        new Date(now.getTime() + CLAIM_MS),
+      );
       if (claimed.length === 0) return;
       // An item still in flight here (its claim ran out mid-send) is not sent a second time.
       for (const item of claimed) if (!this.#inFlight.has(item.id)) this.#track(item);
@@ -205,7 +219,9 @@ export class OutboxDispatcher {
   #track(item: OutboxItem): void {
     const delivery = this.#deliver(item)
       .then(() => undefined)
-      .catch((error: unknown) => this.#options.logger.error({ outboxId: item.id, err: describeError(error) }, 'outbox delivery not recorded'))
+      .catch((error: unknown) =>
+        this.#options.logger.error({ outboxId: item.id, err: describeError(error) }, 'outbox delivery not recorded'),
+      )
       .finally(() => this.#settled([item.id], true)); // the conversation's next row may be claimable now
     this.#inFlight.set(item.id, delivery);
   }
@@ -221,7 +237,10 @@ export class OutboxDispatcher {
         await this.#options.store.markOutboxSent(id, sent.at, sent.attempts, sent.providerMessageId);
       } catch (error) {
         if (isStoreUnavailable(error)) throw error;
-        this.#options.logger.error({ outboxId: id, err: describeError(error) }, 'sent message could not be marked sent');
+        this.#options.logger.error(
+          { outboxId: id, err: describeError(error) },
+          'sent message could not be marked sent',
+        );
       }
       this.#unmarked.delete(id);
     }
@@ -243,7 +262,10 @@ export class OutboxDispatcher {
       const nextAttemptAt = giveUp ? null : new Date(clock.now().getTime() + retryDelayMs(attempts));
       this.#options.observer?.delivered(item.channel, giveUp ? 'failed' : 'retry');
       await store.markOutboxAttemptFailed(item.id, { attempts, error: describeError(error), nextAttemptAt });
-      logger.warn({ outboxId: item.id, channel: item.channel, attempts, giveUp, err: describeError(error) }, 'outbound delivery failed');
+      logger.warn(
+        { outboxId: item.id, channel: item.channel, attempts, giveUp, err: describeError(error) },
+        'outbound delivery failed',
+      );
       return false;
     }
     this.#options.observer?.delivered(item.channel, 'sent');

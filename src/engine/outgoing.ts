@@ -1,6 +1,15 @@
 import { NO_LIMITS, type ChannelCapabilities, type ChannelDirectory } from '../channels/channel.ts';
 import type { IdGenerator } from '../core/clock.ts';
-import type { Conversation, Message, MessageSource, NewMessage, NewOutboxItem, OutboxItem, Participant, Poll } from '../core/domain.ts';
+import type {
+  Conversation,
+  Message,
+  MessageSource,
+  NewMessage,
+  NewOutboxItem,
+  OutboxItem,
+  Participant,
+  Poll,
+} from '../core/domain.ts';
 import { firstNumbersOfBatch, pollForChannel } from '../core/poll-numbering.ts';
 import { splitText } from '../core/split-text.ts';
 import type { StoreTx } from '../store/store.ts';
@@ -27,7 +36,6 @@ interface WirePart {
   text: string;
   poll: Poll | null;
 }
-
 
 /**
  * Appends messages to the transcript and queues their delivery in the caller's transaction,
@@ -103,7 +111,17 @@ export class Outgoing {
 }
 
 function asPending(item: NewOutboxItem): OutboxItem {
-  return { ...item, status: 'pending', attempts: 0, lastError: null, sentAt: null, providerMessageId: null, deliveryStatus: null, deliveryStatusAt: null, deliveryError: null };
+  return {
+    ...item,
+    status: 'pending',
+    attempts: 0,
+    lastError: null,
+    sentAt: null,
+    providerMessageId: null,
+    deliveryStatus: null,
+    deliveryStatusAt: null,
+    deliveryError: null,
+  };
 }
 
 /** Native when the channel has polls and the options are distinct, non-blank and within its limits (in characters). */
@@ -111,11 +129,18 @@ function fitsNatively(poll: Poll, capabilities: ChannelCapabilities): boolean {
   const limits = capabilities.polls;
   if (limits === null || poll.options.length > limits.maxOptions || poll.question.trim() === '') return false;
   const titles = poll.options.map((option) => option.trim());
-  return new Set(titles).size === titles.length && titles.every((title) => title !== '' && [...title].length <= limits.maxOptionLength);
+  return (
+    new Set(titles).size === titles.length &&
+    titles.every((title) => title !== '' && [...title].length <= limits.maxOptionLength)
+  );
 }
 
-export function render(message: Pick<Message, 'kind' | 'text' | 'poll'>, capabilities: ChannelCapabilities): WirePart[] {
-  if (message.poll && fitsNatively(message.poll, capabilities)) return [{ kind: 'poll', text: message.text, poll: message.poll }];
+export function render(
+  message: Pick<Message, 'kind' | 'text' | 'poll'>,
+  capabilities: ChannelCapabilities,
+): WirePart[] {
+  if (message.poll && fitsNatively(message.poll, capabilities))
+    return [{ kind: 'poll', text: message.text, poll: message.poll }];
   const text = message.poll ? pollForChannel(message.poll, message.poll.firstNumber ?? 1) : message.text;
   return splitText(text, capabilities.maxTextLength).map((part) => ({ kind: 'text', text: part, poll: null }));
 }

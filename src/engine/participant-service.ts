@@ -25,7 +25,9 @@ export interface EnrollmentInput {
   flow?: string | undefined;
 }
 
-export type ParticipantPatch = Partial<Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'cohort' | 'debug'>>;
+export type ParticipantPatch = Partial<
+  Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'cohort' | 'debug'>
+>;
 
 export interface ParticipantServiceDeps {
   store: Store;
@@ -91,7 +93,11 @@ export class ParticipantService {
     const { ids, channels } = this.#deps;
     const flow = this.#flowNamed(input.flow ?? this.#deps.defaultFlow);
     if (input.channel !== undefined && !channels.get(input.channel)) {
-      throw new AppError('invalid_request', `channel: must be one of ${channels.names.join(', ')} (the channels this server runs)`, { field: 'channel' });
+      throw new AppError(
+        'invalid_request',
+        `channel: must be one of ${channels.names.join(', ')} (the channels this server runs)`,
+        { field: 'channel' },
+      );
     }
     const participant: Participant = {
       id: ids.next('part'),
@@ -121,10 +127,20 @@ export class ParticipantService {
     return { participant, conversation, flow };
   }
 
-  #greet({ participant, conversation, flow }: { participant: Participant; conversation: Conversation; flow: Flow }): Promise<unknown> {
+  #greet({
+    participant,
+    conversation,
+    flow,
+  }: {
+    participant: Participant;
+    conversation: Conversation;
+    flow: Flow;
+  }): Promise<unknown> {
     return this.#deps.engine
       .trigger(conversation.id, { kind: 'event', trigger: 'greeting', hint: flow.greetingHint(participant) })
-      .catch((error) => this.#deps.logger.error({ participantId: participant.id, err: describeError(error) }, 'greeting turn failed'));
+      .catch((error) =>
+        this.#deps.logger.error({ participantId: participant.id, err: describeError(error) }, 'greeting turn failed'),
+      );
   }
 
   /**
@@ -135,14 +151,29 @@ export class ParticipantService {
     const { store, clock, ids, engine, logger } = this.#deps;
     const flow = this.#flowNamed(flowName);
     if (flow.needsParticipant !== false) {
-      throw new AppError('invalid_request', `flow: "${flow.id}" needs a participant; enrol one (POST /conversation/participants with "flow") instead`, { field: 'flow' });
+      throw new AppError(
+        'invalid_request',
+        `flow: "${flow.id}" needs a participant; enrol one (POST /conversation/participants with "flow") instead`,
+        { field: 'flow' },
+      );
     }
     const now = clock.now();
-    const conversation: Conversation = { id: ids.next('conv'), participantId: null, channel: 'web', flow: flow.id, ...flow.initialState(), version: 1, createdAt: now, updatedAt: now };
+    const conversation: Conversation = {
+      id: ids.next('conv'),
+      participantId: null,
+      channel: 'web',
+      flow: flow.id,
+      ...flow.initialState(),
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    };
     await store.insertConversation(conversation);
     engine
       .trigger(conversation.id, { kind: 'event', trigger: 'greeting', hint: flow.greetingHint(null) })
-      .catch((error) => logger.error({ conversationId: conversation.id, err: describeError(error) }, 'greeting turn failed'));
+      .catch((error) =>
+        logger.error({ conversationId: conversation.id, err: describeError(error) }, 'greeting turn failed'),
+      );
     return conversation;
   }
 
@@ -177,7 +208,8 @@ export class ParticipantService {
     if (before.status === updated.status && !moved) return updated;
     const conversation = await tx.findConversationByParticipant(id);
     const flow = conversation && this.flowOf(conversation);
-    if (moved && conversation) await flow?.onParticipantMoved?.(tx, conversation, before.timezone, updated.timezone!, now);
+    if (moved && conversation)
+      await flow?.onParticipantMoved?.(tx, conversation, before.timezone, updated.timezone!, now);
     if (before.status === updated.status) return updated;
     if (updated.status !== 'active') await tx.cancelTimersOf(id, now);
     if (updated.status === 'active' && conversation) await flow?.onParticipantResumed?.(tx, conversation, now);
@@ -191,8 +223,16 @@ export class ParticipantService {
   }
 
   /** One page of participants, oldest enrolment first, and how many there are in all. */
-  async list(filter: { status?: ParticipantStatus; cohort?: string; limit: number; offset: number }): Promise<{ participants: Participant[]; total: number }> {
-    const [participants, total] = await Promise.all([this.#deps.store.listParticipants(filter), this.#deps.store.countParticipants({ status: filter.status, cohort: filter.cohort })]);
+  async list(filter: {
+    status?: ParticipantStatus;
+    cohort?: string;
+    limit: number;
+    offset: number;
+  }): Promise<{ participants: Participant[]; total: number }> {
+    const [participants, total] = await Promise.all([
+      this.#deps.store.listParticipants(filter),
+      this.#deps.store.countParticipants({ status: filter.status, cohort: filter.cohort }),
+    ]);
     return { participants, total };
   }
 
@@ -209,7 +249,10 @@ export class ParticipantService {
   /** The flow of that name; a 400 naming the field `flow` when there is none. */
   #flowNamed(name: string): Flow {
     const flow = this.#deps.flows.get(name);
-    if (!flow) throw new AppError('invalid_request', `flow: must be one of ${[...this.#deps.flows.keys()].join(', ')}`, { field: 'flow' });
+    if (!flow)
+      throw new AppError('invalid_request', `flow: must be one of ${[...this.#deps.flows.keys()].join(', ')}`, {
+        field: 'flow',
+      });
     return flow;
   }
 
@@ -228,18 +271,38 @@ export class ParticipantService {
     const current = await this.conversationOf(participantId);
     const flow = this.flowOf(current);
     if (!flow.subStates.includes(subState)) {
-      throw new AppError('invalid_request', `sub_state: must be one of ${flow.subStates.join(', ') || '(none: this flow has no sub-states)'}`, { field: 'sub_state' });
+      throw new AppError(
+        'invalid_request',
+        `sub_state: must be one of ${flow.subStates.join(', ') || '(none: this flow has no sub-states)'}`,
+        { field: 'sub_state' },
+      );
     }
     return this.#deps.engine.exclusive(current.id, () =>
       store.transaction(async (tx) => {
         const now = clock.now();
         const conversation = (await tx.getConversation(current.id)) ?? current;
         const updated = await tx.updateConversation(conversation.id, conversation.version, { subState }, now);
-        if (!updated) throw new AppError('version_conflict', 'the conversation changed meanwhile; try again', { retryable: true });
+        if (!updated)
+          throw new AppError('version_conflict', 'the conversation changed meanwhile; try again', { retryable: true });
         await flow.onSubStateForced?.(tx, updated, now);
         const note = `Operator set the sub-state from ${conversation.subState ?? 'none'} to ${subState}${reason ? `: ${reason}` : ''}.`;
-        await tx.appendMessages([{ id: ids.next('msg'), conversationId: conversation.id, role: 'system', kind: 'text', text: note, poll: null, source: 'operator', turnId: null, createdAt: now }]);
-        this.#deps.logger.info({ participantId, from: conversation.subState, to: subState }, 'operator forced sub-state');
+        await tx.appendMessages([
+          {
+            id: ids.next('msg'),
+            conversationId: conversation.id,
+            role: 'system',
+            kind: 'text',
+            text: note,
+            poll: null,
+            source: 'operator',
+            turnId: null,
+            createdAt: now,
+          },
+        ]);
+        this.#deps.logger.info(
+          { participantId, from: conversation.subState, to: subState },
+          'operator forced sub-state',
+        );
         return updated;
       }),
     );
@@ -262,7 +325,8 @@ export class ParticipantService {
   async #sendGoodbye(participant: Participant, conversation: Conversation | undefined): Promise<void> {
     const id = this.#deps.ids.next('out');
     try {
-      const channel = (conversation && this.#deps.channels.get(conversation.channel)) || this.#deps.channels.defaultChannel;
+      const channel =
+        (conversation && this.#deps.channels.get(conversation.channel)) || this.#deps.channels.defaultChannel;
       await this.#deps.gate.send(channel, {
         id,
         participantId: participant.id,

@@ -53,19 +53,26 @@ describe('JsonGuard', () => {
   it('never releases anything from a JSON-looking stream, and never loses text from a plain one', () => {
     fc.assert(
       // Texts made of the characters that matter (fences, tags, brackets), as well as any text.
-      fc.property(fc.oneof(fc.string(), fc.string({ unit: fc.constantFrom('`', 'j', 's', 'o', 'n', 'b', '\n', ' ', '{', '[', 'x') })), fc.array(fc.nat({ max: 5 }), { maxLength: 10 }), (text, cuts) => {
-        const deltas: string[] = [];
-        let rest = text;
-        for (const cut of cuts) {
-          deltas.push(rest.slice(0, cut));
-          rest = rest.slice(cut);
-        }
-        deltas.push(rest);
-        const out = run(deltas);
-        const verdict = startsLikeJson(text);
-        if (verdict === true) expect(out).toBe('');
-        if (verdict === false) expect(out).toBe(text);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.string({ unit: fc.constantFrom('`', 'j', 's', 'o', 'n', 'b', '\n', ' ', '{', '[', 'x') }),
+        ),
+        fc.array(fc.nat({ max: 5 }), { maxLength: 10 }),
+        (text, cuts) => {
+          const deltas: string[] = [];
+          let rest = text;
+          for (const cut of cuts) {
+            deltas.push(rest.slice(0, cut));
+            rest = rest.slice(cut);
+          }
+          deltas.push(rest);
+          const out = run(deltas);
+          const verdict = startsLikeJson(text);
+          if (verdict === true) expect(out).toBe('');
+          if (verdict === false) expect(out).toBe(text);
+        },
+      ),
     );
   });
 });

@@ -31,7 +31,11 @@ function fenceLooksLikeJson(afterFence: string): boolean | null {
 /** The reply to store and send: the text itself, a reply field pulled out of JSON, or the fallback. */
 export function plainReply(text: string, fallback: string): string {
   if (startsLikeJson(text) !== true) return text;
-  const body = text.trim().replace(/^```[a-z]*\s*/i, '').replace(/```$/, '').trim();
+  const body = text
+    .trim()
+    .replace(/^```[a-z]*\s*/i, '')
+    .replace(/```$/, '')
+    .trim();
   try {
     const parsed: unknown = JSON.parse(body);
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {

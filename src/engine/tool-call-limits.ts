@@ -14,14 +14,19 @@ export interface ToolCallLimits {
 export const DEFAULT_TOOL_CALL_LIMITS: ToolCallLimits = Object.freeze({ perResponse: 8, perTurn: 24 });
 
 /** One call of a response: run it, or answer it with `outcome` without running anything. */
-export type ToolCallAdmission = { call: LlmToolCall; run: true } | { call: LlmToolCall; run: false; outcome: ToolOutcome };
+export type ToolCallAdmission =
+  { call: LlmToolCall; run: true } | { call: LlmToolCall; run: false; outcome: ToolOutcome };
 
 /**
  * Which calls of one response run, in the order the model sent them: the first
  * `perResponse`, as long as the turn stays within `perTurn` (`admittedBefore`: calls of earlier
  * responses this turn that were admitted). Pure; the loop executes.
  */
-export function admitToolCalls(calls: readonly LlmToolCall[], admittedBefore: number, limits: ToolCallLimits): ToolCallAdmission[] {
+export function admitToolCalls(
+  calls: readonly LlmToolCall[],
+  admittedBefore: number,
+  limits: ToolCallLimits,
+): ToolCallAdmission[] {
   return calls.map((call, index) => {
     if (index >= limits.perResponse) return { call, run: false, outcome: tooManyInResponse(limits.perResponse) };
     if (admittedBefore + index >= limits.perTurn) return { call, run: false, outcome: tooManyInTurn(limits.perTurn) };
@@ -29,5 +34,11 @@ export function admitToolCalls(calls: readonly LlmToolCall[], admittedBefore: nu
   });
 }
 
-const tooManyInResponse = (limit: number) => toolError(`too many tool calls in one response; at most ${limit} are run. This call was not run: make it again later if you still need it.`);
-const tooManyInTurn = (limit: number) => toolError(`too many tool calls in this turn; at most ${limit} are run per reply. This call was not run: answer with the results you have.`);
+const tooManyInResponse = (limit: number) =>
+  toolError(
+    `too many tool calls in one response; at most ${limit} are run. This call was not run: make it again later if you still need it.`,
+  );
+const tooManyInTurn = (limit: number) =>
+  toolError(
+    `too many tool calls in this turn; at most ${limit} are run per reply. This call was not run: answer with the results you have.`,
+  );

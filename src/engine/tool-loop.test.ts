@@ -40,7 +40,11 @@ const broken = defineTool({
   },
 });
 
-const call = (name: string, args: unknown, id = `call_${name}`) => ({ id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args) });
+const call = (name: string, args: unknown, id = `call_${name}`) => ({
+  id,
+  name,
+  arguments: typeof args === 'string' ? args : JSON.stringify(args),
+});
 let clock = 0;
 const base = {
   tools: [echo, broken],
@@ -59,7 +63,10 @@ describe('runToolLoop', () => {
   });
 
   it('runs tools, feeds results back, and ends on the next text', async () => {
-    const provider = modelSaying({ toolCalls: [call('echo', { word: 'a' }), call('echo', { word: 'b' }, 'c2')] }, { text: 'Done.' });
+    const provider = modelSaying(
+      { toolCalls: [call('echo', { word: 'a' }), call('echo', { word: 'b' }, 'c2')] },
+      { text: 'Done.' },
+    );
     const result = await runToolLoop({ ...base, provider });
     expect(result.text).toBe('Done.');
     expect(result.toolCalls.map((executed) => executed.outcome)).toEqual([
@@ -96,16 +103,24 @@ describe('runToolLoop', () => {
   });
 
   it('ends with the fallback reply right after the 10th round of tools, with no 11th model call', async () => {
-    const provider = modelSaying(...Array.from({ length: 20 }, (_, index) => ({ toolCalls: [call('echo', { word: `w${index}` })] })));
+    const provider = modelSaying(
+      ...Array.from({ length: 20 }, (_, index) => ({ toolCalls: [call('echo', { word: `w${index}` })] })),
+    );
     const result = await runToolLoop({ ...base, provider });
     expect(result).toMatchObject({ text: 'FALLBACK', endedBy: 'round-limit', toolRounds: 10, modelCalls: 10 });
-    expect(result.toolCalls.map((executed) => executed.outcome.result)).toEqual(Array.from({ length: 10 }, (_, index) => `echoed w${index}`));
+    expect(result.toolCalls.map((executed) => executed.outcome.result)).toEqual(
+      Array.from({ length: 10 }, (_, index) => `echoed w${index}`),
+    );
     expect(provider.requests).toHaveLength(10);
   });
 
   it('with text and tool calls on the 10th round, runs them and replies with that text', async () => {
     const rounds = Array.from({ length: 9 }, (_, index) => ({ toolCalls: [call('echo', { word: `w${index}` })] }));
-    const provider = modelSaying(...rounds, { text: 'Last one!', toolCalls: [call('echo', { word: 'w9' })] }, { text: 'never asked' });
+    const provider = modelSaying(
+      ...rounds,
+      { text: 'Last one!', toolCalls: [call('echo', { word: 'w9' })] },
+      { text: 'never asked' },
+    );
     const result = await runToolLoop({ ...base, provider });
     expect(result).toMatchObject({ text: 'Last one!', endedBy: 'reply', toolRounds: 10, modelCalls: 10 });
     expect(result.toolCalls.at(-1)?.outcome.result).toBe('echoed w9');

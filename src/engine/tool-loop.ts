@@ -65,7 +65,14 @@ export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult>
   /** Calls of this turn admitted within the limits. */
   let admitted = 0;
   const result: ToolLoopResult = {
-    text: '', endedBy: 'reply', toolCalls: [], modelCalls: 0, toolRounds: 0, modelMs: 0, toolMs: 0, model: input.provider.model,
+    text: '',
+    endedBy: 'reply',
+    toolCalls: [],
+    modelCalls: 0,
+    toolRounds: 0,
+    modelMs: 0,
+    toolMs: 0,
+    model: input.provider.model,
   };
 
   for (;;) {
@@ -88,7 +95,9 @@ export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult>
     for (const admission of admitToolCalls(step.calls, admitted, limits)) {
       const { call } = admission;
       if (admission.run) admitted += 1;
-      const executed = admission.run ? await runOne(toolsByName, call, result.toolRounds, input) : refuse(admission.outcome, call, result.toolRounds, input);
+      const executed = admission.run
+        ? await runOne(toolsByName, call, result.toolRounds, input)
+        : refuse(admission.outcome, call, result.toolRounds, input);
       result.toolCalls.push(executed);
       result.toolMs += executed.durationMs;
       messages.push({ role: 'tool', toolCallId: call.id, content: executed.outcome.result });

@@ -1,11 +1,26 @@
 import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../core/clock.ts';
-import type { Conversation, Message, NewMessage, OutboxItem, Participant, ToolCallRecord, TurnRecord } from '../core/domain.ts';
+import type {
+  Conversation,
+  Message,
+  NewMessage,
+  OutboxItem,
+  Participant,
+  ToolCallRecord,
+  TurnRecord,
+} from '../core/domain.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import { AppError, describeError, isModelUnavailable } from '../core/errors.ts';
 import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
 import type { Store, StoreTx } from '../store/store.ts';
-import { answeredMessages, type ExtraMessage, type Flow, type PreparedTurn, type TurnInput, type TurnOutcome } from './flow.ts';
+import {
+  answeredMessages,
+  type ExtraMessage,
+  type Flow,
+  type PreparedTurn,
+  type TurnInput,
+  type TurnOutcome,
+} from './flow.ts';
 import { buildModelMessages, HISTORY_WINDOW } from './model-context.ts';
 import type { Narrator, TurnNarration } from './narration.ts';
 import type { Outgoing, OutgoingDraft } from './outgoing.ts';
@@ -21,7 +36,8 @@ import type { EngineObserver } from '../observability/metrics.ts';
 export const MODEL_FAILURE_REPLY = "Sorry, something went wrong on our side, so I can't reply to this.";
 
 /** The default notice while the model cannot be reached: true, because the turn waits and runs again. */
-export const MODEL_OUTAGE_NOTICE = "I'm having trouble reaching my language model right now. I'll answer your message as soon as it's back.";
+export const MODEL_OUTAGE_NOTICE =
+  "I'm having trouble reaching my language model right now. I'll answer your message as soon as it's back.";
 
 export interface TurnRunnerDeps {
   store: Store;
@@ -76,22 +92,42 @@ export class TurnRunner {
     const { store, clock, ids } = this.#deps;
     const conversation = await store.getConversation(conversationId);
     if (!conversation) throw new AppError('not_found', `conversation ${conversationId} does not exist`);
-    const participant = conversation.participantId ? ((await store.getParticipant(conversation.participantId)) ?? null) : null;
+    const participant = conversation.participantId
+      ? ((await store.getParticipant(conversation.participantId)) ?? null)
+      : null;
     const turnId = ids.next('turn');
     if (participant && participant.status !== 'active') return this.#recordOnly(conversation, input, turnId);
 
     const startedAt = clock.now();
     const started = this.#elapsed();
     const replyId = ids.next('msg');
-    const narration = await this.#deps.narrator?.begin(conversation.id, replyId, input.kind === 'message' ? input.inboxId : null);
+    const narration = await this.#deps.narrator?.begin(
+      conversation.id,
+      replyId,
+      input.kind === 'message' ? input.inboxId : null,
+    );
     try {
       const history = await store.listMessages(conversation.id, { limit: HISTORY_WINDOW, withoutSystem: true });
       const flow = this.#flow(conversation);
-      const prepared = await flow.prepareTurn({ turnId, conversation, participant, history, input, now: startedAt, store });
+      const prepared = await flow.prepareTurn({
+        turnId,
+        conversation,
+        participant,
+        history,
+        input,
+        now: startedAt,
+        store,
+      });
       if (prepared.codeAllowed) narration?.allowCode();
       const { result, error, executed, interrupted } = await this.#loop(prepared, history, input, signals, narration);
       const outcome = interrupted ? {} : prepared.finish(result);
-      const reply = interrupted ? null : result ? (prepared.codeAllowed ? result.text.trim() || prepared.fallbackText : plainReply(result.text, prepared.fallbackText)) : MODEL_FAILURE_REPLY;
+      const reply = interrupted
+        ? null
+        : result
+          ? prepared.codeAllowed
+            ? result.text.trim() || prepared.fallbackText
+            : plainReply(result.text, prepared.fallbackText)
+          : MODEL_FAILURE_REPLY;
       const status = interrupted ? 'cancelled' : error ? 'failed' : 'completed';
 
       let handOff: OutboxItem[] = [];
@@ -102,13 +138,36 @@ export class TurnRunner {
           await this.#keepMessageOnly(tx, conversation, input, now);
           return false;
         }
-        handOff = await this.#appendTranscript(tx, { conversation, participant }, input, turnId, { id: replyId, text: reply }, outcome.extraMessages ?? [], now);
+        handOff = await this.#appendTranscript(
+          tx,
+          { conversation, participant },
+          input,
+          turnId,
+          { id: replyId, text: reply },
+          outcome.extraMessages ?? [],
+          now,
+        );
         await prepared.commit(tx);
         await this.#patchConversation(tx, conversation, outcome, now);
         await tx.insertToolCalls(this.#toolCallRecords(executed, conversation.id, turnId, startedAt));
         const latency = narration?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
-        await tx.insertTurn(this.#turnRecord({ turnId, conversation, input, prepared, result, error, status, latency, startedAt, finishedAt: now, started }));
-        if (input.kind === 'message') for (const { inboxId } of answeredMessages(input)) await completeOnce(tx, inboxId, 'processed', now);
+        await tx.insertTurn(
+          this.#turnRecord({
+            turnId,
+            conversation,
+            input,
+            prepared,
+            result,
+            error,
+            status,
+            latency,
+            startedAt,
+            finishedAt: now,
+            started,
+          }),
+        );
+        if (input.kind === 'message')
+          for (const { inboxId } of answeredMessages(input)) await completeOnce(tx, inboxId, 'processed', now);
         return true;
       });
       if (!committed) {
@@ -117,7 +176,8 @@ export class TurnRunner {
       }
       this.#deps.deliveries?.deliverClaimed(handOff);
       this.#observe(conversation.flow, status, started, executed);
-      if (error) this.#deps.logger.warn({ conversationId, turnId, err: describeError(error) }, 'model failed; apology sent');
+      if (error)
+        this.#deps.logger.warn({ conversationId, turnId, err: describeError(error) }, 'model failed; apology sent');
       await (interrupted ? narration?.cancelled('interrupted') : narration?.committed(turnId));
       return { turnId, status, reply, ...(handOff.length > 0 ? { handedOff: true } : {}) };
     } catch (error) {
@@ -135,11 +195,18 @@ export class TurnRunner {
 
   #flow(conversation: Conversation): Flow {
     const flow = this.#deps.flows.get(conversation.flow);
-    if (!flow) throw new AppError('internal', `no flow named "${conversation.flow}" is configured`, { fault: 'system' });
+    if (!flow)
+      throw new AppError('internal', `no flow named "${conversation.flow}" is configured`, { fault: 'system' });
     return flow;
   }
 
-  async #loop(prepared: PreparedTurn, history: Message[], input: TurnInput, signals: TurnSignals, narration: TurnNarration | undefined) {
+  async #loop(
+    prepared: PreparedTurn,
+    history: Message[],
+    input: TurnInput,
+    signals: TurnSignals,
+    narration: TurnNarration | undefined,
+  ) {
     const messages = buildModelMessages(prepared.systemMessages, history, input, this.#deps.historyLimit);
     // Collected as they run, so the audit keeps the calls of a turn whose model later failed.
     const executed: ExecutedToolCall[] = [];
@@ -167,7 +234,9 @@ export class TurnRunner {
         },
         onAudit: (entry: ExecutedToolCall) => void executed.push(entry),
       };
-      const result = prepared.run ? await prepared.run(context) : await runToolLoop({ ...context, tools: prepared.tools, fallbackText: prepared.fallbackText });
+      const result = prepared.run
+        ? await prepared.run(context)
+        : await runToolLoop({ ...context, tools: prepared.tools, fallbackText: prepared.fallbackText });
       return { result, error: undefined, executed, interrupted: false };
     } catch (error) {
       if (signals.shutdown.aborted) throw error;
@@ -183,25 +252,40 @@ export class TurnRunner {
    * the message is kept in the transcript and the person gets the apology, in one small commit
    * that does not depend on whatever made the turn fail. False when even that could not be done.
    */
-  async giveUp(conversationId: string, input: Extract<TurnInput, { kind: 'message' }>, error: unknown): Promise<boolean> {
+  async giveUp(
+    conversationId: string,
+    input: Extract<TurnInput, { kind: 'message' }>,
+    error: unknown,
+  ): Promise<boolean> {
     const { store, clock, logger } = this.#deps;
     try {
       return await store.transaction(async (tx) => {
         const conversation = await tx.getConversation(conversationId);
         if (!conversation) return false;
-        const participant = conversation.participantId ? ((await tx.getParticipant(conversation.participantId)) ?? null) : null;
+        const participant = conversation.participantId
+          ? ((await tx.getParticipant(conversation.participantId)) ?? null)
+          : null;
         const now = clock.now();
         const kept = [];
-        for (const message of answeredMessages(input)) if (await tx.completeInbox(message.inboxId, 'failed', now, describeError(error))) kept.push(message);
+        for (const message of answeredMessages(input))
+          if (await tx.completeInbox(message.inboxId, 'failed', now, describeError(error))) kept.push(message);
         if (kept.length === 0) return true; // answered meanwhile
         await tx.appendMessages(kept.map((message) => this.#userMessage(conversationId, message.text, null, now)));
         if (!participant || participant.status === 'active') {
-          await this.#deps.outgoing.append(tx, { conversation, participant }, [{ text: MODEL_FAILURE_REPLY, source: 'system' }], { now, turnId: null });
+          await this.#deps.outgoing.append(
+            tx,
+            { conversation, participant },
+            [{ text: MODEL_FAILURE_REPLY, source: 'system' }],
+            { now, turnId: null },
+          );
         }
         return true;
       });
     } catch (giveUpError) {
-      logger.error({ conversationId, inboxId: input.inboxId, err: describeError(giveUpError) }, 'failed turn could not be recorded');
+      logger.error(
+        { conversationId, inboxId: input.inboxId, err: describeError(giveUpError) },
+        'failed turn could not be recorded',
+      );
       return false;
     }
   }
@@ -215,9 +299,14 @@ export class TurnRunner {
     return store.transaction(async (tx) => {
       const conversation = await tx.getConversation(conversationId);
       if (!conversation) return false;
-      const participant = conversation.participantId ? ((await tx.getParticipant(conversation.participantId)) ?? null) : null;
+      const participant = conversation.participantId
+        ? ((await tx.getParticipant(conversation.participantId)) ?? null)
+        : null;
       if (participant && participant.status !== 'active') return false;
-      await this.#deps.outgoing.append(tx, { conversation, participant }, [{ text, source: 'system' }], { now: clock.now(), turnId: null });
+      await this.#deps.outgoing.append(tx, { conversation, participant }, [{ text, source: 'system' }], {
+        now: clock.now(),
+        turnId: null,
+      });
       return true;
     });
   }
@@ -245,44 +334,86 @@ export class TurnRunner {
     now: Date,
   ): Promise<OutboxItem[]> {
     // Each message of a batch stays its own message in the transcript.
-    const own = input.kind === 'message' ? answeredMessages(input).map((message) => this.#userMessage(target.conversation.id, message.text, turnId, now)) : [];
+    const own =
+      input.kind === 'message'
+        ? answeredMessages(input).map((message) => this.#userMessage(target.conversation.id, message.text, turnId, now))
+        : [];
     const drafts: OutgoingDraft[] = [
       ...(reply.text === null ? [] : [{ id: reply.id, text: reply.text, source: 'model' as const }]),
-      ...extras.map((extra): OutgoingDraft => ({ ...extra, role: extra.visibleToModel ? 'assistant' : 'system', source: 'system' })),
+      ...extras.map((extra): OutgoingDraft => ({
+        ...extra,
+        role: extra.visibleToModel ? 'assistant' : 'system',
+        source: 'system',
+      })),
     ];
-    return this.#deps.outgoing.append(tx, target, drafts, { now, turnId, claimUntil: this.#deps.deliveries?.claimUntil(now) }, own);
+    return this.#deps.outgoing.append(
+      tx,
+      target,
+      drafts,
+      { now, turnId, claimUntil: this.#deps.deliveries?.claimUntil(now) },
+      own,
+    );
   }
 
   #userMessage(conversationId: string, text: string, turnId: string | null, now: Date): NewMessage {
-    return { id: this.#deps.ids.next('msg'), conversationId, role: 'user', kind: 'text', text, poll: null, source: 'participant', turnId, createdAt: now };
+    return {
+      id: this.#deps.ids.next('msg'),
+      conversationId,
+      role: 'user',
+      kind: 'text',
+      text,
+      poll: null,
+      source: 'participant',
+      turnId,
+      createdAt: now,
+    };
   }
 
   async #patchConversation(tx: StoreTx, conversation: Conversation, outcome: TurnOutcome, now: Date): Promise<void> {
     const patch = outcome.conversationPatch;
     if (!patch || (patch.state === undefined && patch.subState === undefined)) return;
     const updated = await tx.updateConversation(conversation.id, conversation.version, patch, now);
-    if (!updated) throw new AppError('version_conflict', `conversation ${conversation.id} changed during the turn`, { fault: 'system', retryable: true });
+    if (!updated)
+      throw new AppError('version_conflict', `conversation ${conversation.id} changed during the turn`, {
+        fault: 'system',
+        retryable: true,
+      });
   }
 
-  #toolCallRecords(calls: ExecutedToolCall[], conversationId: string, turnId: string, startedAt: Date): ToolCallRecord[] {
-    return calls.filter((executed) => !executed.persisted).map((executed) => ({
-      id: this.#deps.ids.next('tool'),
-      turnId,
-      conversationId,
-      round: executed.round,
-      name: executed.call.name,
-      arguments: executed.call.arguments,
-      result: executed.outcome.result,
-      status: executed.outcome.status,
-      durationMs: Math.round(executed.durationMs),
-      createdAt: startedAt,
-    }));
+  #toolCallRecords(
+    calls: ExecutedToolCall[],
+    conversationId: string,
+    turnId: string,
+    startedAt: Date,
+  ): ToolCallRecord[] {
+    return calls
+      .filter((executed) => !executed.persisted)
+      .map((executed) => ({
+        id: this.#deps.ids.next('tool'),
+        turnId,
+        conversationId,
+        round: executed.round,
+        name: executed.call.name,
+        arguments: executed.call.arguments,
+        result: executed.outcome.result,
+        status: executed.outcome.status,
+        durationMs: Math.round(executed.durationMs),
+        createdAt: startedAt,
+      }));
   }
 
   #turnRecord(args: {
-    turnId: string; conversation: Conversation; input: TurnInput; prepared: PreparedTurn; result: ToolLoopResult | undefined;
-    error: unknown; status: TurnRecord['status']; latency: Pick<TurnRecord, 'firstTokenMs' | 'timeToStatusMs'>;
-    startedAt: Date; finishedAt: Date; started: number;
+    turnId: string;
+    conversation: Conversation;
+    input: TurnInput;
+    prepared: PreparedTurn;
+    result: ToolLoopResult | undefined;
+    error: unknown;
+    status: TurnRecord['status'];
+    latency: Pick<TurnRecord, 'firstTokenMs' | 'timeToStatusMs'>;
+    startedAt: Date;
+    finishedAt: Date;
+    started: number;
   }): TurnRecord {
     const { result } = args;
     return {

@@ -11,12 +11,21 @@ export interface SummaryInput {
 
 const ms = (value: number | null) => (value === null ? '—' : `${value} ms`);
 const clip = (text: string, max = 300) => (text.length > max ? `${text.slice(0, max)}…` : text);
-const code = (value: unknown) => `\`${clip(typeof value === 'string' ? value : JSON.stringify(value), 200).replaceAll('`', "'")}\``;
+const code = (value: unknown) =>
+  `\`${clip(typeof value === 'string' ? value : JSON.stringify(value), 200).replaceAll('`', "'")}\``;
 
-const toolLine = (call: ToolCallRecord) => `- Tool \`${call.name}\` (round ${call.round}, ${call.status}, ${call.durationMs} ms): arguments ${code(call.arguments)} → ${clip(call.result, 200)}`;
+const toolLine = (call: ToolCallRecord) =>
+  `- Tool \`${call.name}\` (round ${call.round}, ${call.status}, ${call.durationMs} ms): arguments ${code(call.arguments)} → ${clip(call.result, 200)}`;
 
 /** A human-readable account of a conversation for debugging: turns, model and tool calls, latency, state changes. */
-export function conversationSummary({ conversation, participant, turns, toolCalls, messages, model }: SummaryInput): string {
+export function conversationSummary({
+  conversation,
+  participant,
+  turns,
+  toolCalls,
+  messages,
+  model,
+}: SummaryInput): string {
   const lines = [
     `# Conversation ${conversation.id}`,
     '',
@@ -28,7 +37,10 @@ export function conversationSummary({ conversation, participant, turns, toolCall
     '## Turns',
   ];
   turns.forEach((turn, index) => {
-    lines.push('', `### ${index + 1}. ${turn.startedAt.toISOString()} · ${turn.trigger} · ${turn.module} · ${turn.status}`);
+    lines.push(
+      '',
+      `### ${index + 1}. ${turn.startedAt.toISOString()} · ${turn.trigger} · ${turn.module} · ${turn.status}`,
+    );
     // A turn records the state it started in: the state it left behind is where the next one started.
     const next = turns[index + 1];
     if (next && next.module !== turn.module) lines.push(`- State change: ${turn.module} → ${next.module}`);
@@ -39,7 +51,9 @@ export function conversationSummary({ conversation, participant, turns, toolCall
     if (turn.error) lines.push(`- Error: ${clip(turn.error)}`);
     for (const call of toolCalls.filter((c) => c.turnId === turn.id)) lines.push(toolLine(call));
     for (const message of messages.filter((m) => m.turnId === turn.id)) {
-      lines.push(`- ${message.role === 'user' ? 'Participant' : message.role === 'assistant' ? 'Assistant' : 'System'}: ${clip(message.text)}`);
+      lines.push(
+        `- ${message.role === 'user' ? 'Participant' : message.role === 'assistant' ? 'Assistant' : 'System'}: ${clip(message.text)}`,
+      );
     }
   });
   // A change is audited in its own transaction: the turn that made it may have died before its record.

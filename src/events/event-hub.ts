@@ -100,16 +100,27 @@ export class EventHub {
    */
   syncMessages(conversationId: string, turn?: { id: string; number: number }): Promise<void> {
     return this.#run(conversationId, async (stream) => {
-      const recent = await this.#options.store.listMessages(conversationId, { afterSeq: stream.lastMessageSeq, limit: 200 });
+      const recent = await this.#options.store.listMessages(conversationId, {
+        afterSeq: stream.lastMessageSeq,
+        limit: 200,
+      });
       for (const message of recent) {
         stream.lastMessageSeq = message.seq;
         if (message.role === 'user') continue;
-        this.#emitNow(conversationId, stream, { ...finalOf(message), turnId: turn && message.turnId === turn.id ? turn.number : null });
+        this.#emitNow(conversationId, stream, {
+          ...finalOf(message),
+          turnId: turn && message.turnId === turn.id ? turn.number : null,
+        });
       }
     });
   }
 
-  setSpeaking(conversationId: string, speaking: boolean, turnId: number | null, messageId: string | null): Promise<void> {
+  setSpeaking(
+    conversationId: string,
+    speaking: boolean,
+    turnId: number | null,
+    messageId: string | null,
+  ): Promise<void> {
     return this.#run(conversationId, (stream) => {
       if (stream.speaking === speaking) return;
       stream.speaking = speaking;
@@ -126,11 +137,35 @@ export class EventHub {
       await this.#flush(conversationId, stream);
       const head = stream.nextSeq - 1;
       const usable = cursor !== null && cursor <= head && cursor >= stream.firstSeq - 1;
-      const stored = usable ? await this.#options.store.listEvents(conversationId, { afterSeq: cursor, limit: this.#options.replayLimit }) : [];
-      const events = stored.map((row) => sessionEventSchema.parse({ ...row.payload, seq: row.seq, conversationId, turnId: row.turnNo, type: row.type, at: row.at.toISOString() }));
+      const stored = usable
+        ? await this.#options.store.listEvents(conversationId, { afterSeq: cursor, limit: this.#options.replayLimit })
+        : [];
+      const events = stored.map((row) =>
+        sessionEventSchema.parse({
+          ...row.payload,
+          seq: row.seq,
+          conversationId,
+          turnId: row.turnNo,
+          type: row.type,
+          at: row.at.toISOString(),
+        }),
+      );
       const lastReplayed = events.at(-1)?.seq ?? cursor ?? head;
-      const snapshot = await this.#snapshot(conversationId, stream, { full: !usable, nextCursor: lastReplayed < head ? lastReplayed : null });
-      const resync: ResyncEvent = { type: 'resync', seq: head, conversationId, turnId: null, messageId: null, role: 'system', correlationId: null, at: this.#options.clock.now().toISOString(), data: snapshot };
+      const snapshot = await this.#snapshot(conversationId, stream, {
+        full: !usable,
+        nextCursor: lastReplayed < head ? lastReplayed : null,
+      });
+      const resync: ResyncEvent = {
+        type: 'resync',
+        seq: head,
+        conversationId,
+        turnId: null,
+        messageId: null,
+        role: 'system',
+        correlationId: null,
+        at: this.#options.clock.now().toISOString(),
+        data: snapshot,
+      };
       return { events, resync };
     });
   }
@@ -182,12 +217,21 @@ export class EventHub {
       for (;;) {
         const rows = await this.#options.store.listEvents(conversationId, { afterSeq: s.nextSeq - 1, limit: 500 });
         for (const row of rows) {
-          const event = sessionEventSchema.parse({ ...row.payload, seq: row.seq, conversationId, turnId: row.turnNo, type: row.type, at: row.at.toISOString() });
+          const event = sessionEventSchema.parse({
+            ...row.payload,
+            seq: row.seq,
+            conversationId,
+            turnId: row.turnNo,
+            type: row.type,
+            at: row.at.toISOString(),
+          });
           s.nextSeq = event.seq + 1;
           if (event.turnId !== null) s.lastTurnNo = Math.max(s.lastTurnNo, event.turnId);
-          const messageSeq = event.type === 'final' ? Number((event.data as { messageSeq?: unknown } | undefined)?.messageSeq ?? 0) : 0;
+          const messageSeq =
+            event.type === 'final' ? Number((event.data as { messageSeq?: unknown } | undefined)?.messageSeq ?? 0) : 0;
           s.lastMessageSeq = Math.max(s.lastMessageSeq, messageSeq);
-          if (event.type === 'speaking') s.speaking = Boolean((event.data as { speaking?: unknown } | undefined)?.speaking);
+          if (event.type === 'speaking')
+            s.speaking = Boolean((event.data as { speaking?: unknown } | undefined)?.speaking);
           this.#deliver(conversationId, s, event);
         }
         if (rows.length < 500) return;
@@ -214,13 +258,28 @@ export class EventHub {
 
   /** Writes everything pending (before a shutdown, or for a test that reads the table). */
   async flushAll(): Promise<void> {
-    await Promise.all([...this.#streams.keys()].map((id) => this.#run(id, (stream) => this.#flush(id, stream)).catch(() => undefined)));
+    await Promise.all(
+      [...this.#streams.keys()].map((id) => this.#run(id, (stream) => this.#flush(id, stream)).catch(() => undefined)),
+    );
   }
 
   #stream(conversationId: string): Stream {
     let stream = this.#streams.get(conversationId);
     if (!stream) {
-      stream = { loaded: false, nextSeq: 1, firstSeq: 1, lastTurnNo: 0, lastMessageSeq: 0, speaking: false, active: 0, listeners: new Set(), turnListeners: new Set(), pending: [], flushScheduled: false, chain: Promise.resolve() };
+      stream = {
+        loaded: false,
+        nextSeq: 1,
+        firstSeq: 1,
+        lastTurnNo: 0,
+        lastMessageSeq: 0,
+        speaking: false,
+        active: 0,
+        listeners: new Set(),
+        turnListeners: new Set(),
+        pending: [],
+        flushScheduled: false,
+        chain: Promise.resolve(),
+      };
       this.#streams.set(conversationId, stream);
       this.#evictIdle();
     }
@@ -240,7 +299,10 @@ export class EventHub {
 
   async #load(conversationId: string, stream: Stream): Promise<void> {
     const { store } = this.#options;
-    const [range, last] = await Promise.all([store.eventRange(conversationId), store.listMessages(conversationId, { limit: 1 })]);
+    const [range, last] = await Promise.all([
+      store.eventRange(conversationId),
+      store.listMessages(conversationId, { limit: 1 }),
+    ]);
     stream.nextSeq = (range?.last ?? 0) + 1;
     stream.firstSeq = range?.first ?? 1;
     stream.lastTurnNo = range?.lastTurnNo ?? 0;
@@ -253,8 +315,14 @@ export class EventHub {
 
   #emitNow(conversationId: string, stream: Stream, draft: EventDraft): SessionEvent {
     const event = sessionEventSchema.parse({
-      turnId: null, messageId: null, role: 'assistant', correlationId: null, ...draft,
-      seq: stream.nextSeq, conversationId, at: this.#options.clock.now().toISOString(),
+      turnId: null,
+      messageId: null,
+      role: 'assistant',
+      correlationId: null,
+      ...draft,
+      seq: stream.nextSeq,
+      conversationId,
+      at: this.#options.clock.now().toISOString(),
     });
     stream.nextSeq += 1;
     stream.pending.push(event);
@@ -275,7 +343,8 @@ export class EventHub {
 
   #scheduleFlush(conversationId: string, stream: Stream): void {
     // node:sqlite answers synchronously, so a busy stretch of turns may never yield to setImmediate.
-    if (stream.pending.length % FLUSH_BATCH === 0) void this.#run(conversationId, (s) => this.#flush(conversationId, s)).catch(() => undefined);
+    if (stream.pending.length % FLUSH_BATCH === 0)
+      void this.#run(conversationId, (s) => this.#flush(conversationId, s)).catch(() => undefined);
     if (stream.flushScheduled) return;
     stream.flushScheduled = true;
     setImmediate(() => {
@@ -290,7 +359,14 @@ export class EventHub {
     stream.pending = [];
     try {
       await this.#options.store.appendEvents(
-        batch.map(({ seq, turnId, type, at, conversationId: _c, ...payload }) => ({ conversationId, seq, turnNo: turnId, type, payload, at: new Date(at) })),
+        batch.map(({ seq, turnId, type, at, conversationId: _c, ...payload }) => ({
+          conversationId,
+          seq,
+          turnNo: turnId,
+          type,
+          payload,
+          at: new Date(at),
+        })),
       );
     } catch (error) {
       if (!(await this.#options.store.getConversation(conversationId).catch(() => true))) {
@@ -300,7 +376,10 @@ export class EventHub {
       }
       // Kept for the next flush: the log must stay gapless.
       stream.pending = [...batch, ...stream.pending];
-      this.#options.logger.error({ conversationId, count: batch.length, err: describeError(error) }, 'session events not persisted yet');
+      this.#options.logger.error(
+        { conversationId, count: batch.length, err: describeError(error) },
+        'session events not persisted yet',
+      );
       return;
     }
     this.#options.written(conversationId);
@@ -311,9 +390,16 @@ export class EventHub {
     }
   }
 
-  async #snapshot(conversationId: string, stream: Stream, extra: { full: boolean; nextCursor: number | null }): Promise<SessionSnapshot> {
+  async #snapshot(
+    conversationId: string,
+    stream: Stream,
+    extra: { full: boolean; nextCursor: number | null },
+  ): Promise<SessionSnapshot> {
     const { store } = this.#options;
-    const [conversation, messages] = await Promise.all([store.getConversation(conversationId), store.listMessages(conversationId, { limit: SNAPSHOT_MESSAGES })]);
+    const [conversation, messages] = await Promise.all([
+      store.getConversation(conversationId),
+      store.listMessages(conversationId, { limit: SNAPSHOT_MESSAGES }),
+    ]);
     return {
       conversationId,
       participantId: conversation?.participantId ?? null,
@@ -323,7 +409,14 @@ export class EventHub {
       speaking: stream.speaking,
       lastSeq: stream.nextSeq - 1,
       lastTurnId: stream.lastTurnNo,
-      messages: messages.map((m) => ({ id: m.id, seq: m.seq, role: m.role, kind: m.kind, text: m.text, at: m.createdAt.toISOString() })),
+      messages: messages.map((m) => ({
+        id: m.id,
+        seq: m.seq,
+        role: m.role,
+        kind: m.kind,
+        text: m.text,
+        at: m.createdAt.toISOString(),
+      })),
       ...extra,
     };
   }
@@ -333,7 +426,15 @@ export class EventHub {
     if (this.#streams.size <= this.#options.cacheSize) return;
     for (const [id, stream] of this.#streams) {
       if (this.#streams.size <= this.#options.cacheSize) return;
-      if (stream.active === 0 && stream.listeners.size === 0 && stream.turnListeners.size === 0 && stream.pending.length === 0 && !stream.flushScheduled && !stream.speaking) this.#streams.delete(id);
+      if (
+        stream.active === 0 &&
+        stream.listeners.size === 0 &&
+        stream.turnListeners.size === 0 &&
+        stream.pending.length === 0 &&
+        !stream.flushScheduled &&
+        !stream.speaking
+      )
+        this.#streams.delete(id);
     }
   }
 }

@@ -33,7 +33,9 @@ const snapshot = z.object({
   lastSeq: z.number().int().nonnegative(),
   lastTurnId: z.number().int().nonnegative(),
   /** The last messages of the transcript, oldest first. */
-  messages: z.array(z.object({ id: z.string(), seq: z.number(), role: z.string(), kind: z.string(), text: z.string(), at: z.string() })),
+  messages: z.array(
+    z.object({ id: z.string(), seq: z.number(), role: z.string(), kind: z.string(), text: z.string(), at: z.string() }),
+  ),
   /** True when the snapshot replaces events the client can no longer get (stale or unknown cursor). */
   full: z.boolean(),
   /** Set when the replay stopped at its cap: ask again from here for the rest. */
@@ -43,14 +45,29 @@ export type SessionSnapshot = z.output<typeof snapshot>;
 
 export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ ...common, type: z.literal('token'), text: z.string().min(1) }),
-  z.object({ ...common, type: z.literal('status'), text: z.string().min(1), data: z.record(z.string(), z.unknown()).optional() }),
+  z.object({
+    ...common,
+    type: z.literal('status'),
+    text: z.string().min(1),
+    data: z.record(z.string(), z.unknown()).optional(),
+  }),
   z.object({
     ...common,
     type: z.literal('final'),
     text: z.string(),
-    data: z.object({ kind: z.string(), source: z.string(), messageSeq: z.number().int(), poll: z.object({ question: z.string(), options: z.array(z.string()) }).nullable() }),
+    data: z.object({
+      kind: z.string(),
+      source: z.string(),
+      messageSeq: z.number().int(),
+      poll: z.object({ question: z.string(), options: z.array(z.string()) }).nullable(),
+    }),
   }),
-  z.object({ ...common, type: z.literal('error'), text: z.string(), data: z.object({ code: z.string(), field: z.string().optional() }) }),
+  z.object({
+    ...common,
+    type: z.literal('error'),
+    text: z.string(),
+    data: z.object({ code: z.string(), field: z.string().optional() }),
+  }),
   z.object({ ...common, type: z.literal('resync'), data: snapshot }),
   z.object({ ...common, type: z.literal('speaking'), data: z.object({ speaking: z.boolean() }) }),
   /** The answer to a client's `ping` frame, to that client only (like `error` and `resync`: seq 0, not logged). */
@@ -59,7 +76,10 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
 export type SessionEvent = z.output<typeof sessionEventSchema>;
 
 /** What a producer supplies; the hub adds seq, conversationId and time. */
-export type EventDraft = DistributiveOmit<SessionEvent, 'seq' | 'conversationId' | 'at' | 'turnId' | 'messageId' | 'role' | 'correlationId'> & {
+export type EventDraft = DistributiveOmit<
+  SessionEvent,
+  'seq' | 'conversationId' | 'at' | 'turnId' | 'messageId' | 'role' | 'correlationId'
+> & {
   turnId?: number | null;
   messageId?: string | null;
   role?: (typeof EVENT_ROLES)[number];

@@ -68,7 +68,12 @@ class EventNarration implements TurnNarration {
       this.#speaking = true;
       void this.#hub.setSpeaking(this.#conversationId, true, this.#turnNo, this.#messageId);
     }
-    void this.#hub.emit(this.#conversationId, { type: 'token', turnId: this.#turnNo, messageId: this.#messageId, text });
+    void this.#hub.emit(this.#conversationId, {
+      type: 'token',
+      turnId: this.#turnNo,
+      messageId: this.#messageId,
+      text,
+    });
   }
 
   toolStarted(call: LlmToolCall): void {
@@ -77,7 +82,12 @@ class EventNarration implements TurnNarration {
 
   toolFinished({ call, outcome, durationMs }: ExecutedToolCall): void {
     const ok = outcome.status === 'ok';
-    this.#status(toolFinishedPhrase(ok), call.id, { tool: call.name, phase: 'finished', status: outcome.status, durationMs: Math.round(durationMs) });
+    this.#status(toolFinishedPhrase(ok), call.id, {
+      tool: call.name,
+      phase: 'finished',
+      status: outcome.status,
+      durationMs: Math.round(durationMs),
+    });
   }
 
   metrics() {
@@ -94,14 +104,29 @@ class EventNarration implements TurnNarration {
     this.#close();
     await this.#hub.setSpeaking(this.#conversationId, false, this.#turnNo, this.#messageId);
     if (reason === 'interrupted') {
-      await this.#hub.emit(this.#conversationId, { type: 'status', role: 'system', turnId: this.#turnNo, messageId: this.#messageId, text: 'Interrupted', data: { phase: 'interrupted' } });
+      await this.#hub.emit(this.#conversationId, {
+        type: 'status',
+        role: 'system',
+        turnId: this.#turnNo,
+        messageId: this.#messageId,
+        text: 'Interrupted',
+        data: { phase: 'interrupted' },
+      });
     }
   }
 
   #status(text: string, correlationId: string | null, data?: Record<string, unknown>): void {
     if (this.#closed) return;
     if (this.#timeToStatusMs === null) this.#timeToStatusMs = this.#elapsed() - this.#started;
-    void this.#hub.emit(this.#conversationId, { type: 'status', role: 'system', turnId: this.#turnNo, messageId: this.#messageId, correlationId, text, ...(data ? { data } : {}) });
+    void this.#hub.emit(this.#conversationId, {
+      type: 'status',
+      role: 'system',
+      turnId: this.#turnNo,
+      messageId: this.#messageId,
+      correlationId,
+      text,
+      ...(data ? { data } : {}),
+    });
   }
 
   #close(): void {

@@ -18,7 +18,10 @@ const clockBody = z
   .strictObject({
     advance: z
       .string()
-      .refine((text) => (parseDuration(text) ?? -1) > 0, 'must be a positive duration such as "30s", "5m", "1h" or "1d"')
+      .refine(
+        (text) => (parseDuration(text) ?? -1) > 0,
+        'must be a positive duration such as "30s", "5m", "1h" or "1d"',
+      )
       .refine((text) => (parseDuration(text) ?? 0) <= MAX_MOVE_MS, 'must be at most 3660d (ten years) per move')
       .optional(),
     to: z.iso.datetime({ offset: true }).optional(),
@@ -38,25 +41,47 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
   resource(app, '/admin/clock', {
     GET: {
       schema: { tags: ['admin'], summary: 'The server clock and its mode' },
-      handler: async () => ok(undefined, { now: deps.clock.now().toISOString(), mode: deps.clockControl ? 'virtual' : 'system' }),
+      handler: async () =>
+        ok(undefined, { now: deps.clock.now().toISOString(), mode: deps.clockControl ? 'virtual' : 'system' }),
     },
     POST: {
-      schema: { tags: ['admin'], summary: 'Move the virtual clock: {"advance":"5h"} or {"to":"<ISO>"}; fires every timer that becomes due', body: jsonSchema(clockBody) },
+      schema: {
+        tags: ['admin'],
+        summary: 'Move the virtual clock: {"advance":"5h"} or {"to":"<ISO>"}; fires every timer that becomes due',
+        body: jsonSchema(clockBody),
+      },
       handler: async (request) => {
         const control = deps.clockControl;
-        if (!control) throw new AppError('clock_not_virtual', 'the clock can only be moved when the server runs with CLOCK=virtual', { field: 'CLOCK' });
+        if (!control)
+          throw new AppError(
+            'clock_not_virtual',
+            'the clock can only be moved when the server runs with CLOCK=virtual',
+            { field: 'CLOCK' },
+          );
         const body = parseRequest(clockBody, request.body, 'body');
         const run = moving.then(() => {
           const now = control.clock.now();
           const target = body.advance ? new Date(now.getTime() + parseDuration(body.advance)!) : new Date(body.to!);
           if (target.getTime() < now.getTime()) {
-            throw new AppError('invalid_request', `to: ${body.to} is before the clock's now (${now.toISOString()}); the clock never goes back`, { field: 'to' });
+            throw new AppError(
+              'invalid_request',
+              `to: ${body.to} is before the clock's now (${now.toISOString()}); the clock never goes back`,
+              { field: 'to' },
+            );
           }
           if (target.getTime() >= LATEST_CLOCK_MS) {
-            throw new AppError('invalid_request', `the clock cannot move past ${new Date(LATEST_CLOCK_MS).toISOString()}`, { field: body.to ? 'to' : 'advance' });
+            throw new AppError(
+              'invalid_request',
+              `the clock cannot move past ${new Date(LATEST_CLOCK_MS).toISOString()}`,
+              { field: body.to ? 'to' : 'advance' },
+            );
           }
           if (target.getTime() - now.getTime() > MAX_MOVE_MS) {
-            throw new AppError('invalid_request', `to: ${body.to} is more than ten years after the clock's now (${now.toISOString()}); move in steps`, { field: 'to' });
+            throw new AppError(
+              'invalid_request',
+              `to: ${body.to} is more than ten years after the clock's now (${now.toISOString()}); move in steps`,
+              { field: 'to' },
+            );
           }
           return advanceClock(control, target);
         });

@@ -87,7 +87,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: 30_000,
     // Errors the router raises before any route runs leave in the error envelope too.
     frameworkErrors: (error, request, reply) => {
-      const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment is longer than 100 characters' : 'is not a valid URL (bad percent-encoding)';
+      const detail =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? 'a path segment is longer than 100 characters'
+          : 'is not a valid URL (bad percent-encoding)';
       handleError(new AppError('invalid_request', `url: ${detail}`, { field: 'url' }), request, reply);
     },
   });
@@ -101,16 +104,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send(errorBody(new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`, { field: 'url' })));
+    void reply
+      .status(404)
+      .send(
+        errorBody(
+          new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`, { field: 'url' }),
+        ),
+      );
   });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'PromptPipe', version: deps.version, description: 'Persistent, tool-using LLM conversations over the channels people already use.' },
+      info: {
+        title: 'PromptPipe',
+        version: deps.version,
+        description: 'Persistent, tool-using LLM conversations over the channels people already use.',
+      },
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'API_TOKEN: every route' },
-          client_token: { type: 'http', scheme: 'bearer', description: 'A client token from POST /api/tokens: its conversation only, on the routes that list its scopes' },
+          client_token: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'A client token from POST /api/tokens: its conversation only, on the routes that list its scopes',
+          },
         },
       },
       security: deps.apiToken ? [{ bearer: [] }] : [],
@@ -125,26 +143,40 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('principal', null);
   if (deps.apiToken) {
     const failures = deps.authFailureLimit && new FailureLimiter(deps.authFailureLimit);
-    registerAuth(app, { token: deps.apiToken, signer, tickets, failures, publicPaths: deps.metricsPublic ? ['/metrics'] : [] });
+    registerAuth(app, {
+      token: deps.apiToken,
+      signer,
+      tickets,
+      failures,
+      publicPaths: deps.metricsPublic ? ['/metrics'] : [],
+    });
     // The OpenAPI document says which routes a client token may use, and with which scopes.
     app.addHook('onRoute', (route) => {
       const scopes = route.config?.clientScopes;
-      if (scopes && route.schema && !route.schema.hide) route.schema = { ...route.schema, security: [{ bearer: [] }, { client_token: [...scopes] }] };
+      if (scopes && route.schema && !route.schema.hide)
+        route.schema = { ...route.schema, security: [{ bearer: [] }, { client_token: [...scopes] }] };
     });
   }
 
   resource(app, '/health', {
     GET: {
-      schema: { tags: ['server'], summary: 'Overall status (ok | degraded | down) and each dependency: store, model, backlog' },
+      schema: {
+        tags: ['server'],
+        summary: 'Overall status (ok | degraded | down) and each dependency: store, model, backlog',
+      },
       handler: async (_request, reply) => {
         const health = await checkStore(deps.store, deps.healthTimeoutMs);
         const model = deps.modelHealth?.status;
         // Down (503) when the store cannot serve; degraded (200) while model calls fail: messages wait.
         const status = !health.ok ? 'down' : model?.state === 'failing' ? 'degraded' : 'ok';
         const body = {
-          status, store: deps.store.dialect, store_ok: health.ok,
+          status,
+          store: deps.store.dialect,
+          store_ok: health.ok,
           ...(health.ok ? {} : { store_problem: health.problem }),
-          model: deps.model, ...(model ? { model_status: model } : {}), backlog: deps.engine.backlog,
+          model: deps.model,
+          ...(model ? { model_status: model } : {}),
+          backlog: deps.engine.backlog,
         };
         return reply.status(health.ok ? 200 : 503).send(body);
       },

@@ -85,7 +85,11 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     const principal = authenticate(request, path, options);
     if (!principal) {
       options.failures?.record(client);
-      throw new AppError('unauthorized', 'a valid bearer token is required (Authorization: Bearer <API_TOKEN> or a client token)', { field: 'authorization' });
+      throw new AppError(
+        'unauthorized',
+        'a valid bearer token is required (Authorization: Bearer <API_TOKEN> or a client token)',
+        { field: 'authorization' },
+      );
     }
     if (principal.kind === 'client') authorize(request, principal);
     request.principal = principal;
@@ -97,33 +101,52 @@ function refuseIfBlocked(failures: FailureLimiter | undefined, client: string, r
   if (waitMs <= 0) return;
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   void reply.header('retry-after', String(seconds));
-  throw new AppError('rate_limited', `too many failed authentications from this address; retry in ${seconds} s`, { field: 'authorization' });
+  throw new AppError('rate_limited', `too many failed authentications from this address; retry in ${seconds} s`, {
+    field: 'authorization',
+  });
 }
 
 /** The principal the request's credentials stand for; undefined for none or a wrong one. */
 function authenticate(request: FastifyRequest, path: string, options: AuthOptions): Principal | undefined {
   const ticket = (request.query as Record<string, unknown> | undefined)?.ticket;
   const streamed = streamedConversation(request.method, path);
-  if (typeof ticket === 'string' && streamed !== undefined && options.tickets.redeem(ticket, streamed)) return { kind: 'ticket', conversationId: streamed };
+  if (typeof ticket === 'string' && streamed !== undefined && options.tickets.redeem(ticket, streamed))
+    return { kind: 'ticket', conversationId: streamed };
   const presented = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')?.[1]?.trim();
   if (!presented) return undefined;
   if (tokenMatches(presented, options.token)) return ADMIN;
   if (!presented.startsWith(TOKEN_PREFIX)) return undefined;
   const verified = options.signer.verify(presented);
-  if (verified.status === 'invalid' || verified.claims.kind !== 'client' || verified.claims.conversation === null) return undefined;
+  if (verified.status === 'invalid' || verified.claims.kind !== 'client' || verified.claims.conversation === null)
+    return undefined;
   // Genuine but old: its own code (not counted as a failure), so the client knows to ask for a new one.
-  if (verified.status === 'expired') throw new AppError('token_expired', 'the client token has expired; ask for a new one', { field: 'authorization' });
+  if (verified.status === 'expired')
+    throw new AppError('token_expired', 'the client token has expired; ask for a new one', { field: 'authorization' });
   return { kind: 'client', conversationId: verified.claims.conversation, scopes: verified.claims.scopes };
 }
 
 /** A client token may use only the routes that declare its scopes, and only for its conversation. */
 function authorize(request: FastifyRequest, principal: Extract<Principal, { kind: 'client' }>): void {
   const needed = request.routeOptions.config?.clientScopes;
-  if (!needed) throw new AppError('forbidden', "a client token opens only its conversation's stream and messages; this route needs the API token", { field: 'authorization' });
+  if (!needed)
+    throw new AppError(
+      'forbidden',
+      "a client token opens only its conversation's stream and messages; this route needs the API token",
+      { field: 'authorization' },
+    );
   const missing = needed.filter((scope) => !principal.scopes.includes(scope));
-  if (missing.length > 0) throw new AppError('forbidden', `this client token lacks the ${missing.map((scope) => `"${scope}"`).join(' and ')} scope`, { field: 'authorization' });
+  if (missing.length > 0)
+    throw new AppError(
+      'forbidden',
+      `this client token lacks the ${missing.map((scope) => `"${scope}"`).join(' and ')} scope`,
+      { field: 'authorization' },
+    );
   const id = (request.params as { id?: unknown } | undefined)?.id;
   if (id !== undefined && id !== principal.conversationId) {
-    throw new AppError('forbidden', `this client token is for conversation "${principal.conversationId}" (use that id in the path)`, { field: 'id' });
+    throw new AppError(
+      'forbidden',
+      `this client token is for conversation "${principal.conversationId}" (use that id in the path)`,
+      { field: 'id' },
+    );
   }
 }

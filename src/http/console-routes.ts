@@ -19,7 +19,8 @@ const FILES: Record<string, { file: string; type: string }> = {
 export const CONSOLE_PUBLIC_PATHS = Object.keys(FILES);
 
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
 };
@@ -31,13 +32,17 @@ export function consoleRoutes(app: FastifyInstance, changes: ChangeFeed): void {
     resource(app, path, {
       GET: {
         schema: { hide: true },
-        handler: async (_request, reply) => reply.headers({ ...SECURITY_HEADERS, 'content-type': type, 'cache-control': 'no-cache' }).send(body),
+        handler: async (_request, reply) =>
+          reply.headers({ ...SECURITY_HEADERS, 'content-type': type, 'cache-control': 'no-cache' }).send(body),
       },
     });
   }
   resource(app, '/console/changes', {
     GET: {
-      schema: { tags: ['console'], summary: 'Server-sent events: the id of each conversation as something in it changes' },
+      schema: {
+        tags: ['console'],
+        summary: 'Server-sent events: the id of each conversation as something in it changes',
+      },
       handler: async (request, reply) => streamChanges(reply, changes, () => request.raw.destroyed),
     },
   });
@@ -50,7 +55,12 @@ export function consoleRoutes(app: FastifyInstance, changes: ChangeFeed): void {
 function streamChanges(reply: FastifyReply, changes: ChangeFeed, gone: () => boolean): void {
   reply.hijack();
   const raw = reply.raw;
-  raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
   raw.write(': connected\n\n');
   const pending = new Set<string>();
   let blocked = false;

@@ -23,7 +23,9 @@ export async function registerCors(app: FastifyInstance, origins: readonly strin
     if (request.headers.upgrade?.toLowerCase() !== 'websocket') return;
     const origin = request.headers.origin;
     if (origin === undefined || allowed.has(origin) || isSameOrigin(origin, request.headers.host)) return;
-    throw new AppError('forbidden', `origin: ${origin} may not open a WebSocket here (CORS_ORIGINS)`, { field: 'origin' });
+    throw new AppError('forbidden', `origin: ${origin} may not open a WebSocket here (CORS_ORIGINS)`, {
+      field: 'origin',
+    });
   });
 }
 

@@ -66,7 +66,8 @@ export function requestError(part: 'body' | 'query' | 'params', error: z.ZodErro
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') return `unknown field(s) ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
   if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
-  if (issue.code === 'invalid_type') return `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`} (got ${typeName(issue.input)})`;
+  if (issue.code === 'invalid_type')
+    return `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`} (got ${typeName(issue.input)})`;
   return issue.message;
 }
 
@@ -79,7 +80,11 @@ function typeName(value: unknown): string {
 }
 
 /** Parses one request part with a schema, throwing a 400 that names the field. */
-export function parseRequest<Schema extends z.ZodType>(schema: Schema, value: unknown, part: 'body' | 'query' | 'params'): z.output<Schema> {
+export function parseRequest<Schema extends z.ZodType>(
+  schema: Schema,
+  value: unknown,
+  part: 'body' | 'query' | 'params',
+): z.output<Schema> {
   // With the input in each issue, a field of the wrong type is told apart from a missing one.
   const result = schema.safeParse(value ?? (part === 'body' ? undefined : {}), { reportInput: true });
   if (!result.success) throw requestError(part, result.error);
@@ -87,7 +92,12 @@ export function parseRequest<Schema extends z.ZodType>(schema: Schema, value: un
 }
 
 export function errorBody(error: AppError) {
-  return { status: 'error' as const, code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) };
+  return {
+    status: 'error' as const,
+    code: error.code,
+    message: error.message,
+    ...(error.field ? { field: error.field } : {}),
+  };
 }
 
 /** Every error leaves as the error envelope with a stable code; internals are never exposed. */
@@ -113,12 +123,15 @@ function toAppError(error: FastifyError | Error): AppError {
       return new AppError('invalid_json', `the body is not valid JSON: ${fastifyError.message}`, { field: 'body' });
   }
   if (fastifyError.statusCode === 400 && /prototype/i.test(fastifyError.message)) {
-    return new AppError('invalid_json', 'the body contains a forbidden key (__proto__ or constructor.prototype)', { field: 'body' });
+    return new AppError('invalid_json', 'the body contains a forbidden key (__proto__ or constructor.prototype)', {
+      field: 'body',
+    });
   }
   if (fastifyError.statusCode === 400 && error instanceof SyntaxError) {
     return new AppError('invalid_json', `the body is not valid JSON: ${error.message}`, { field: 'body' });
   }
-  if (fastifyError.statusCode === 429) return new AppError('rate_limited', 'too many requests; slow down and retry later');
+  if (fastifyError.statusCode === 429)
+    return new AppError('rate_limited', 'too many requests; slow down and retry later');
   if (fastifyError.statusCode && fastifyError.statusCode < 500) {
     return new AppError('invalid_request', fastifyError.message);
   }

@@ -13,7 +13,11 @@ import { resource } from './resource.ts';
  */
 export function refuseReusedMessageId(outcome: InboundResult, messageId: string | null | undefined): void {
   if (outcome.differentText) {
-    throw new AppError('message_id_reused', `message_id "${messageId}" was already used for a different text; use a new id for a new message`, { field: 'message_id' });
+    throw new AppError(
+      'message_id_reused',
+      `message_id "${messageId}" was already used for a different text; use a new id for a new message`,
+      { field: 'message_id' },
+    );
   }
 }
 
@@ -21,18 +25,35 @@ export function refuseReusedMessageId(outcome: InboundResult, messageId: string 
  * The generic HTTP channel: the message is in the inbox (deduplicated by `message_id`) when the
  * 202 leaves, before any model call.
  */
-export function inboundRoutes(app: FastifyInstance, deps: { inbound: InboundService; phoneRegion?: PhoneRegion | undefined }): void {
+export function inboundRoutes(
+  app: FastifyInstance,
+  deps: { inbound: InboundService; phoneRegion?: PhoneRegion | undefined },
+): void {
   resource(app, '/conversation/inbound', {
     POST: {
-      schema: { tags: ['messages'], summary: 'Receive a message from a participant (generic HTTP channel)', body: jsonSchema(inboundBody) },
+      schema: {
+        tags: ['messages'],
+        summary: 'Receive a message from a participant (generic HTTP channel)',
+        body: jsonSchema(inboundBody),
+      },
       handler: async (request, reply) => {
         const body = parseRequest(inboundBody, request.body, 'body');
         const sender = requirePhone(body.from, 'from', deps.phoneRegion);
-        const outcome = await deps.inbound.receive({ channel: 'http', sender, text: body.text, channelMessageId: body.message_id ?? null });
+        const outcome = await deps.inbound.receive({
+          channel: 'http',
+          sender,
+          text: body.text,
+          channelMessageId: body.message_id ?? null,
+        });
         refuseReusedMessageId(outcome, body.message_id);
         const result =
           outcome.status === 'queued'
-            ? { inbox_id: outcome.inboxId, participant_id: outcome.participantId, duplicate: outcome.duplicate, status: 'queued' }
+            ? {
+                inbox_id: outcome.inboxId,
+                participant_id: outcome.participantId,
+                duplicate: outcome.duplicate,
+                status: 'queued',
+              }
             : { inbox_id: outcome.inboxId, duplicate: outcome.duplicate, status: 'unknown_sender' };
         return reply.status(202).send(ok(outcome.duplicate ? 'Already received' : 'Accepted', result));
       },

@@ -11,8 +11,12 @@ export function metricsRoute(app: FastifyInstance, metrics: Metrics): void {
   });
   resource(app, '/metrics', {
     GET: {
-      schema: { tags: ['server'], summary: 'Prometheus metrics: turns, model calls, tool calls, deliveries, HTTP requests, backlogs, process' },
-      handler: async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+      schema: {
+        tags: ['server'],
+        summary: 'Prometheus metrics: turns, model calls, tool calls, deliveries, HTTP requests, backlogs, process',
+      },
+      handler: async (_request, reply) =>
+        reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
     },
   });
 }

@@ -36,14 +36,23 @@ export interface ParticipantRouteDeps {
 const tags = ['participants'];
 /** A CSV of a few thousand participants fits; 10 MB of anything is refused with 413. */
 const MAX_IMPORT_BYTES = 2 * 1024 * 1024;
-const importQuery = z.strictObject({ dry_run: z.enum(['true', 'false']).default('false').transform((value) => value === 'true') });
+const importQuery = z.strictObject({
+  dry_run: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
+});
 
 export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDeps): void {
   const { participants, store } = deps;
 
   resource(app, '/conversation/participants', {
     POST: {
-      schema: { tags, summary: 'Enrol a participant; the greeting turn runs right after', body: jsonSchema(enrollmentBody) },
+      schema: {
+        tags,
+        summary: 'Enrol a participant; the greeting turn runs right after',
+        body: jsonSchema(enrollmentBody),
+      },
       handler: async (request, reply) => {
         const body = parseRequest(enrollmentBody, request.body, 'body');
         const { participant } = await participants.enroll({
@@ -51,15 +60,23 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
           phoneNumber: requirePhone(body.phone_number, 'phone_number', deps.phoneRegion),
           timezone: checkTimeZone(body.timezone),
         });
-        return reply.status(201).send(ok('Conversation participant enrolled successfully', participantJson(participant)));
+        return reply
+          .status(201)
+          .send(ok('Conversation participant enrolled successfully', participantJson(participant)));
       },
     },
     GET: {
-      schema: { tags, summary: 'List participants, a page at a time (total, and a next link while there is more)', querystring: jsonSchema(listQuery) },
+      schema: {
+        tags,
+        summary: 'List participants, a page at a time (total, and a next link while there is more)',
+        querystring: jsonSchema(listQuery),
+      },
       handler: async (request, reply) => {
         const query = parseRequest(listQuery, request.query, 'query');
         const { participants: list, total } = await participants.list(query);
-        const conversations = await Promise.all(list.map((participant) => store.findConversationByParticipant(participant.id)));
+        const conversations = await Promise.all(
+          list.map((participant) => store.findConversationByParticipant(participant.id)),
+        );
         const nextOffset = query.offset + list.length;
         // The page is the whole answer only when it says so: a client sees the total and where to go on.
         const next = nextOffset < total ? `/conversation/participants?${pageQuery(query, nextOffset)}` : null;
@@ -67,7 +84,11 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
         return {
           ...ok(
             undefined,
-            list.map((participant, index) => ({ ...participantJson(participant), conversation_id: conversations[index]?.id ?? null, sub_state: conversations[index]?.subState ?? null })),
+            list.map((participant, index) => ({
+              ...participantJson(participant),
+              conversation_id: conversations[index]?.id ?? null,
+              sub_state: conversations[index]?.subState ?? null,
+            })),
           ),
           total,
           limit: query.limit,
@@ -79,26 +100,47 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
   });
 
   // A spreadsheet's "Save as CSV": read as text here, as CSV by the import.
-  app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: MAX_IMPORT_BYTES }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: MAX_IMPORT_BYTES }, (_request, body, done) =>
+    done(null, body),
+  );
   resource(app, '/conversation/participants/import', {
     POST: {
       schema: {
         tags,
-        summary: 'Enrol everyone in a CSV file (text/csv; header phone_number plus any of name, timezone, gender, ethnicity, background, channel, flow), all or none; ?dry_run=true only checks. 400 lists every problem (row, field, message)',
+        summary:
+          'Enrol everyone in a CSV file (text/csv; header phone_number plus any of name, timezone, gender, ' +
+          'ethnicity, background, channel, flow), all or none; ?dry_run=true only checks. 400 lists every ' +
+          'problem (row, field, message)',
         querystring: jsonSchema(importQuery),
       },
       handler: async (request, reply) => {
         const query = parseRequest(importQuery, request.query, 'query');
-        if (typeof request.body !== 'string') throw new AppError('unsupported_media_type', 'send the file as text/csv', { field: 'content-type' });
+        if (typeof request.body !== 'string')
+          throw new AppError('unsupported_media_type', 'send the file as text/csv', { field: 'content-type' });
         const taken = new Set<string>();
-        for (const phone of phonesOf(request.body, deps.phoneRegion)) if (await store.findParticipantByPhone(phone)) taken.add(phone);
+        for (const phone of phonesOf(request.body, deps.phoneRegion))
+          if (await store.findParticipantByPhone(phone)) taken.add(phone);
         const { rows, problems } = readParticipantImport(request.body, { region: deps.phoneRegion, taken });
         if (problems.length > 0) {
-          return reply.status(400).send({ status: 'error', code: 'invalid_request', field: 'body', message: `${problems.length} problem(s) in the file; nothing was enrolled`, problems });
+          return reply.status(400).send({
+            status: 'error',
+            code: 'invalid_request',
+            field: 'body',
+            message: `${problems.length} problem(s) in the file; nothing was enrolled`,
+            problems,
+          });
         }
-        if (query.dry_run) return ok(`${rows.length} participant(s) would be enrolled; nothing was enrolled (dry run)`, { would_enroll: rows.length, dry_run: true });
+        if (query.dry_run)
+          return ok(`${rows.length} participant(s) would be enrolled; nothing was enrolled (dry run)`, {
+            would_enroll: rows.length,
+            dry_run: true,
+          });
         const enrolled = await participants.enrollMany(rows);
-        return reply.status(201).send(ok(`${enrolled.length} participant(s) enrolled; their greetings go out one after another`, { ids: enrolled.map((participant) => participant.id) }));
+        return reply.status(201).send(
+          ok(`${enrolled.length} participant(s) enrolled; their greetings go out one after another`, {
+            ids: enrolled.map((participant) => participant.id),
+          }),
+        );
       },
     },
   });
@@ -109,7 +151,12 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
       handler: async (request) => ok(undefined, participantJson(await participants.get(idOf(request.params)))),
     },
     PUT: {
-      schema: { tags, summary: 'Update a participant (partial)', params: jsonSchema(participantParams), body: jsonSchema(participantUpdateBody) },
+      schema: {
+        tags,
+        summary: 'Update a participant (partial)',
+        params: jsonSchema(participantParams),
+        body: jsonSchema(participantUpdateBody),
+      },
       handler: async (request) => {
         const id = idOf(request.params);
         const body = parseRequest(participantUpdateBody, request.body, 'body');
@@ -118,7 +165,11 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
       },
     },
     DELETE: {
-      schema: { tags, summary: 'Unenrol: send a goodbye, stop everything, remove the data', params: jsonSchema(participantParams) },
+      schema: {
+        tags,
+        summary: 'Unenrol: send a goodbye, stop everything, remove the data',
+        params: jsonSchema(participantParams),
+      },
       handler: async (request) => {
         await participants.remove(idOf(request.params));
         return ok('Participant removed');
@@ -128,25 +179,50 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
 
   resource(app, '/conversation/participants/:id/history', {
     GET: {
-      schema: { tags, summary: 'The last 50 messages, or the whole transcript with ?all=true', params: jsonSchema(participantParams), querystring: jsonSchema(historyQuery) },
+      schema: {
+        tags,
+        summary: 'The last 50 messages, or the whole transcript with ?all=true',
+        params: jsonSchema(participantParams),
+        querystring: jsonSchema(historyQuery),
+      },
       handler: async (request) => {
         const id = idOf(request.params);
         const { all } = parseRequest(historyQuery, request.query, 'query');
         const conversation = await participants.conversationOf(id);
         const messages = await store.listMessages(conversation.id, all ? {} : { limit: 50 });
-        return ok(undefined, { participant_id: id, conversation_id: conversation.id, messages: messages.map(messageJson) });
+        return ok(undefined, {
+          participant_id: id,
+          conversation_id: conversation.id,
+          messages: messages.map(messageJson),
+        });
       },
     },
   });
 
   resource(app, '/conversation/participants/:id/turns', {
     GET: {
-      schema: { tags, summary: 'Recent turns with their tool calls (arguments, results, durations)', params: jsonSchema(participantParams), querystring: jsonSchema(turnsQuery) },
+      schema: {
+        tags,
+        summary: 'Recent turns with their tool calls (arguments, results, durations)',
+        params: jsonSchema(participantParams),
+        querystring: jsonSchema(turnsQuery),
+      },
       handler: async (request) => {
         const { limit } = parseRequest(turnsQuery, request.query, 'query');
         const conversation = await participants.conversationOf(idOf(request.params));
-        const [turns, calls] = await Promise.all([store.listTurns(conversation.id, { limit }), store.listToolCalls(conversation.id)]);
-        return ok(undefined, turns.map((turn) => turnJson(turn, calls.filter((call) => call.turnId === turn.id))));
+        const [turns, calls] = await Promise.all([
+          store.listTurns(conversation.id, { limit }),
+          store.listToolCalls(conversation.id),
+        ]);
+        return ok(
+          undefined,
+          turns.map((turn) =>
+            turnJson(
+              turn,
+              calls.filter((call) => call.turnId === turn.id),
+            ),
+          ),
+        );
       },
     },
   });
@@ -163,7 +239,11 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
 
   resource(app, '/conversation/participants/:id/deliveries', {
     GET: {
-      schema: { tags, summary: 'Outbound messages as the channel saw them: attempts, provider id, delivery status from receipts', params: jsonSchema(participantParams) },
+      schema: {
+        tags,
+        summary: 'Outbound messages as the channel saw them: attempts, provider id, delivery status from receipts',
+        params: jsonSchema(participantParams),
+      },
       handler: async (request) => {
         const conversation = await participants.conversationOf(idOf(request.params));
         return ok(undefined, (await store.listOutbox(conversation.id)).map(deliveryJson));
@@ -173,21 +253,39 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
 
   resource(app, '/conversation/participants/:id/state', {
     POST: {
-      schema: { tags, summary: 'Force the sub-state (operator override, audited)', params: jsonSchema(participantParams), body: jsonSchema(forceStateBody) },
+      schema: {
+        tags,
+        summary: 'Force the sub-state (operator override, audited)',
+        params: jsonSchema(participantParams),
+        body: jsonSchema(forceStateBody),
+      },
       handler: async (request) => {
         const id = idOf(request.params);
         const body = parseRequest(forceStateBody, request.body, 'body');
         const conversation = await participants.forceSubState(id, body.sub_state, body.reason);
-        return ok('Sub-state changed', { participant_id: id, state: conversation.state, sub_state: conversation.subState, version: conversation.version });
+        return ok('Sub-state changed', {
+          participant_id: id,
+          state: conversation.state,
+          sub_state: conversation.subState,
+          version: conversation.version,
+        });
       },
     },
     GET: {
-      schema: { tags, summary: 'Top-level state, sub-state, profile and pending timers', params: jsonSchema(participantParams) },
+      schema: {
+        tags,
+        summary: 'Top-level state, sub-state, profile and pending timers',
+        params: jsonSchema(participantParams),
+      },
       handler: async (request) => {
         const id = idOf(request.params);
         const participant = await participants.get(id);
         const conversation = await participants.conversationOf(id);
-        const [profile, schedules, timers] = await Promise.all([store.getProfile(id), store.listSchedules(id), store.listPendingTimers(id)]);
+        const [profile, schedules, timers] = await Promise.all([
+          store.getProfile(id),
+          store.listSchedules(id),
+          store.listPendingTimers(id),
+        ]);
         return ok(undefined, {
           participant_id: participant.id,
           conversation_id: conversation.id,
@@ -225,8 +323,13 @@ function idOf(params: unknown): string {
 export function requirePhone(raw: string, field: string, region: PhoneRegion | undefined): string {
   const phone = canonicalPhone(raw, region);
   if (!phone) {
-    const expected = region ? `an international (+14165550123) or ${region} national number` : 'a number in international format (E.164, e.g. +14165550123; set DEFAULT_PHONE_REGION to accept national formats)';
-    throw new AppError('invalid_phone_number', `${field}: "${raw}" is not a valid phone number: expected ${expected}`, { field });
+    const expected = region
+      ? `an international (+14165550123) or ${region} national number`
+      : 'a number in international format (E.164, e.g. +14165550123; set DEFAULT_PHONE_REGION to accept ' +
+        'national formats)';
+    throw new AppError('invalid_phone_number', `${field}: "${raw}" is not a valid phone number: expected ${expected}`, {
+      field,
+    });
   }
   return phone;
 }
@@ -236,7 +339,9 @@ function checkTimeZone(zone: string | null | undefined): string | null {
   if (zone === undefined || zone === null || zone.trim() === '') return null;
   const canonical = canonicalTimeZone(zone);
   if (!canonical) {
-    throw new AppError('invalid_timezone', `timezone: "${zone}" is not an IANA time zone (e.g. America/Toronto)`, { field: 'timezone' });
+    throw new AppError('invalid_timezone', `timezone: "${zone}" is not an IANA time zone (e.g. America/Toronto)`, {
+      field: 'timezone',
+    });
   }
   return canonical;
 }

@@ -1,6 +1,13 @@
 import { isBlank } from '../core/blank.ts';
 import { z } from 'zod';
-import { PARTICIPANT_STATUSES, type Message, type OutboxItem, type Participant, type ToolCallRecord, type TurnRecord } from '../core/domain.ts';
+import {
+  PARTICIPANT_STATUSES,
+  type Message,
+  type OutboxItem,
+  type Participant,
+  type ToolCallRecord,
+  type TurnRecord,
+} from '../core/domain.ts';
 import type { Profile } from '../core/profile.ts';
 import type { Schedule } from '../core/schedule.ts';
 import type { Timer } from '../core/timer.ts';
@@ -45,7 +52,10 @@ export const listQuery = z.strictObject({
 });
 
 export const historyQuery = z.strictObject({
-  all: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  all: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
 });
 
 export const forceStateBody = z.strictObject({
@@ -57,7 +67,10 @@ export const turnsQuery = z.strictObject({ limit: z.coerce.number().int().min(1)
 
 export const inboundBody = z.strictObject({
   from: z.string().min(1).max(40),
-  text: z.string().max(4096).refine((text) => !isBlank(text), 'must contain text, not only spaces'),
+  text: z
+    .string()
+    .max(4096)
+    .refine((text) => !isBlank(text), 'must contain text, not only spaces'),
   message_id: z.string().min(1).max(200).optional(),
 });
 
@@ -126,7 +139,9 @@ export function profileJson(profile: Profile) {
     },
     last_habit_prompt: profile.lastHabitPrompt,
     last_prompt_sent_at: profile.lastPromptSentAt?.toISOString() ?? null,
-    field_updated_at: Object.fromEntries(Object.entries(profile.fieldUpdatedAt).map(([key, at]) => [key, at.toISOString()])),
+    field_updated_at: Object.fromEntries(
+      Object.entries(profile.fieldUpdatedAt).map(([key, at]) => [key, at.toISOString()]),
+    ),
     updated_at: profile.updatedAt.toISOString(),
   };
 }
@@ -152,7 +167,13 @@ export function scheduleJson(schedule: Schedule) {
 }
 
 export function timerJson(timer: Timer) {
-  return { id: timer.id, kind: timer.kind, due_at: timer.dueAt.toISOString(), key: timer.dedupKey, attempts: timer.attempts };
+  return {
+    id: timer.id,
+    kind: timer.kind,
+    due_at: timer.dueAt.toISOString(),
+    key: timer.dedupKey,
+    attempts: timer.attempts,
+  };
 }
 
 export function turnJson(turn: TurnRecord, calls: ToolCallRecord[]) {

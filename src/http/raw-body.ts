@@ -10,11 +10,17 @@ const PROVIDER_BODY_LIMIT = 4 * 1024 * 1024;
  * Registers routes in a scope where bodies of the given content types arrive as the raw bytes
  * (a Buffer): signatures are computed over exactly what the provider sent.
  */
-export function rawBodyScope(app: FastifyInstance, contentTypes: string[], routes: (scope: FastifyInstance) => void): void {
+export function rawBodyScope(
+  app: FastifyInstance,
+  contentTypes: string[],
+  routes: (scope: FastifyInstance) => void,
+): void {
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     const bodyLimit = Math.max(PROVIDER_BODY_LIMIT, app.initialConfig.bodyLimit ?? 0);
-    scope.addContentTypeParser(contentTypes, { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser(contentTypes, { parseAs: 'buffer', bodyLimit }, (_request, body, done) =>
+      done(null, body),
+    );
     routes(scope);
   });
 }

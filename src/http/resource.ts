@@ -30,7 +30,11 @@ export function resource(app: FastifyInstance, url: string, handlers: Partial<Re
     schema: { hide: true },
     handler: async (request, reply) => {
       void reply.header('allow', allowed.join(', '));
-      throw new AppError('method_not_allowed', `${request.method} is not allowed on ${url}; use ${allowed.join(', ')}`, { field: 'method' });
+      throw new AppError(
+        'method_not_allowed',
+        `${request.method} is not allowed on ${url}; use ${allowed.join(', ')}`,
+        { field: 'method' },
+      );
     },
   });
 }

@@ -33,19 +33,36 @@ export const SLOW_CONSUMER_CLOSE_CODE = 4008;
 const tags = ['session stream'];
 const params = z.strictObject({ id: z.string().min(1).max(100) });
 // An empty `?lastEventId=` is no cursor at all (not 0, which would replay everything).
-const cursorQuery = z.object({ lastEventId: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number().int().nonnegative().optional()), ticket: z.string().optional() });
+const cursorQuery = z.object({
+  lastEventId: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.coerce.number().int().nonnegative().optional(),
+  ),
+  ticket: z.string().optional(),
+});
 /** A web or voice session may send long text (a pasted document, a long transcript); flows cap what they read (the assistant: 8,000 characters). */
 export const MAX_SESSION_TEXT = 32_000;
-const text = z.string().trim().max(MAX_SESSION_TEXT).refine((value) => !isBlank(value), 'must contain text, not only spaces');
+const text = z
+  .string()
+  .trim()
+  .max(MAX_SESSION_TEXT)
+  .refine((value) => !isBlank(value), 'must contain text, not only spaces');
 export const sessionMessageBody = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.enum(['text', 'final_transcript']), text, message_id: z.string().min(1).max(200).optional() }),
+  z.strictObject({
+    type: z.enum(['text', 'final_transcript']),
+    text,
+    message_id: z.string().min(1).max(200).optional(),
+  }),
   z.strictObject({ type: z.literal('partial_transcript'), text }),
   z.strictObject({ type: z.literal('barge_in') }),
 ]);
 const resyncBody = z.strictObject({ lastEventId: z.number().int().nonnegative() });
 const startBody = z.strictObject({ flow: z.string().min(1).max(40) });
 /** What a client may send on the socket. */
-export const socketFrame = z.discriminatedUnion('type', [z.strictObject({ type: z.literal('resync'), lastEventId: z.number().int().nonnegative() }), z.strictObject({ type: z.literal('ping') })]);
+export const socketFrame = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('resync'), lastEventId: z.number().int().nonnegative() }),
+  z.strictObject({ type: z.literal('ping') }),
+]);
 
 /** The bits of a `ws` socket the stream uses (the plugin's types are not installed). */
 export interface Socket {
@@ -62,7 +79,12 @@ export interface Socket {
  * Text typed into a conversation: as its participant's message when it has one, else (a web
  * session of the service desk or the assistant) as the conversation's own.
  */
-export async function submitText(deps: Pick<SessionRouteDeps, 'participants' | 'inbound'>, conversation: Conversation, text: string, messageId: string | null) {
+export async function submitText(
+  deps: Pick<SessionRouteDeps, 'participants' | 'inbound'>,
+  conversation: Conversation,
+  text: string,
+  messageId: string | null,
+) {
   const participant = conversation.participantId ? await deps.participants.get(conversation.participantId) : undefined;
   return participant
     ? deps.inbound.receive({ channel: 'web', sender: participant.phoneNumber, text, channelMessageId: messageId })
@@ -70,13 +92,20 @@ export async function submitText(deps: Pick<SessionRouteDeps, 'participants' | '
 }
 
 /** `:id` is a conversation id, or a participant id standing for their conversation. */
-export async function resolveConversation(deps: Pick<SessionRouteDeps, 'store' | 'participants'>, request: FastifyRequest): Promise<Conversation> {
+export async function resolveConversation(
+  deps: Pick<SessionRouteDeps, 'store' | 'participants'>,
+  request: FastifyRequest,
+): Promise<Conversation> {
   const { id } = parseRequest(params, request.params, 'params');
   return conversationById(deps, id, 'id');
 }
 
 /** A conversation by its id, or by the id of the participant it belongs to; 404 naming `field` when neither. */
-export async function conversationById(deps: Pick<SessionRouteDeps, 'store' | 'participants'>, id: string, field: string): Promise<Conversation> {
+export async function conversationById(
+  deps: Pick<SessionRouteDeps, 'store' | 'participants'>,
+  id: string,
+  field: string,
+): Promise<Conversation> {
   const direct = await deps.store.getConversation(id);
   if (direct) return direct;
   return deps.participants.conversationOf(id).catch(() => {
@@ -87,17 +116,28 @@ export async function conversationById(deps: Pick<SessionRouteDeps, 'store' | 'p
 export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
   const conversationOf = (request: FastifyRequest) => resolveConversation(deps, request);
 
-  app.get('/api/conversations/:id/socket', { websocket: true, config: { clientScopes: ['read'] }, schema: { tags, summary: 'WebSocket: the conversation\'s events (?lastEventId= to resume; ?ticket= for browsers)' } }, async (raw, request) => {
-    const socket = raw as unknown as Socket;
-    try {
-      const conversation = await conversationOf(request);
-      const { lastEventId } = parseRequest(cursorQuery, request.query, 'query');
-      streamToSocket(socket, deps.events, conversation.id, lastEventId ?? null);
-    } catch (error) {
-      socket.send(JSON.stringify(errorEvent('', error)));
-      socket.close(1008, 'bad request');
-    }
-  });
+  app.get(
+    '/api/conversations/:id/socket',
+    {
+      websocket: true,
+      config: { clientScopes: ['read'] },
+      schema: {
+        tags,
+        summary: "WebSocket: the conversation's events (?lastEventId= to resume; ?ticket= for browsers)",
+      },
+    },
+    async (raw, request) => {
+      const socket = raw as unknown as Socket;
+      try {
+        const conversation = await conversationOf(request);
+        const { lastEventId } = parseRequest(cursorQuery, request.query, 'query');
+        streamToSocket(socket, deps.events, conversation.id, lastEventId ?? null);
+      } catch (error) {
+        socket.send(JSON.stringify(errorEvent('', error)));
+        socket.close(1008, 'bad request');
+      }
+    },
+  );
 
   resource(app, '/api/conversations/:id/stream', {
     GET: {
@@ -115,11 +155,22 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
 
   resource(app, '/api/conversations', {
     POST: {
-      schema: { tags, summary: 'Start a web session of a flow that needs no participant (the service desk); answers its id', body: jsonSchema(startBody) },
+      schema: {
+        tags,
+        summary: 'Start a web session of a flow that needs no participant (the service desk); answers its id',
+        body: jsonSchema(startBody),
+      },
       handler: async (request, reply) => {
         const body = parseRequest(startBody, request.body ?? {}, 'body');
         const conversation = await deps.participants.startSession(body.flow);
-        return reply.status(201).send(ok('Conversation started', { id: conversation.id, flow: conversation.flow, state: conversation.state, channel: conversation.channel }));
+        return reply.status(201).send(
+          ok('Conversation started', {
+            id: conversation.id,
+            flow: conversation.flow,
+            state: conversation.state,
+            channel: conversation.channel,
+          }),
+        );
       },
     },
   });
@@ -127,21 +178,33 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
   resource(app, '/api/conversations/:id/message', {
     POST: {
       clientScopes: ['write'],
-      schema: { tags, summary: 'Input: a text or final transcript (starts a turn), a partial transcript (UI only) or a barge-in', body: jsonSchema(sessionMessageBody) },
+      schema: {
+        tags,
+        summary: 'Input: a text or final transcript (starts a turn), a partial transcript (UI only) or a barge-in',
+        body: jsonSchema(sessionMessageBody),
+      },
       handler: async (request, reply) => {
         const conversation = await conversationOf(request);
         const body = parseRequest(sessionMessageBody, withDefaultType(request.body), 'body');
         const callSessionId = conversation.id;
-        if (body.type === 'barge_in') return { ok: true, callSessionId, interrupted: deps.engine.interrupt(conversation.id) };
+        if (body.type === 'barge_in')
+          return { ok: true, callSessionId, interrupted: deps.engine.interrupt(conversation.id) };
         if (body.type === 'partial_transcript') {
           // Persisted in the event log: redacted like any input of the conversation's flow.
           const redact = deps.participants.findFlowOf(conversation)?.redactInput ?? ((text: string) => text);
-          await deps.events.emit(conversation.id, { type: 'status', role: 'system', text: redact(body.text), data: { phase: 'partial_transcript' } });
+          await deps.events.emit(conversation.id, {
+            type: 'status',
+            role: 'system',
+            text: redact(body.text),
+            data: { phase: 'partial_transcript' },
+          });
           return { ok: true, callSessionId };
         }
         const outcome = await submitText(deps, conversation, body.text, body.message_id ?? null);
         refuseReusedMessageId(outcome, body.message_id);
-        return reply.status(202).send({ ok: true, callSessionId, inboxId: outcome.inboxId, duplicate: outcome.duplicate });
+        return reply
+          .status(202)
+          .send({ ok: true, callSessionId, inboxId: outcome.inboxId, duplicate: outcome.duplicate });
       },
     },
   });
@@ -149,7 +212,11 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
   resource(app, '/api/conversations/:id/resync', {
     POST: {
       clientScopes: ['read'],
-      schema: { tags, summary: 'Replay the events after lastEventId (at most 200), then a resync snapshot', body: jsonSchema(resyncBody) },
+      schema: {
+        tags,
+        summary: 'Replay the events after lastEventId (at most 200), then a resync snapshot',
+        body: jsonSchema(resyncBody),
+      },
       handler: async (request) => {
         const conversation = await conversationOf(request);
         const { lastEventId } = parseRequest(resyncBody, request.body, 'body');
@@ -160,7 +227,10 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
 
   resource(app, '/api/conversations/:id/summary', {
     GET: {
-      schema: { tags, summary: 'A markdown account of the conversation: turns, model and tool calls, latency, state changes' },
+      schema: {
+        tags,
+        summary: 'A markdown account of the conversation: turns, model and tool calls, latency, state changes',
+      },
       handler: async (request, reply) => {
         const conversation = await conversationOf(request);
         const { store } = deps;
@@ -170,22 +240,38 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
           store.listToolCalls(conversation.id),
           store.listMessages(conversation.id),
         ]);
-        const markdown = conversationSummary({ conversation, participant: participant ?? null, turns, toolCalls, messages, model: deps.model });
+        const markdown = conversationSummary({
+          conversation,
+          participant: participant ?? null,
+          turns,
+          toolCalls,
+          messages,
+          model: deps.model,
+        });
         return reply.type('text/markdown; charset=utf-8').send(markdown);
       },
     },
   });
-
 }
 
 /** `{"text": "hi"}` means a text message. */
 function withDefaultType(body: unknown): unknown {
-  return body && typeof body === 'object' && !Array.isArray(body) && !('type' in body) ? { ...body, type: 'text' } : body;
+  return body && typeof body === 'object' && !Array.isArray(body) && !('type' in body)
+    ? { ...body, type: 'text' }
+    : body;
 }
 
 /** The fields of an event for one client only (an error, a pong): outside the log, seq 0. */
 function clientOnly(conversationId: string) {
-  return { seq: 0, conversationId, turnId: null, messageId: null, role: 'system' as const, correlationId: null, at: new Date().toISOString() };
+  return {
+    seq: 0,
+    conversationId,
+    turnId: null,
+    messageId: null,
+    role: 'system' as const,
+    correlationId: null,
+    at: new Date().toISOString(),
+  };
 }
 
 function errorEvent(conversationId: string, error: unknown): SessionEvent {
@@ -235,7 +321,15 @@ export function streamToSocket(socket: Socket, events: EventHub, conversationId:
   socket.on('message', (data) => {
     const verdict = budget.take();
     if (verdict === 'close') return socket.close(POLICY_VIOLATION, 'too many frames');
-    if (verdict === 'refuse') return send(errorEvent(conversationId, new AppError('rate_limited', `more than ${FrameBudget.PER_SECOND} frames a second; this one was dropped`, { field: 'frame' })));
+    if (verdict === 'refuse')
+      return send(
+        errorEvent(
+          conversationId,
+          new AppError('rate_limited', `more than ${FrameBudget.PER_SECOND} frames a second; this one was dropped`, {
+            field: 'frame',
+          }),
+        ),
+      );
     if (verdict === 'drop') return;
     const frame = parseFrame(String(data));
     if (!frame.success) return send(errorEvent(conversationId, frame.error));
@@ -273,25 +367,51 @@ class FrameBudget {
   }
 }
 
-function parseFrame(text: string): { success: true; data: z.output<typeof socketFrame> } | { success: false; error: AppError } {
+function parseFrame(
+  text: string,
+): { success: true; data: z.output<typeof socketFrame> } | { success: false; error: AppError } {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return { success: false, error: new AppError('invalid_frame', 'the frame is not JSON; send {"type":"resync","lastEventId":n} or {"type":"ping"}', { field: 'frame' }) };
+    return {
+      success: false,
+      error: new AppError(
+        'invalid_frame',
+        'the frame is not JSON; send {"type":"resync","lastEventId":n} or {"type":"ping"}',
+        { field: 'frame' },
+      ),
+    };
   }
   const parsed = socketFrame.safeParse(value);
   if (parsed.success) return { success: true, data: parsed.data };
   const issue = parsed.error.issues[0];
   // An unknown key is named itself; a frame without a known `type` is about `type`.
-  const field = issue?.path.length ? issue.path.join('.') : issue?.code === 'unrecognized_keys' ? issue.keys.join(', ') : 'type';
-  return { success: false, error: new AppError('invalid_frame', `${field}: ${issue?.message ?? 'invalid frame'}`, { field }) };
+  const field = issue?.path.length
+    ? issue.path.join('.')
+    : issue?.code === 'unrecognized_keys'
+      ? issue.keys.join(', ')
+      : 'type';
+  return {
+    success: false,
+    error: new AppError('invalid_frame', `${field}: ${issue?.message ?? 'invalid frame'}`, { field }),
+  };
 }
 
-async function streamToSse(reply: FastifyReply, events: EventHub, conversationId: string, cursor: number | null): Promise<void> {
+async function streamToSse(
+  reply: FastifyReply,
+  events: EventHub,
+  conversationId: string,
+  cursor: number | null,
+): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
-  raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
   let closed = false;
   let detach: (() => void) | undefined;
   const stop = () => {

@@ -18,7 +18,8 @@ const claimsSchema = z.strictObject({
 });
 export type TokenClaims = z.output<typeof claimsSchema>;
 
-export type Verified = { status: 'valid'; claims: TokenClaims } | { status: 'expired'; claims: TokenClaims } | { status: 'invalid' };
+export type Verified =
+  { status: 'valid'; claims: TokenClaims } | { status: 'expired'; claims: TokenClaims } | { status: 'invalid' };
 
 /** Every signed token starts with this (a version: a new format gets a new prefix). */
 export const TOKEN_PREFIX = 'pp1.';
@@ -33,7 +34,10 @@ export class TokenSigner {
 
   /** `secret` undefined: a random key, valid in this process only (no auth is configured then). */
   constructor(secret: string | undefined, now: () => number = Date.now) {
-    this.#key = secret === undefined ? randomBytes(32) : Buffer.from(hkdfSync('sha256', secret, 'promptpipe', 'signed-token-v1', 32));
+    this.#key =
+      secret === undefined
+        ? randomBytes(32)
+        : Buffer.from(hkdfSync('sha256', secret, 'promptpipe', 'signed-token-v1', 32));
     this.#now = now;
   }
 

@@ -14,12 +14,18 @@ export type StoreHealth = { ok: true } | { ok: false; problem: string };
 export async function checkStore(store: Pick<Store, 'ping'>, timeoutMs = HEALTH_TIMEOUT_MS): Promise<StoreHealth> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<StoreHealth>((resolve) => {
-    timer = setTimeout(() => resolve({ ok: false, problem: `the database did not answer within ${timeoutMs} ms` }), timeoutMs);
+    timer = setTimeout(
+      () => resolve({ ok: false, problem: `the database did not answer within ${timeoutMs} ms` }),
+      timeoutMs,
+    );
   });
   const ping = store.ping().then(
     (): StoreHealth => ({ ok: true }),
     // /health answers without a token: the driver's message (hosts, ports) stays out of it.
-    (error: unknown): StoreHealth => ({ ok: false, problem: isStoreUnavailable(error) ? (error as Error).message : 'the database cannot be reached right now' }),
+    (error: unknown): StoreHealth => ({
+      ok: false,
+      problem: isStoreUnavailable(error) ? (error as Error).message : 'the database cannot be reached right now',
+    }),
   );
   try {
     return await Promise.race([ping, timeout]);

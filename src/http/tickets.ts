@@ -30,7 +30,8 @@ export class TicketBook {
     const verified = this.#signer.verify(ticket);
     if (verified.status !== 'valid') return false;
     const { kind, conversation, nonce, exp } = verified.claims;
-    if (kind !== 'ticket' || (conversation !== null && conversation !== conversationId) || this.#redeemed.has(nonce)) return false;
+    if (kind !== 'ticket' || (conversation !== null && conversation !== conversationId) || this.#redeemed.has(nonce))
+      return false;
     this.#redeemed.set(nonce, exp);
     return true;
   }

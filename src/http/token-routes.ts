@@ -37,7 +37,8 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
       // A browser holding a client token asks for tickets to open its stream.
       clientScopes: ['read'],
       schema: {
-        tags, body: jsonSchema(ticketBody),
+        tags,
+        body: jsonSchema(ticketBody),
         summary: `A single-use ticket (valid ${TICKET_TTL_MS / 1000} s, on any process) for opening a conversation's WebSocket or event stream from a browser; {"conversation_id"} limits it to that one (a client token's ticket is always limited to its conversation)`,
       },
       handler: async (request) => {
@@ -46,7 +47,9 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
         let scope = asked ?? null;
         if (principal.kind === 'client') {
           if (asked !== undefined && asked !== principal.conversationId) {
-            throw new AppError('forbidden', `this client token is for conversation "${principal.conversationId}"`, { field: 'conversation_id' });
+            throw new AppError('forbidden', `this client token is for conversation "${principal.conversationId}"`, {
+              field: 'conversation_id',
+            });
           }
           scope = principal.conversationId;
         }
@@ -59,11 +62,16 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
   resource(app, '/api/tokens', {
     POST: {
       schema: {
-        tags, body: jsonSchema(tokenBody),
-        summary: 'A client token for one conversation (API token only): "read" opens its stream, "write" posts its messages; nothing else',
+        tags,
+        body: jsonSchema(tokenBody),
+        summary:
+          'A client token for one conversation (API token only): "read" opens its stream, "write" posts its ' +
+          'messages; nothing else',
         description:
           `Minted by the operator's backend for a browser. \`expires_in\` in seconds (default ${CLIENT_TOKEN_TTL_S}, at most ${MAX_CLIENT_TOKEN_TTL_S}). ` +
-          'Valid on every process that shares the signing key; it cannot be revoked before it expires. A participant id is accepted and resolved to its conversation; the token names the conversation id, which paths must then use.',
+          'Valid on every process that shares the signing key; it cannot be revoked before it expires. A ' +
+          'participant id is accepted and resolved to its conversation; the token names the conversation id, ' +
+          'which paths must then use.',
       },
       handler: async (request) => {
         const body = parseRequest(tokenBody, request.body, 'body');
@@ -71,7 +79,12 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
         const exp = deps.signer.now() + (body.expires_in ?? CLIENT_TOKEN_TTL_S) * 1000;
         const scopes = SCOPES.filter((scope) => body.scopes.includes(scope));
         const { token } = deps.signer.sign({ kind: 'client', conversation: conversation.id, scopes, exp });
-        return ok(undefined, { token, conversation_id: conversation.id, scopes, expires_at: new Date(exp).toISOString() });
+        return ok(undefined, {
+          token,
+          conversation_id: conversation.id,
+          scopes,
+          expires_at: new Date(exp).toISOString(),
+        });
       },
     },
   });

@@ -13,7 +13,8 @@ import type { Store } from '../store/store.ts';
 import { rawBodyScope } from './raw-body.ts';
 import { resource } from './resource.ts';
 
-export const SMS_HELP_TEXT = 'You get messages from a coaching program on this number. Reply STOP to stop them, START to receive them again.';
+export const SMS_HELP_TEXT =
+  'You get messages from a coaching program on this number. Reply STOP to stop them, START to receive them again.';
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -25,7 +26,14 @@ export interface TwilioRouteDeps {
   twilio: { authToken: string; publicBaseUrl: string | undefined };
 }
 
-const STATUS_MAP: Record<string, DeliveryStatus> = { sent: 'sent', delivered: 'delivered', read: 'read', undelivered: 'failed', failed: 'failed', canceled: 'failed' };
+const STATUS_MAP: Record<string, DeliveryStatus> = {
+  sent: 'sent',
+  delivered: 'delivered',
+  read: 'read',
+  undelivered: 'failed',
+  failed: 'failed',
+  canceled: 'failed',
+};
 
 /**
  * Twilio Messaging webhooks, checked against `X-Twilio-Signature`. An inbound SMS is in the inbox
@@ -36,17 +44,29 @@ export function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps): void 
   rawBodyScope(app, [FORM], (scope) => {
     resource(scope, '/webhooks/twilio', {
       POST: {
-        schema: { tags: ['channels'], summary: 'Twilio inbound SMS webhook (form-encoded, signed with X-Twilio-Signature)' },
+        schema: {
+          tags: ['channels'],
+          summary: 'Twilio inbound SMS webhook (form-encoded, signed with X-Twilio-Signature)',
+        },
         handler: async (request, reply) => {
           const params = signedParams(request, deps.twilio);
           const messageSid = required(params, 'MessageSid');
           const from = required(params, 'From');
           const sender = canonicalPhone(from) ?? from;
           const text = params.get('Body') ?? '';
-          const message: InboundMessage = { channel: TWILIO_CHANNEL, replyChannel: TWILIO_CHANNEL, sender, contactId: sender, text, channelMessageId: messageSid };
+          const message: InboundMessage = {
+            channel: TWILIO_CHANNEL,
+            replyChannel: TWILIO_CHANNEL,
+            sender,
+            contactId: sender,
+            text,
+            channelMessageId: messageSid,
+          };
           if (!(await handledKeyword(deps, message))) {
             const hasMedia = Number(params.get('NumMedia') ?? '0') > 0;
-            await deps.inbound.receive(isBlank(text) ? { ...message, unsupported: hasMedia ? 'media' : 'empty' } : message);
+            await deps.inbound.receive(
+              isBlank(text) ? { ...message, unsupported: hasMedia ? 'media' : 'empty' } : message,
+            );
           }
           return twiml(reply);
         },
@@ -62,7 +82,13 @@ export function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps): void 
           const status = Object.hasOwn(STATUS_MAP, reported) ? STATUS_MAP[reported] : undefined;
           if (status) {
             const code = params.get('ErrorCode');
-            await deps.store.recordDeliveryReceipt({ channel: TWILIO_CHANNEL, providerMessageId: messageSid, status, at: deps.clock.now(), error: code ? `Twilio error ${code}` : null });
+            await deps.store.recordDeliveryReceipt({
+              channel: TWILIO_CHANNEL,
+              providerMessageId: messageSid,
+              status,
+              at: deps.clock.now(),
+              error: code ? `Twilio error ${code}` : null,
+            });
           }
           return reply.status(204).send();
         },
@@ -87,8 +113,10 @@ async function handledKeyword(deps: TwilioRouteDeps, message: InboundMessage): P
   await deps.inbound.receiveCommand(message, keyword === 'help' ? SMS_HELP_TEXT : null, async (tx, participant) => {
     if (keyword === 'help') return;
     await tx.setContactOptOut(TWILIO_CHANNEL, message.sender, keyword === 'stop' ? now : null, now);
-    if (participant && keyword === 'stop' && participant.status === 'active') await deps.participants.updateIn(tx, participant.id, { status: 'paused' });
-    if (participant && keyword === 'start' && participant.status === 'paused') await deps.participants.updateIn(tx, participant.id, { status: 'active' });
+    if (participant && keyword === 'stop' && participant.status === 'active')
+      await deps.participants.updateIn(tx, participant.id, { status: 'paused' });
+    if (participant && keyword === 'start' && participant.status === 'paused')
+      await deps.participants.updateIn(tx, participant.id, { status: 'active' });
   });
   return true;
 }
@@ -96,11 +124,23 @@ async function handledKeyword(deps: TwilioRouteDeps, message: InboundMessage): P
 /** The form parameters, after checking Twilio's signature over the URL it called and those parameters. */
 function signedParams(request: FastifyRequest, twilio: TwilioRouteDeps['twilio']): URLSearchParams {
   const raw = request.body;
-  if (!Buffer.isBuffer(raw)) throw new AppError('unsupported_media_type', `content-type: must be ${FORM}`, { field: 'content-type' });
+  if (!Buffer.isBuffer(raw))
+    throw new AppError('unsupported_media_type', `content-type: must be ${FORM}`, { field: 'content-type' });
   const params = new URLSearchParams(raw.toString('utf8'));
   const url = `${twilio.publicBaseUrl ?? `${request.protocol}://${request.host}`}${request.url}`;
-  if (!twilioSignatureValid(twilio.authToken, url, [...params.entries()], request.headers['x-twilio-signature'] as string | undefined)) {
-    throw new AppError('invalid_signature', `x-twilio-signature: missing or not valid for ${url} and these parameters (set PUBLIC_BASE_URL to the URL Twilio calls)`, { field: 'x-twilio-signature' });
+  if (
+    !twilioSignatureValid(
+      twilio.authToken,
+      url,
+      [...params.entries()],
+      request.headers['x-twilio-signature'] as string | undefined,
+    )
+  ) {
+    throw new AppError(
+      'invalid_signature',
+      `x-twilio-signature: missing or not valid for ${url} and these parameters (set PUBLIC_BASE_URL to the URL Twilio calls)`,
+      { field: 'x-twilio-signature' },
+    );
   }
   return params;
 }

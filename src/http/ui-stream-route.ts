@@ -15,7 +15,13 @@ const uiChatBody = z.looseObject({
   trigger: z.enum(['submit-message', 'regenerate-message']).optional(),
   messageId: z.string().optional(),
   messages: z
-    .array(z.looseObject({ id: z.string(), role: z.enum(['system', 'user', 'assistant']), parts: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })) }))
+    .array(
+      z.looseObject({
+        id: z.string(),
+        role: z.enum(['system', 'user', 'assistant']),
+        parts: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
+      }),
+    )
     .min(1),
 });
 
@@ -37,21 +43,44 @@ export function uiStreamRoute(app: FastifyInstance, deps: SessionRouteDeps): voi
     POST: {
       // It posts a message and streams the reply: both.
       clientScopes: ['read', 'write'],
-      schema: { tags: ['session stream'], summary: 'Vercel AI SDK UI message stream (useChat): answers the last user message', body: jsonSchema(uiChatBody) },
+      schema: {
+        tags: ['session stream'],
+        summary: 'Vercel AI SDK UI message stream (useChat): answers the last user message',
+        body: jsonSchema(uiChatBody),
+      },
       handler: async (request, reply) => {
         const conversation = await resolveConversation(deps, request);
         const body = parseRequest(uiChatBody, request.body, 'body');
         const last = body.messages.at(-1)!;
-        const text = last.parts.filter((part) => part.type === 'text').map((part) => part.text ?? '').join('').trim();
-        if (last.role !== 'user' || isBlank(text)) throw new AppError('invalid_request', 'messages: the last message must be a user message with text', { field: 'messages' });
-        if (text.length > MAX_SESSION_TEXT) throw new AppError('invalid_request', `messages: the last message is longer than ${MAX_SESSION_TEXT} characters`, { field: 'messages' });
-        await streamTurn(reply, deps, conversation.id, () => submitText(deps, conversation, text, `ui:${body.id ?? conversation.id}:${last.id}`));
+        const text = last.parts
+          .filter((part) => part.type === 'text')
+          .map((part) => part.text ?? '')
+          .join('')
+          .trim();
+        if (last.role !== 'user' || isBlank(text))
+          throw new AppError('invalid_request', 'messages: the last message must be a user message with text', {
+            field: 'messages',
+          });
+        if (text.length > MAX_SESSION_TEXT)
+          throw new AppError(
+            'invalid_request',
+            `messages: the last message is longer than ${MAX_SESSION_TEXT} characters`,
+            { field: 'messages' },
+          );
+        await streamTurn(reply, deps, conversation.id, () =>
+          submitText(deps, conversation, text, `ui:${body.id ?? conversation.id}:${last.id}`),
+        );
       },
     },
   });
 }
 
-async function streamTurn(reply: FastifyReply, deps: SessionRouteDeps, conversationId: string, submit: () => ReturnType<SessionRouteDeps['inbound']['receive']>): Promise<void> {
+async function streamTurn(
+  reply: FastifyReply,
+  deps: SessionRouteDeps,
+  conversationId: string,
+  submit: () => ReturnType<SessionRouteDeps['inbound']['receive']>,
+): Promise<void> {
   const writer = new UiChunkWriter(reply);
   // Listen before submitting, so nothing of the turn is missed; sort out which turn is ours after.
   const turnsByInbox = new Map<string, number>();
@@ -62,7 +91,9 @@ async function streamTurn(reply: FastifyReply, deps: SessionRouteDeps, conversat
     if (answered) turnsByInbox.set(answered, turnNo);
     if (answered && answered === inboxId) ours = turnNo;
   });
-  const offEvents = deps.events.subscribe(conversationId, (event) => (ours === null ? seen.push(event) : event.turnId === ours && writer.event(event)));
+  const offEvents = deps.events.subscribe(conversationId, (event) =>
+    ours === null ? seen.push(event) : event.turnId === ours && writer.event(event),
+  );
   try {
     const outcome = await submit();
     inboxId = outcome.inboxId;
@@ -71,7 +102,8 @@ async function streamTurn(reply: FastifyReply, deps: SessionRouteDeps, conversat
     writer.start();
     if (outcome.status === 'queued') await outcome.turn;
     // The same message again (a retried request): answer with what was already replied to it.
-    if (outcome.duplicate && ours === null) for (const answer of await answersTo(deps, conversationId, inboxId)) writer.text(answer.id, answer.text);
+    if (outcome.duplicate && ours === null)
+      for (const answer of await answersTo(deps, conversationId, inboxId)) writer.text(answer.id, answer.text);
     writer.finish();
   } catch (error) {
     writer.error(describeError(error));
@@ -88,15 +120,25 @@ const RETRY_WAIT_MS = 60_000;
  * The assistant messages of the turn that answered an inbox item, once it is answered (a retry
  * that arrives while the first request's turn still runs waits for it, up to a minute).
  */
-async function answersTo(deps: SessionRouteDeps, conversationId: string, inboxId: string): Promise<Array<{ id: string; text: string }>> {
+async function answersTo(
+  deps: SessionRouteDeps,
+  conversationId: string,
+  inboxId: string,
+): Promise<Array<{ id: string; text: string }>> {
   const deadline = Date.now() + RETRY_WAIT_MS;
-  while ((await deps.store.getInbox(inboxId))?.status === 'pending' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  const turn = (await deps.store.listTurns(conversationId, { limit: 200 })).findLast((candidate) => candidate.inboxId === inboxId && candidate.status === 'completed');
+  while ((await deps.store.getInbox(inboxId))?.status === 'pending' && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  const turn = (await deps.store.listTurns(conversationId, { limit: 200 })).findLast(
+    (candidate) => candidate.inboxId === inboxId && candidate.status === 'completed',
+  );
   if (!turn) return [];
   const messages = await deps.store.listMessages(conversationId, { limit: 200 });
   return messages
     .filter((message) => message.turnId === turn.id && message.role === 'assistant')
-    .map((message) => ({ id: message.id, text: message.poll ? pollText(message.text, message.poll.options) : message.text }));
+    .map((message) => ({
+      id: message.id,
+      text: message.poll ? pollText(message.text, message.poll.options) : message.text,
+    }));
 }
 
 /** Writes UI message chunks in the order the protocol requires (start, text-start before deltas, ...). */
@@ -125,11 +167,24 @@ class UiChunkWriter {
       this.#textStart(event.messageId);
       this.#write({ type: 'text-delta', id: event.messageId, delta: event.text });
     } else if (event.type === 'status') {
-      this.#write({ type: 'data-status', data: { text: event.text, correlationId: event.correlationId }, transient: true });
-    } else if (event.type === 'final' && event.messageId && event.role === 'assistant' && !this.#done.has(event.messageId)) {
+      this.#write({
+        type: 'data-status',
+        data: { text: event.text, correlationId: event.correlationId },
+        transient: true,
+      });
+    } else if (
+      event.type === 'final' &&
+      event.messageId &&
+      event.role === 'assistant' &&
+      !this.#done.has(event.messageId)
+    ) {
       if (!this.#open.has(event.messageId)) {
         this.#textStart(event.messageId);
-        this.#write({ type: 'text-delta', id: event.messageId, delta: event.data.poll ? pollText(event.text, event.data.poll.options) : event.text });
+        this.#write({
+          type: 'text-delta',
+          id: event.messageId,
+          delta: event.data.poll ? pollText(event.text, event.data.poll.options) : event.text,
+        });
       }
       this.#textEnd(event.messageId);
     }
@@ -180,4 +235,5 @@ class UiChunkWriter {
   }
 }
 
-const pollText = (question: string, options: string[]) => `${question}\n${options.map((option, index) => `${index + 1}. ${option}`).join('\n')}`;
+const pollText = (question: string, options: string[]) =>
+  `${question}\n${options.map((option, index) => `${index + 1}. ${option}`).join('\n')}`;

@@ -1,7 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { safeEqual, whatsappSignatureValid } from '../channels/signatures.ts';
 import { TEMPLATE_RESEND, WHATSAPP_CHANNEL, WINDOW_CLOSED } from '../channels/whatsapp/whatsapp-channel.ts';
-import { readWhatsAppWebhookInParts, whatsappEnvelope, type WhatsAppInbound, type WhatsAppWebhook } from '../channels/whatsapp/whatsapp-webhook.ts';
+import {
+  readWhatsAppWebhookInParts,
+  whatsappEnvelope,
+  type WhatsAppInbound,
+  type WhatsAppWebhook,
+} from '../channels/whatsapp/whatsapp-webhook.ts';
 import type { Clock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
 import { phoneFromWhatsAppId } from '../core/phone.ts';
@@ -29,26 +34,53 @@ export function whatsappRoutes(app: FastifyInstance, deps: WhatsAppRouteDeps): v
   rawBodyScope(app, ['application/json'], (scope) => {
     resource(scope, '/webhooks/whatsapp', {
       GET: {
-        schema: { tags: ['channels'], summary: 'WhatsApp webhook verification handshake (hub.mode, hub.verify_token, hub.challenge)' },
+        schema: {
+          tags: ['channels'],
+          summary: 'WhatsApp webhook verification handshake (hub.mode, hub.verify_token, hub.challenge)',
+        },
         handler: async (request, reply) => {
           const query = request.query as Record<string, unknown>;
           const challenge = query['hub.challenge'];
           const token = query['hub.verify_token'];
-          if (query['hub.mode'] !== 'subscribe' || typeof token !== 'string' || !safeEqual(token, deps.whatsapp.verifyToken)) {
-            throw new AppError('forbidden', 'hub.verify_token: does not match WHATSAPP_VERIFY_TOKEN (or hub.mode is not "subscribe")', { field: 'hub.verify_token' });
+          if (
+            query['hub.mode'] !== 'subscribe' ||
+            typeof token !== 'string' ||
+            !safeEqual(token, deps.whatsapp.verifyToken)
+          ) {
+            throw new AppError(
+              'forbidden',
+              'hub.verify_token: does not match WHATSAPP_VERIFY_TOKEN (or hub.mode is not "subscribe")',
+              { field: 'hub.verify_token' },
+            );
           }
           if (typeof challenge !== 'string' || challenge.length === 0 || challenge.length > 200) {
-            throw new AppError('invalid_request', 'hub.challenge: is required (1-200 characters)', { field: 'hub.challenge' });
+            throw new AppError('invalid_request', 'hub.challenge: is required (1-200 characters)', {
+              field: 'hub.challenge',
+            });
           }
           return reply.type('text/plain').send(challenge);
         },
       },
       POST: {
-        schema: { tags: ['channels'], summary: 'WhatsApp Cloud API webhook (messages and statuses), signed with X-Hub-Signature-256' },
+        schema: {
+          tags: ['channels'],
+          summary: 'WhatsApp Cloud API webhook (messages and statuses), signed with X-Hub-Signature-256',
+        },
         handler: async (request, reply) => {
           const raw = request.body;
-          if (!Buffer.isBuffer(raw) || !whatsappSignatureValid(deps.whatsapp.appSecret, raw, request.headers['x-hub-signature-256'] as string | undefined)) {
-            throw new AppError('invalid_signature', 'x-hub-signature-256: missing or not the HMAC-SHA256 of the body with the app secret', { field: 'x-hub-signature-256' });
+          if (
+            !Buffer.isBuffer(raw) ||
+            !whatsappSignatureValid(
+              deps.whatsapp.appSecret,
+              raw,
+              request.headers['x-hub-signature-256'] as string | undefined,
+            )
+          ) {
+            throw new AppError(
+              'invalid_signature',
+              'x-hub-signature-256: missing or not the HMAC-SHA256 of the body with the app secret',
+              { field: 'x-hub-signature-256' },
+            );
           }
           const envelope = parseRequest(whatsappEnvelope, parseJson(raw), 'body');
           let accepted = 0;
@@ -58,7 +90,8 @@ export function whatsappRoutes(app: FastifyInstance, deps: WhatsAppRouteDeps): v
           // part is stored before the 200; after a crash half-way, Meta's retry finds the parts
           // already stored as duplicates (message ids are global).
           for (const part of readWhatsAppWebhookInParts(envelope, WEBHOOK_PART_SIZE)) {
-            if (part.skipped.length > 0) request.log.warn({ skipped: part.skipped }, 'parts of a WhatsApp webhook were not understood');
+            if (part.skipped.length > 0)
+              request.log.warn({ skipped: part.skipped }, 'parts of a WhatsApp webhook were not understood');
             accepted += await storeMessages(deps, part.messages);
             statuses += part.receipts.length;
             await storeReceipts(deps, part.receipts);
@@ -92,7 +125,11 @@ async function storeReceipts(deps: WhatsAppRouteDeps, receipts: WhatsAppWebhook[
   const resend = await deps.store.transaction(async (tx) => {
     const outboxIds: string[] = [];
     for (const { errorCode, ...receipt } of receipts) {
-      const recorded = await tx.recordDeliveryReceipt({ channel: WHATSAPP_CHANNEL, ...receipt, at: receipt.at ?? deps.clock.now() });
+      const recorded = await tx.recordDeliveryReceipt({
+        channel: WHATSAPP_CHANNEL,
+        ...receipt,
+        at: receipt.at ?? deps.clock.now(),
+      });
       // Also for a repeated receipt: Meta retries when our first answer failed half-way.
       if (errorCode === WINDOW_CLOSED && recorded.outboxId) outboxIds.push(recorded.outboxId);
     }
@@ -115,7 +152,19 @@ async function resendAsTemplate(deps: WhatsAppRouteDeps, outboxId: string): Prom
   const { conversationId, participantId, channel, recipient, kind, text, poll, idempotencyKey } = item;
   try {
     await deps.store.enqueueOutbox([
-      { id: copyId, conversationId, participantId, channel, recipient, kind, text, poll, idempotencyKey: `${idempotencyKey}${TEMPLATE_RESEND}`, nextAttemptAt: now, createdAt: now },
+      {
+        id: copyId,
+        conversationId,
+        participantId,
+        channel,
+        recipient,
+        kind,
+        text,
+        poll,
+        idempotencyKey: `${idempotencyKey}${TEMPLATE_RESEND}`,
+        nextAttemptAt: now,
+        createdAt: now,
+      },
     ]);
   } catch (error) {
     if (!(await deps.store.getOutbox(copyId))) throw error; // not a concurrent insert of the same copy

@@ -14,29 +14,57 @@ export class LlmAttemptError extends Error {
 }
 
 /** A 404 is almost always a base URL without its `/v1`, or a model the server does not serve. */
-const NOT_FOUND_HINT = ' (…/chat/completions not found: does LLM_BASE_URL end in /v1, and does the server serve LLM_MODEL?)';
+const NOT_FOUND_HINT =
+  ' (…/chat/completions not found: does LLM_BASE_URL end in /v1, and does the server serve LLM_MODEL?)';
 
 /** Provider error codes meaning "the money or quota is used up", not "slow down". */
-const QUOTA_CODES = new Set(['insufficient_quota', 'billing_hard_limit_reached', 'billing_not_active', 'insufficient_balance', 'insufficient_credits']);
-const QUOTA_MESSAGE = /insufficient[ _](quota|credits|balance)|spend(ing)? limit|billing (hard )?limit|exceeded your current quota.*billing/i;
+const QUOTA_CODES = new Set([
+  'insufficient_quota',
+  'billing_hard_limit_reached',
+  'billing_not_active',
+  'insufficient_balance',
+  'insufficient_credits',
+]);
+const QUOTA_MESSAGE =
+  /insufficient[ _](quota|credits|balance)|spend(ing)? limit|billing (hard )?limit|exceeded your current quota.*billing/i;
 
 /** Turns whatever an attempt threw into an `LlmFailure`; `afterText` is filled in by the caller. */
 export function failureFromError(error: unknown): Omit<LlmFailure, 'afterText'> {
   if (error instanceof LlmAttemptError) return error.failure;
   if (APICallError.isInstance(error)) return failureFromApiCall(error);
-  if (isMalformedData(error)) return { kind: 'bad-response', message: `malformed response from the model server: ${messageOf(error)}`, cause: error };
-  if (error instanceof TypeError) return { kind: 'network', message: `cannot reach the model server: ${messageOf(error)}`, cause: error };
-  return { kind: 'bad-response', message: `unexpected failure talking to the model server: ${messageOf(error)}`, cause: error };
+  if (isMalformedData(error))
+    return {
+      kind: 'bad-response',
+      message: `malformed response from the model server: ${messageOf(error)}`,
+      cause: error,
+    };
+  if (error instanceof TypeError)
+    return { kind: 'network', message: `cannot reach the model server: ${messageOf(error)}`, cause: error };
+  return {
+    kind: 'bad-response',
+    message: `unexpected failure talking to the model server: ${messageOf(error)}`,
+    cause: error,
+  };
 }
 
 export function isMalformedData(error: unknown): boolean {
-  return JSONParseError.isInstance(error) || TypeValidationError.isInstance(error) || InvalidResponseDataError.isInstance(error);
+  return (
+    JSONParseError.isInstance(error) ||
+    TypeValidationError.isInstance(error) ||
+    InvalidResponseDataError.isInstance(error)
+  );
 }
 
 function failureFromApiCall(error: APICallError): Omit<LlmFailure, 'afterText'> {
   const status = error.statusCode;
-  if (status === undefined) return { kind: 'network', message: `cannot reach the model server: ${error.message}`, cause: error };
-  if (status < 400) return { kind: 'stream-interrupted', message: `the model stream broke: ${messageOf(error.cause ?? error)}`, cause: error };
+  if (status === undefined)
+    return { kind: 'network', message: `cannot reach the model server: ${error.message}`, cause: error };
+  if (status < 400)
+    return {
+      kind: 'stream-interrupted',
+      message: `the model stream broke: ${messageOf(error.cause ?? error)}`,
+      cause: error,
+    };
   const headers = error.responseHeaders ?? {};
   return {
     kind: 'http',
@@ -89,7 +117,11 @@ export function toAppError(failure: LlmFailure, attempts: number): AppError {
       return new AppError('llm_unavailable', message, { ...base, retryable: true });
     case 'network':
     case 'stream-interrupted':
-      return new AppError('llm_unavailable', failure.afterText ? `${message}; text had already been streamed` : message, { ...base, retryable: true });
+      return new AppError(
+        'llm_unavailable',
+        failure.afterText ? `${message}; text had already been streamed` : message,
+        { ...base, retryable: true },
+      );
     case 'idle-timeout':
       return new AppError('llm_timeout', message, { ...base, retryable: true });
     case 'bad-response':
@@ -98,7 +130,11 @@ export function toAppError(failure: LlmFailure, attempts: number): AppError {
 }
 
 export function callTimeoutError(timeoutMs: number, cause: unknown): AppError {
-  return new AppError('llm_timeout', `the model call took longer than ${timeoutMs} ms`, { fault: 'model', retryable: true, cause });
+  return new AppError('llm_timeout', `the model call took longer than ${timeoutMs} ms`, {
+    fault: 'model',
+    retryable: true,
+    cause,
+  });
 }
 
 function safeJson(text: string): unknown {

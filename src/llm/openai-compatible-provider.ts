@@ -80,13 +80,22 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
   };
 }
 
-async function completeWithDeadline(settings: Settings, request: LlmRequest, callOptions: LlmCallOptions): Promise<LlmResponse> {
+async function completeWithDeadline(
+  settings: Settings,
+  request: LlmRequest,
+  callOptions: LlmCallOptions,
+): Promise<LlmResponse> {
   const caller = callOptions.signal;
   caller?.throwIfAborted();
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new Error('call timeout')), settings.timeoutMs);
   const signal = caller ? AbortSignal.any([caller, deadline.signal]) : deadline.signal;
-  const state: CallState = { request, signal, onTextDelta: callOptions.onTextDelta, delivery: { textDelivered: false } };
+  const state: CallState = {
+    request,
+    signal,
+    onTextDelta: callOptions.onTextDelta,
+    delivery: { textDelivered: false },
+  };
   try {
     return await completeWithRetries(settings, state);
   } catch (error) {
@@ -136,7 +145,12 @@ async function runAttempt(settings: Settings, state: CallState): Promise<LlmResp
       maxOutputTokens: state.request.maxOutputTokens,
       abortSignal: signal,
     });
-    return await readModelStream(stream, { signal, onTextDelta: state.onTextDelta, delivery: state.delivery, fallbackModel: modelId });
+    return await readModelStream(stream, {
+      signal,
+      onTextDelta: state.onTextDelta,
+      delivery: state.delivery,
+      fallbackModel: modelId,
+    });
   } catch (error) {
     if (idle.signal.aborted && !state.signal.aborted) throw idleFailure(settings.idleTimeoutMs, error);
     throw error;
@@ -146,7 +160,11 @@ async function runAttempt(settings: Settings, state: CallState): Promise<LlmResp
 }
 
 function idleFailure(idleTimeoutMs: number, cause: unknown): LlmAttemptError {
-  return new LlmAttemptError({ kind: 'idle-timeout', message: `the model server sent nothing for ${idleTimeoutMs} ms`, cause });
+  return new LlmAttemptError({
+    kind: 'idle-timeout',
+    message: `the model server sent nothing for ${idleTimeoutMs} ms`,
+    cause,
+  });
 }
 
 function createWatchdog(ms: number, onIdle: () => void) {

@@ -32,9 +32,18 @@ interface Accumulator {
 }
 
 /** Reads the AI SDK stream parts of one attempt into a response. */
-export async function readModelStream(stream: ReadableStream<LanguageModelV3StreamPart>, context: StreamReadContext): Promise<LlmResponse> {
+export async function readModelStream(
+  stream: ReadableStream<LanguageModelV3StreamPart>,
+  context: StreamReadContext,
+): Promise<LlmResponse> {
   const reader = stream.getReader();
-  const accumulator: Accumulator = { text: '', reasoning: '', toolCalls: [], model: context.fallbackModel, endedWithoutFinishReason: false };
+  const accumulator: Accumulator = {
+    text: '',
+    reasoning: '',
+    toolCalls: [],
+    model: context.fallbackModel,
+    endedWithoutFinishReason: false,
+  };
   try {
     for (;;) {
       const next = await readUnlessAborted(reader, context.signal);
@@ -48,7 +57,10 @@ export async function readModelStream(stream: ReadableStream<LanguageModelV3Stre
   return toResponse(accumulator);
 }
 
-function readUnlessAborted<T>(reader: ReadableStreamDefaultReader<T>, signal: AbortSignal): ReturnType<ReadableStreamDefaultReader<T>['read']> {
+function readUnlessAborted<T>(
+  reader: ReadableStreamDefaultReader<T>,
+  signal: AbortSignal,
+): ReturnType<ReadableStreamDefaultReader<T>['read']> {
   signal.throwIfAborted();
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
@@ -61,8 +73,17 @@ function readUnlessAborted<T>(reader: ReadableStreamDefaultReader<T>, signal: Ab
 }
 
 function readFailure(error: unknown): unknown {
-  if (isMalformedData(error)) return new LlmAttemptError({ kind: 'bad-response', message: `malformed stream from the model server: ${(error as Error).message}`, cause: error });
-  return new LlmAttemptError({ kind: 'stream-interrupted', message: `the model stream broke: ${describe(error)}`, cause: error });
+  if (isMalformedData(error))
+    return new LlmAttemptError({
+      kind: 'bad-response',
+      message: `malformed stream from the model server: ${(error as Error).message}`,
+      cause: error,
+    });
+  return new LlmAttemptError({
+    kind: 'stream-interrupted',
+    message: `the model stream broke: ${describe(error)}`,
+    cause: error,
+  });
 }
 
 function applyPart(part: LanguageModelV3StreamPart, accumulator: Accumulator, context: StreamReadContext): void {
@@ -115,14 +136,21 @@ function absorbErrorPart(error: unknown, accumulator: Accumulator): void {
     return;
   }
   if (isMalformedData(error)) {
-    throw new LlmAttemptError({ kind: 'bad-response', message: `malformed chunk from the model server: ${describe(error)}`, cause: error });
+    throw new LlmAttemptError({
+      kind: 'bad-response',
+      message: `malformed chunk from the model server: ${describe(error)}`,
+      cause: error,
+    });
   }
   throw new LlmAttemptError(failureFromErrorEvent(error));
 }
 
 function usageOnlyChunk(error: unknown): LlmUsage | undefined {
   if (!TypeValidationError.isInstance(error)) return undefined;
-  const value = error.value as { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } } | null;
+  const value = error.value as {
+    choices?: unknown;
+    usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+  } | null;
   if (!value || typeof value !== 'object' || Array.isArray(value.choices) || !value.usage) return undefined;
   const { prompt_tokens: input, completion_tokens: output } = value.usage;
   if (typeof input !== 'number' && typeof output !== 'number') return undefined;
@@ -138,11 +166,15 @@ function toUsage(usage: LanguageModelV3Usage): LlmUsage | undefined {
 
 function toResponse(accumulator: Accumulator): LlmResponse {
   if (accumulator.endedWithoutFinishReason || accumulator.finishReason === undefined) {
-    throw new LlmAttemptError({ kind: 'stream-interrupted', message: 'the model stream ended before its finish chunk' });
+    throw new LlmAttemptError({
+      kind: 'stream-interrupted',
+      message: 'the model stream ended before its finish chunk',
+    });
   }
   const { text, reasoning, toolCalls, model, usage } = accumulator;
   // Ollama reports "stop" for messages that carry tool calls.
-  const finishReason = toolCalls.length > 0 && accumulator.finishReason === 'stop' ? 'tool-calls' : accumulator.finishReason;
+  const finishReason =
+    toolCalls.length > 0 && accumulator.finishReason === 'stop' ? 'tool-calls' : accumulator.finishReason;
   return { text, toolCalls, finishReason, model, ...(reasoning ? { reasoning } : {}), ...(usage ? { usage } : {}) };
 }
 

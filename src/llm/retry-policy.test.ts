@@ -4,8 +4,20 @@ import type { LlmFailure, RetryPolicy } from './retry-policy.ts';
 import { backoffDelay, decideRetry, parseRetryAfter } from './retry-policy.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
-const policy: RetryPolicy = { maxRetries: 2, baseDelayMs: 500, maxDelayMs: 8_000, maxRetryAfterMs: 30_000, random: () => 0.5, now: () => NOW };
-const failure = (overrides: Partial<LlmFailure>): LlmFailure => ({ kind: 'http', message: 'x', afterText: false, ...overrides });
+const policy: RetryPolicy = {
+  maxRetries: 2,
+  baseDelayMs: 500,
+  maxDelayMs: 8_000,
+  maxRetryAfterMs: 30_000,
+  random: () => 0.5,
+  now: () => NOW,
+};
+const failure = (overrides: Partial<LlmFailure>): LlmFailure => ({
+  kind: 'http',
+  message: 'x',
+  afterText: false,
+  ...overrides,
+});
 
 describe('decideRetry', () => {
   it.each([429, 500, 502, 503, 504, 408])('retries status %i', (status) => {
@@ -17,7 +29,9 @@ describe('decideRetry', () => {
   });
 
   it('never retries a 429 whose quota is exhausted', () => {
-    expect(decideRetry(failure({ status: 429, quotaExhausted: true, retryAfter: '1' }), 1, policy)).toEqual({ retry: false });
+    expect(decideRetry(failure({ status: 429, quotaExhausted: true, retryAfter: '1' }), 1, policy)).toEqual({
+      retry: false,
+    });
   });
 
   it('stops after maxRetries', () => {
@@ -28,9 +42,18 @@ describe('decideRetry', () => {
 
   it('honours retry-after in seconds, as an HTTP date, and retry-after-ms; caps it', () => {
     expect(decideRetry(failure({ status: 429, retryAfter: '7' }), 1, policy)).toEqual({ retry: true, delayMs: 7_000 });
-    expect(decideRetry(failure({ status: 503, retryAfter: 'Sun, 01 Mar 2026 12:00:12 GMT' }), 1, policy)).toEqual({ retry: true, delayMs: 12_000 });
-    expect(decideRetry(failure({ status: 429, retryAfter: '7', retryAfterMs: '250' }), 1, policy)).toEqual({ retry: true, delayMs: 250 });
-    expect(decideRetry(failure({ status: 429, retryAfter: '3600' }), 1, policy)).toEqual({ retry: true, delayMs: 30_000 });
+    expect(decideRetry(failure({ status: 503, retryAfter: 'Sun, 01 Mar 2026 12:00:12 GMT' }), 1, policy)).toEqual({
+      retry: true,
+      delayMs: 12_000,
+    });
+    expect(decideRetry(failure({ status: 429, retryAfter: '7', retryAfterMs: '250' }), 1, policy)).toEqual({
+      retry: true,
+      delayMs: 250,
+    });
+    expect(decideRetry(failure({ status: 429, retryAfter: '3600' }), 1, policy)).toEqual({
+      retry: true,
+      delayMs: 30_000,
+    });
     expect(decideRetry(failure({ status: 429, retryAfter: 'soon' }), 1, policy)).toEqual({ retry: true, delayMs: 375 });
   });
 
@@ -52,8 +75,12 @@ describe('decideRetry', () => {
 
 describe('backoffDelay', () => {
   it('doubles per attempt with jitter in [half, full], capped', () => {
-    expect([1, 2, 3].map((attempt) => backoffDelay(attempt, { ...policy, random: () => 0 }))).toEqual([250, 500, 1_000]);
-    expect([1, 2, 3].map((attempt) => backoffDelay(attempt, { ...policy, random: () => 0.999_999 }))).toEqual([500, 1_000, 2_000]);
+    expect([1, 2, 3].map((attempt) => backoffDelay(attempt, { ...policy, random: () => 0 }))).toEqual([
+      250, 500, 1_000,
+    ]);
+    expect([1, 2, 3].map((attempt) => backoffDelay(attempt, { ...policy, random: () => 0.999_999 }))).toEqual([
+      500, 1_000, 2_000,
+    ]);
     expect(backoffDelay(10, { ...policy, random: () => 0 })).toBe(4_000);
   });
 });
@@ -70,10 +97,16 @@ describe('parseRetryAfter', () => {
 
 describe('failure classification', () => {
   it('recognises exhausted quota in OpenAI and similar bodies', () => {
-    expect(isQuotaExhausted({ error: { message: 'You exceeded your current quota', type: 'insufficient_quota', code: 'insufficient_quota' } })).toBe(true);
+    expect(
+      isQuotaExhausted({
+        error: { message: 'You exceeded your current quota', type: 'insufficient_quota', code: 'insufficient_quota' },
+      }),
+    ).toBe(true);
     expect(isQuotaExhausted(JSON.stringify({ error: { message: 'x', code: 'insufficient_quota' } }))).toBe(true);
     expect(isQuotaExhausted({ error: { message: 'Monthly spend limit reached', code: 429 } })).toBe(true);
-    expect(isQuotaExhausted({ error: { message: 'Rate limit reached for requests', code: 'rate_limit_exceeded' } })).toBe(false);
+    expect(
+      isQuotaExhausted({ error: { message: 'Rate limit reached for requests', code: 'rate_limit_exceeded' } }),
+    ).toBe(false);
     expect(isQuotaExhausted(undefined)).toBe(false);
   });
 

@@ -74,7 +74,11 @@ export function isTransient(failure: LlmFailure): boolean {
 }
 
 /** `attempt` is the 1-based number of the attempt that just failed. */
-export function decideRetry(failure: LlmFailure, attempt: number, policy: RetryPolicy = defaultRetryPolicy): RetryDecision {
+export function decideRetry(
+  failure: LlmFailure,
+  attempt: number,
+  policy: RetryPolicy = defaultRetryPolicy,
+): RetryDecision {
   if (!isTransient(failure) || attempt > policy.maxRetries) return { retry: false };
   const hinted = retryAfterDelay(failure, policy);
   if (hinted !== undefined) return { retry: true, delayMs: Math.min(hinted, policy.maxRetryAfterMs) };

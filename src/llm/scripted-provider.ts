@@ -17,7 +17,8 @@ export interface ScriptedStep {
   streamDelayMs?: number;
 }
 
-export type Script = readonly ScriptedStep[] | ((request: LlmRequest, callIndex: number) => ScriptedStep | Promise<ScriptedStep>);
+export type Script =
+  readonly ScriptedStep[] | ((request: LlmRequest, callIndex: number) => ScriptedStep | Promise<ScriptedStep>);
 
 export interface ScriptedProviderOptions {
   /** The model id reported. Default `scripted`. */
@@ -64,7 +65,8 @@ export function createScriptedProvider(script: Script, options: ScriptedProvider
 async function nextStep(script: Script, request: LlmRequest, callIndex: number): Promise<ScriptedStep> {
   if (typeof script === 'function') return script(request, callIndex);
   const step = (script as readonly ScriptedStep[])[callIndex];
-  if (!step) throw new Error(`scripted provider: the script has ${script.length} steps but call #${callIndex + 1} was made`);
+  if (!step)
+    throw new Error(`scripted provider: the script has ${script.length} steps but call #${callIndex + 1} was made`);
   return step;
 }
 
@@ -74,7 +76,13 @@ function toResponse(step: ScriptedStep, callIndex: number, model: string): LlmRe
     name: call.name,
     arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
   }));
-  return { text: step.text ?? '', toolCalls, finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop', model, ...(step.reasoning ? { reasoning: step.reasoning } : {}) };
+  return {
+    text: step.text ?? '',
+    toolCalls,
+    finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop',
+    model,
+    ...(step.reasoning ? { reasoning: step.reasoning } : {}),
+  };
 }
 
 /** Up to three roughly equal pieces, split on code points so no character is broken. */
@@ -83,6 +91,7 @@ export function splitText(text: string): string[] {
   if (characters.length === 0) return [];
   const size = Math.ceil(characters.length / 3);
   const pieces: string[] = [];
-  for (let start = 0; start < characters.length; start += size) pieces.push(characters.slice(start, start + size).join(''));
+  for (let start = 0; start < characters.length; start += size)
+    pieces.push(characters.slice(start, start + size).join(''));
   return pieces;
 }

@@ -34,7 +34,9 @@ export function toModelPrompt(messages: readonly LlmMessage[]): LanguageModelV3P
   });
 }
 
-function assistantParts(message: Extract<LlmMessage, { role: 'assistant' }>): Extract<LanguageModelV3Message, { role: 'assistant' }>['content'] {
+function assistantParts(
+  message: Extract<LlmMessage, { role: 'assistant' }>,
+): Extract<LanguageModelV3Message, { role: 'assistant' }>['content'] {
   const text = message.content === '' ? [] : [{ type: 'text' as const, text: message.content }];
   const calls = (message.toolCalls ?? []).map((call) => ({
     type: 'tool-call' as const,

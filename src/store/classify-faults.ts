@@ -19,7 +19,11 @@ export function classifyStoreError(error: unknown): unknown {
   if (isAppError(error)) return error; // already says what it is (a conflict, a duplicate phone)
   const fault = databaseFault(error);
   if (!fault) return error;
-  return new AppError('store_unavailable', `${FAULT_MESSAGES[fault]}; retry shortly`, { fault: 'system', retryable: true, cause: error });
+  return new AppError('store_unavailable', `${FAULT_MESSAGES[fault]}; retry shortly`, {
+    fault: 'system',
+    retryable: true,
+    cause: error,
+  });
 }
 
 type AnyFunction = (...args: unknown[]) => unknown;
@@ -32,14 +36,18 @@ type AnyFunction = (...args: unknown[]) => unknown;
 export function classifyFaults(store: Store): Store {
   const extend: Store['extend'] = (queries) => {
     const extension = store.extend(queries);
-    return { ops: wrapMethods(extension.ops as object) as typeof extension.ops, transaction: guard(extension.transaction as AnyFunction) as typeof extension.transaction };
+    return {
+      ops: wrapMethods(extension.ops as object) as typeof extension.ops,
+      transaction: guard(extension.transaction as AnyFunction) as typeof extension.transaction,
+    };
   };
   return { ...wrapMethods(store), extend };
 }
 
 function wrapMethods<T extends object>(target: T): T {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(target)) out[key] = typeof value === 'function' ? guard((value as AnyFunction).bind(target)) : value;
+  for (const [key, value] of Object.entries(target))
+    out[key] = typeof value === 'function' ? guard((value as AnyFunction).bind(target)) : value;
   return out as T;
 }
 

@@ -49,10 +49,20 @@ export function parseJson<S extends z.ZodType>(schema: S, text: string, what: st
   return result.data;
 }
 
-export const pollSchema = z.object({ question: z.string(), options: z.array(z.string()), firstNumber: z.number().int().positive().optional() });
+export const pollSchema = z.object({
+  question: z.string(),
+  options: z.array(z.string()),
+  firstNumber: z.number().int().positive().optional(),
+});
 
 export function pollToText(poll: Poll | null): string | null {
-  return poll ? JSON.stringify({ question: poll.question, options: poll.options, ...(poll.firstNumber ? { firstNumber: poll.firstNumber } : {}) }) : null;
+  return poll
+    ? JSON.stringify({
+        question: poll.question,
+        options: poll.options,
+        ...(poll.firstNumber ? { firstNumber: poll.firstNumber } : {}),
+      })
+    : null;
 }
 
 export function pollFromText(text: string | null): Poll | null {

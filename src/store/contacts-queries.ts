@@ -5,11 +5,19 @@ import type { QueryContext } from './query-context.ts';
 import type { ChannelContactsTable } from './schema.ts';
 import { fromMs, fromMsOrNull, toMs, toMsOrNull } from './codec.ts';
 
-type ContactOperations = Pick<StoreOperations, 'recordContactInbound' | 'getContact' | 'findContactOfParticipant' | 'setContactOptOut'>;
+type ContactOperations = Pick<
+  StoreOperations,
+  'recordContactInbound' | 'getContact' | 'findContactOfParticipant' | 'setContactOptOut'
+>;
 
 export function contactQueries({ db }: QueryContext): ContactOperations {
   const get = async (channel: string, contactId: string) => {
-    const row = await db.selectFrom('channel_contacts').selectAll().where('channel', '=', channel).where('contact_id', '=', contactId).executeTakeFirst();
+    const row = await db
+      .selectFrom('channel_contacts')
+      .selectAll()
+      .where('channel', '=', channel)
+      .where('contact_id', '=', contactId)
+      .executeTakeFirst();
     return row && toContact(row);
   };
 
@@ -63,8 +71,18 @@ export function contactQueries({ db }: QueryContext): ContactOperations {
     async setContactOptOut(channel, contactId, at, now) {
       await db
         .insertInto('channel_contacts')
-        .values({ channel, contact_id: contactId, participant_id: null, phone_number: null, last_inbound_at: null, opted_out_at: toMsOrNull(at), updated_at: toMs(now) })
-        .onConflict((oc) => oc.columns(['channel', 'contact_id']).doUpdateSet({ opted_out_at: toMsOrNull(at), updated_at: toMs(now) }))
+        .values({
+          channel,
+          contact_id: contactId,
+          participant_id: null,
+          phone_number: null,
+          last_inbound_at: null,
+          opted_out_at: toMsOrNull(at),
+          updated_at: toMs(now),
+        })
+        .onConflict((oc) =>
+          oc.columns(['channel', 'contact_id']).doUpdateSet({ opted_out_at: toMsOrNull(at), updated_at: toMs(now) }),
+        )
         .execute();
       return (await get(channel, contactId))!;
     },

@@ -8,13 +8,23 @@ import { prepared } from './prepared.ts';
 
 type ConversationOperations = Pick<
   StoreOperations,
-  'insertConversation' | 'getConversation' | 'findConversationByParticipant' | 'updateConversation' | 'setConversationChannel'
+  | 'insertConversation'
+  | 'getConversation'
+  | 'findConversationByParticipant'
+  | 'updateConversation'
+  | 'setConversationChannel'
 >;
 
 const byId = prepared((db, a: { id: string }) => db.selectFrom('conversations').selectAll().where('id', '=', a.id));
 // One conversation per participant in practice; the oldest one wins if there are more.
 const byParticipant = prepared((db, a: { participantId: string }) =>
-  db.selectFrom('conversations').selectAll().where('participant_id', '=', a.participantId).orderBy('created_at').orderBy('id').limit(1),
+  db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('participant_id', '=', a.participantId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1),
 );
 
 export function conversationQueries(ctx: QueryContext): ConversationOperations {
@@ -48,7 +58,12 @@ export function conversationQueries(ctx: QueryContext): ConversationOperations {
     },
 
     async setConversationChannel(id, channel, now) {
-      await db.updateTable('conversations').set({ channel, updated_at: toMs(now) }).where('id', '=', id).where('channel', '<>', channel).execute();
+      await db
+        .updateTable('conversations')
+        .set({ channel, updated_at: toMs(now) })
+        .where('id', '=', id)
+        .where('channel', '<>', channel)
+        .execute();
     },
 
     async updateConversation(id, expectedVersion, patch, now) {

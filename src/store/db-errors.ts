@@ -25,7 +25,15 @@ export function isUniqueViolation(error: unknown, target: { constraint: string; 
   return false;
 }
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'EAI_AGAIN',
+]);
 /** SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown, restart). */
 const UNAVAILABLE_STATES = /^(08|57P0[1-3]|53300)/;
 
@@ -57,9 +65,16 @@ export function databaseFault(error: unknown, depth = 0): DatabaseFault | undefi
     return undefined;
   }
   if (e.code === PG_DISK_FULL) return 'full';
-  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || UNAVAILABLE_STATES.test(e.code))) return 'unreachable';
+  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || UNAVAILABLE_STATES.test(e.code)))
+    return 'unreachable';
   const message = typeof e.message === 'string' ? e.message : '';
-  if (isQueryReadTimeout(e) || /timeout exceeded when trying to connect|Connection terminated|connection is closed|Client has encountered a connection error/i.test(message)) return 'unreachable';
+  if (
+    isQueryReadTimeout(e) ||
+    /timeout exceeded when trying to connect|Connection terminated|connection is closed|Client has encountered a connection error/i.test(
+      message,
+    )
+  )
+    return 'unreachable';
   return undefined;
 }
 

@@ -20,15 +20,15 @@ export function eventQueries(ctx: QueryContext): EventOperations {
       if (events.length === 0) return;
       await insertEventRows(
         ctx,
-          events.map((event) => ({
-            conversation_id: event.conversationId,
-            seq: event.seq,
-            turn_id: event.turnNo === null ? null : String(event.turnNo),
-            type: event.type,
-            data: JSON.stringify(event.payload),
-            at: toMs(event.at),
-          })),
-        );
+        events.map((event) => ({
+          conversation_id: event.conversationId,
+          seq: event.seq,
+          turn_id: event.turnNo === null ? null : String(event.turnNo),
+          type: event.type,
+          data: JSON.stringify(event.payload),
+          at: toMs(event.at),
+        })),
+      );
     },
 
     async listEvents(conversationId, options = {}) {
@@ -65,7 +65,10 @@ export function eventQueries(ctx: QueryContext): EventOperations {
         .orderBy('seq', 'desc')
         .limit(1)
         .executeTakeFirst();
-      const messageSeq = lastFinal && (parseJson(payloadSchema, lastFinal.data, 'event payload').data as { messageSeq?: unknown } | undefined)?.messageSeq;
+      const messageSeq =
+        lastFinal &&
+        (parseJson(payloadSchema, lastFinal.data, 'event payload').data as { messageSeq?: unknown } | undefined)
+          ?.messageSeq;
       return {
         first: Number(range.first),
         last: Number(range.last),
@@ -75,7 +78,11 @@ export function eventQueries(ctx: QueryContext): EventOperations {
     },
 
     async pruneEvents(conversationId, beforeSeq) {
-      const result = await db.deleteFrom('events').where('conversation_id', '=', conversationId).where('seq', '<', beforeSeq).executeTakeFirst();
+      const result = await db
+        .deleteFrom('events')
+        .where('conversation_id', '=', conversationId)
+        .where('seq', '<', beforeSeq)
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };

@@ -6,15 +6,34 @@ import type { InboxTable } from './schema.ts';
 import { fromMs, fromMsOrNull, oneOf, toMs, toMsOrNull } from './codec.ts';
 import { prepared } from './prepared.ts';
 
-type InboxOperations = Pick<StoreOperations, 'insertInbox' | 'getInbox' | 'listPendingInbox' | 'setInboxStatus' | 'listPendingInboxOf' | 'firstInboxFrom' | 'completeInbox'>;
+type InboxOperations = Pick<
+  StoreOperations,
+  | 'insertInbox'
+  | 'getInbox'
+  | 'listPendingInbox'
+  | 'setInboxStatus'
+  | 'listPendingInboxOf'
+  | 'firstInboxFrom'
+  | 'completeInbox'
+>;
 
 const STATUSES = ['pending', 'processed', 'failed', 'ignored'] as const satisfies readonly InboxStatus[];
 
 const pendingOf = prepared((db, a: { conversationId: string; limit: number }) =>
-  db.selectFrom('inbox').selectAll().where('conversation_id', '=', a.conversationId).where('status', '=', 'pending').orderBy('ordinal').limit(a.limit),
+  db
+    .selectFrom('inbox')
+    .selectAll()
+    .where('conversation_id', '=', a.conversationId)
+    .where('status', '=', 'pending')
+    .orderBy('ordinal')
+    .limit(a.limit),
 );
 const complete = prepared((db, a: { id: string; status: InboxStatus; processedAt: number; error: string | null }) =>
-  db.updateTable('inbox').set({ status: a.status, processed_at: a.processedAt, error: a.error }).where('id', '=', a.id).where('status', '=', 'pending'),
+  db
+    .updateTable('inbox')
+    .set({ status: a.status, processed_at: a.processedAt, error: a.error })
+    .where('id', '=', a.id)
+    .where('status', '=', 'pending'),
 );
 
 export function inboxQueries(ctx: QueryContext): InboxOperations {
@@ -59,7 +78,12 @@ export function inboxQueries(ctx: QueryContext): InboxOperations {
     },
 
     async listPendingInbox(limit) {
-      let query = db.selectFrom('inbox').selectAll().where('status', '=', 'pending').orderBy('received_at').orderBy('ordinal');
+      let query = db
+        .selectFrom('inbox')
+        .selectAll()
+        .where('status', '=', 'pending')
+        .orderBy('received_at')
+        .orderBy('ordinal');
       if (limit !== undefined) query = query.limit(Math.max(0, limit));
       return (await query.execute()).map(toInboxItem);
     },

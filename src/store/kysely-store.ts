@@ -108,7 +108,9 @@ export function createKyselyStore(db: Kysely<Database>, dialect: SqlDialect, des
     },
     async databaseNow() {
       if (dialect === 'sqlite') return new Date();
-      const { rows } = await sql<{ now: number }>`select (extract(epoch from clock_timestamp()) * 1000)::float8 as now`.execute(db);
+      const { rows } = await sql<{
+        now: number;
+      }>`select (extract(epoch from clock_timestamp()) * 1000)::float8 as now`.execute(db);
       return new Date(Math.round(Number(rows[0]!.now)));
     },
     close() {

@@ -2,7 +2,10 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import { toMs } from './codec.ts';
 
-type LeaseOperations = Pick<StoreOperations, 'acquireLease' | 'releaseLease' | 'clearLeases' | 'getFlowState' | 'saveFlowState'>;
+type LeaseOperations = Pick<
+  StoreOperations,
+  'acquireLease' | 'releaseLease' | 'clearLeases' | 'getFlowState' | 'saveFlowState'
+>;
 
 export function leaseQueries({ db }: QueryContext): LeaseOperations {
   return {
@@ -15,7 +18,12 @@ export function leaseQueries({ db }: QueryContext): LeaseOperations {
           oc
             .column('conversation_id')
             .doUpdateSet((eb) => ({ owner: eb.ref('excluded.owner'), lease_until: eb.ref('excluded.lease_until') }))
-            .where((eb) => eb.or([eb('conversation_leases.owner', '=', owner), eb('conversation_leases.lease_until', '<=', toMs(now))])),
+            .where((eb) =>
+              eb.or([
+                eb('conversation_leases.owner', '=', owner),
+                eb('conversation_leases.lease_until', '<=', toMs(now)),
+              ]),
+            ),
         )
         .returning('owner')
         .executeTakeFirst();
@@ -23,11 +31,19 @@ export function leaseQueries({ db }: QueryContext): LeaseOperations {
     },
 
     async releaseLease(conversationId, owner) {
-      await db.deleteFrom('conversation_leases').where('conversation_id', '=', conversationId).where('owner', '=', owner).execute();
+      await db
+        .deleteFrom('conversation_leases')
+        .where('conversation_id', '=', conversationId)
+        .where('owner', '=', owner)
+        .execute();
     },
 
     async getFlowState(conversationId) {
-      const row = await db.selectFrom('flow_states').select('data').where('conversation_id', '=', conversationId).executeTakeFirst();
+      const row = await db
+        .selectFrom('flow_states')
+        .select('data')
+        .where('conversation_id', '=', conversationId)
+        .executeTakeFirst();
       return row ? (JSON.parse(row.data) as unknown) : undefined;
     },
 

@@ -13,13 +13,20 @@ const KINDS = ['text', 'poll'] as const satisfies readonly MessageKind[];
 const SOURCES = ['participant', 'model', 'timer', 'operator', 'system'] as const satisfies readonly MessageSource[];
 
 const lastSeq = prepared((db, a: { conversationId: string }) =>
-  db.selectFrom('messages').select((eb) => eb.fn.max('seq').as('last')).where('conversation_id', '=', a.conversationId),
+  db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.max('seq').as('last'))
+    .where('conversation_id', '=', a.conversationId),
 );
 const insertMessages = preparedInsert('messages');
 type ListShape = { after: boolean; withoutSystem: boolean; limited: boolean };
 const listFamily = new PreparedFamily((shape: ListShape) =>
   prepared((db, a: { conversationId: string; afterSeq: number; limit: number }) => {
-    let query = db.selectFrom('messages').selectAll().where('conversation_id', '=', a.conversationId).orderBy('seq', 'desc');
+    let query = db
+      .selectFrom('messages')
+      .selectAll()
+      .where('conversation_id', '=', a.conversationId)
+      .orderBy('seq', 'desc');
     if (shape.after) query = query.where('seq', '>', a.afterSeq);
     if (shape.withoutSystem) query = query.where('role', '!=', 'system');
     return shape.limited ? query.limit(a.limit) : query;
@@ -39,7 +46,12 @@ export function messageQueries(ctx: QueryContext): MessageOperations {
           if (dialect === 'postgres') {
             // Row lock: a concurrent append to this conversation waits here until we commit. NO KEY
             // UPDATE leaves inserts that reference the conversation (timers, outbox) unblocked.
-            await db.selectFrom('conversations').select('id').where('id', '=', conversationId).forNoKeyUpdate().execute();
+            await db
+              .selectFrom('conversations')
+              .select('id')
+              .where('id', '=', conversationId)
+              .forNoKeyUpdate()
+              .execute();
           }
           // SQLite needs no lock: the transaction is BEGIN IMMEDIATE on the store's only connection.
           const last = (await lastSeq.first(ctx, { conversationId }))?.last;
@@ -70,8 +82,14 @@ export function messageQueries(ctx: QueryContext): MessageOperations {
     },
 
     async listMessages(conversationId, options = {}) {
-      const shape = { after: options.afterSeq !== undefined, withoutSystem: options.withoutSystem === true, limited: options.limit !== undefined };
-      const rows = await listFamily.of(shape).rows(ctx, { conversationId, afterSeq: options.afterSeq ?? 0, limit: Math.max(0, options.limit ?? 0) });
+      const shape = {
+        after: options.afterSeq !== undefined,
+        withoutSystem: options.withoutSystem === true,
+        limited: options.limit !== undefined,
+      };
+      const rows = await listFamily
+        .of(shape)
+        .rows(ctx, { conversationId, afterSeq: options.afterSeq ?? 0, limit: Math.max(0, options.limit ?? 0) });
       return rows.reverse().map(toMessage);
     },
   };

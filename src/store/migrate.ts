@@ -37,7 +37,11 @@ export async function migrateToLatest(
   });
 }
 
-async function runMigrator(db: Kysely<Database>, dialect: SqlDialect, options: { schema?: string; logger?: MigrationLogger } = {}): Promise<string[]> {
+async function runMigrator(
+  db: Kysely<Database>,
+  dialect: SqlDialect,
+  options: { schema?: string; logger?: MigrationLogger } = {},
+): Promise<string[]> {
   const migrations = allMigrations(dialect);
   const migrator = new Migrator({
     db,
@@ -50,9 +54,15 @@ async function runMigrator(db: Kysely<Database>, dialect: SqlDialect, options: {
   const applied = results.filter((result) => result.status === 'Success').map((result) => result.migrationName);
   if (error) {
     const failed = results.find((result) => result.status === 'Error')?.migrationName;
-    throw new Error(`database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`.replace('  ', ' '), {
-      cause: error,
-    });
+    throw new Error(
+      `database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`.replace(
+        '  ',
+        ' ',
+      ),
+      {
+        cause: error,
+      },
+    );
   }
   for (const name of applied) options.logger?.info({ migration: name }, 'applied database migration');
   return applied;

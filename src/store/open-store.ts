@@ -51,8 +51,11 @@ const PG_INT8 = 20;
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   // Driver faults leave the adapter classified: callers see `store_unavailable`, never SQLSTATEs.
   if (url.startsWith('sqlite:')) return classifyFaults(await openSqliteStore(url.slice('sqlite:'.length), options));
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return classifyFaults(await openPostgresStore(url, options));
-  throw new Error(`unsupported database URL ${JSON.stringify(redact(url))}: expected sqlite:<path>, sqlite::memory: or a postgres:// (postgresql://) URL`);
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://'))
+    return classifyFaults(await openPostgresStore(url, options));
+  throw new Error(
+    `unsupported database URL ${JSON.stringify(redact(url))}: expected sqlite:<path>, sqlite::memory: or a postgres:// (postgresql://) URL`,
+  );
 }
 
 async function openSqliteStore(path: string, options: OpenStoreOptions): Promise<Store> {
@@ -86,7 +89,8 @@ async function openSqliteStore(path: string, options: OpenStoreOptions): Promise
 
 async function openPostgresStore(url: string, options: OpenStoreOptions): Promise<Store> {
   const schema = options.schema ?? 'public';
-  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid PostgreSQL schema name ${JSON.stringify(schema)}: use letters, digits and underscores`);
+  if (!SCHEMA_NAME.test(schema))
+    throw new Error(`invalid PostgreSQL schema name ${JSON.stringify(schema)}: use letters, digits and underscores`);
   await ensureSchema(url, schema, options);
   const pool = createPgPool(url, schema, options);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
@@ -124,7 +128,11 @@ export function pgClientSettings(options: PgTimeoutOptions = {}): pg.ClientConfi
  * A connection whose query got no answer in time is closed at once: what it sent may still
  * arrive later (a transaction left open, a write after its rollback), so it is never reused.
  */
-export function createPgPool(url: string, schema: string, options: Pick<OpenStoreOptions, 'poolMax' | 'logger'> & PgTimeoutOptions = {}): pg.Pool {
+export function createPgPool(
+  url: string,
+  schema: string,
+  options: Pick<OpenStoreOptions, 'poolMax' | 'logger'> & PgTimeoutOptions = {},
+): pg.Pool {
   const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const pool = new pg.Pool({
     ...pgClientSettings(options),
@@ -136,7 +144,9 @@ export function createPgPool(url: string, schema: string, options: Pick<OpenStor
     // int8 (counts, epoch-ms timestamps) as JS numbers, for this pool only.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === PG_INT8 && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+        oid === PG_INT8 && format !== 'binary'
+          ? parseInt8
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
   const lost = (error: Error) => options.logger?.info({ err: error.message }, 'PostgreSQL connection lost');
@@ -157,7 +167,8 @@ function closeOnReadTimeout(client: pg.PoolClient): void {
     const result = query(...args);
     if (result instanceof Promise) {
       result.catch((error: unknown) => {
-        if (isQueryReadTimeout(error)) (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+        if (isQueryReadTimeout(error))
+          (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
       });
     }
     return result;
@@ -173,7 +184,8 @@ function nameHotStatements(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as { query: unknown }).query = (...args: unknown[]) => {
     const [text, values] = args;
-    const name = typeof text === 'string' && Array.isArray(values) && args.length === 2 ? statementName(text) : undefined;
+    const name =
+      typeof text === 'string' && Array.isArray(values) && args.length === 2 ? statementName(text) : undefined;
     return name ? query({ name, text, values }) : query(...args);
   };
 }

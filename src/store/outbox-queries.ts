@@ -1,5 +1,11 @@
 import type { Selectable } from 'kysely';
-import { DELIVERY_STATUSES, type DeliveryStatus, type MessageKind, type OutboxItem, type OutboxStatus } from '../core/domain.ts';
+import {
+  DELIVERY_STATUSES,
+  type DeliveryStatus,
+  type MessageKind,
+  type OutboxItem,
+  type OutboxStatus,
+} from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { OutboxTable } from './schema.ts';
@@ -8,7 +14,16 @@ import { prepared, preparedInsert } from './prepared.ts';
 
 type OutboxOperations = Pick<
   StoreOperations,
-  'enqueueOutbox' | 'hasPendingOutbox' | 'releaseOutbox' | 'getOutbox' | 'listDueOutbox' | 'claimDueOutbox' | 'markOutboxSent' | 'markOutboxAttemptFailed' | 'listOutbox' | 'recordDeliveryReceipt'
+  | 'enqueueOutbox'
+  | 'hasPendingOutbox'
+  | 'releaseOutbox'
+  | 'getOutbox'
+  | 'listDueOutbox'
+  | 'claimDueOutbox'
+  | 'markOutboxSent'
+  | 'markOutboxAttemptFailed'
+  | 'listOutbox'
+  | 'recordDeliveryReceipt'
 >;
 
 const STATUSES = ['pending', 'sent', 'failed'] as const satisfies readonly OutboxStatus[];
@@ -18,7 +33,12 @@ const KINDS = ['text', 'poll'] as const satisfies readonly MessageKind[];
 const below = (status: DeliveryStatus) => DELIVERY_STATUSES.slice(0, DELIVERY_STATUSES.indexOf(status));
 
 const pendingOf = prepared((db, a: { conversationId: string }) =>
-  db.selectFrom('outbox').select('id').where('conversation_id', '=', a.conversationId).where('status', '=', 'pending').limit(1),
+  db
+    .selectFrom('outbox')
+    .select('id')
+    .where('conversation_id', '=', a.conversationId)
+    .where('status', '=', 'pending')
+    .limit(1),
 );
 const insertRows = preparedInsert('outbox');
 
@@ -28,15 +48,27 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
    * Raises the delivery status of the item with this provider id, in one statement: the WHERE
    * clause makes it monotonic however receipts interleave.
    */
-  const raise = async (channel: string, providerMessageId: string, status: DeliveryStatus, at: Date, error: string | null) => {
+  const raise = async (
+    channel: string,
+    providerMessageId: string,
+    status: DeliveryStatus,
+    at: Date,
+    error: string | null,
+  ) => {
     const result = await db
       .updateTable('outbox')
-      .set({ delivery_status: status, delivery_status_at: toMs(at), ...(error === null ? {} : { delivery_error: error }) })
+      .set({
+        delivery_status: status,
+        delivery_status_at: toMs(at),
+        ...(error === null ? {} : { delivery_error: error }),
+      })
       .where('channel', '=', channel)
       .where('provider_message_id', '=', providerMessageId)
       .where((eb) => {
         const lower = below(status);
-        return lower.length === 0 ? eb('delivery_status', 'is', null) : eb.or([eb('delivery_status', 'is', null), eb('delivery_status', 'in', lower)]);
+        return lower.length === 0
+          ? eb('delivery_status', 'is', null)
+          : eb.or([eb('delivery_status', 'is', null), eb('delivery_status', 'in', lower)]);
       })
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
@@ -47,23 +79,23 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
       if (items.length === 0) return;
       await insertRows(
         ctx,
-          items.map((item) => ({
-            id: item.id,
-            conversation_id: item.conversationId,
-            participant_id: item.participantId,
-            channel: item.channel,
-            recipient: item.recipient,
-            kind: item.kind,
-            text: item.text,
-            poll: pollToText(item.poll),
-            idempotency_key: item.idempotencyKey,
-            status: 'pending',
-            attempts: 0,
-            next_attempt_at: toMs(item.nextAttemptAt),
-            last_error: null,
-            created_at: toMs(item.createdAt),
-            sent_at: null,
-          })),
+        items.map((item) => ({
+          id: item.id,
+          conversation_id: item.conversationId,
+          participant_id: item.participantId,
+          channel: item.channel,
+          recipient: item.recipient,
+          kind: item.kind,
+          text: item.text,
+          poll: pollToText(item.poll),
+          idempotency_key: item.idempotencyKey,
+          status: 'pending',
+          attempts: 0,
+          next_attempt_at: toMs(item.nextAttemptAt),
+          last_error: null,
+          created_at: toMs(item.createdAt),
+          sent_at: null,
+        })),
       );
     },
 
@@ -73,7 +105,12 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
 
     async releaseOutbox(ids, at) {
       if (ids.length === 0) return;
-      await db.updateTable('outbox').set({ next_attempt_at: toMs(at) }).where('id', 'in', [...ids]).where('status', '=', 'pending').execute();
+      await db
+        .updateTable('outbox')
+        .set({ next_attempt_at: toMs(at) })
+        .where('id', 'in', [...ids])
+        .where('status', '=', 'pending')
+        .execute();
     },
 
     async getOutbox(id) {
@@ -108,7 +145,12 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
           .where((eb) =>
             eb.not(
               eb.exists(
-                eb.selectFrom('outbox as e').select('e.id').whereRef('e.conversation_id', '=', 'o.conversation_id').where('e.status', '=', 'pending').whereRef('e.ordinal', '<', 'o.ordinal'),
+                eb
+                  .selectFrom('outbox as e')
+                  .select('e.id')
+                  .whereRef('e.conversation_id', '=', 'o.conversation_id')
+                  .where('e.status', '=', 'pending')
+                  .whereRef('e.ordinal', '<', 'o.ordinal'),
               ),
             ),
           )
@@ -118,7 +160,12 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
         if (tx.dialect === 'postgres') due = due.forUpdate().skipLocked();
         const ids = (await due.execute()).map((row) => row.id);
         if (ids.length === 0) return [];
-        const rows = await tx.db.updateTable('outbox').set({ next_attempt_at: toMs(leaseUntil) }).where('id', 'in', ids).returningAll().execute();
+        const rows = await tx.db
+          .updateTable('outbox')
+          .set({ next_attempt_at: toMs(leaseUntil) })
+          .where('id', 'in', ids)
+          .returningAll()
+          .execute();
         return rows.sort((a, b) => Number(a.ordinal) - Number(b.ordinal)).map(toOutboxItem);
       });
     },
@@ -131,21 +178,44 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
         .returning('channel')
         .executeTakeFirst();
       if (!row || providerMessageId === null) return;
-      const early = await db.selectFrom('delivery_receipts').selectAll().where('channel', '=', row.channel).where('provider_message_id', '=', providerMessageId).execute();
+      const early = await db
+        .selectFrom('delivery_receipts')
+        .selectAll()
+        .where('channel', '=', row.channel)
+        .where('provider_message_id', '=', providerMessageId)
+        .execute();
       for (const receipt of early) {
-        await raise(row.channel, providerMessageId, oneOf(DELIVERY_STATUSES, receipt.status, 'delivery status'), fromMs(receipt.at), receipt.error);
+        await raise(
+          row.channel,
+          providerMessageId,
+          oneOf(DELIVERY_STATUSES, receipt.status, 'delivery status'),
+          fromMs(receipt.at),
+          receipt.error,
+        );
       }
     },
 
     async recordDeliveryReceipt(receipt) {
       const inserted = await db
         .insertInto('delivery_receipts')
-        .values({ channel: receipt.channel, provider_message_id: receipt.providerMessageId, status: receipt.status, at: toMs(receipt.at), error: receipt.error })
+        .values({
+          channel: receipt.channel,
+          provider_message_id: receipt.providerMessageId,
+          status: receipt.status,
+          at: toMs(receipt.at),
+          error: receipt.error,
+        })
         .onConflict((oc) => oc.columns(['channel', 'provider_message_id', 'status']).doNothing())
         .executeTakeFirst();
       const duplicate = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0;
-      if (!duplicate) await raise(receipt.channel, receipt.providerMessageId, receipt.status, receipt.at, receipt.error);
-      const item = await db.selectFrom('outbox').select('id').where('channel', '=', receipt.channel).where('provider_message_id', '=', receipt.providerMessageId).executeTakeFirst();
+      if (!duplicate)
+        await raise(receipt.channel, receipt.providerMessageId, receipt.status, receipt.at, receipt.error);
+      const item = await db
+        .selectFrom('outbox')
+        .select('id')
+        .where('channel', '=', receipt.channel)
+        .where('provider_message_id', '=', receipt.providerMessageId)
+        .executeTakeFirst();
       return { duplicate, outboxId: item?.id ?? null };
     },
 
@@ -162,7 +232,12 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
     },
 
     async listOutbox(conversationId) {
-      const rows = await db.selectFrom('outbox').selectAll().where('conversation_id', '=', conversationId).orderBy('ordinal').execute();
+      const rows = await db
+        .selectFrom('outbox')
+        .selectAll()
+        .where('conversation_id', '=', conversationId)
+        .orderBy('ordinal')
+        .execute();
       return rows.map(toOutboxItem);
     },
   };
@@ -186,7 +261,8 @@ function toOutboxItem(row: Selectable<OutboxTable>): OutboxItem {
     createdAt: fromMs(row.created_at),
     sentAt: fromMsOrNull(row.sent_at),
     providerMessageId: row.provider_message_id,
-    deliveryStatus: row.delivery_status === null ? null : oneOf(DELIVERY_STATUSES, row.delivery_status, 'delivery status'),
+    deliveryStatus:
+      row.delivery_status === null ? null : oneOf(DELIVERY_STATUSES, row.delivery_status, 'delivery status'),
     deliveryStatusAt: fromMsOrNull(row.delivery_status_at),
     deliveryError: row.delivery_error,
   };

@@ -21,7 +21,9 @@ type ParticipantOperations = Pick<
 >;
 
 const byId = prepared((db, a: { id: string }) => db.selectFrom('participants').selectAll().where('id', '=', a.id));
-const byPhone = prepared((db, a: { phoneNumber: string }) => db.selectFrom('participants').selectAll().where('phone_number', '=', a.phoneNumber));
+const byPhone = prepared((db, a: { phoneNumber: string }) =>
+  db.selectFrom('participants').selectAll().where('phone_number', '=', a.phoneNumber),
+);
 // NO KEY UPDATE, like the UPDATE of a status: it serialises with other status writers but not
 // with the key-share locks of inserts that reference the participant (a timer, a schedule).
 // SQLite's transactions are exclusive already.

@@ -1,4 +1,11 @@
-import { createQueryId, type Compilable, type CompiledQuery, type Insertable, type Kysely, type QueryResult } from 'kysely';
+import {
+  createQueryId,
+  type Compilable,
+  type CompiledQuery,
+  type Insertable,
+  type Kysely,
+  type QueryResult,
+} from 'kysely';
 import type { QueryContext, SqlDialect } from './query-context.ts';
 import type { Database } from './schema.ts';
 
@@ -34,7 +41,9 @@ export class PreparedQuery<A extends object, O> {
 
   async execute(ctx: QueryContext, args: A): Promise<QueryResult<O>> {
     const plan = this.#plan(ctx);
-    const parameters = plan.slots.map((slot) => ('arg' in slot ? (args as Record<string, unknown>)[slot.arg] : slot.value));
+    const parameters = plan.slots.map((slot) =>
+      'arg' in slot ? (args as Record<string, unknown>)[slot.arg] : slot.value,
+    );
     return ctx.db.executeQuery<O>({ sql: plan.sql, parameters, query: plan.query, queryId: createQueryId() });
   }
 
@@ -56,7 +65,9 @@ export class PreparedQuery<A extends object, O> {
     if (plan) return plan;
     const placeholders = new Proxy({} as A, { get: (_, name) => new Placeholder(String(name)) });
     const compiled = this.#build(ctx.db, placeholders, ctx.dialect).compile();
-    const slots = compiled.parameters.map((value): Slot => (value instanceof Placeholder ? { arg: value.name } : { value }));
+    const slots = compiled.parameters.map((value): Slot =>
+      value instanceof Placeholder ? { arg: value.name } : { value },
+    );
     plan = { sql: compiled.sql, slots, query: compiled.query };
     this.#plans.set(ctx.dialect, plan);
     if (ctx.dialect === 'postgres') nameStatement(plan.sql);
@@ -79,7 +90,9 @@ export function statementName(sqlText: string): string | undefined {
   return statementNames.get(sqlText);
 }
 
-export function prepared<A extends object, O>(build: (db: Kysely<Database>, args: A, dialect: SqlDialect) => Compilable<O>): PreparedQuery<A, O> {
+export function prepared<A extends object, O>(
+  build: (db: Kysely<Database>, args: A, dialect: SqlDialect) => Compilable<O>,
+): PreparedQuery<A, O> {
   return new PreparedQuery(build);
 }
 
@@ -116,7 +129,9 @@ type Row = Record<string, unknown>;
 export function preparedInsert<T extends keyof Database & string>(table: T) {
   const family = new PreparedFamily(({ count, columns }: { count: number; columns: string[] }) =>
     prepared((db, a: Row) => {
-      const rows = Array.from({ length: count }, (_, index) => Object.fromEntries(columns.map((column) => [column, a[`${index}:${column}`]])));
+      const rows = Array.from({ length: count }, (_, index) =>
+        Object.fromEntries(columns.map((column) => [column, a[`${index}:${column}`]])),
+      );
       // The row type is checked by the callers' `rows` argument; Kysely sees placeholders here.
       return db.insertInto(table).values(rows as never);
     }),

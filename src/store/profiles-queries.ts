@@ -17,7 +17,9 @@ const toneSchema = z.object({
 });
 const fieldUpdatedAtSchema = z.record(z.string(), z.number());
 
-const profileOf = prepared((db, a: { participantId: string }) => db.selectFrom('profiles').selectAll().where('participant_id', '=', a.participantId));
+const profileOf = prepared((db, a: { participantId: string }) =>
+  db.selectFrom('profiles').selectAll().where('participant_id', '=', a.participantId),
+);
 
 export function profileQueries(ctx: QueryContext): ProfileOperations {
   const { db } = ctx;
@@ -51,7 +53,9 @@ function toRow(profile: Profile): Selectable<ProfilesTable> {
       active: profile.tone.active,
       lastUpdatedAt: toMsOrNull(profile.tone.lastUpdatedAt),
     }),
-    field_updated_at: JSON.stringify(Object.fromEntries(Object.entries(profile.fieldUpdatedAt).map(([field, at]) => [field, toMs(at)]))),
+    field_updated_at: JSON.stringify(
+      Object.fromEntries(Object.entries(profile.fieldUpdatedAt).map(([field, at]) => [field, toMs(at)])),
+    ),
     last_habit_prompt: profile.lastHabitPrompt,
     last_prompt_sent_at: toMsOrNull(profile.lastPromptSentAt),
     updated_at: toMs(profile.updatedAt),

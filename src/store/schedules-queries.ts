@@ -6,12 +6,20 @@ import type { SchedulesTable } from './schema.ts';
 import { fromMs, oneOf, toMs } from './codec.ts';
 import { prepared } from './prepared.ts';
 
-type ScheduleOperations = Pick<StoreOperations, 'listSchedules' | 'insertSchedule' | 'deleteSchedule' | 'setScheduleTimezone'>;
+type ScheduleOperations = Pick<
+  StoreOperations,
+  'listSchedules' | 'insertSchedule' | 'deleteSchedule' | 'setScheduleTimezone'
+>;
 
 const KINDS = ['fixed', 'random'] as const satisfies readonly ScheduleKind[];
 
 const schedulesOf = prepared((db, a: { participantId: string }) =>
-  db.selectFrom('schedules').selectAll().where('participant_id', '=', a.participantId).orderBy('created_at').orderBy('ordinal'),
+  db
+    .selectFrom('schedules')
+    .selectAll()
+    .where('participant_id', '=', a.participantId)
+    .orderBy('created_at')
+    .orderBy('ordinal'),
 );
 
 export function scheduleQueries(ctx: QueryContext): ScheduleOperations {

@@ -22,8 +22,26 @@ export interface Database {
   conversation_leases: ConversationLeasesTable;
   crm_customers: { id: string; name: string; phone: string; zip: string; address: string };
   crm_slots: { id: string; date: string; window_start: string; window_end: string; available: number };
-  crm_appointments: { id: string; customer_id: string; service: string; date: string; window_start: string; window_end: string; status: string; address: string; notes: string | null; slot_id: string | null };
-  crm_invoices: { id: string; customer_id: string; amount_cents: number; currency: string; due_date: string; status: string };
+  crm_appointments: {
+    id: string;
+    customer_id: string;
+    service: string;
+    date: string;
+    window_start: string;
+    window_end: string;
+    status: string;
+    address: string;
+    notes: string | null;
+    slot_id: string | null;
+  };
+  crm_invoices: {
+    id: string;
+    customer_id: string;
+    amount_cents: number;
+    currency: string;
+    due_date: string;
+    status: string;
+  };
   crm_tickets: { id: string; customer_id: string | null; reason: string; created_at: number };
   flow_states: { conversation_id: string; data: string; updated_at: number };
   assistant_notes: { id: string; conversation_id: string; text: string; created_at: number };

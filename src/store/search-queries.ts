@@ -22,21 +22,47 @@ export function searchQueries(ctx: QueryContext): SearchOperations {
       if (words.length === 0 || search.limit <= 0) return [];
       const from = search.from ? toMs(search.from) : Number.MIN_SAFE_INTEGER;
       const to = search.to ? toMs(search.to) : Number.MAX_SAFE_INTEGER;
-      const rows = ctx.dialect === 'postgres' ? await searchPostgres(ctx, conversationId, words, from, to, search.limit) : await searchSqlite(ctx, conversationId, words, from, to, search.limit);
+      const rows =
+        ctx.dialect === 'postgres'
+          ? await searchPostgres(ctx, conversationId, words, from, to, search.limit)
+          : await searchSqlite(ctx, conversationId, words, from, to, search.limit);
       return rows.map(toMessage);
     },
 
     async listNotes(conversationId) {
-      const rows = await db.selectFrom('assistant_notes').selectAll().where('conversation_id', '=', conversationId).orderBy('created_at').orderBy('id').execute();
-      return rows.map((row) => ({ id: row.id, conversationId: row.conversation_id, text: row.text, createdAt: fromMs(row.created_at) }));
+      const rows = await db
+        .selectFrom('assistant_notes')
+        .selectAll()
+        .where('conversation_id', '=', conversationId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return rows.map((row) => ({
+        id: row.id,
+        conversationId: row.conversation_id,
+        text: row.text,
+        createdAt: fromMs(row.created_at),
+      }));
     },
 
     async addNote(note) {
-      await db.insertInto('assistant_notes').values({ id: note.id, conversation_id: note.conversationId, text: note.text, created_at: toMs(note.createdAt) }).execute();
+      await db
+        .insertInto('assistant_notes')
+        .values({
+          id: note.id,
+          conversation_id: note.conversationId,
+          text: note.text,
+          created_at: toMs(note.createdAt),
+        })
+        .execute();
     },
 
     async deleteNote(conversationId, noteId) {
-      const result = await db.deleteFrom('assistant_notes').where('conversation_id', '=', conversationId).where('id', '=', noteId).executeTakeFirst();
+      const result = await db
+        .deleteFrom('assistant_notes')
+        .where('conversation_id', '=', conversationId)
+        .where('id', '=', noteId)
+        .executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
   };
@@ -44,7 +70,14 @@ export function searchQueries(ctx: QueryContext): SearchOperations {
 
 type Row = Selectable<MessagesTable>;
 
-async function searchSqlite(ctx: QueryContext, conversationId: string, words: string[], from: number, to: number, limit: number): Promise<Row[]> {
+async function searchSqlite(
+  ctx: QueryContext,
+  conversationId: string,
+  words: string[],
+  from: number,
+  to: number,
+  limit: number,
+): Promise<Row[]> {
   const match = words.map((word) => `"${word}"`).join(' OR ');
   const result = await sql<Row>`
     select m.* from messages_fts f join messages m on m.conversation_id = f.conversation_id and m.seq = f.seq
@@ -53,8 +86,18 @@ async function searchSqlite(ctx: QueryContext, conversationId: string, words: st
   return result.rows;
 }
 
-async function searchPostgres(ctx: QueryContext, conversationId: string, words: string[], from: number, to: number, limit: number): Promise<Row[]> {
-  const query = sql.join(words.map((word) => sql`plainto_tsquery('english', ${word})`), sql` || `);
+async function searchPostgres(
+  ctx: QueryContext,
+  conversationId: string,
+  words: string[],
+  from: number,
+  to: number,
+  limit: number,
+): Promise<Row[]> {
+  const query = sql.join(
+    words.map((word) => sql`plainto_tsquery('english', ${word})`),
+    sql` || `,
+  );
   const result = await sql<Row>`
     select * from (select m.*, ts_rank(to_tsvector('english', m.text), q) as score
       from messages m, (select ${query} as q) as query

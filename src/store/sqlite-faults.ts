@@ -1,5 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql, type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type Kysely, type QueryResult, type TransactionSettings } from 'kysely';
+import {
+  sql,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely';
 import { databaseFault } from './db-errors.ts';
 import type { Database } from './schema.ts';
 
@@ -57,7 +66,10 @@ export class SqliteFaults {
     await db.connection().execute(async (connection) => {
       await sql`begin immediate`.execute(connection);
       try {
-        await connection.insertInto('write_probes').values({ id: 'probe', filler: sql<string>`printf('%.*c', ${PROBE_BYTES}, 'x')` }).execute();
+        await connection
+          .insertInto('write_probes')
+          .values({ id: 'probe', filler: sql<string>`printf('%.*c', ${PROBE_BYTES}, 'x')` })
+          .execute();
         await connection.deleteFrom('write_probes').execute();
         await sql`commit`.execute(connection);
         this.#writeFault = undefined;

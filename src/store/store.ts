@@ -38,13 +38,20 @@ export interface StoreOperations {
   lockParticipant(id: string): Promise<Participant | undefined>;
   findParticipantByPhone(phoneNumber: string): Promise<Participant | undefined>;
   /** Ordered by enrollment time, oldest first. */
-  listParticipants(filter?: { status?: ParticipantStatus; cohort?: string; limit?: number; offset?: number }): Promise<Participant[]>;
+  listParticipants(filter?: {
+    status?: ParticipantStatus;
+    cohort?: string;
+    limit?: number;
+    offset?: number;
+  }): Promise<Participant[]>;
   /** How many `listParticipants` would list without a limit. */
   countParticipants(filter?: { status?: ParticipantStatus; cohort?: string }): Promise<number>;
   /** Returns the updated participant, or undefined when there is none with this id. */
   updateParticipant(
     id: string,
-    patch: Partial<Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'cohort' | 'debug'>>,
+    patch: Partial<
+      Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'cohort' | 'debug'>
+    >,
     now: Date,
   ): Promise<Participant | undefined>;
   /** Removes the participant and everything that belongs to them. False when there was none. */
@@ -73,7 +80,10 @@ export interface StoreOperations {
   /** The last `limit` messages in transcript order (all of them when limit is undefined). */
   /** The last `limit` messages (all without one), oldest first; with `afterSeq`, only those after it. */
   /** The last `limit` messages in order; `withoutSystem` leaves out system notes (debug, operator) before counting. */
-  listMessages(conversationId: string, options?: { limit?: number; afterSeq?: number; withoutSystem?: boolean }): Promise<Message[]>;
+  listMessages(
+    conversationId: string,
+    options?: { limit?: number; afterSeq?: number; withoutSystem?: boolean },
+  ): Promise<Message[]>;
 
   // Profiles
   getProfile(participantId: string): Promise<Profile | undefined>;
@@ -182,7 +192,10 @@ export interface StoreOperations {
    * Creates or updates a contact on an inbound message: links the participant and phone when
    * given, and moves `lastInboundAt` forward (never back: webhooks arrive out of order).
    */
-  recordContactInbound(contact: { channel: string; contactId: string; participantId: string | null; phoneNumber: string | null }, at: Date): Promise<ChannelContact>;
+  recordContactInbound(
+    contact: { channel: string; contactId: string; participantId: string | null; phoneNumber: string | null },
+    at: Date,
+  ): Promise<ChannelContact>;
   getContact(channel: string, contactId: string): Promise<ChannelContact | undefined>;
   /** The participant's contact on a channel that wrote last, if any. */
   findContactOfParticipant(channel: string, participantId: string): Promise<ChannelContact | undefined>;
@@ -194,7 +207,10 @@ export interface StoreOperations {
    * The conversation's user and assistant messages matching any word of `keywords` (full text,
    * stemmed), within `from`..`to` when given (applied before `limit`), best matches first.
    */
-  searchMessages(conversationId: string, search: { keywords: string[]; from?: Date; to?: Date; limit: number }): Promise<Message[]>;
+  searchMessages(
+    conversationId: string,
+    search: { keywords: string[]; from?: Date; to?: Date; limit: number },
+  ): Promise<Message[]>;
   /** Oldest first. */
   listNotes(conversationId: string): Promise<Note[]>;
   addNote(note: Note): Promise<void>;
@@ -235,7 +251,9 @@ export interface StoreOperations {
   listEvents(conversationId: string, options?: { afterSeq?: number; limit?: number }): Promise<StoredEvent[]>;
   /** The first and last stored seq, or undefined when the log is empty. */
   /** `lastMessageSeq`: the transcript seq the newest `final` event announced (null when none did). */
-  eventRange(conversationId: string): Promise<{ first: number; last: number; lastTurnNo: number | null; lastMessageSeq: number | null } | undefined>;
+  eventRange(
+    conversationId: string,
+  ): Promise<{ first: number; last: number; lastTurnNo: number | null; lastMessageSeq: number | null } | undefined>;
   /** Deletes the events with seq < `beforeSeq`; returns how many went. */
   pruneEvents(conversationId: string, beforeSeq: number): Promise<number>;
 }

@@ -8,19 +8,37 @@ import { prepared, PreparedFamily } from './prepared.ts';
 
 type TimerOperations = Pick<
   StoreOperations,
-  'scheduleTimer' | 'cancelTimer' | 'cancelTimers' | 'listPendingTimers' | 'getTimer' | 'claimDueTimers' | 'nextTimerDue' | 'completeTimer' | 'extendTimerLease' | 'failTimer' | 'cancelTimersOf'
+  | 'scheduleTimer'
+  | 'cancelTimer'
+  | 'cancelTimers'
+  | 'listPendingTimers'
+  | 'getTimer'
+  | 'claimDueTimers'
+  | 'nextTimerDue'
+  | 'completeTimer'
+  | 'extendTimerLease'
+  | 'failTimer'
+  | 'cancelTimersOf'
 >;
 
 const STATUSES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const satisfies readonly TimerStatus[];
 
 const cancelByKey = prepared((db, a: { dedupKey: string; at: number }) =>
-  db.updateTable('timers').set({ status: 'cancelled', updated_at: a.at }).where('dedup_key', '=', a.dedupKey).where('status', '=', 'pending'),
+  db
+    .updateTable('timers')
+    .set({ status: 'cancelled', updated_at: a.at })
+    .where('dedup_key', '=', a.dedupKey)
+    .where('status', '=', 'pending'),
 );
 
 const cancelByKeys = new PreparedFamily((count: number) =>
   prepared((db, a: Record<string, string | number>) => {
     const keys = Array.from({ length: count }, (_, index) => a[`k${index}`] as string);
-    return db.updateTable('timers').set({ status: 'cancelled', updated_at: a.at as number }).where('dedup_key', 'in', keys).where('status', '=', 'pending');
+    return db
+      .updateTable('timers')
+      .set({ status: 'cancelled', updated_at: a.at as number })
+      .where('dedup_key', 'in', keys)
+      .where('status', '=', 'pending');
   }),
 );
 
@@ -116,19 +134,34 @@ export function timerQueries(ctx: QueryContext): TimerOperations {
         if (ids.length === 0) return [];
         const rows = await tx.db
           .updateTable('timers')
-          .set((eb) => ({ status: 'running', lease_until: toMs(leaseUntil), attempts: eb('attempts', '+', 1), updated_at: nowMs }))
+          .set((eb) => ({
+            status: 'running',
+            lease_until: toMs(leaseUntil),
+            attempts: eb('attempts', '+', 1),
+            updated_at: nowMs,
+          }))
           .where('id', 'in', ids)
           .returningAll()
           .execute();
-        return rows.sort((a, b) => Number(a.due_at) - Number(b.due_at) || Number(a.ordinal) - Number(b.ordinal)).map(toTimer);
+        return rows
+          .sort((a, b) => Number(a.due_at) - Number(b.due_at) || Number(a.ordinal) - Number(b.ordinal))
+          .map(toTimer);
       });
     },
 
     async nextTimerDue() {
       const { pending, lease } = await db
         .selectNoFrom((eb) => [
-          eb.selectFrom('timers').select((e) => e.fn.min('due_at').as('m')).where('status', '=', 'pending').as('pending'),
-          eb.selectFrom('timers').select((e) => e.fn.min('lease_until').as('m')).where('status', '=', 'running').as('lease'),
+          eb
+            .selectFrom('timers')
+            .select((e) => e.fn.min('due_at').as('m'))
+            .where('status', '=', 'pending')
+            .as('pending'),
+          eb
+            .selectFrom('timers')
+            .select((e) => e.fn.min('lease_until').as('m'))
+            .where('status', '=', 'running')
+            .as('lease'),
         ])
         .executeTakeFirstOrThrow();
       const candidates = [pending, lease].filter((value) => value !== null && value !== undefined).map(Number);
@@ -157,13 +190,23 @@ export function timerQueries(ctx: QueryContext): TimerOperations {
 
     async failTimer(id, error, retryAt) {
       await ctx.atomic(async (tx) => {
-        const timer = await tx.db.selectFrom('timers').select('dedup_key').where('id', '=', id).where('status', '=', 'running').executeTakeFirst();
+        const timer = await tx.db
+          .selectFrom('timers')
+          .select('dedup_key')
+          .where('id', '=', id)
+          .where('status', '=', 'running')
+          .executeTakeFirst();
         if (!timer) return;
         let status: TimerStatus = retryAt ? 'pending' : 'failed';
         if (retryAt) {
           await lockKey(tx, timer.dedup_key);
           // A newer pending timer with the same key (armed while this one ran) replaces the retry.
-          const newer = await tx.db.selectFrom('timers').select('id').where('dedup_key', '=', timer.dedup_key).where('status', '=', 'pending').executeTakeFirst();
+          const newer = await tx.db
+            .selectFrom('timers')
+            .select('id')
+            .where('dedup_key', '=', timer.dedup_key)
+            .where('status', '=', 'pending')
+            .executeTakeFirst();
           if (newer) status = 'cancelled';
         }
         await tx.db

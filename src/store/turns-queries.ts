@@ -19,7 +19,8 @@ export function turnQueries(ctx: QueryContext): TurnOperations {
   const { db } = ctx;
   return {
     async insertTurn(turn) {
-      await insertTurnRow(ctx, [{
+      await insertTurnRow(ctx, [
+        {
           id: turn.id,
           conversation_id: turn.conversationId,
           inbox_id: turn.inboxId,
@@ -36,7 +37,8 @@ export function turnQueries(ctx: QueryContext): TurnOperations {
           error: turn.error,
           started_at: toMs(turn.startedAt),
           finished_at: toMs(turn.finishedAt),
-        }]);
+        },
+      ]);
     },
 
     /** The last `limit` turns, oldest first (all of them without a limit). */
@@ -54,20 +56,20 @@ export function turnQueries(ctx: QueryContext): TurnOperations {
     async insertToolCalls(calls) {
       if (calls.length === 0) return;
       await insertToolCallRows(
-          ctx,
-          calls.map((call) => ({
-            id: call.id,
-            turn_id: call.turnId,
-            conversation_id: call.conversationId,
-            round: call.round,
-            name: call.name,
-            arguments: call.arguments,
-            result: call.result,
-            status: call.status,
-            duration_ms: Math.round(call.durationMs),
-            created_at: toMs(call.createdAt),
-          })),
-        );
+        ctx,
+        calls.map((call) => ({
+          id: call.id,
+          turn_id: call.turnId,
+          conversation_id: call.conversationId,
+          round: call.round,
+          name: call.name,
+          arguments: call.arguments,
+          result: call.result,
+          status: call.status,
+          duration_ms: Math.round(call.durationMs),
+          created_at: toMs(call.createdAt),
+        })),
+      );
     },
 
     async listToolCalls(conversationId, options = {}) {

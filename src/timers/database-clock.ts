@@ -8,7 +8,11 @@ import type { Store } from '../store/store.ts';
  * machines with skewed clocks agree on what is due and when a lease expires (decision 004).
  * The offset is measured at start and refreshed every `refreshMs`.
  */
-export async function databaseClock(store: Store, logger: Logger, refreshMs = 60_000): Promise<Clock & { stop(): void; offsetMs(): number }> {
+export async function databaseClock(
+  store: Store,
+  logger: Logger,
+  refreshMs = 60_000,
+): Promise<Clock & { stop(): void; offsetMs(): number }> {
   let offset = 0;
   const measure = async () => {
     const before = Date.now();
@@ -17,8 +21,18 @@ export async function databaseClock(store: Store, logger: Logger, refreshMs = 60
     offset = server - (before + after) / 2;
   };
   await measure();
-  if (Math.abs(offset) > 1000) logger.warn({ offsetMs: Math.round(offset) }, 'this machine\'s clock differs from the database\'s; using the database\'s');
-  const timer = setInterval(() => void measure().catch((error: unknown) => logger.warn({ err: describeError(error) }, 'database clock not refreshed')), refreshMs);
+  if (Math.abs(offset) > 1000)
+    logger.warn(
+      { offsetMs: Math.round(offset) },
+      "this machine's clock differs from the database's; using the database's",
+    );
+  const timer = setInterval(
+    () =>
+      void measure().catch((error: unknown) =>
+        logger.warn({ err: describeError(error) }, 'database clock not refreshed'),
+      ),
+    refreshMs,
+  );
   timer.unref();
   return {
     now: () => new Date(Date.now() + offset),

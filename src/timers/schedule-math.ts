@@ -55,7 +55,10 @@ export function sameDateIn(instant: Date, fromZone: string, toZone: string): Dat
 }
 
 /** The target minute of the day: the fixed time, or a uniformly random minute in the window. */
-export function targetMinuteFor(schedule: Pick<Schedule, 'kind' | 'fixedTime' | 'windowStart' | 'windowEnd' | 'id'>, random: () => number): number {
+export function targetMinuteFor(
+  schedule: Pick<Schedule, 'kind' | 'fixedTime' | 'windowStart' | 'windowEnd' | 'id'>,
+  random: () => number,
+): number {
   if (schedule.kind === 'fixed') return requireMinute(schedule.fixedTime, schedule.id);
   const start = requireMinute(schedule.windowStart, schedule.id);
   const end = requireMinute(schedule.windowEnd, schedule.id);
@@ -70,7 +73,10 @@ function requireMinute(value: string | null, id: string): number {
 
 /** A human description, in the schedule's own zone: "every day at 08:00 (America/Toronto)". */
 export function describeSchedule(schedule: Schedule): string {
-  const when = schedule.kind === 'fixed' ? `at ${schedule.fixedTime}` : `at a random time between ${schedule.windowStart} and ${schedule.windowEnd}`;
+  const when =
+    schedule.kind === 'fixed'
+      ? `at ${schedule.fixedTime}`
+      : `at a random time between ${schedule.windowStart} and ${schedule.windowEnd}`;
   return `every day ${when} (${schedule.timezone})`;
 }
 

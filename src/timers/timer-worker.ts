@@ -65,7 +65,11 @@ export class TimerWorker {
     for (;;) {
       const { store, clock } = this.#options;
       const now = clock.now();
-      const claimed = await store.claimDueTimers(now, this.#options.batchSize ?? 50, new Date(now.getTime() + this.#leaseMs));
+      const claimed = await store.claimDueTimers(
+        now,
+        this.#options.batchSize ?? 50,
+        new Date(now.getTime() + this.#leaseMs),
+      );
       if (claimed.length === 0) return fired;
       failpoint('timer.after-claim');
       const claimedAt = clock.now().getTime();
@@ -129,13 +133,19 @@ export class TimerWorker {
     try {
       if (!kind) throw new Error(`no handler for timer kind "${timer.kind}"`);
       const payload = kind.payload.parse(timer.payload);
-      await this.#options.serialize(timer.conversationId, () => kind.handle(timer, payload, { now, signal: this.#abort.signal }));
+      await this.#options.serialize(timer.conversationId, () =>
+        kind.handle(timer, payload, { now, signal: this.#abort.signal }),
+      );
       await store.completeTimer(timer.id, clock.now());
     } catch (error) {
-      const final = !kind || (timer.attempts >= (this.#options.maxAttempts ?? 5) && (await this.#giveUp(kind, timer, now)));
+      const final =
+        !kind || (timer.attempts >= (this.#options.maxAttempts ?? 5) && (await this.#giveUp(kind, timer, now)));
       const retryAt = final ? null : new Date(clock.now().getTime() + timerRetryDelayMs(timer.attempts));
       await store.failTimer(timer.id, describeError(error), retryAt);
-      logger.warn({ timerId: timer.id, kind: timer.kind, attempts: timer.attempts, final, err: describeError(error) }, 'timer failed');
+      logger.warn(
+        { timerId: timer.id, kind: timer.kind, attempts: timer.attempts, final, err: describeError(error) },
+        'timer failed',
+      );
     } finally {
       clearInterval(renewal);
     }
@@ -147,10 +157,15 @@ export class TimerWorker {
     const payload = kind.payload.safeParse(timer.payload);
     if (!payload.success) return true; // nothing to act on: the timer itself is malformed
     try {
-      await this.#options.serialize(timer.conversationId, () => kind.giveUp!(timer, payload.data, { now, signal: this.#abort.signal }));
+      await this.#options.serialize(timer.conversationId, () =>
+        kind.giveUp!(timer, payload.data, { now, signal: this.#abort.signal }),
+      );
       return true;
     } catch (error) {
-      this.#options.logger.error({ timerId: timer.id, kind: timer.kind, err: describeError(error) }, 'timer give-up failed; it will be retried');
+      this.#options.logger.error(
+        { timerId: timer.id, kind: timer.kind, err: describeError(error) },
+        'timer give-up failed; it will be retried',
+      );
       return false;
     }
   }

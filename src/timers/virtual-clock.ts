@@ -23,10 +23,14 @@ export class VirtualClock implements Clock {
     return new Promise((resolve, reject) => {
       const sleeper: Sleeper = { until: this.#now + ms, resolve };
       this.#sleepers.push(sleeper);
-      signal?.addEventListener('abort', () => {
-        this.#sleepers = this.#sleepers.filter((other) => other !== sleeper);
-        reject(signal.reason);
-      }, { once: true });
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.#sleepers = this.#sleepers.filter((other) => other !== sleeper);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
       this.#wakeDue();
     });
   }

@@ -3,7 +3,17 @@ import { SMS_HELP_TEXT } from '../../src/http/twilio-routes.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import type { FakeTwilioApi } from '../kit/fake-twilio-api.ts';
 import type { FakeWhatsAppGraph } from '../kit/fake-whatsapp-graph.ts';
-import { postTwilio, postWhatsApp, smsForm, startGraph, startTwilio, twilioEnv, whatsappEnv, whatsappStatus, whatsappText } from '../kit/provider-kit.ts';
+import {
+  postTwilio,
+  postWhatsApp,
+  smsForm,
+  startGraph,
+  startTwilio,
+  twilioEnv,
+  whatsappEnv,
+  whatsappStatus,
+  whatsappText,
+} from '../kit/provider-kit.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 
@@ -12,7 +22,11 @@ const PHONE = '+16505551234';
 let graph: FakeWhatsAppGraph;
 let twilio: FakeTwilioApi;
 let server: TestServer | undefined;
-const provider = createScriptedProvider((request) => ({ text: String(request.messages.at(-1)?.content).startsWith('long') ? 'word '.repeat(700).trim() : `You said: ${request.messages.at(-1)?.content}` }));
+const provider = createScriptedProvider((request) => ({
+  text: String(request.messages.at(-1)?.content).startsWith('long')
+    ? 'word '.repeat(700).trim()
+    : `You said: ${request.messages.at(-1)?.content}`,
+}));
 
 beforeAll(async () => {
   [graph, twilio] = await Promise.all([startGraph(), startTwilio()]);
@@ -28,11 +42,18 @@ afterEach(async () => {
 });
 
 async function start() {
-  server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-05-28T20:30:00Z', ...whatsappEnv(graph), ...twilioEnv(twilio) }, { provider });
-  const created = await server.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'whatsapp' });
+  server = await startTestServer(
+    { CLOCK: 'virtual', CLOCK_START: '2026-05-28T20:30:00Z', ...whatsappEnv(graph), ...twilioEnv(twilio) },
+    { provider },
+  );
+  const created = await server.request('POST', '/conversation/participants', {
+    phone_number: PHONE,
+    channel: 'whatsapp',
+  });
   await graph.waitForSent(1);
   const participantId = created.body.result.id as string;
-  const channel = async () => (await server!.request('GET', `/conversation/participants/${participantId}/state`)).body.result.channel;
+  const channel = async () =>
+    (await server!.request('GET', `/conversation/participants/${participantId}/state`)).body.result.channel;
   return { s: server, participantId, channel };
 }
 
@@ -62,7 +83,11 @@ describe('channel edge cases', () => {
   it('a STOP whose handling failed is handled in full when the provider retries it', async () => {
     const { s, participantId } = await start();
     const message = { channel: 'twilio', sender: PHONE, contactId: PHONE, text: 'STOP', channelMessageId: 'SMretry' };
-    await expect(s.inbound.receiveCommand(message, null, async () => { throw new Error('database went away'); })).rejects.toThrow('database went away');
+    await expect(
+      s.inbound.receiveCommand(message, null, async () => {
+        throw new Error('database went away');
+      }),
+    ).rejects.toThrow('database went away');
     let applied = 0;
     const retried = await s.inbound.receiveCommand(message, null, async () => void (applied += 1));
     expect(retried.duplicate).toBe(false);
@@ -87,8 +112,11 @@ describe('channel edge cases', () => {
     await graph.waitForSent(2);
     await s.request('POST', '/admin/clock', { advance: '25h' });
     await postWhatsApp(s, whatsappText('long please', { at: new Date('2026-05-27T20:00:00Z') })); // delivered a day late: the window stays closed
-    const templates = () => graph.sent.slice(2).map((send) => send.body.template.components[0].parameters[0].text as string);
-    await waitFor(() => templates().join(' ').length >= 'word '.repeat(700).trim().length, { what: 'every part of the long reply' });
+    const templates = () =>
+      graph.sent.slice(2).map((send) => send.body.template.components[0].parameters[0].text as string);
+    await waitFor(() => templates().join(' ').length >= 'word '.repeat(700).trim().length, {
+      what: 'every part of the long reply',
+    });
     expect(templates().length).toBeGreaterThan(1);
     expect(templates().every((text) => text.length <= 1024)).toBe(true);
     expect(templates().join(' ')).toBe('word '.repeat(700).trim());

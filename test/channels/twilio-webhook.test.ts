@@ -29,7 +29,10 @@ afterEach(async () => {
 });
 
 async function start(env: Record<string, string> = {}) {
-  server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z', ...twilioEnv(api), ...env }, { provider });
+  server = await startTestServer(
+    { CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z', ...twilioEnv(api), ...env },
+    { provider },
+  );
   return server;
 }
 
@@ -42,7 +45,9 @@ async function enrolled(env: Record<string, string> = {}) {
 }
 
 const userTexts = async (s: TestServer, participantId: string) =>
-  (await s.request('GET', `/conversation/participants/${participantId}/history`)).body.result.messages.filter((m: any) => m.role === 'user').map((m: any) => m.text);
+  (await s.request('GET', `/conversation/participants/${participantId}/history`)).body.result.messages
+    .filter((m: any) => m.role === 'user')
+    .map((m: any) => m.text);
 
 describe('signature vectors', () => {
   it("reproduces Twilio's documentation example, whatever order the parameters come in", () => {
@@ -62,9 +67,20 @@ describe('signature vectors', () => {
     const entries = Object.entries(params);
     const plain = 'https://pp.example.org/webhooks/twilio?x=1';
     const withPort = 'https://pp.example.org:443/webhooks/twilio?x=1';
-    expect(twilioSignatureValid(authToken, plain, entries, productionSignature(authToken, withPort, entries))).toBe(true);
-    expect(twilioSignatureValid(authToken, withPort, entries, productionSignature(authToken, plain, entries))).toBe(true);
-    expect(twilioSignatureValid(authToken, plain, entries, productionSignature(authToken, 'https://pp.example.org:8443/webhooks/twilio?x=1', entries))).toBe(false);
+    expect(twilioSignatureValid(authToken, plain, entries, productionSignature(authToken, withPort, entries))).toBe(
+      true,
+    );
+    expect(twilioSignatureValid(authToken, withPort, entries, productionSignature(authToken, plain, entries))).toBe(
+      true,
+    );
+    expect(
+      twilioSignatureValid(
+        authToken,
+        plain,
+        entries,
+        productionSignature(authToken, 'https://pp.example.org:8443/webhooks/twilio?x=1', entries),
+      ),
+    ).toBe(false);
   });
 });
 
@@ -76,7 +92,10 @@ describe('inbound SMS', () => {
     expect(response.headers.get('content-type')).toMatch(/^text\/xml/);
     expect(response.body).toBe('<?xml version="1.0" encoding="UTF-8"?><Response></Response>');
     await api.waitForSent(2);
-    expect(api.sent[1]).toMatchObject({ accountSid: TW.accountSid, params: { To: PHONE, From: TW.from, Body: 'You said: Walked today' } });
+    expect(api.sent[1]).toMatchObject({
+      accountSid: TW.accountSid,
+      params: { To: PHONE, From: TW.from, Body: 'You said: Walked today' },
+    });
     expect(api.sent[1]!.params.StatusCallback).toBeUndefined();
   });
 
@@ -87,7 +106,12 @@ describe('inbound SMS', () => {
     const refused = [
       await postTwilio(s, '/webhooks/twilio', form, { signature: null }),
       await postTwilio(s, '/webhooks/twilio', form, { signature: twilioSignature('wrong-token', url, form) }),
-      await postTwilio(s, '/webhooks/twilio', { ...form, Body: 'tampered' }, { signature: twilioSignature(TW.authToken, url, form) }),
+      await postTwilio(
+        s,
+        '/webhooks/twilio',
+        { ...form, Body: 'tampered' },
+        { signature: twilioSignature(TW.authToken, url, form) },
+      ),
       await postTwilio(s, '/webhooks/twilio', form, { url: 'https://elsewhere.example/webhooks/twilio' }),
     ];
     expect(refused.map((r) => [r.status, r.body.code])).toEqual(Array(4).fill([401, 'invalid_signature']));
@@ -100,21 +124,30 @@ describe('inbound SMS', () => {
     expect(api.sent[0]!.params.StatusCallback).toBe('https://pp.example.org/webhooks/twilio/status');
     const form = smsForm(PHONE, 'via the proxy');
     expect((await postTwilio(server!, '/webhooks/twilio', form)).status).toBe(401); // signed for the local URL
-    expect((await postTwilio(server!, '/webhooks/twilio', form, { url: 'https://pp.example.org/webhooks/twilio' })).status).toBe(200);
+    expect(
+      (await postTwilio(server!, '/webhooks/twilio', form, { url: 'https://pp.example.org/webhooks/twilio' })).status,
+    ).toBe(200);
     await api.waitForSent(2);
   });
 
   it('names a missing field, and refuses a JSON body', async () => {
     const s = await start();
     const { MessageSid: _sid, ...noSid } = smsForm(PHONE, 'x');
-    expect((await postTwilio(s, '/webhooks/twilio', noSid)).body).toMatchObject({ code: 'invalid_request', field: 'MessageSid' });
+    expect((await postTwilio(s, '/webhooks/twilio', noSid)).body).toMatchObject({
+      code: 'invalid_request',
+      field: 'MessageSid',
+    });
     expect((await s.request('POST', '/webhooks/twilio', { Body: 'x' })).status).toBe(415);
   });
 
   it('an MMS without text is answered politely, without a model turn', async () => {
     await enrolled();
     const calls = provider.requests.length;
-    await postTwilio(server!, '/webhooks/twilio', { ...fixture('twilio', 'inbound-mms'), From: PHONE, AccountSid: TW.accountSid });
+    await postTwilio(server!, '/webhooks/twilio', {
+      ...fixture('twilio', 'inbound-mms'),
+      From: PHONE,
+      AccountSid: TW.accountSid,
+    });
     await api.waitForSent(2);
     expect(api.sent[1]!.params.Body).toBe(UNSUPPORTED_CONTENT_REPLY);
     expect(provider.requests.length).toBe(calls);
@@ -138,32 +171,43 @@ describe('inbound SMS', () => {
 });
 
 describe('which channel replies use', () => {
-  it('enrollment names a configured channel or gets a clear error; replies follow the person to the channel they last wrote on', async () => {
-    const s = await start();
-    const bad = await s.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'whatsapp' });
-    expect(bad).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'channel' } });
-    expect(bad.body.message).toContain('twilio, webhook');
-    const created = await s.request('POST', '/conversation/participants', { phone_number: PHONE }); // default: the first provider channel
-    const channelOf = async (id: string) => (await s.request('GET', `/conversation/participants/${id}/state`)).body.result.channel;
-    expect(await channelOf(created.body.result.id)).toBe('twilio');
-    await api.waitForSent(1);
+  it(
+    'enrollment names a configured channel or gets a clear error; replies follow the person to the channel ' +
+      'they last wrote on',
+    async () => {
+      const s = await start();
+      const bad = await s.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'whatsapp' });
+      expect(bad).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'channel' } });
+      expect(bad.body.message).toContain('twilio, webhook');
+      const created = await s.request('POST', '/conversation/participants', { phone_number: PHONE }); // default: the first provider channel
+      const channelOf = async (id: string) =>
+        (await s.request('GET', `/conversation/participants/${id}/state`)).body.result.channel;
+      expect(await channelOf(created.body.result.id)).toBe('twilio');
+      await api.waitForSent(1);
 
-    const other = '+14165550142';
-    const onWebhook = await s.request('POST', '/conversation/participants', { phone_number: other, channel: 'webhook' });
-    await s.engine.idle();
-    expect(await channelOf(onWebhook.body.result.id)).toBe('webhook');
-    await postTwilio(s, '/webhooks/twilio', smsForm(other, 'texting now'));
-    await api.waitForSent(2);
-    expect(await channelOf(onWebhook.body.result.id)).toBe('twilio');
-    expect(api.to(other).map((send) => send.params.Body)).toEqual(['You said: texting now']);
-  });
+      const other = '+14165550142';
+      const onWebhook = await s.request('POST', '/conversation/participants', {
+        phone_number: other,
+        channel: 'webhook',
+      });
+      await s.engine.idle();
+      expect(await channelOf(onWebhook.body.result.id)).toBe('webhook');
+      await postTwilio(s, '/webhooks/twilio', smsForm(other, 'texting now'));
+      await api.waitForSent(2);
+      expect(await channelOf(onWebhook.body.result.id)).toBe('twilio');
+      expect(api.to(other).map((send) => send.params.Body)).toEqual(['You said: texting now']);
+    },
+  );
 });
 
 describe('long texts', () => {
   it('a reply longer than one SMS goes out in parts, split between sentences', async () => {
     const long = Array.from({ length: 60 }, (_, i) => `Sentence number ${i + 1} is here.`).join(' ');
     const longProvider = createScriptedProvider(() => ({ text: long }));
-    server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z', ...twilioEnv(api) }, { provider: longProvider });
+    server = await startTestServer(
+      { CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z', ...twilioEnv(api) },
+      { provider: longProvider },
+    );
     await server.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'twilio' });
     await api.waitForSent(2);
     const bodies = api.bodies();
@@ -221,14 +265,19 @@ describe('STOP, START and HELP', () => {
     api.failures = [{ status: 500, code: 20500 }];
     const { s, participantId } = await (async () => {
       const started = await start();
-      const created = await started.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'twilio' });
+      const created = await started.request('POST', '/conversation/participants', {
+        phone_number: PHONE,
+        channel: 'twilio',
+      });
       return { s: started, participantId: created.body.result.id as string };
     })();
     await waitFor(() => api.attempts.length === 1, { what: 'first attempt' });
     await postTwilio(s, '/webhooks/twilio', smsForm(PHONE, 'STOP'));
     await s.request('POST', '/admin/clock', { advance: '1m' });
     const conversationId = (await s.store.findConversationByParticipant(participantId))!.id;
-    await waitFor(async () => (await s.store.listOutbox(conversationId))[0]?.status === 'failed', { what: 'greeting given up' });
+    await waitFor(async () => (await s.store.listOutbox(conversationId))[0]?.status === 'failed', {
+      what: 'greeting given up',
+    });
     expect((await s.store.listOutbox(conversationId))[0]!.lastError).toMatch(/opted out/);
     expect(api.sent).toHaveLength(0);
   });
@@ -238,24 +287,45 @@ describe('status callbacks', () => {
   it('record delivery, tolerate order and repeats, and are signed too', async () => {
     const { s, participantId } = await enrolled();
     const conversationId = (await s.store.findConversationByParticipant(participantId))!.id;
-    await waitFor(async () => (await s.store.listOutbox(conversationId))[0]?.status === 'sent', { what: 'greeting sent' });
+    await waitFor(async () => (await s.store.listOutbox(conversationId))[0]?.status === 'sent', {
+      what: 'greeting sent',
+    });
     const [greeting] = await s.store.listOutbox(conversationId);
     const sid = greeting!.providerMessageId!;
     expect(sid).toMatch(/^SM[0-9a-f]{32}$/);
-    const callback = (status: string, extra: Record<string, string> = {}) => ({ ...fixture('twilio', 'status-delivered'), MessageSid: sid, SmsSid: sid, MessageStatus: status, SmsStatus: status, AccountSid: TW.accountSid, ...extra });
+    const callback = (status: string, extra: Record<string, string> = {}) => ({
+      ...fixture('twilio', 'status-delivered'),
+      MessageSid: sid,
+      SmsSid: sid,
+      MessageStatus: status,
+      SmsStatus: status,
+      AccountSid: TW.accountSid,
+      ...extra,
+    });
     expect((await postTwilio(s, '/webhooks/twilio/status', callback('delivered'))).status).toBe(204);
     expect((await postTwilio(s, '/webhooks/twilio/status', callback('sent'))).status).toBe(204);
     expect((await postTwilio(s, '/webhooks/twilio/status', callback('queued'))).status).toBe(204);
     expect((await postTwilio(s, '/webhooks/twilio/status', callback('delivered'))).status).toBe(204);
     expect(await s.store.getOutbox(greeting!.id)).toMatchObject({ deliveryStatus: 'delivered' });
-    expect((await postTwilio(s, '/webhooks/twilio/status', callback('undelivered'), { signature: 'bogus' })).status).toBe(401);
+    expect(
+      (await postTwilio(s, '/webhooks/twilio/status', callback('undelivered'), { signature: 'bogus' })).status,
+    ).toBe(401);
 
     await postTwilio(s, '/webhooks/twilio', smsForm(PHONE, 'hi'));
     await api.waitForSent(2);
-    await waitFor(async () => (await s.store.listOutbox(conversationId)).at(-1)?.status === 'sent', { what: 'reply sent' });
+    await waitFor(async () => (await s.store.listOutbox(conversationId)).at(-1)?.status === 'sent', {
+      what: 'reply sent',
+    });
     const reply = (await s.store.listOutbox(conversationId)).at(-1)!;
-    await postTwilio(s, '/webhooks/twilio/status', { ...callback('undelivered', { ErrorCode: '30003' }), MessageSid: reply.providerMessageId!, SmsSid: reply.providerMessageId! });
-    expect(await s.store.getOutbox(reply.id)).toMatchObject({ deliveryStatus: 'failed', deliveryError: 'Twilio error 30003' });
+    await postTwilio(s, '/webhooks/twilio/status', {
+      ...callback('undelivered', { ErrorCode: '30003' }),
+      MessageSid: reply.providerMessageId!,
+      SmsSid: reply.providerMessageId!,
+    });
+    expect(await s.store.getOutbox(reply.id)).toMatchObject({
+      deliveryStatus: 'failed',
+      deliveryError: 'Twilio error 30003',
+    });
 
     const deliveries = (await s.request('GET', `/conversation/participants/${participantId}/deliveries`)).body.result;
     expect(deliveries.map((d: any) => [d.channel, d.status, d.delivery_status, d.provider_message_id])).toEqual([
@@ -263,7 +333,9 @@ describe('status callbacks', () => {
       ['twilio', 'sent', 'failed', reply.providerMessageId],
     ]);
     expect(deliveries[1]).toMatchObject({ text: 'You said: hi', delivery_error: 'Twilio error 30003', attempts: 1 });
-    expect((await s.request('GET', `/conversation/participants/${participantId}/state`)).body.result.channel).toBe('twilio');
+    expect((await s.request('GET', `/conversation/participants/${participantId}/state`)).body.result.channel).toBe(
+      'twilio',
+    );
   });
 });
 
@@ -273,8 +345,13 @@ describe('REST failures', () => {
     const s = await start();
     const created = await s.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'twilio' });
     const conversationId = (await s.store.findConversationByParticipant(created.body.result.id))!.id;
-    await waitFor(async () => (await s.store.listOutbox(conversationId))[0]?.status === 'failed', { what: 'greeting failed' });
-    expect((await s.store.listOutbox(conversationId))[0]).toMatchObject({ attempts: 1, lastError: expect.stringContaining('21610') });
+    await waitFor(async () => (await s.store.listOutbox(conversationId))[0]?.status === 'failed', {
+      what: 'greeting failed',
+    });
+    expect((await s.store.listOutbox(conversationId))[0]).toMatchObject({
+      attempts: 1,
+      lastError: expect.stringContaining('21610'),
+    });
     // Remembered as an opt-out: nothing more is tried until they send START.
     expect(await s.store.getContact('twilio', PHONE)).toMatchObject({ optedOutAt: expect.any(Date) });
     const participant = (await s.request('GET', `/conversation/participants/${created.body.result.id}`)).body.result;
@@ -288,7 +365,12 @@ describe('REST failures', () => {
 
     // START undoes it: the participant is active again and hears from the program.
     await postTwilio(s, '/webhooks/twilio', smsForm(PHONE, 'START'));
-    await waitFor(async () => (await s.request('GET', `/conversation/participants/${created.body.result.id}`)).body.result.status === 'active', { what: 'resumed' });
+    await waitFor(
+      async () =>
+        (await s.request('GET', `/conversation/participants/${created.body.result.id}`)).body.result.status ===
+        'active',
+      { what: 'resumed' },
+    );
     expect(await s.store.getContact('twilio', PHONE)).toMatchObject({ optedOutAt: null });
   });
 

@@ -30,12 +30,28 @@ describe('webhook channel', () => {
     sink = await new WebhookSink().start();
     const channel = createWebhookChannel({ url: sink.url, logger });
     await channel.send(message());
-    await channel.send(message({ id: 'out_2', idempotencyKey: 'msg_2', kind: 'poll', text: 'Did you do it?', poll: { question: 'Did you do it?', options: ['Done', 'Not yet'] } }));
+    await channel.send(
+      message({
+        id: 'out_2',
+        idempotencyKey: 'msg_2',
+        kind: 'poll',
+        text: 'Did you do it?',
+        poll: { question: 'Did you do it?', options: ['Done', 'Not yet'] },
+      }),
+    );
     expect(sink.received[0]?.headers['idempotency-key']).toBe('msg_1');
     expect(sink.received[0]?.body).toEqual({
-      id: 'out_1', participant_id: 'part_1', to: '+14165550123', kind: 'text', text: 'Time for a walk!', created_at: '2026-03-08T12:00:00.000Z',
+      id: 'out_1',
+      participant_id: 'part_1',
+      to: '+14165550123',
+      kind: 'text',
+      text: 'Time for a walk!',
+      created_at: '2026-03-08T12:00:00.000Z',
     });
-    expect(sink.received[1]?.body).toMatchObject({ kind: 'poll', poll: { question: 'Did you do it?', options: ['Done', 'Not yet'] } });
+    expect(sink.received[1]?.body).toMatchObject({
+      kind: 'poll',
+      poll: { question: 'Did you do it?', options: ['Done', 'Not yet'] },
+    });
   });
 
   it.each([
@@ -48,13 +64,17 @@ describe('webhook channel', () => {
   ])('classifies a %i answer as retryable=%s', async (status, retryable) => {
     sink = await new WebhookSink().start();
     sink.statuses = [status];
-    const error = await createWebhookChannel({ url: sink.url, logger }).send(message()).catch((caught) => caught);
+    const error = await createWebhookChannel({ url: sink.url, logger })
+      .send(message())
+      .catch((caught) => caught);
     expect(error).toBeInstanceOf(ChannelError);
     expect(error.retryable).toBe(retryable);
   });
 
   it('treats an unreachable endpoint as retryable', async () => {
-    const error = await createWebhookChannel({ url: 'http://127.0.0.1:9/hook', logger, timeoutMs: 2000 }).send(message()).catch((caught) => caught);
+    const error = await createWebhookChannel({ url: 'http://127.0.0.1:9/hook', logger, timeoutMs: 2000 })
+      .send(message())
+      .catch((caught) => caught);
     expect(error).toBeInstanceOf(ChannelError);
     expect(error.retryable).toBe(true);
   });
@@ -75,7 +95,7 @@ describe('webhook signatures (Standard Webhooks)', () => {
   const key = Buffer.from('0123456789abcdef0123456789abcdef', 'utf8');
 
   it.each([
-    ['the spec\'s whsec_<base64> form, decoded', `whsec_${key.toString('base64')}`],
+    ["the spec's whsec_<base64> form, decoded", `whsec_${key.toString('base64')}`],
     ['raw text, as is', key.toString('utf8')],
   ])('signs each POST with a secret in %s', async (_form, secret) => {
     expect(keyOf(secret).equals(key)).toBe(true);
@@ -96,7 +116,12 @@ describe('webhook signatures (Standard Webhooks)', () => {
     await expect(channel.send(message())).rejects.toBeInstanceOf(ChannelError);
     now = new Date(at.getTime() + 4000);
     await channel.send(message());
-    expect(sink.received.map((delivery) => [delivery.headers['webhook-id'], delivery.headers['webhook-timestamp']])).toEqual([['msg_1', '1772971200'], ['msg_1', '1772971204']]);
+    expect(
+      sink.received.map((delivery) => [delivery.headers['webhook-id'], delivery.headers['webhook-timestamp']]),
+    ).toEqual([
+      ['msg_1', '1772971200'],
+      ['msg_1', '1772971204'],
+    ]);
     expect(sink.received.every((delivery) => signatureMatches(key, delivery))).toBe(true);
   });
 
@@ -109,7 +134,11 @@ describe('webhook signatures (Standard Webhooks)', () => {
   it('verifyWebhook (for receivers) accepts what was signed, and nothing tampered, stale or under another key', () => {
     const body = '{"id":"out_1","text":"hi"}';
     const headers = signWebhook(key, 'msg_1', body, at);
-    const given = { id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], signature: headers['webhook-signature'] };
+    const given = {
+      id: headers['webhook-id'],
+      timestamp: headers['webhook-timestamp'],
+      signature: headers['webhook-signature'],
+    };
     expect(verifyWebhook(key, given, body, at)).toBe(true);
     expect(verifyWebhook(key, { ...given, signature: `v1,bm9wZQ== ${given.signature}` }, body, at)).toBe(true); // one of several (a key rotation)
     expect(verifyWebhook(key, given, body.replace('hi', 'ho'), at)).toBe(false);

@@ -29,10 +29,11 @@ async function startWithSink(env: Record<string, string> = {}): Promise<{ server
   return { server, sink };
 }
 
-const textsTo = (sink: WebhookSink, phone: string) => sink.received.filter((delivery) => delivery.body.to === phone).map((delivery) => String(delivery.body.text));
+const textsTo = (sink: WebhookSink, phone: string) =>
+  sink.received.filter((delivery) => delivery.body.to === phone).map((delivery) => String(delivery.body.text));
 
 describe('outbound webhook delivery', () => {
-  it('delivers another conversation\'s reply while one receiver hangs, and keeps the hung conversation\'s order', async () => {
+  it("delivers another conversation's reply while one receiver hangs, and keeps the hung conversation's order", async () => {
     const { server, sink } = await startWithSink();
     for (const phone of [SLOW, FAST]) {
       expect((await server.request('POST', '/conversation/participants', { phone_number: phone })).status).toBe(201);
@@ -47,7 +48,10 @@ describe('outbound webhook delivery', () => {
     await server.request('POST', '/conversation/inbound', { from: FAST, text: 'hi', message_id: 'f1' });
 
     // Well inside the webhook's 10 s timeout: the hung delivery is still in flight.
-    await waitFor(() => textsTo(sink, FAST).includes('echo: hi'), { what: 'the other conversation\'s reply', timeoutMs: 5000 });
+    await waitFor(() => textsTo(sink, FAST).includes('echo: hi'), {
+      what: "the other conversation's reply",
+      timeoutMs: 5000,
+    });
     // The claim that found that reply would have found the older "two" first: it waits its turn.
     expect(textsTo(sink, SLOW)).toEqual([expect.any(String), 'echo: one']);
 
@@ -69,7 +73,9 @@ describe('outbound webhook delivery', () => {
     for (const delivery of [first!, retry!]) {
       const { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature } = delivery.headers;
       expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(60); // unix seconds, wall time
-      expect(signature).toBe(`v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${delivery.raw}`).digest('base64')}`);
+      expect(signature).toBe(
+        `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${delivery.raw}`).digest('base64')}`,
+      );
     }
   });
 
@@ -82,7 +88,13 @@ describe('outbound webhook delivery', () => {
           done();
         },
       });
-      const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), OUTBOUND_WEBHOOK_URL: 'http://127.0.0.1:9/hook', ...env });
+      const config = loadConfig({
+        HOST: '127.0.0.1',
+        PORT: '0',
+        DATABASE_URL: tempSqliteUrl(),
+        OUTBOUND_WEBHOOK_URL: 'http://127.0.0.1:9/hook',
+        ...env,
+      });
       const running = await startServer(config, pino({ level: 'warn' }, destination));
       await running.close();
       return lines.filter((line) => line.includes('OUTBOUND_WEBHOOK_SECRET')).length;

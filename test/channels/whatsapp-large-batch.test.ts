@@ -43,7 +43,8 @@ describe('a large signed WhatsApp batch', () => {
     const url = tempSqliteUrl();
     server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) });
     const reader = new DatabaseSync(url.slice('sqlite:'.length), { readOnly: true });
-    const stored = () => (reader.prepare(`select count(*) as n from inbox where channel = 'whatsapp'`).get() as { n: number }).n;
+    const stored = () =>
+      (reader.prepare(`select count(*) as n from inbox where channel = 'whatsapp'`).get() as { n: number }).n;
 
     const raw = JSON.stringify(largeBatch(MESSAGES, 'big'));
     expect(raw.length).toBeGreaterThan(3_000_000); // over MAX_BODY_BYTES' default (256 kB), under the 4 MB webhook limit
@@ -84,7 +85,8 @@ describe('a large signed WhatsApp batch', () => {
     const url = tempSqliteUrl();
     server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) });
     const reader = new DatabaseSync(url.slice('sqlite:'.length), { readOnly: true });
-    const stored = () => (reader.prepare(`select count(*) as n from inbox where channel = 'whatsapp'`).get() as { n: number }).n;
+    const stored = () =>
+      (reader.prepare(`select count(*) as n from inbox where channel = 'whatsapp'`).get() as { n: number }).n;
     // What a crash half-way leaves: the first 250 messages were stored (and acknowledged to no one).
     const whole = largeBatch(600, 'retry') as { entry: Array<{ changes: Array<{ value: { messages: unknown[] } }> }> };
     const half = structuredClone(whole);

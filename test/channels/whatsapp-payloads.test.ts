@@ -22,7 +22,15 @@ describe('reading WhatsApp webhooks', () => {
     const { messages, receipts, skipped } = read(name);
     expect(skipped).toEqual([]);
     expect(receipts).toEqual([]);
-    expect(messages).toEqual([expect.objectContaining({ type, text, messageId: expect.stringMatching(/^wamid\./), phoneNumberId: '106540352242922', sentAt: expect.any(Date) })]);
+    expect(messages).toEqual([
+      expect.objectContaining({
+        type,
+        text,
+        messageId: expect.stringMatching(/^wamid\./),
+        phoneNumberId: '106540352242922',
+        sentAt: expect.any(Date),
+      }),
+    ]);
   });
 
   it('reads the business-scoped user id beside wa_id', () => {
@@ -30,21 +38,29 @@ describe('reading WhatsApp webhooks', () => {
     expect(read('text').messages[0]).toMatchObject({ waId: '16505551234', userId: null, profileName: 'Sheena Nelson' });
   });
 
-  it('keeps a message whose optional parts are null or unreadable, answering it as unsupported when its text is', () => {
-    const envelope = fixture('whatsapp', 'text') as any;
-    const value = envelope.entry[0].changes[0].value;
-    value.contacts[0].profile.name = null;
-    value.messages[0].from_user_id = null;
-    value.messages.push({ ...value.messages[0], id: 'wamid.second', text: { body: 42 } });
-    value.messages.push({ ...value.messages[0], id: 'wamid.blank', text: { body: '  ' } });
-    const { messages, skipped } = readWhatsAppWebhook(whatsappEnvelope.parse(envelope));
-    expect(skipped).toEqual([]);
-    expect(messages).toEqual([
-      expect.objectContaining({ waId: '16505551234', userId: null, profileName: null, text: 'I walked 20 minutes today' }),
-      expect.objectContaining({ messageId: 'wamid.second', waId: '16505551234', text: null, type: 'text' }),
-      expect.objectContaining({ messageId: 'wamid.blank', text: null, type: 'text' }),
-    ]);
-  });
+  it(
+    'keeps a message whose optional parts are null or unreadable, answering it as unsupported when its text ' + 'is',
+    () => {
+      const envelope = fixture('whatsapp', 'text') as any;
+      const value = envelope.entry[0].changes[0].value;
+      value.contacts[0].profile.name = null;
+      value.messages[0].from_user_id = null;
+      value.messages.push({ ...value.messages[0], id: 'wamid.second', text: { body: 42 } });
+      value.messages.push({ ...value.messages[0], id: 'wamid.blank', text: { body: '  ' } });
+      const { messages, skipped } = readWhatsAppWebhook(whatsappEnvelope.parse(envelope));
+      expect(skipped).toEqual([]);
+      expect(messages).toEqual([
+        expect.objectContaining({
+          waId: '16505551234',
+          userId: null,
+          profileName: null,
+          text: 'I walked 20 minutes today',
+        }),
+        expect.objectContaining({ messageId: 'wamid.second', waId: '16505551234', text: null, type: 'text' }),
+        expect.objectContaining({ messageId: 'wamid.blank', text: null, type: 'text' }),
+      ]);
+    },
+  );
 
   it("never takes another person's contact for a sender", () => {
     const envelope = fixture('whatsapp', 'text-bsuid') as any;
@@ -65,7 +81,9 @@ describe('reading WhatsApp webhooks', () => {
     ['status-read', 'read', null, null],
     ['status-failed', 'failed', expect.stringMatching(/^131026 /), 131026],
   ])('%s → receipt %s', (name, status, error, errorCode) => {
-    expect(read(name).receipts).toEqual([{ providerMessageId: expect.stringMatching(/^wamid\./), status, at: expect.any(Date), error, errorCode }]);
+    expect(read(name).receipts).toEqual([
+      { providerMessageId: expect.stringMatching(/^wamid\./), status, at: expect.any(Date), error, errorCode },
+    ]);
   });
 
   it('reads every entry and change of a batch', () => {
@@ -88,13 +106,33 @@ describe('WhatsApp message bodies', () => {
   it('a poll of up to 3 options is reply buttons; more is a list', () => {
     expect(freeFormBody({ text: 'q', poll: { question: 'Did you do it?', options: ['Done', 'Not yet'] } })).toEqual({
       type: 'interactive',
-      interactive: { type: 'button', body: { text: 'Did you do it?' }, action: { buttons: [{ type: 'reply', reply: { id: 'opt:1', title: 'Done' } }, { type: 'reply', reply: { id: 'opt:2', title: 'Not yet' } }] } },
+      interactive: {
+        type: 'button',
+        body: { text: 'Did you do it?' },
+        action: {
+          buttons: [
+            { type: 'reply', reply: { id: 'opt:1', title: 'Done' } },
+            { type: 'reply', reply: { id: 'opt:2', title: 'Not yet' } },
+          ],
+        },
+      },
     });
-    const list = freeFormBody({ text: 'q', poll: { question: 'Pick a day', options: ['Mon', 'Tue', 'Wed', 'Thu'] } }) as any;
+    const list = freeFormBody({
+      text: 'q',
+      poll: { question: 'Pick a day', options: ['Mon', 'Tue', 'Wed', 'Thu'] },
+    }) as any;
     expect(list.interactive.type).toBe('list');
-    expect(list.interactive.action.sections[0].rows.map((row: any) => row.id)).toEqual(['opt:1', 'opt:2', 'opt:3', 'opt:4']);
+    expect(list.interactive.action.sections[0].rows.map((row: any) => row.id)).toEqual([
+      'opt:1',
+      'opt:2',
+      'opt:3',
+      'opt:4',
+    ]);
     // Button titles hold 20 characters, list rows 24: a longer option turns 3 buttons into a list.
-    const long = freeFormBody({ text: 'q', poll: { question: 'How hard?', options: ['Easier', 'About the same as now', 'Harder'] } }) as any;
+    const long = freeFormBody({
+      text: 'q',
+      poll: { question: 'How hard?', options: ['Easier', 'About the same as now', 'Harder'] },
+    }) as any;
     expect(long.interactive.type).toBe('list');
   });
 
@@ -105,7 +143,10 @@ describe('WhatsApp message bodies', () => {
   });
 
   it('cuts a template parameter to what the template leaves of 1,024 characters, never inside a character', () => {
-    const body = templateBody({ text: '😀'.repeat(2000), poll: null }, { name: 't', language: 'en_US', textLength: 100 }) as any;
+    const body = templateBody(
+      { text: '😀'.repeat(2000), poll: null },
+      { name: 't', language: 'en_US', textLength: 100 },
+    ) as any;
     const parameter: string = body.template.components[0].parameters[0].text;
     expect([...parameter]).toHaveLength(924);
     expect(parameter.endsWith('😀…')).toBe(true);
@@ -113,9 +154,18 @@ describe('WhatsApp message bodies', () => {
   });
 
   it('a template carries the text as its one parameter, whitespace collapsed as Meta requires', () => {
-    expect(templateBody({ text: 'Line one.\n\nLine    two.\tEnd', poll: null }, { name: 'daily_checkin', language: 'en_US', textLength: 60 })).toEqual({
+    expect(
+      templateBody(
+        { text: 'Line one.\n\nLine    two.\tEnd', poll: null },
+        { name: 'daily_checkin', language: 'en_US', textLength: 60 },
+      ),
+    ).toEqual({
       type: 'template',
-      template: { name: 'daily_checkin', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'Line one. Line two. End' }] }] },
+      template: {
+        name: 'daily_checkin',
+        language: { code: 'en_US' },
+        components: [{ type: 'body', parameters: [{ type: 'text', text: 'Line one. Line two. End' }] }],
+      },
     });
   });
 });

@@ -21,13 +21,20 @@ function runChat(args: string[], env: Record<string, string> = {}) {
   child.stderr.on('data', (chunk) => (output.stderr += String(chunk)));
   child.on('exit', (code) => (output.code = code));
   const type = (line: string) => child!.stdin.write(`${line}\n`);
-  const expectOutput = (pattern: RegExp, what: string) => waitFor(() => pattern.test(output.stdout), { what: `${what} in:\n${output.stdout}\n${output.stderr}`, timeoutMs: 15_000 });
+  const expectOutput = (pattern: RegExp, what: string) =>
+    waitFor(() => pattern.test(output.stdout), {
+      what: `${what} in:\n${output.stdout}\n${output.stderr}`,
+      timeoutMs: 15_000,
+    });
   return { output, type, expectOutput };
 }
 
 describe('npm run chat', () => {
   it('enrols, runs the intake, shows timer messages after /advance, and quits cleanly (embedded server)', async () => {
-    const chat = runChat(['--embedded', '--phone', '+1 416 555 0177', '--name', 'Ann', '--timezone', 'America/Toronto'], { DATABASE_URL: 'sqlite::memory:' });
+    const chat = runChat(
+      ['--embedded', '--phone', '+1 416 555 0177', '--name', 'Ann', '--timezone', 'America/Toronto'],
+      { DATABASE_URL: 'sqlite::memory:' },
+    );
     await chat.expectOutput(/coach> Hi Ann!.*What small daily habit/, 'the greeting');
     chat.type('I want to walk more');
     await chat.expectOutput(/Why does walking matter to you\?/, 'the second question');
@@ -45,10 +52,12 @@ describe('npm run chat', () => {
   }, 40_000);
 
   it('talks to the assistant flow when enrolled with --flow assistant', async () => {
-    const chat = runChat(['--embedded', '--phone', '+1 416 555 0179', '--flow', 'assistant'], { DATABASE_URL: 'sqlite::memory:' });
+    const chat = runChat(['--embedded', '--phone', '+1 416 555 0179', '--flow', 'assistant'], {
+      DATABASE_URL: 'sqlite::memory:',
+    });
     await chat.expectOutput(/offline demo model/, 'the greeting');
     chat.type('what is 6 * 7');
-    await chat.expectOutput(/6 \* 7 = 42/, 'the calculator\'s answer');
+    await chat.expectOutput(/6 \* 7 = 42/, "the calculator's answer");
     chat.type('/quit');
     await waitFor(() => chat.output.code === 0, { what: 'exit 0' });
   }, 30_000);
@@ -60,7 +69,12 @@ describe('npm run chat', () => {
     await chat.expectOutput(/Chatting as \+14165550178/, 'the banner');
     chat.type('hello');
     await chat.expectOutput(/coach> Hello! What small daily habit/, 'a reply');
-    expect(server.sink.to('+14165550178').map((message) => message.text).join('\n')).toContain('Hello!');
+    expect(
+      server.sink
+        .to('+14165550178')
+        .map((message) => message.text)
+        .join('\n'),
+    ).toContain('Hello!');
     chat.type('/quit');
     await waitFor(() => chat.output.code === 0, { what: 'exit 0' });
   }, 30_000);

@@ -8,7 +8,9 @@ import { startTestServer, type TestServer } from '../kit/test-server.ts';
 
 /** A site on its own origin: an empty page a browser app would run in. */
 async function site(): Promise<{ origin: string; close: () => Promise<void> }> {
-  const server = http.createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>app</title>'));
+  const server = http.createServer((_request, response) =>
+    response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>app</title>'),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { origin, close: () => new Promise((resolve) => server.close(() => resolve())) };
@@ -39,7 +41,11 @@ async function tryFrom(origin: string): Promise<{ http: string; socket: string }
       let id: string | undefined;
       let httpOutcome: string;
       try {
-        const response = await fetch(`${base}/api/conversations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ flow: 'echo' }) });
+        const response = await fetch(`${base}/api/conversations`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ flow: 'echo' }),
+        });
         id = ((await response.json()) as { result: { id: string } }).result.id;
         httpOutcome = `status ${response.status}`;
       } catch {

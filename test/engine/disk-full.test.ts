@@ -15,7 +15,12 @@ afterEach(async () => {
 });
 
 /** node:sqlite's error for SQLITE_FULL: the database refused the write, it is not unreachable. */
-const diskFull = () => Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13, errstr: 'database or disk is full' });
+const diskFull = () =>
+  Object.assign(new Error('database or disk is full'), {
+    code: 'ERR_SQLITE_ERROR',
+    errcode: 13,
+    errstr: 'database or disk is full',
+  });
 
 /**
  * A store whose transactions that write transcript messages (a turn's commit, a give-up) fail
@@ -52,7 +57,11 @@ async function start() {
   return { server, disk };
 }
 
-const replies = (server: TestServer) => server.sink.to(PHONE).slice(1).map((message) => message.text);
+const replies = (server: TestServer) =>
+  server.sink
+    .to(PHONE)
+    .slice(1)
+    .map((message) => message.text);
 
 async function send(server: TestServer, texts: string[]): Promise<string[]> {
   const ids: string[] = [];
@@ -65,7 +74,7 @@ async function send(server: TestServer, texts: string[]): Promise<string[]> {
 }
 
 describe('a turn that fails and cannot be recorded either', () => {
-  it('answers the conversation\'s messages in arrival order once the disk has room again', async () => {
+  it("answers the conversation's messages in arrival order once the disk has room again", async () => {
     const { server, disk } = await start();
     // Full for four writes: the first message's turn is tried, waiting in between, until space
     // comes back; the others wait behind it.

@@ -32,12 +32,22 @@ describe('a turn that cannot be committed', () => {
     const id = (await server.request('POST', '/conversation/participants', { phone_number: PHONE })).body.result.id;
     await waitFor(() => server!.sink.to(PHONE).length === 1, { what: 'greeting' });
 
-    const accepted = await server.request('POST', '/conversation/inbound', { from: PHONE, text: 'I want to walk more', message_id: 'f1' });
+    const accepted = await server.request('POST', '/conversation/inbound', {
+      from: PHONE,
+      text: 'I want to walk more',
+      message_id: 'f1',
+    });
     await waitFor(() => server!.sink.to(PHONE).length === 2, { what: 'the apology' });
     expect(server.sink.to(PHONE)[1]!.text).toBe(MODEL_FAILURE_REPLY);
     const history = (await server.request('GET', `/conversation/participants/${id}/history`)).body.result.messages;
-    expect(history.slice(-2).map((m: any) => [m.role, m.text])).toEqual([['user', 'I want to walk more'], ['assistant', MODEL_FAILURE_REPLY]]);
-    expect(await server.store.getInbox(accepted.body.result.inbox_id)).toMatchObject({ status: 'failed', error: expect.stringContaining('injected') });
+    expect(history.slice(-2).map((m: any) => [m.role, m.text])).toEqual([
+      ['user', 'I want to walk more'],
+      ['assistant', MODEL_FAILURE_REPLY],
+    ]);
+    expect(await server.store.getInbox(accepted.body.result.inbox_id)).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining('injected'),
+    });
     const state = (await server.request('GET', `/conversation/participants/${id}/state`)).body.result;
     expect(state.profile?.habit_domain ?? null).toBeNull(); // the failed turn's effects are not kept
   });

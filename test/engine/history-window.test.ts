@@ -27,19 +27,29 @@ function transcriptOf(provider: ScriptedProvider) {
 }
 
 describe('the history window the model reads', () => {
-  it('is the last 30 participant and assistant messages by default, debug notes left out, then the current message once', async () => {
-    const provider = await conversation(26);
-    const transcript = transcriptOf(provider);
-    expect(transcript).toHaveLength(31);
-    expect(transcript.every((message) => message.role === 'user' || message.role === 'assistant')).toBe(true);
-    expect(transcript.slice(-3).map((message) => message.content)).toEqual(['message 25', 're: message 25', 'message 26']);
-    expect(transcript.filter((message) => message.content === 'message 26')).toHaveLength(1);
-  });
+  it(
+    'is the last 30 participant and assistant messages by default, debug notes left out, then the current ' +
+      'message once',
+    async () => {
+      const provider = await conversation(26);
+      const transcript = transcriptOf(provider);
+      expect(transcript).toHaveLength(31);
+      expect(transcript.every((message) => message.role === 'user' || message.role === 'assistant')).toBe(true);
+      expect(transcript.slice(-3).map((message) => message.content)).toEqual([
+        'message 25',
+        're: message 25',
+        'message 26',
+      ]);
+      expect(transcript.filter((message) => message.content === 'message 26')).toHaveLength(1);
+    },
+  );
 
   it('follows CHAT_HISTORY_LIMIT: -1 is the last 50, 0 none, 5 the last five', async () => {
     expect(transcriptOf(await conversation(27, { CHAT_HISTORY_LIMIT: '-1' }))).toHaveLength(51);
     await server!.close();
-    expect(transcriptOf(await conversation(3, { CHAT_HISTORY_LIMIT: '0' })).map((message) => message.content)).toEqual(['message 3']);
+    expect(transcriptOf(await conversation(3, { CHAT_HISTORY_LIMIT: '0' })).map((message) => message.content)).toEqual([
+      'message 3',
+    ]);
     await server!.close();
     expect(transcriptOf(await conversation(4, { CHAT_HISTORY_LIMIT: '5' }))).toHaveLength(6);
   });

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODEL_FAILURE_REPLY, MODEL_OUTAGE_NOTICE } from '../../src/engine/turn-runner.ts';
-import { lastUserText, startFakeOpenAiServer, type FakeAnswer, type FakeOpenAiServer } from '../kit/fake-openai-server.ts';
+import {
+  lastUserText,
+  startFakeOpenAiServer,
+  type FakeAnswer,
+  type FakeOpenAiServer,
+} from '../kit/fake-openai-server.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 
@@ -16,7 +21,12 @@ let server: TestServer;
 function answer(body: Record<string, unknown>): FakeAnswer {
   if (model.down) return { fault: 'status', status: 503 };
   const said = lastUserText(body);
-  if (model.rejectFor && JSON.stringify(body).includes(model.rejectFor)) return { fault: 'status', status: 401, body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } } };
+  if (model.rejectFor && JSON.stringify(body).includes(model.rejectFor))
+    return {
+      fault: 'status',
+      status: 401,
+      body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } },
+    };
   return { text: said.startsWith('[') ? 'welcome' : `echo: ${said}` };
 }
 
@@ -34,41 +44,63 @@ const say = (phone: string, text: string) => server.request('POST', '/conversati
 
 describe('a model outage', () => {
   it('keeps messages waiting, tells the person once, and answers everything in order once the model is back', async () => {
-    expect((await server.request('POST', '/conversation/participants', { phone_number: PHONE, name: 'Ada' })).status).toBe(201);
+    expect(
+      (await server.request('POST', '/conversation/participants', { phone_number: PHONE, name: 'Ada' })).status,
+    ).toBe(201);
     await waitFor(() => texts(PHONE).length === 1, { what: 'the greeting' });
 
     model.down = true;
     expect((await say(PHONE, 'first')).status).toBe(202);
     expect((await say(PHONE, 'second')).status).toBe(202);
     // A participant enrolled during the outage: their greeting waits too (no notice: they asked nothing).
-    expect((await server.request('POST', '/conversation/participants', { phone_number: LATE, name: 'Bo' })).status).toBe(201);
+    expect(
+      (await server.request('POST', '/conversation/participants', { phone_number: LATE, name: 'Bo' })).status,
+    ).toBe(201);
     await waitFor(() => texts(PHONE).includes(MODEL_OUTAGE_NOTICE), { what: 'the outage notice' });
     await waitFor(() => fake.requests.length >= 6, { what: 'a few retries during the outage' });
     const health = await server.request('GET', '/health');
-    expect(health).toMatchObject({ status: 200, body: { status: 'degraded', model_status: { state: 'failing', lastErrorTransient: true } } });
+    expect(health).toMatchObject({
+      status: 200,
+      body: { status: 'degraded', model_status: { state: 'failing', lastErrorTransient: true } },
+    });
     expect(texts(LATE)).toEqual([]);
 
     model.down = false;
-    await waitFor(() => texts(PHONE).length === 4 && texts(LATE).length === 1, { what: 'every answer after the outage', timeoutMs: 40_000 });
+    await waitFor(() => texts(PHONE).length === 4 && texts(LATE).length === 1, {
+      what: 'every answer after the outage',
+      timeoutMs: 40_000,
+    });
     await server.settle();
     expect(texts(PHONE)).toEqual(['welcome', MODEL_OUTAGE_NOTICE, 'echo: first', 'echo: second']);
     expect(texts(LATE)).toEqual(['welcome']);
-    expect((await server.request('GET', '/health')).body).toMatchObject({ status: 'ok', model_status: { state: 'ok', consecutiveFailures: 0 } });
+    expect((await server.request('GET', '/health')).body).toMatchObject({
+      status: 'ok',
+      model_status: { state: 'ok', consecutiveFailures: 0 },
+    });
   }, 60_000);
 
-  it('is not what a refused request is: a 401 is answered once with an apology that promises nothing, and shows in the turn record', async () => {
-    model.rejectFor = 'Cy';
-    expect((await server.request('POST', '/conversation/participants', { phone_number: REFUSED, name: 'Cy' })).status).toBe(201);
-    await server.settle();
-    const before = fake.requests.length;
-    expect((await say(REFUSED, 'hello?')).status).toBe(202);
-    await waitFor(() => texts(REFUSED).includes(MODEL_FAILURE_REPLY), { what: 'the apology' });
-    await server.settle();
-    expect(fake.requests.length - before).toBe(1);
-    const participant = (await server.store.findParticipantByPhone(REFUSED))!;
-    const conversation = (await server.store.findConversationByParticipant(participant.id))!;
-    const turns = await server.store.listTurns(conversation.id);
-    expect(turns.find((turn) => turn.trigger === 'message')).toMatchObject({ status: 'failed', error: expect.stringContaining('401') });
-    expect(MODEL_FAILURE_REPLY).not.toMatch(/pick up|as soon as|later|will answer/i);
-  });
+  it(
+    'is not what a refused request is: a 401 is answered once with an apology that promises nothing, and ' +
+      'shows in the turn record',
+    async () => {
+      model.rejectFor = 'Cy';
+      expect(
+        (await server.request('POST', '/conversation/participants', { phone_number: REFUSED, name: 'Cy' })).status,
+      ).toBe(201);
+      await server.settle();
+      const before = fake.requests.length;
+      expect((await say(REFUSED, 'hello?')).status).toBe(202);
+      await waitFor(() => texts(REFUSED).includes(MODEL_FAILURE_REPLY), { what: 'the apology' });
+      await server.settle();
+      expect(fake.requests.length - before).toBe(1);
+      const participant = (await server.store.findParticipantByPhone(REFUSED))!;
+      const conversation = (await server.store.findConversationByParticipant(participant.id))!;
+      const turns = await server.store.listTurns(conversation.id);
+      expect(turns.find((turn) => turn.trigger === 'message')).toMatchObject({
+        status: 'failed',
+        error: expect.stringContaining('401'),
+      });
+      expect(MODEL_FAILURE_REPLY).not.toMatch(/pick up|as soon as|later|will answer/i);
+    },
+  );
 });

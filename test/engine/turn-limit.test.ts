@@ -35,7 +35,11 @@ async function burst(count: number, options: { paused?: boolean } = {}): Promise
   const created = await server!.request('POST', '/conversation/participants', { phone_number: PHONE, name: 'Burst' });
   expect(created.status).toBe(201);
   await waitFor(() => server!.sink.to(PHONE).length >= 1, { what: 'the greeting' });
-  if (options.paused) expect((await server!.request('PUT', `/conversation/participants/${created.body.result.id}`, { status: 'paused' })).status).toBe(200);
+  if (options.paused)
+    expect(
+      (await server!.request('PUT', `/conversation/participants/${created.body.result.id}`, { status: 'paused' }))
+        .status,
+    ).toBe(200);
   const inboxIds: string[] = [];
   // One after the other, so the arrival order is the order sent.
   for (let index = 0; index < count; index++) {
@@ -47,16 +51,24 @@ async function burst(count: number, options: { paused?: boolean } = {}): Promise
 }
 
 async function settled(inboxIds: string[]) {
-  await waitFor(async () => (await Promise.all(inboxIds.map((id) => server!.store.getInbox(id)))).every((item) => item?.status !== 'pending'), {
-    what: 'every message answered', timeoutMs: 20_000,
-  });
+  await waitFor(
+    async () =>
+      (await Promise.all(inboxIds.map((id) => server!.store.getInbox(id)))).every((item) => item?.status !== 'pending'),
+    {
+      what: 'every message answered',
+      timeoutMs: 20_000,
+    },
+  );
   await server!.engine.idle();
 }
 
 describe('the per-sender turn limit', () => {
   it('answers a burst past the limit together: every message kept in order, far fewer turns and replies', async () => {
     const model = heldEchoModel();
-    server = await startTestServer({ RATE_LIMITS: 'on', TURN_RATE_LIMIT: '1', TURN_RATE_WINDOW: '2s' }, { provider: model.provider });
+    server = await startTestServer(
+      { RATE_LIMITS: 'on', TURN_RATE_LIMIT: '1', TURN_RATE_WINDOW: '2s' },
+      { provider: model.provider },
+    );
     const inboxIds = await burst(10);
     model.release();
     await settled(inboxIds);
@@ -72,28 +84,45 @@ describe('the per-sender turn limit', () => {
     expect(items.map((item) => item?.status)).toEqual(inboxIds.map(() => 'processed'));
     const conversation = await server.store.findConversationByParticipant(items[0]!.participantId!);
     const messages = await server.store.listMessages(conversation!.id, { limit: 100 });
-    expect(messages.filter((message) => message.role === 'user').map((message) => message.text)).toEqual(inboxIds.map((_, index) => `m${index}`));
+    expect(messages.filter((message) => message.role === 'user').map((message) => message.text)).toEqual(
+      inboxIds.map((_, index) => `m${index}`),
+    );
     // One reply per turn (and the greeting), not one per message.
     await waitFor(() => server!.sink.to(PHONE).length === 1 + model.asked.length, { what: 'the replies' });
-    expect(server.sink.to(PHONE).map((message) => message.text)).toEqual(['welcome', ...model.asked.map((_, index) => `echo ${index + 1}`)]);
+    expect(server.sink.to(PHONE).map((message) => message.text)).toEqual([
+      'welcome',
+      ...model.asked.map((_, index) => `echo ${index + 1}`),
+    ]);
   });
 
-  it('keeps a paused participant\'s burst the same way: every message in the transcript, none answered', async () => {
+  it("keeps a paused participant's burst the same way: every message in the transcript, none answered", async () => {
     const model = heldEchoModel();
-    server = await startTestServer({ RATE_LIMITS: 'on', TURN_RATE_LIMIT: '1', TURN_RATE_WINDOW: '1s' }, { provider: model.provider });
+    server = await startTestServer(
+      { RATE_LIMITS: 'on', TURN_RATE_LIMIT: '1', TURN_RATE_WINDOW: '1s' },
+      { provider: model.provider },
+    );
     const inboxIds = await burst(5, { paused: true });
     await settled(inboxIds);
     const items = await Promise.all(inboxIds.map((id) => server!.store.getInbox(id)));
     expect(items.map((item) => item?.status)).toEqual(inboxIds.map(() => 'ignored'));
     const conversation = await server.store.findConversationByParticipant(items[0]!.participantId!);
     const messages = await server.store.listMessages(conversation!.id, { limit: 100 });
-    expect(messages.filter((message) => message.role === 'user').map((message) => message.text)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
+    expect(messages.filter((message) => message.role === 'user').map((message) => message.text)).toEqual([
+      'm0',
+      'm1',
+      'm2',
+      'm3',
+      'm4',
+    ]);
     expect(model.asked).toEqual([]);
   });
 
   it('is off with RATE_LIMITS=off: a turn per message', async () => {
     const model = heldEchoModel();
-    server = await startTestServer({ RATE_LIMITS: 'off', TURN_RATE_LIMIT: '1', TURN_RATE_WINDOW: '2s' }, { provider: model.provider });
+    server = await startTestServer(
+      { RATE_LIMITS: 'off', TURN_RATE_LIMIT: '1', TURN_RATE_WINDOW: '2s' },
+      { provider: model.provider },
+    );
     const inboxIds = await burst(4);
     model.release();
     await settled(inboxIds);

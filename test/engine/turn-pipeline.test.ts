@@ -22,7 +22,10 @@ function echoModel(maxDelayMs: number) {
   const random = seededRandom();
   const provider = createScriptedProvider(async (request) => {
     const said = lastUserText(request);
-    const context = request.messages.filter((message) => message.role === 'system').map((message) => message.content).join('\n');
+    const context = request.messages
+      .filter((message) => message.role === 'system')
+      .map((message) => message.content)
+      .join('\n');
     const who = /^Name: (.+)$/m.exec(context)?.[1];
     if (!who) throw new Error('the model request names no participant');
     if ((active.get(who) ?? 0) > 0) stats.overlapsWithinConversation += 1;
@@ -51,7 +54,9 @@ describe('turn pipeline', () => {
     const id = await enrolAndGreet('+14165550101', 'Burst');
 
     const sent = await Promise.all(
-      Array.from({ length: 50 }, (_, index) => server!.request('POST', '/conversation/inbound', { from: '+14165550101', text: `m${index}` })),
+      Array.from({ length: 50 }, (_, index) =>
+        server!.request('POST', '/conversation/inbound', { from: '+14165550101', text: `m${index}` }),
+      ),
     );
     expect(sent.every((response) => response.status === 202)).toBe(true);
     await waitFor(() => server!.sink.to('+14165550101').length === 51, { what: '50 replies', timeoutMs: 20_000 });
@@ -69,7 +74,9 @@ describe('turn pipeline', () => {
     expect(stats.overlapsWithinConversation).toBe(0);
     const turns = await server.store.listTurns(history.body.result.conversation_id);
     expect(turns.filter((turn) => turn.trigger === 'message')).toHaveLength(50);
-    expect((await server.request('GET', `/conversation/participants/${id}/history`)).body.result.messages).toHaveLength(50);
+    expect((await server.request('GET', `/conversation/participants/${id}/history`)).body.result.messages).toHaveLength(
+      50,
+    );
   });
 
   it('runs 20 participants concurrently', async () => {
@@ -78,30 +85,61 @@ describe('turn pipeline', () => {
     const phones = Array.from({ length: 20 }, (_, index) => `+1416555${String(2000 + index)}`);
     for (const phone of phones) await enrolAndGreet(phone);
     stats.peakConcurrency = 0;
-    await Promise.all(phones.map((phone) => server!.request('POST', '/conversation/inbound', { from: phone, text: 'hello' })));
+    await Promise.all(
+      phones.map((phone) => server!.request('POST', '/conversation/inbound', { from: phone, text: 'hello' })),
+    );
     await waitFor(() => phones.every((phone) => server!.sink.to(phone).length === 2), { what: '20 replies' });
     expect(stats.peakConcurrency).toBeGreaterThan(1);
     expect(stats.overlapsWithinConversation).toBe(0);
   });
 
   it('deduplicates by message_id, acknowledges unknown senders, and records messages of paused participants', async () => {
-    server = await startTestServer({}, { provider: createScriptedProvider((request) => ({ text: `echo: ${lastUserText(request)}` })) });
+    server = await startTestServer(
+      {},
+      { provider: createScriptedProvider((request) => ({ text: `echo: ${lastUserText(request)}` })) },
+    );
     const id = await enrolAndGreet('+14165550102');
-    const first = await server.request('POST', '/conversation/inbound', { from: '+14165550102', text: 'once', message_id: 'wamid.1' });
-    const again = await server.request('POST', '/conversation/inbound', { from: '+14165550102', text: 'once', message_id: 'wamid.1' });
+    const first = await server.request('POST', '/conversation/inbound', {
+      from: '+14165550102',
+      text: 'once',
+      message_id: 'wamid.1',
+    });
+    const again = await server.request('POST', '/conversation/inbound', {
+      from: '+14165550102',
+      text: 'once',
+      message_id: 'wamid.1',
+    });
     expect(first.body.result).toMatchObject({ duplicate: false, status: 'queued' });
     expect(again.body.result).toMatchObject({ duplicate: true, inbox_id: first.body.result.inbox_id });
     await waitFor(() => server!.sink.to('+14165550102').length === 2);
     // Another text under a used id would go unanswered: refused, naming the field.
-    const reused = await server.request('POST', '/conversation/inbound', { from: '+14165550102', text: 'something else', message_id: 'wamid.1' });
-    expect(reused).toMatchObject({ status: 409, body: { status: 'error', code: 'message_id_reused', field: 'message_id' } });
-    const session = await server.request('POST', `/api/conversations/${id}/message`, { text: 'typed', message_id: 'w1' });
+    const reused = await server.request('POST', '/conversation/inbound', {
+      from: '+14165550102',
+      text: 'something else',
+      message_id: 'wamid.1',
+    });
+    expect(reused).toMatchObject({
+      status: 409,
+      body: { status: 'error', code: 'message_id_reused', field: 'message_id' },
+    });
+    const session = await server.request('POST', `/api/conversations/${id}/message`, {
+      text: 'typed',
+      message_id: 'w1',
+    });
     expect(session.status).toBe(202);
-    expect((await server.request('POST', `/api/conversations/${id}/message`, { text: 'typed', message_id: 'w1' })).body).toMatchObject({ duplicate: true });
-    expect((await server.request('POST', `/api/conversations/${id}/message`, { text: 'typed again', message_id: 'w1' })).body).toMatchObject({ code: 'message_id_reused' });
+    expect(
+      (await server.request('POST', `/api/conversations/${id}/message`, { text: 'typed', message_id: 'w1' })).body,
+    ).toMatchObject({ duplicate: true });
+    expect(
+      (await server.request('POST', `/api/conversations/${id}/message`, { text: 'typed again', message_id: 'w1' }))
+        .body,
+    ).toMatchObject({ code: 'message_id_reused' });
     await waitFor(() => server!.sink.to('+14165550102').length === 3, { what: 'the typed message answered' });
 
-    const stranger = await server.request('POST', '/conversation/inbound', { from: '+14165550999', text: 'who is this?' });
+    const stranger = await server.request('POST', '/conversation/inbound', {
+      from: '+14165550999',
+      text: 'who is this?',
+    });
     expect(stranger).toMatchObject({ status: 202, body: { result: { status: 'unknown_sender' } } });
     await waitFor(() => server!.sink.to('+14165550999').length === 1, { what: 'acknowledgement' });
     expect((await server.store.getInbox(stranger.body.result.inbox_id))?.text).toBe('who is this?');
@@ -119,7 +157,10 @@ describe('turn pipeline', () => {
   });
 
   it('auto-enrols new senders when AUTO_ENROLL_NEW_USERS=true', async () => {
-    server = await startTestServer({ AUTO_ENROLL_NEW_USERS: 'true' }, { provider: createScriptedProvider(() => ({ text: 'nice to meet you' })) });
+    server = await startTestServer(
+      { AUTO_ENROLL_NEW_USERS: 'true' },
+      { provider: createScriptedProvider(() => ({ text: 'nice to meet you' })) },
+    );
     const response = await server.request('POST', '/conversation/inbound', { from: '+14165550103', text: 'hi' });
     expect(response.body.result.status).toBe('queued');
     await waitFor(() => server!.sink.to('+14165550103').length === 1);
@@ -140,7 +181,10 @@ describe('turn pipeline', () => {
     const history = await server.request('GET', `/conversation/participants/${id}/history`);
     expect(history.body.result.messages.map((message: { text: string }) => message.text)).toContain('still there?');
     const turns = await server.store.listTurns(history.body.result.conversation_id);
-    expect(turns.at(-1)).toMatchObject({ status: 'failed', error: expect.stringContaining('provider refused the key') });
+    expect(turns.at(-1)).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining('provider refused the key'),
+    });
   });
 
   it('retries failed deliveries through the outbox with the same idempotency key', async () => {
@@ -155,14 +199,23 @@ describe('turn pipeline', () => {
 
 describe('auth', () => {
   it('requires the bearer token on every non-public route when API_TOKEN is set', async () => {
-    server = await startTestServer({ API_TOKEN: 'a-very-long-test-token' }, { provider: createScriptedProvider(() => ({ text: 'x' })) });
+    server = await startTestServer(
+      { API_TOKEN: 'a-very-long-test-token' },
+      { provider: createScriptedProvider(() => ({ text: 'x' })) },
+    );
     expect((await server.request('GET', '/health')).status).toBe(200);
     expect((await server.request('GET', '/openapi.json')).status).toBe(200);
     const denied = await server.request('GET', '/conversation/participants');
     expect(denied).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
-    expect((await server.request('GET', '/conversation/participants', undefined, { authorization: 'Bearer wrong' })).status).toBe(401);
-    expect((await server.request('POST', '/conversation/inbound', { from: '+14165550106', text: 'x' })).status).toBe(401);
-    const allowed = await server.request('GET', '/conversation/participants', undefined, { authorization: 'Bearer a-very-long-test-token' });
+    expect(
+      (await server.request('GET', '/conversation/participants', undefined, { authorization: 'Bearer wrong' })).status,
+    ).toBe(401);
+    expect((await server.request('POST', '/conversation/inbound', { from: '+14165550106', text: 'x' })).status).toBe(
+      401,
+    );
+    const allowed = await server.request('GET', '/conversation/participants', undefined, {
+      authorization: 'Bearer a-very-long-test-token',
+    });
     expect(allowed.status).toBe(200);
   });
 });

@@ -3,7 +3,12 @@ import { pino } from 'pino';
 import { systemClock } from '../../src/core/clock.ts';
 import { EventHub } from '../../src/events/event-hub.ts';
 import type { SessionEvent } from '../../src/events/session-event.ts';
-import { MAX_BUFFERED_BYTES, SLOW_CONSUMER_CLOSE_CODE, streamToSocket, type Socket } from '../../src/http/session-routes.ts';
+import {
+  MAX_BUFFERED_BYTES,
+  SLOW_CONSUMER_CLOSE_CODE,
+  streamToSocket,
+  type Socket,
+} from '../../src/http/session-routes.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { conversation, message, participant } from '../store/store-fixtures.ts';
@@ -20,16 +25,21 @@ beforeEach(async () => {
 });
 afterEach(() => store.close());
 
-const hubOf = (options: { retention?: number; cacheSize?: number } = {}) => new EventHub({ store, clock: systemClock, logger: pino({ level: 'silent' }), ...options });
+const hubOf = (options: { retention?: number; cacheSize?: number } = {}) =>
+  new EventHub({ store, clock: systemClock, logger: pino({ level: 'silent' }), ...options });
 const status = (text: string) => ({ type: 'status' as const, role: 'system' as const, text });
 
 describe('EventHub', () => {
   it('assigns gapless seqs in emit order and persists them all', async () => {
     const hub = hubOf();
-    const emitted = await Promise.all(Array.from({ length: 50 }, (_, index) => hub.emit(conversationId, status(`s${index}`))));
+    const emitted = await Promise.all(
+      Array.from({ length: 50 }, (_, index) => hub.emit(conversationId, status(`s${index}`))),
+    );
     expect(emitted.map((event) => event.seq)).toEqual(Array.from({ length: 50 }, (_, index) => index + 1));
     await hub.flushAll();
-    expect((await store.listEvents(conversationId)).map((event) => event.payload.text)).toEqual(emitted.map((event) => event.type === 'status' && event.text));
+    expect((await store.listEvents(conversationId)).map((event) => event.payload.text)).toEqual(
+      emitted.map((event) => event.type === 'status' && event.text),
+    );
   });
 
   it('continues the seq and turn numbers of the stored log in a new hub (a restart)', async () => {
@@ -42,7 +52,7 @@ describe('EventHub', () => {
     expect((await second.emit(conversationId, status('again'))).seq).toBe(2);
   });
 
-  it("announces, after a restart, a message whose final event its process never wrote", async () => {
+  it('announces, after a restart, a message whose final event its process never wrote', async () => {
     const first = hubOf();
     await first.syncMessages(conversationId); // follows the stream from before its first message
     await store.appendMessages([message(conversationId, { role: 'assistant', text: 'one' })]);
@@ -90,7 +100,11 @@ describe('EventHub', () => {
 
   it('drops the pending events of a deleted conversation instead of retrying them for ever', async () => {
     const logged: string[] = [];
-    const hub = new EventHub({ store, clock: systemClock, logger: pino({ level: 'error' }, { write: (line: string) => void logged.push(line) }) });
+    const hub = new EventHub({
+      store,
+      clock: systemClock,
+      logger: pino({ level: 'error' }, { write: (line: string) => void logged.push(line) }),
+    });
     await hub.emit(conversationId, status('before'));
     await hub.flushAll();
     const conversation = await store.getConversation(conversationId);

@@ -30,7 +30,12 @@ function model(reply: (text: string) => ScriptedStep) {
 async function start(reply: (text: string) => ScriptedStep, env: Record<string, string> = {}) {
   server = await startTestServer(env, { provider: model(reply) });
   const auth: Record<string, string> = env.API_TOKEN ? { authorization: `Bearer ${env.API_TOKEN}` } : {};
-  const created = await server.request('POST', '/conversation/participants', { phone_number: PHONE, name: 'Sam' }, auth);
+  const created = await server.request(
+    'POST',
+    '/conversation/participants',
+    { phone_number: PHONE, name: 'Sam' },
+    auth,
+  );
   const id = created.body.result.id as string;
   await waitFor(() => server!.sink.to(PHONE).length >= 1, { what: 'greeting' });
   return id;
@@ -49,18 +54,25 @@ const consecutive = (from: number, count: number) => Array.from({ length: count 
 
 describe('session event stream over a real WebSocket', () => {
   it('streams a turn as speaking, tokens, tool status, final, speaking off — in order, with gapless seqs', async () => {
-    const id = await start(() => ({ toolCalls: [{ name: 'save_user_profile', arguments: { habit_domain: 'walking' } }] }));
+    const id = await start(() => ({
+      toolCalls: [{ name: 'save_user_profile', arguments: { habit_domain: 'walking' } }],
+    }));
     const client = await connect(id, '?lastEventId=0');
     const accepted = await message(id, { type: 'text', text: 'I like walking' });
     expect(accepted.status).toBe(202);
     expect(accepted.body).toMatchObject({ ok: true, callSessionId: expect.any(String), inboxId: expect.any(String) });
     await client.waitFor(isFinalOf(/Saved, thank you/), 'the final reply');
-    await client.waitFor((event) => event.type === 'speaking' && event.data.speaking === false && event.turnId === 2, 'speaking off');
+    await client.waitFor(
+      (event) => event.type === 'speaking' && event.data.speaking === false && event.turnId === 2,
+      'speaking off',
+    );
 
     const logged = client.logged();
     expect(seqs(logged)).toEqual(consecutive(1, logged.length));
     const turn = logged.filter((event) => event.turnId === 2);
-    const kinds = turn.map((event) => (event.type === 'speaking' ? `speaking:${event.data.speaking}` : event.type)).filter((kind, index, all) => kind !== 'token' || all[index - 1] !== 'token');
+    const kinds = turn
+      .map((event) => (event.type === 'speaking' ? `speaking:${event.data.speaking}` : event.type))
+      .filter((kind, index, all) => kind !== 'token' || all[index - 1] !== 'token');
     // The tool runs before any text; its progress is additive status, then the reply streams.
     expect(kinds).toEqual(['status', 'status', 'speaking:true', 'token', 'final', 'speaking:false']);
     const tokens = turn.filter((event) => event.type === 'token');
@@ -87,10 +99,16 @@ describe('session event stream over a real WebSocket', () => {
     const resumed = await connect(id, `?lastEventId=${cut}`);
     const resync = await resumed.waitFor((event) => event.type === 'resync', 'resync');
     expect(resumed.logged()).toEqual(all.slice(cut).map((event) => ({ ...event, receivedAt: expect.any(Number) })));
-    expect(resync).toMatchObject({ seq: all.at(-1)!.seq, data: { full: false, nextCursor: null, lastSeq: all.at(-1)!.seq } });
+    expect(resync).toMatchObject({
+      seq: all.at(-1)!.seq,
+      data: { full: false, nextCursor: null, lastSeq: all.at(-1)!.seq },
+    });
 
     await server!.close();
-    server = await startTestServer({ DATABASE_URL: database }, { provider: model((text) => ({ text: `Again ${text}` })) });
+    server = await startTestServer(
+      { DATABASE_URL: database },
+      { provider: model((text) => ({ text: `Again ${text}` })) },
+    );
     const afterRestart = await connect(id, `?lastEventId=${cut}`);
     await afterRestart.waitFor((event) => event.type === 'resync', 'resync after restart');
     expect(seqs(afterRestart.logged())).toEqual(seqs(all.slice(cut)));
@@ -104,16 +122,26 @@ describe('session event stream over a real WebSocket', () => {
 
   it('caps a replay at 200 events and answers a stale or unknown cursor with a full snapshot', async () => {
     const id = await start(() => ({ text: 'ok' }));
-    for (let index = 0; index < 230; index++) await message(id, { type: 'partial_transcript', text: `partial ${index}` });
+    for (let index = 0; index < 230; index++)
+      await message(id, { type: 'partial_transcript', text: `partial ${index}` });
     const capped = await server!.request('POST', `/api/conversations/${id}/resync`, { lastEventId: 2 });
-    const { events, resync } = capped.body.result as { events: SessionEvent[]; resync: Extract<SessionEvent, { type: 'resync' }> };
+    const { events, resync } = capped.body.result as {
+      events: SessionEvent[];
+      resync: Extract<SessionEvent, { type: 'resync' }>;
+    };
     expect(seqs(events)).toEqual(consecutive(3, 200));
     expect(resync.data).toMatchObject({ full: false, nextCursor: 202 });
 
     const ahead = await server!.request('POST', `/api/conversations/${id}/resync`, { lastEventId: 10_000 });
     expect(ahead.body.result.events).toEqual([]);
-    expect(ahead.body.result.resync.data).toMatchObject({ full: true, lastSeq: resync.seq, messages: [expect.objectContaining({ text: 'Hi!' })] });
-    expect((await server!.request('POST', `/api/conversations/${id}/resync`, { lastEventId: -1 })).body.code).toBe('invalid_request');
+    expect(ahead.body.result.resync.data).toMatchObject({
+      full: true,
+      lastSeq: resync.seq,
+      messages: [expect.objectContaining({ text: 'Hi!' })],
+    });
+    expect((await server!.request('POST', `/api/conversations/${id}/resync`, { lastEventId: -1 })).body.code).toBe(
+      'invalid_request',
+    );
   });
 
   it('delivers the first token before the model has finished streaming', async () => {
@@ -143,7 +171,9 @@ describe('session event stream over a real WebSocket', () => {
   });
 
   it('never streams JSON: a JSON answer is unwrapped or replaced, and no token shows it', async () => {
-    const id = await start((text) => ({ text: text === 'wrapped' ? '{"reply": "Plain words only."}' : '```json\n{"state": "FEEDBACK"}\n```' }));
+    const id = await start((text) => ({
+      text: text === 'wrapped' ? '{"reply": "Plain words only."}' : '```json\n{"state": "FEEDBACK"}\n```',
+    }));
     const client = await connect(id, '?lastEventId=0');
     await message(id, { text: 'wrapped' });
     await client.waitFor(isFinalOf(/^Plain words only\.$/), 'unwrapped reply');
@@ -156,7 +186,11 @@ describe('session event stream over a real WebSocket', () => {
   });
 
   it('barge-in stops the tokens, turns speaking off, and no final follows for the interrupted message', async () => {
-    const id = await start((text) => (text === 'long' ? { text: 'This is a very long answer that goes on and on and on.', streamDelayMs: 400 } : { text: 'Short.' }));
+    const id = await start((text) =>
+      text === 'long'
+        ? { text: 'This is a very long answer that goes on and on and on.', streamDelayMs: 400 }
+        : { text: 'Short.' },
+    );
     const client = await connect(id, '?lastEventId=0');
     await message(id, { text: 'long' });
     const token = await client.waitFor((event) => event.type === 'token' && event.turnId === 2, 'first token');
@@ -170,7 +204,9 @@ describe('session event stream over a real WebSocket', () => {
     expect(interrupted.filter((event) => event.type === 'final')).toEqual([]);
     expect(interrupted.filter((event) => event.type === 'token')).toHaveLength(1);
     expect(interrupted.some((event) => event.type === 'speaking' && event.data.speaking === false)).toBe(true);
-    const history = (await server!.request('GET', `/conversation/participants/${id}/history`)).body.result.messages.map((m: { role: string; text: string }) => `${m.role}:${m.text}`);
+    const history = (await server!.request('GET', `/conversation/participants/${id}/history`)).body.result.messages.map(
+      (m: { role: string; text: string }) => `${m.role}:${m.text}`,
+    );
     expect(history).toEqual(['assistant:Hi!', 'user:long', 'user:next', 'assistant:Short.']);
     const turns = (await server!.request('GET', `/conversation/participants/${id}/turns`)).body.result;
     expect(turns.map((turn: { status: string }) => turn.status)).toEqual(['completed', 'cancelled', 'completed']);
@@ -195,10 +231,19 @@ describe('session event stream over a real WebSocket', () => {
     client.send('x'.repeat(20_000));
     expect(await client.closed()).toBe(1009);
 
-    expect((await message(id, { type: 'shout', text: 'x' })).body).toMatchObject({ code: 'invalid_request', field: 'type' });
+    expect((await message(id, { type: 'shout', text: 'x' })).body).toMatchObject({
+      code: 'invalid_request',
+      field: 'type',
+    });
     expect((await message(id, { type: 'text' })).body).toMatchObject({ code: 'invalid_request', field: 'text' });
-    expect((await message(id, { type: 'text', text: 'x'.repeat(32_001) })).body).toMatchObject({ code: 'invalid_request', field: 'text' });
-    expect((await message(id, { type: 'text', text: '\u200B\u200D\uFEFF' })).body).toMatchObject({ code: 'invalid_request', field: 'text' });
+    expect((await message(id, { type: 'text', text: 'x'.repeat(32_001) })).body).toMatchObject({
+      code: 'invalid_request',
+      field: 'text',
+    });
+    expect((await message(id, { type: 'text', text: '\u200B\u200D\uFEFF' })).body).toMatchObject({
+      code: 'invalid_request',
+      field: 'text',
+    });
     // The longest text in a three-byte script fits the default body limit.
     expect((await message(id, { type: 'text', text: '中'.repeat(32_000) })).status).toBe(202);
     expect((await server!.request('GET', '/api/conversations/nope/summary')).status).toBe(404);
@@ -210,7 +255,9 @@ describe('session event stream over a real WebSocket', () => {
     await client.waitFor((event) => event.type === 'resync', 'initial snapshot');
     for (let i = 0; i < 300; i++) client.send({ type: 'resync', lastEventId: 0 });
     expect(await client.closed()).toBe(1008);
-    expect(client.of('error').map((event) => (event.type === 'error' ? event.data : null))).toEqual([{ code: 'rate_limited', field: 'frame' }]);
+    expect(client.of('error').map((event) => (event.type === 'error' ? event.data : null))).toEqual([
+      { code: 'rate_limited', field: 'frame' },
+    ]);
     expect((await server!.request('GET', '/health')).status).toBe(200);
   });
 
@@ -219,7 +266,8 @@ describe('session event stream over a real WebSocket', () => {
     const id = await start(() => ({ text: 'ok' }), { API_TOKEN: token });
     const ws = `${server!.url.replace(/^http/, 'ws')}/api/conversations/${id}/socket`;
     await expect(new EventClient(ws).opened).rejects.toThrow();
-    const ticket = (await server!.request('POST', '/api/tickets', undefined, { authorization: `Bearer ${token}` })).body.result.ticket;
+    const ticket = (await server!.request('POST', '/api/tickets', undefined, { authorization: `Bearer ${token}` })).body
+      .result.ticket;
     const client = new EventClient(`${ws}?ticket=${ticket}`);
     clients.push(client);
     await client.opened;
@@ -229,24 +277,33 @@ describe('session event stream over a real WebSocket', () => {
     // A browser's EventSource cannot send the header either.
     const sse = `${server!.url}/api/conversations/${id}/stream`;
     expect((await fetch(sse)).status).toBe(401);
-    const sseTicket = (await server!.request('POST', '/api/tickets', undefined, { authorization: `Bearer ${token}` })).body.result.ticket;
+    const sseTicket = (await server!.request('POST', '/api/tickets', undefined, { authorization: `Bearer ${token}` }))
+      .body.result.ticket;
     const abort = new AbortController();
     const opened = await fetch(`${sse}?ticket=${sseTicket}`, { signal: abort.signal });
     expect([opened.status, opened.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
     abort.abort();
     expect((await fetch(`${sse}?ticket=${sseTicket}`)).status).toBe(401);
     // A ticket opens only streams: not the API.
-    const apiTicket = (await server!.request('POST', '/api/tickets', undefined, { authorization: `Bearer ${token}` })).body.result.ticket;
+    const apiTicket = (await server!.request('POST', '/api/tickets', undefined, { authorization: `Bearer ${token}` }))
+      .body.result.ticket;
     expect((await fetch(`${server!.url}/api/conversations/${id}/summary?ticket=${apiTicket}`)).status).toBe(401);
 
     // A ticket asked for one conversation opens that one only.
-    const scoped = async () => (await server!.request('POST', '/api/tickets', { conversation_id: id }, { authorization: `Bearer ${token}` })).body.result.ticket;
+    const scoped = async () =>
+      (await server!.request('POST', '/api/tickets', { conversation_id: id }, { authorization: `Bearer ${token}` }))
+        .body.result.ticket;
     const other = `${server!.url.replace(/^http/, 'ws')}/api/conversations/conv_other/socket`;
     await expect(new EventClient(`${other}?ticket=${await scoped()}`).opened).rejects.toThrow();
     const own = new EventClient(`${ws}?ticket=${await scoped()}`);
     clients.push(own);
     await own.opened;
-    const refused = await server!.request('POST', '/api/tickets', { conversation: id }, { authorization: `Bearer ${token}` });
+    const refused = await server!.request(
+      'POST',
+      '/api/tickets',
+      { conversation: id },
+      { authorization: `Bearer ${token}` },
+    );
     expect(refused.body).toMatchObject({ code: 'invalid_request', field: 'conversation' });
   });
 
@@ -264,7 +321,10 @@ describe('the other transports', () => {
     await message(id, { text: 'one' });
     await waitFor(() => server!.sink.to(PHONE).length >= 2, { what: 'reply' });
     const abort = new AbortController();
-    const response = await fetch(`${server!.url}/api/conversations/${id}/stream`, { headers: { 'last-event-id': '2' }, signal: abort.signal });
+    const response = await fetch(`${server!.url}/api/conversations/${id}/stream`, {
+      headers: { 'last-event-id': '2' },
+      signal: abort.signal,
+    });
     expect(response.headers.get('content-type')).toBe('text/event-stream');
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = '';

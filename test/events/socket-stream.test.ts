@@ -30,7 +30,8 @@ describe('streamToSocket', () => {
     } as unknown as EventHub;
     const socket = new FakeSocket();
     streamToSocket(socket, hub, 'conv_1', null);
-    for (let cursor = 1; cursor <= 15; cursor++) socket.emit('message', JSON.stringify({ type: 'resync', lastEventId: cursor }));
+    for (let cursor = 1; cursor <= 15; cursor++)
+      socket.emit('message', JSON.stringify({ type: 'resync', lastEventId: cursor }));
     release!();
     await waitFor(() => cursors.length === 2, { what: 'the folded replay' });
     release!();

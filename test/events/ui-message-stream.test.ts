@@ -30,7 +30,13 @@ const userMessage = (id: string, text: string): UIMessage => ({ id, role: 'user'
 /** Sends like `useChat` does (the SDK's own transport) and reads the reply with the SDK's own parser. */
 async function chat(participantId: string, messages: UIMessage[]) {
   const transport = new DefaultChatTransport({ api: `${server!.url}/api/conversations/${participantId}/chat` });
-  const stream = await transport.sendMessages({ trigger: 'submit-message', chatId: participantId, messageId: undefined, messages, abortSignal: undefined });
+  const stream = await transport.sendMessages({
+    trigger: 'submit-message',
+    chatId: participantId,
+    messageId: undefined,
+    messages,
+    abortSignal: undefined,
+  });
   const [forMessage, forChunks] = stream.tee();
   const chunks: UIMessageChunk[] = [];
   const collecting = (async () => {
@@ -45,47 +51,91 @@ async function chat(participantId: string, messages: UIMessage[]) {
 describe('AI SDK UI message stream (useChat)', () => {
   it('answers the last user message as a UI message stream the SDK parses', async () => {
     const id = await start();
-    const response = await fetch(`${server!.url}/api/conversations/${id}/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, messages: [userMessage('u0', 'ping')] }) });
+    const response = await fetch(`${server!.url}/api/conversations/${id}/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id, messages: [userMessage('u0', 'ping')] }),
+    });
     expect(response.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
     await response.text();
 
     const { message, chunks } = await chat(id, [userMessage('u1', 'I want to walk')]);
-    const text = message!.parts.filter((part) => part.type === 'text').map((part) => part.text).join('\n');
+    const text = message!.parts
+      .filter((part) => part.type === 'text')
+      .map((part) => part.text)
+      .join('\n');
     expect(text).toBe('Walking it is. I saved that.');
-    const types = chunks.map((chunk) => chunk.type).filter((type, index, all) => type !== 'text-delta' || all[index - 1] !== 'text-delta');
+    const types = chunks
+      .map((chunk) => chunk.type)
+      .filter((type, index, all) => type !== 'text-delta' || all[index - 1] !== 'text-delta');
     expect(types).toEqual(['start', 'data-status', 'data-status', 'text-start', 'text-delta', 'text-end', 'finish']);
     const history = (await server!.request('GET', `/conversation/participants/${id}/history`)).body.result.messages;
     expect(history.at(-2)).toMatchObject({ role: 'user', text: 'I want to walk' });
   });
 
   it('talks to a web session that has no participant (the assistant)', async () => {
-    server = await startTestServer({}, { provider: createScriptedProvider((request) => ({ text: request.messages.at(-1)!.content.startsWith('[') ? 'Hi!' : 'Six times seven is 42.' })) });
+    server = await startTestServer(
+      {},
+      {
+        provider: createScriptedProvider((request) => ({
+          text: request.messages.at(-1)!.content.startsWith('[') ? 'Hi!' : 'Six times seven is 42.',
+        })),
+      },
+    );
     const id = (await server.request('POST', '/api/conversations', { flow: 'assistant' })).body.result.id as string;
     const { message } = await chat(id, [userMessage('u1', 'what is 6 * 7? mail me at jo@example.com')]);
-    expect(message!.parts.filter((part) => part.type === 'text').map((part) => part.text).join('')).toBe('Six times seven is 42.');
+    expect(
+      message!.parts
+        .filter((part) => part.type === 'text')
+        .map((part) => part.text)
+        .join(''),
+    ).toBe('Six times seven is 42.');
     const stored = (await server.store.listMessages(id)).filter((m) => m.role === 'user');
     expect(stored.map((m) => m.text)).toEqual(['what is 6 * 7? mail me at [email]']);
 
     // The same message again (a retried request): the stored answer, no second turn.
     const again = await chat(id, [userMessage('u1', 'what is 6 * 7? mail me at jo@example.com')]);
-    expect(again.message!.parts.filter((part) => part.type === 'text').map((part) => part.text).join('')).toBe('Six times seven is 42.');
+    expect(
+      again
+        .message!.parts.filter((part) => part.type === 'text')
+        .map((part) => part.text)
+        .join(''),
+    ).toBe('Six times seven is 42.');
     expect((await server.store.listMessages(id)).filter((m) => m.role === 'user')).toHaveLength(1);
   });
 
   it('a retry sent while the first request is still being answered gets the same answer', async () => {
-    server = await startTestServer({}, { provider: createScriptedProvider((request) => (request.messages.at(-1)!.content.startsWith('[') ? { text: 'Hi!' } : { text: 'Slow but sure.', delayMs: 400 })) });
+    server = await startTestServer(
+      {},
+      {
+        provider: createScriptedProvider((request) =>
+          request.messages.at(-1)!.content.startsWith('[') ? { text: 'Hi!' } : { text: 'Slow but sure.', delayMs: 400 },
+        ),
+      },
+    );
     const id = (await server.request('POST', '/api/conversations', { flow: 'assistant' })).body.result.id as string;
-    const text = (reply: Awaited<ReturnType<typeof chat>>) => reply.message!.parts.filter((part) => part.type === 'text').map((part) => part.text).join('');
-    const [first, retry] = await Promise.all([chat(id, [userMessage('u1', 'take your time')]), chat(id, [userMessage('u1', 'take your time')])]);
+    const text = (reply: Awaited<ReturnType<typeof chat>>) =>
+      reply
+        .message!.parts.filter((part) => part.type === 'text')
+        .map((part) => part.text)
+        .join('');
+    const [first, retry] = await Promise.all([
+      chat(id, [userMessage('u1', 'take your time')]),
+      chat(id, [userMessage('u1', 'take your time')]),
+    ]);
     expect([text(first), text(retry)]).toEqual(['Slow but sure.', 'Slow but sure.']);
     expect((await server.store.listMessages(id)).filter((m) => m.role === 'user')).toHaveLength(1);
   });
 
   it('rejects a request whose last message is not a user text', async () => {
     const id = await start();
-    const response = await server!.request('POST', `/api/conversations/${id}/chat`, { messages: [{ id: 'a', role: 'assistant', parts: [{ type: 'text', text: 'hi' }] }] });
+    const response = await server!.request('POST', `/api/conversations/${id}/chat`, {
+      messages: [{ id: 'a', role: 'assistant', parts: [{ type: 'text', text: 'hi' }] }],
+    });
     expect(response).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'messages' } });
-    const long = await server!.request('POST', `/api/conversations/${id}/chat`, { messages: [userMessage('u9', 'x'.repeat(32_001))] });
+    const long = await server!.request('POST', `/api/conversations/${id}/chat`, {
+      messages: [userMessage('u9', 'x'.repeat(32_001))],
+    });
     expect(long).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'messages' } });
   });
 });

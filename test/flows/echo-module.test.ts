@@ -26,7 +26,10 @@ describe('a flow module (the echo example)', () => {
     expect(enrolled.status).toBe(201);
     expect((await server.request('POST', '/conversation/inbound', { from: PHONE, text: 'ping' })).status).toBe(202);
     await server.sink.waitFor(2);
-    expect(server.sink.to(PHONE).map((message) => message.text)).toEqual(['Echo here: send me anything and I will send it back.', 'echo: ping']);
+    expect(server.sink.to(PHONE).map((message) => message.text)).toEqual([
+      'Echo here: send me anything and I will send it back.',
+      'echo: ping',
+    ]);
   });
 });
 
@@ -38,7 +41,10 @@ describe('a server given only the echo module', () => {
       await server.sink.waitFor(1);
       expect(server.sink.to(PHONE)[0]?.text).toMatch(/^Echo here/);
       const refused = await server.request('POST', '/api/conversations', { flow: 'assistant' });
-      expect(refused).toMatchObject({ status: 400, body: { field: 'flow', message: expect.stringContaining('must be one of echo') } });
+      expect(refused).toMatchObject({
+        status: 400,
+        body: { field: 'flow', message: expect.stringContaining('must be one of echo') },
+      });
     } finally {
       await server.close();
     }
@@ -51,14 +57,17 @@ function importsUnder(dir: string): Array<{ file: string; path: string }> {
   for (const entry of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
     if (!entry.endsWith('.ts')) continue;
     const file = join(dir, entry);
-    for (const match of readFileSync(file, 'utf8').matchAll(/^import [^;]*? from '([^']+)'/gms)) found.push({ file, path: match[1]! });
+    for (const match of readFileSync(file, 'utf8').matchAll(/^import [^;]*? from '([^']+)'/gms))
+      found.push({ file, path: match[1]! });
   }
   return found;
 }
 
 describe('module boundaries', () => {
   it('the engine, core, channels and store import nothing from the flows', () => {
-    const upward = ['src/engine', 'src/core', 'src/channels', 'src/store'].flatMap(importsUnder).filter(({ path }) => path.includes('/flows/'));
+    const upward = ['src/engine', 'src/core', 'src/channels', 'src/store']
+      .flatMap(importsUnder)
+      .filter(({ path }) => path.includes('/flows/'));
     expect(upward).toEqual([]);
   });
 
@@ -68,6 +77,8 @@ describe('module boundaries', () => {
 
   it('the echo module imports nothing outside its folder but the engine contract and the module contract', () => {
     const allowed = ['../../engine/flow.ts', '../../engine/tool-loop.ts', '../flow-module.ts'];
-    expect(importsUnder('src/flows/echo').filter(({ path }) => !path.startsWith('./') && !allowed.includes(path))).toEqual([]);
+    expect(
+      importsUnder('src/flows/echo').filter(({ path }) => !path.startsWith('./') && !allowed.includes(path)),
+    ).toEqual([]);
   });
 });

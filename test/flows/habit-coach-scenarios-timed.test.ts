@@ -14,9 +14,16 @@ afterEach(async () => {
 
 const PHONE = '+14165550240';
 const T0 = '2026-06-01T12:00:00Z';
-const isGenerator = (request: LlmRequest) => request.messages[0]?.content.startsWith('You write one short daily habit prompt');
-const moduleOf = (request: LlmRequest) => (request.messages[0]?.content.includes('following up') ? 'FEEDBACK' : 'INTAKE');
-const FULL_PROFILE = { habit_domain: 'walking', motivational_frame: 'energy', prompt_anchor: 'after coffee', preferred_time: '08:00' };
+const isGenerator = (request: LlmRequest) =>
+  request.messages[0]?.content.startsWith('You write one short daily habit prompt');
+const moduleOf = (request: LlmRequest) =>
+  request.messages[0]?.content.includes('following up') ? 'FEEDBACK' : 'INTAKE';
+const FULL_PROFILE = {
+  habit_domain: 'walking',
+  motivational_frame: 'energy',
+  prompt_anchor: 'after coffee',
+  preferred_time: '08:00',
+};
 
 /** `onUser` answers participant messages; after tool results the model says "Done." */
 function model(onUser: (text: string, request: LlmRequest) => ScriptedStep) {
@@ -31,7 +38,10 @@ function model(onUser: (text: string, request: LlmRequest) => ScriptedStep) {
 
 async function start(provider: ReturnType<typeof createScriptedProvider>) {
   server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: T0 }, { provider });
-  const created = await server.request('POST', '/conversation/participants', { phone_number: PHONE, timezone: 'America/Toronto' });
+  const created = await server.request('POST', '/conversation/participants', {
+    phone_number: PHONE,
+    timezone: 'America/Toronto',
+  });
   await waitFor(() => server!.sink.to(PHONE).length === 1, { what: 'greeting' });
   return created.body.result.id as string;
 }
@@ -39,40 +49,72 @@ async function start(provider: ReturnType<typeof createScriptedProvider>) {
 const say = (text: string) => sayAndWait(server!, PHONE, text);
 
 const advance = (advance: string) => server!.request('POST', '/admin/clock', { advance });
-const state = async (id: string) => (await server!.request('GET', `/conversation/participants/${id}/state`)).body.result;
+const state = async (id: string) =>
+  (await server!.request('GET', `/conversation/participants/${id}/state`)).body.result;
 const toolCalls = async (id: string) =>
-  ((await server!.request('GET', `/conversation/participants/${id}/turns?limit=100`)).body.result as Array<{ tool_calls: Array<{ name: string; status: string; result: string }> }>).flatMap((turn) => turn.tool_calls);
+  (
+    (await server!.request('GET', `/conversation/participants/${id}/turns?limit=100`)).body.result as Array<{
+      tool_calls: Array<{ name: string; status: string; result: string }>;
+    }>
+  ).flatMap((turn) => turn.tool_calls);
 const texts = () => server!.sink.to(PHONE).map((message) => message.text);
 
 describe('habit coaching scenarios on the virtual clock', () => {
-  it('3: generate_habit_prompt needs anchor and time, then generates with the tone guide and stores the prompt', async () => {
-    const provider = model((text) => {
-      if (text === 'prompt please') return { toolCalls: [{ name: 'generate_habit_prompt', arguments: { delivery_mode: 'immediate' } }] };
-      if (text === 'profile') return { toolCalls: [{ name: 'save_user_profile', arguments: { ...FULL_PROFILE, tone_tags: ['concise'], tone_update_source: 'explicit' } }] };
-      if (text === 'scheduled one') return { toolCalls: [{ name: 'generate_habit_prompt', arguments: { delivery_mode: 'scheduled', personalization_notes: 'mention the dog' } }] };
-      return { text: 'OK' };
-    });
-    const id = await start(provider);
-    await say('prompt please');
-    const [refused] = await toolCalls(id);
-    expect(refused).toMatchObject({ name: 'generate_habit_prompt', status: 'error' });
-    expect(refused!.result).toMatch(/prompt_anchor/);
-    expect(refused!.result).toMatch(/preferred_time/);
-    expect(texts().at(-1)).toBe('Done.'); // the conversation goes on
+  it(
+    '3: generate_habit_prompt needs anchor and time, then generates with the tone guide and stores the ' + 'prompt',
+    async () => {
+      const provider = model((text) => {
+        if (text === 'prompt please')
+          return { toolCalls: [{ name: 'generate_habit_prompt', arguments: { delivery_mode: 'immediate' } }] };
+        if (text === 'profile')
+          return {
+            toolCalls: [
+              {
+                name: 'save_user_profile',
+                arguments: { ...FULL_PROFILE, tone_tags: ['concise'], tone_update_source: 'explicit' },
+              },
+            ],
+          };
+        if (text === 'scheduled one')
+          return {
+            toolCalls: [
+              {
+                name: 'generate_habit_prompt',
+                arguments: { delivery_mode: 'scheduled', personalization_notes: 'mention the dog' },
+              },
+            ],
+          };
+        return { text: 'OK' };
+      });
+      const id = await start(provider);
+      await say('prompt please');
+      const [refused] = await toolCalls(id);
+      expect(refused).toMatchObject({ name: 'generate_habit_prompt', status: 'error' });
+      expect(refused!.result).toMatch(/prompt_anchor/);
+      expect(refused!.result).toMatch(/preferred_time/);
+      expect(texts().at(-1)).toBe('Done.'); // the conversation goes on
 
-    await say('profile');
-    await say('scheduled one');
-    const generator = provider.requests.filter(isGenerator);
-    expect(generator).toHaveLength(1);
-    expect(generator[0]!.messages.some((message) => message.role === 'system' && message.content.startsWith('Tone guide'))).toBe(true);
-    expect(generator[0]!.messages.at(-1)!.content).toContain('mention the dog');
-    expect((await state(id)).profile.last_habit_prompt).toBe('After coffee, walk to the corner and back.');
-  });
+      await say('profile');
+      await say('scheduled one');
+      const generator = provider.requests.filter(isGenerator);
+      expect(generator).toHaveLength(1);
+      expect(
+        generator[0]!.messages.some((message) => message.role === 'system' && message.content.startsWith('Tone guide')),
+      ).toBe(true);
+      expect(generator[0]!.messages.at(-1)!.content).toContain('mention the dog');
+      expect((await state(id)).profile.last_habit_prompt).toBe('After coffee, walk to the corner and back.');
+    },
+  );
 
   it('7: the reminder fires once after 5 h without a reply; a late reply is handled by the feedback module', async () => {
     const provider = model((text) =>
       text === 'set me up'
-        ? { toolCalls: [{ name: 'save_user_profile', arguments: FULL_PROFILE }, { name: 'scheduler', arguments: { action: 'create', type: 'fixed', fixed_time: '08:00' } }] }
+        ? {
+            toolCalls: [
+              { name: 'save_user_profile', arguments: FULL_PROFILE },
+              { name: 'scheduler', arguments: { action: 'create', type: 'fixed', fixed_time: '08:00' } },
+            ],
+          }
         : { text: 'Thanks for telling me.' },
     );
     const id = await start(provider);
@@ -89,9 +131,16 @@ describe('habit coaching scenarios on the virtual clock', () => {
 
   it('12: implicit tone proposals are rate-limited for 3 minutes and smoothed; explicit ones apply at once', async () => {
     const propose = (source: 'implicit' | 'explicit') => ({
-      toolCalls: [{ name: 'save_user_profile', arguments: { tone_tags: ['concise', 'warm_supportive'], tone_update_source: source, tone_confidence: 0.9 } }],
+      toolCalls: [
+        {
+          name: 'save_user_profile',
+          arguments: { tone_tags: ['concise', 'warm_supportive'], tone_update_source: source, tone_confidence: 0.9 },
+        },
+      ],
     });
-    const provider = model((text) => (text === 'explicit' ? propose('explicit') : text === 'hello' ? { text: 'Hi.' } : propose('implicit')));
+    const provider = model((text) =>
+      text === 'explicit' ? propose('explicit') : text === 'hello' ? { text: 'Hi.' } : propose('implicit'),
+    );
     const id = await start(provider);
     const now = new Date(T0);
     const profile = await server!.store.getProfile(id);
@@ -106,35 +155,60 @@ describe('habit coaching scenarios on the virtual clock', () => {
 
     await advance('2m'); // 4 minutes after the last update
     await say('implicit');
-    expect((await state(id)).profile.tone).toMatchObject({ scores: { concise: 0.83, warm_supportive: 0.15 }, active: ['concise'] });
+    expect((await state(id)).profile.tone).toMatchObject({
+      scores: { concise: 0.83, warm_supportive: 0.15 },
+      active: ['concise'],
+    });
 
     await say('explicit'); // no wait: explicit proposals are never rate-limited
-    expect((await state(id)).profile.tone).toMatchObject({ scores: { concise: 1, warm_supportive: 1 }, active: ['concise', 'warm_supportive'] });
+    expect((await state(id)).profile.tone).toMatchObject({
+      scores: { concise: 1, warm_supportive: 1 },
+      active: ['concise', 'warm_supportive'],
+    });
     await say('hello');
-    const guide = provider.requests.at(-1)!.messages.find((message) => message.role === 'system' && message.content.startsWith('Tone guide'));
+    const guide = provider.requests
+      .at(-1)!
+      .messages.find((message) => message.role === 'system' && message.content.startsWith('Tone guide'));
     expect(guide?.content).toMatch(/short/);
     expect(guide?.content).toMatch(/warm/);
   });
 
-  it('every tool argument error reaches the model as a result naming the problem, and the conversation continues', async () => {
-    const cases: Array<[unknown, RegExp]> = [
-      [{ name: 'scheduler', arguments: { action: 'weekly' } }, /action/],
-      [{ name: 'scheduler', arguments: { action: 'create', type: 'fixed', fixed_time: '25:00' } }, /fixed_time/],
-      [{ name: 'scheduler', arguments: { action: 'create', type: 'fixed', fixed_time: '7am' } }, /fixed_time/],
-      [{ name: 'scheduler', arguments: { action: 'create', type: 'random', random_start_time: '11:00', random_end_time: '09:00' } }, /random_end_time|after/],
-      [{ name: 'scheduler', arguments: { action: 'delete', schedule_id: 'sch_nope' } }, /sch_nope/],
-      [{ name: 'scheduler', arguments: { action: 'create', type: 'fixed', fixed_time: '08:00', timezone: 'Mars/Base' } }, /Mars\/Base/],
-      [{ name: 'transition_state', arguments: { target_state: 'DONE' } }, /target_state/],
-    ];
-    const provider = model((text) => ({ toolCalls: [cases[Number(text)]![0] as { name: string; arguments: unknown }] }));
-    const id = await start(provider);
-    for (const [index] of cases.entries()) await say(String(index));
-    const calls = await toolCalls(id);
-    expect(calls).toHaveLength(cases.length);
-    calls.forEach((call, index) => {
-      expect(call.status, call.result).toBe('error');
-      expect(call.result).toMatch(cases[index]![1]);
-    });
-    expect(texts().filter((text) => text === 'Done.')).toHaveLength(cases.length);
-  });
+  it(
+    'every tool argument error reaches the model as a result naming the problem, and the conversation ' + 'continues',
+    async () => {
+      const cases: Array<[unknown, RegExp]> = [
+        [{ name: 'scheduler', arguments: { action: 'weekly' } }, /action/],
+        [{ name: 'scheduler', arguments: { action: 'create', type: 'fixed', fixed_time: '25:00' } }, /fixed_time/],
+        [{ name: 'scheduler', arguments: { action: 'create', type: 'fixed', fixed_time: '7am' } }, /fixed_time/],
+        [
+          {
+            name: 'scheduler',
+            arguments: { action: 'create', type: 'random', random_start_time: '11:00', random_end_time: '09:00' },
+          },
+          /random_end_time|after/,
+        ],
+        [{ name: 'scheduler', arguments: { action: 'delete', schedule_id: 'sch_nope' } }, /sch_nope/],
+        [
+          {
+            name: 'scheduler',
+            arguments: { action: 'create', type: 'fixed', fixed_time: '08:00', timezone: 'Mars/Base' },
+          },
+          /Mars\/Base/,
+        ],
+        [{ name: 'transition_state', arguments: { target_state: 'DONE' } }, /target_state/],
+      ];
+      const provider = model((text) => ({
+        toolCalls: [cases[Number(text)]![0] as { name: string; arguments: unknown }],
+      }));
+      const id = await start(provider);
+      for (const [index] of cases.entries()) await say(String(index));
+      const calls = await toolCalls(id);
+      expect(calls).toHaveLength(cases.length);
+      calls.forEach((call, index) => {
+        expect(call.status, call.result).toBe('error');
+        expect(call.result).toMatch(cases[index]![1]);
+      });
+      expect(texts().filter((text) => text === 'Done.')).toHaveLength(cases.length);
+    },
+  );
 });

@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 describe('MCP tool source', () => {
-  it('drops a crashed stdio server\'s tools, then reconnects in the background once the retry time has come', async () => {
+  it("drops a crashed stdio server's tools, then reconnects in the background once the retry time has come", async () => {
     let now = 0;
     mcp = new McpTools({ servers: [server], logger: pino({ level: 'silent' }), timeoutMs: 10_000, now: () => now });
     await mcp.start();
@@ -34,38 +34,59 @@ describe('MCP tool source', () => {
     now += 30_000;
     await waitFor(async () => (await names()).length === 3, { what: 'tools back after the reconnect' });
     const forecast = (await mcp.tools()).find((tool) => tool.name === 'forecast__get_forecast')!;
-    expect(await forecast.execute({ city: 'London' }, { signal })).toEqual({ status: 'ok', result: 'London: 18°C and sunny' });
+    expect(await forecast.execute({ city: 'London' }, { signal })).toEqual({
+      status: 'ok',
+      result: 'London: 18°C and sunny',
+    });
   }, 30_000);
 
-  it('drops an HTTP server whose call failed in transport (it never closes the client), and takes it back once it is up again', async () => {
-    let now = 0;
-    let http = await startMcpHttpServer(forecastServer);
-    const logged: string[] = [];
-    const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push((JSON.parse(line) as { msg: string }).msg) });
-    mcp = new McpTools({ servers: [{ name: 'weather', url: http.url }], logger, timeoutMs: 10_000, now: () => now });
-    await mcp.start();
-    const names = async () => (await mcp!.tools()).map((tool) => tool.name);
-    expect(await names()).toEqual(['weather__get_forecast', 'weather__broken']);
-    const forecast = (await mcp.tools())[0]!;
+  it(
+    'drops an HTTP server whose call failed in transport (it never closes the client), and takes it back once ' +
+      'it is up again',
+    async () => {
+      let now = 0;
+      let http = await startMcpHttpServer(forecastServer);
+      const logged: string[] = [];
+      const logger = pino(
+        { level: 'info' },
+        { write: (line: string) => void logged.push((JSON.parse(line) as { msg: string }).msg) },
+      );
+      mcp = new McpTools({ servers: [{ name: 'weather', url: http.url }], logger, timeoutMs: 10_000, now: () => now });
+      await mcp.start();
+      const names = async () => (await mcp!.tools()).map((tool) => tool.name);
+      expect(await names()).toEqual(['weather__get_forecast', 'weather__broken']);
+      const forecast = (await mcp.tools())[0]!;
 
-    await http.close();
-    await expect(Promise.resolve(forecast.execute({ city: 'Oslo' }, { signal }))).rejects.toThrow();
-    expect(await names()).toEqual([]); // and a reconnect is attempted at once, which fails while it is down
-    await waitFor(() => logged.includes('MCP server unavailable; retrying later'), { what: 'the reconnect attempt failed' });
-    http = await startMcpHttpServer(forecastServer, http.port);
-    try {
-      now += 30_000;
-      await waitFor(async () => (await names()).length === 2, { what: 'tools back after the server restarted' });
-      const again = (await mcp.tools())[0]!;
-      expect(await again.execute({ city: 'Oslo' }, { signal })).toEqual({ status: 'ok', result: expect.stringContaining('Oslo') });
-    } finally {
       await http.close();
-    }
-  }, 30_000);
+      await expect(Promise.resolve(forecast.execute({ city: 'Oslo' }, { signal }))).rejects.toThrow();
+      expect(await names()).toEqual([]); // and a reconnect is attempted at once, which fails while it is down
+      await waitFor(() => logged.includes('MCP server unavailable; retrying later'), {
+        what: 'the reconnect attempt failed',
+      });
+      http = await startMcpHttpServer(forecastServer, http.port);
+      try {
+        now += 30_000;
+        await waitFor(async () => (await names()).length === 2, { what: 'tools back after the server restarted' });
+        const again = (await mcp.tools())[0]!;
+        expect(await again.execute({ city: 'Oslo' }, { signal })).toEqual({
+          status: 'ok',
+          result: expect.stringContaining('Oslo'),
+        });
+      } finally {
+        await http.close();
+      }
+    },
+    30_000,
+  );
 
   it('starts one connection at a time, however many turns ask for tools at once', async () => {
     const log = join(mkdtempSync(join(tmpdir(), 'promptpipe-mcp-')), 'starts.log');
-    mcp = new McpTools({ servers: [{ ...server, env: { MCP_START_LOG: log } }], logger: pino({ level: 'silent' }), timeoutMs: 10_000, now: () => 0 });
+    mcp = new McpTools({
+      servers: [{ ...server, env: { MCP_START_LOG: log } }],
+      logger: pino({ level: 'silent' }),
+      timeoutMs: 10_000,
+      now: () => 0,
+    });
     // Never started: every tools() call finds the server due for a connection attempt.
     const lists = await Promise.all(Array.from({ length: 5 }, () => mcp!.tools()));
     expect(lists.every((list) => list.length === 0)).toBe(true);

@@ -16,12 +16,20 @@ async function say(text: string): Promise<string> {
   await server.request('POST', '/conversation/inbound', { from: PHONE, text });
   await waitFor(() => server.sink.to(PHONE).length > before, { what: `reply to "${text}"` });
   await server.engine.idle();
-  return server.sink.to(PHONE).slice(before).map((message) => message.text).join('\n');
+  return server.sink
+    .to(PHONE)
+    .slice(before)
+    .map((message) => message.text)
+    .join('\n');
 }
 
 describe('the offline demo model runs the whole habit flow', () => {
   it('greets, completes intake, schedules, sends the daily prompt and counts Done', async () => {
-    const created = await server.request('POST', '/conversation/participants', { phone_number: PHONE, name: 'Sam', timezone: 'America/Toronto' });
+    const created = await server.request('POST', '/conversation/participants', {
+      phone_number: PHONE,
+      name: 'Sam',
+      timezone: 'America/Toronto',
+    });
     const id = created.body.result.id;
     await waitFor(() => server.sink.to(PHONE).length === 1, { what: 'greeting' });
     expect(server.sink.to(PHONE)[0]?.text).toMatch(/Hi Sam!.*offline demo model.*What small daily habit/);
@@ -29,14 +37,27 @@ describe('the offline demo model runs the whole habit flow', () => {
     expect(await say('I want to walk more')).toMatch(/Why does walking matter to you/);
     expect(await say('I want more energy')).toMatch(/What time of day/);
     expect(await say('7am')).toMatch(/What do you already do every day/);
-    expect(await say('right after breakfast')).toMatch(/Here is your first habit prompt: "After breakfast, spend two minutes on walking.*every day at 07:00/);
+    expect(await say('right after breakfast')).toMatch(
+      /Here is your first habit prompt: "After breakfast, spend two minutes on walking.*every day at 07:00/,
+    );
 
     const state = (await server.request('GET', `/conversation/participants/${id}/state`)).body.result;
-    expect(state).toMatchObject({ sub_state: 'FEEDBACK', profile: { habit_domain: 'walking', motivational_frame: 'I want more energy', preferred_time: '07:00', prompt_anchor: 'after breakfast' } });
+    expect(state).toMatchObject({
+      sub_state: 'FEEDBACK',
+      profile: {
+        habit_domain: 'walking',
+        motivational_frame: 'I want more energy',
+        preferred_time: '07:00',
+        prompt_anchor: 'after breakfast',
+      },
+    });
     expect(state.schedules).toEqual([expect.objectContaining({ fixed_time: '07:00', timezone: 'America/Toronto' })]);
 
     await server.request('POST', '/admin/clock', { advance: '1d' });
-    const questions = server.sink.to(PHONE).filter((message) => message.kind === 'poll').map((message) => message.poll?.question);
+    const questions = server.sink
+      .to(PHONE)
+      .filter((message) => message.kind === 'poll')
+      .map((message) => message.poll?.question);
     expect(questions).toContain('Did you do it?');
     expect(await say('Done')).toMatch(/well done/i);
     const after = (await server.request('GET', `/conversation/participants/${id}/state`)).body.result;

@@ -15,11 +15,20 @@ describe('service desk verification with DEFAULT_PHONE_REGION=US', () => {
   it('verifies the caller whichever way they gave their number', async () => {
     const provider = createScriptedProvider((request) => {
       if (role(request) === 'acknowledge') return { text: 'One moment.' };
-      if (role(request) === 'decide') return { toolCalls: [{ name: 'verify_account', arguments: { phone: lastUser(request), zip: '94107' } }] };
+      if (role(request) === 'decide')
+        return { toolCalls: [{ name: 'verify_account', arguments: { phone: lastUser(request), zip: '94107' } }] };
       return { text: request.messages[0]!.content.includes('verified') ? 'You are verified.' : 'Not verified.' };
     });
-    server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z', DEFAULT_PHONE_REGION: 'US' }, { provider });
-    for (const said of ['415-555-0100', '(415) 555-0100', '4155550100', 'four one five five five five oh one double oh']) {
+    server = await startTestServer(
+      { CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z', DEFAULT_PHONE_REGION: 'US' },
+      { provider },
+    );
+    for (const said of [
+      '415-555-0100',
+      '(415) 555-0100',
+      '4155550100',
+      'four one five five five five oh one double oh',
+    ]) {
       const { id, say, client } = await openWebSession(server, 'service-desk');
       await say(said);
       // What the caller sees while tools run names no tool and no state.

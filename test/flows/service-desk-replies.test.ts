@@ -16,7 +16,20 @@ afterEach(async () => {
 });
 
 const INTERNAL = new RegExp(
-  [`\\b(${DIALOG_STATES.join('|')})\\b`, 'Ask the caller', 'Ask which', 'Ask for', '\\binternal\\b', 'Fact:', 'Could not do that', 'not valid in', 'returned:', '_(presented|selected|stated|requested|appointment|account)\\b', '\\b(apt|slot|cus)_\\w', '[{}]'].join('|'),
+  [
+    `\\b(${DIALOG_STATES.join('|')})\\b`,
+    'Ask the caller',
+    'Ask which',
+    'Ask for',
+    '\\binternal\\b',
+    'Fact:',
+    'Could not do that',
+    'not valid in',
+    'returned:',
+    '_(presented|selected|stated|requested|appointment|account)\\b',
+    '\\b(apt|slot|cus)_\\w',
+    '[{}]',
+  ].join('|'),
 );
 
 /** Runs each conversation in its own web session; returns every reply with what it answered. */
@@ -35,10 +48,56 @@ describe('no internal text in any reply', () => {
   it('across scripted conversations with the offline model, odd turns included', async () => {
     server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z' });
     const all = await replies([
-      ['When is my next appointment?', '415-555-0100, ZIP 94107', 'my zip is 94107', 'list my appointments', 'the first one', 'what is my address on file?', 'what do I owe?', "what's your cancellation policy?", 'blah blah', 'yes', 'no'],
-      ['cancel my appointment', '+14155550100 11111', '+19995550000 94107', '+14155550100 94107', 'the second one', "actually, I'd rather reschedule it instead", 'the first one', 'actually cancel my appointment instead', 'hmm', 'the first one', 'yes', 'yes'],
-      ['4155550100 94107', 'Schedule another appointment', 'maybe', 'yes', 'the ninth one', 'the third one', 'no', 'I want to reschedule', 'the first one', 'the second', 'hmm', 'yes'],
-      ['yes', 'no', 'the first one', 'book slot_20260602_0900', 'cancel apt_alex_1', 'my zip is 12345', '+14155550100 1234'],
+      [
+        'When is my next appointment?',
+        '415-555-0100, ZIP 94107',
+        'my zip is 94107',
+        'list my appointments',
+        'the first one',
+        'what is my address on file?',
+        'what do I owe?',
+        "what's your cancellation policy?",
+        'blah blah',
+        'yes',
+        'no',
+      ],
+      [
+        'cancel my appointment',
+        '+14155550100 11111',
+        '+19995550000 94107',
+        '+14155550100 94107',
+        'the second one',
+        "actually, I'd rather reschedule it instead",
+        'the first one',
+        'actually cancel my appointment instead',
+        'hmm',
+        'the first one',
+        'yes',
+        'yes',
+      ],
+      [
+        '4155550100 94107',
+        'Schedule another appointment',
+        'maybe',
+        'yes',
+        'the ninth one',
+        'the third one',
+        'no',
+        'I want to reschedule',
+        'the first one',
+        'the second',
+        'hmm',
+        'yes',
+      ],
+      [
+        'yes',
+        'no',
+        'the first one',
+        'book slot_20260602_0900',
+        'cancel apt_alex_1',
+        'my zip is 12345',
+        '+14155550100 1234',
+      ],
       ['4155550100 94107', 'Schedule another appointment', 'no', 'what?', 'no', 'I want a person'],
     ]);
     expect(all.length).toBeGreaterThan(40);

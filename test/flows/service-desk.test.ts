@@ -51,13 +51,21 @@ describe('service desk (offline policy, demo CRM)', () => {
 
   it('a participant enrolled on the service desk verifies with the ZIP alone: the channel gave their number', async () => {
     server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z' });
-    const enrolled = await server.request('POST', '/conversation/participants', { phone_number: '+12125550123', flow: 'service-desk' });
+    const enrolled = await server.request('POST', '/conversation/participants', {
+      phone_number: '+12125550123',
+      flow: 'service-desk',
+    });
     expect(enrolled.status).toBe(201);
     await waitFor(() => server!.sink.to('+12125550123').length === 1, { what: 'greeting' });
-    await server.request('POST', '/conversation/inbound', { from: '+12125550123', text: 'My ZIP is 10001, what do I owe?' });
+    await server.request('POST', '/conversation/inbound', {
+      from: '+12125550123',
+      text: 'My ZIP is 10001, what do I owe?',
+    });
     await waitFor(() => server!.sink.to('+12125550123').length === 2, { what: 'reply' });
     expect(server.sink.to('+12125550123')[1]!.text).toMatch(/Sam Patel, you're verified[\s\S]*\$89\.00/);
-    expect((await server.request('POST', '/conversation/participants', { phone_number: '+12125550124', flow: 'nope' })).body).toMatchObject({ code: 'invalid_request', field: 'flow' });
+    expect(
+      (await server.request('POST', '/conversation/participants', { phone_number: '+12125550124', flow: 'nope' })).body,
+    ).toMatchObject({ code: 'invalid_request', field: 'flow' });
   });
 
   it('offers a person after three wrong ZIP codes', async () => {
@@ -70,25 +78,32 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await say('yes please, a person')).toMatch(/ticket number is tkt_/);
   });
 
-  it('stops verifying after three failed attempts: the right ZIP then verifies nothing, and a yes gets a person', async () => {
-    const { say, state } = await session();
-    await say('I want to see my bill');
-    for (const zip of ['11111', '22222', '33333']) await say(`415-555-0100 and ${zip}`);
-    expect(await state()).toBe('PendingEscalationConfirmation');
-    const fourth = await say('415-555-0100 and 94107');
-    expect(fourth).not.toMatch(/verified|\$129/);
-    expect(fourth).toMatch(/connect you with a person/);
-    expect(await say('yes')).toMatch(/ticket number is tkt_/);
-    expect(await say('415-555-0100 and 94107')).not.toMatch(/verified|\$129/);
-  });
+  it(
+    'stops verifying after three failed attempts: the right ZIP then verifies nothing, and a yes gets a ' + 'person',
+    async () => {
+      const { say, state } = await session();
+      await say('I want to see my bill');
+      for (const zip of ['11111', '22222', '33333']) await say(`415-555-0100 and ${zip}`);
+      expect(await state()).toBe('PendingEscalationConfirmation');
+      const fourth = await say('415-555-0100 and 94107');
+      expect(fourth).not.toMatch(/verified|\$129/);
+      expect(fourth).toMatch(/connect you with a person/);
+      expect(await say('yes')).toMatch(/ticket number is tkt_/);
+      expect(await say('415-555-0100 and 94107')).not.toMatch(/verified|\$129/);
+    },
+  );
 
   it('cancels only after a selection and a yes, exactly once; a replayed yes changes nothing', async () => {
     const { say, state } = await session();
     await say('I need to cancel an appointment');
     const list = await say('+14155550100 94107');
-    expect(list).toMatch(/1\. Quarterly pest control[\s\S]*2\. Termite inspection[\s\S]*Which appointment would you like to cancel\?/);
+    expect(list).toMatch(
+      /1\. Quarterly pest control[\s\S]*2\. Termite inspection[\s\S]*Which appointment would you like to cancel\?/,
+    );
     expect(await state()).toBe('PresentingAppointments');
-    expect(await say('the second one')).toMatch(/Shall I cancel your Termite inspection on Thursday, June 18, 13:00–15:00\?/);
+    expect(await say('the second one')).toMatch(
+      /Shall I cancel your Termite inspection on Thursday, June 18, 13:00–15:00\?/,
+    );
     expect(await state()).toBe('PendingCancellationConfirmation');
     // A reply that answers nothing leaves the question open: it is asked again, naming the appointment.
     expect(await say('hmm')).toMatch(/Shall I cancel your Termite inspection on Thursday, June 18, 13:00–15:00\?/);
@@ -100,7 +115,9 @@ describe('service desk (offline policy, demo CRM)', () => {
     const upcoming = await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5);
     expect(upcoming.map((a) => a.id)).toEqual(['apt_alex_1']);
     expect(await say('yes')).not.toMatch(/cancelled/);
-    expect((await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).map((a) => a.id)).toEqual(['apt_alex_1']);
+    expect((await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).map((a) => a.id)).toEqual([
+      'apt_alex_1',
+    ]);
   });
 
   it('"no" at the confirmation changes nothing', async () => {
@@ -121,11 +138,19 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 09:00–11:00/);
     expect(windows).not.toMatch(/slot_|apt_/);
     expect(await state()).toBe('PresentingSlots');
-    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([{ date: '2026-06-04' }]);
-    expect(await say('the second')).toMatch(/Shall I move your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00\?/);
+    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([
+      { date: '2026-06-04' },
+    ]);
+    expect(await say('the second')).toMatch(
+      /Shall I move your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00\?/,
+    );
     expect(await state()).toBe('PendingRescheduleConfirmation');
-    expect(await say('yes')).toMatch(/I've moved your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00/);
-    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([{ id: 'apt_alex_1', date: '2026-06-02', windowStart: '13:00' }]);
+    expect(await say('yes')).toMatch(
+      /I've moved your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00/,
+    );
+    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([
+      { id: 'apt_alex_1', date: '2026-06-02', windowStart: '13:00' },
+    ]);
   });
 
   it('scheduling another appointment confirms the address, then offers windows, never rescheduling', async () => {
@@ -138,7 +163,9 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 09:00–11:00/);
     expect(windows).not.toMatch(/slot_/);
     expect(await say('the first one')).toMatch(/Shall I book a visit on Tuesday, June 2, 09:00–11:00\?/);
-    expect(await say('yes')).toMatch(/I've booked your General service visit on Tuesday, June 2, 09:00–11:00 at 123 Market St/);
+    expect(await say('yes')).toMatch(
+      /I've booked your General service visit on Tuesday, June 2, 09:00–11:00 at 123 Market St/,
+    );
     expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(3);
   });
 
@@ -147,7 +174,9 @@ describe('service desk (offline policy, demo CRM)', () => {
     await say('I need to cancel an appointment');
     await say('+14155550100 94107');
     expect(await say('the first one')).toMatch(/Shall I cancel/);
-    expect(await say("actually, I'd rather reschedule it instead")).toMatch(/Which appointment would you like to reschedule\?/);
+    expect(await say("actually, I'd rather reschedule it instead")).toMatch(
+      /Which appointment would you like to reschedule\?/,
+    );
     expect(await state()).toBe('PresentingAppointments');
     expect(await say('sure, reschedule')).not.toMatch(/cancelled/);
     expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
@@ -155,33 +184,48 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await state()).toBe('PresentingSlots');
   });
 
-  it('changing your mind while choosing a window starts the cancellation; a later "yes" never moves the appointment', async () => {
-    const { say, state } = await session();
-    await say('4155550100 94107');
-    await say('I need to reschedule');
-    expect(await say('the first one')).toMatch(/Open windows:/);
-    const changed = await say('actually cancel my appointment instead');
-    expect(changed).toMatch(/Which appointment would you like to cancel\?/);
-    expect(changed).not.toMatch(/Could not do that/);
-    expect(await state()).toBe('PresentingAppointments');
-    await say('yes');
-    const upcoming = await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5);
-    expect(upcoming.map((a) => [a.id, a.date, a.windowStart])).toEqual([['apt_alex_1', '2026-06-04', '09:00'], ['apt_alex_2', '2026-06-18', '13:00']]);
-  });
+  it(
+    'changing your mind while choosing a window starts the cancellation; a later "yes" never moves the ' +
+      'appointment',
+    async () => {
+      const { say, state } = await session();
+      await say('4155550100 94107');
+      await say('I need to reschedule');
+      expect(await say('the first one')).toMatch(/Open windows:/);
+      const changed = await say('actually cancel my appointment instead');
+      expect(changed).toMatch(/Which appointment would you like to cancel\?/);
+      expect(changed).not.toMatch(/Could not do that/);
+      expect(await state()).toBe('PresentingAppointments');
+      await say('yes');
+      const upcoming = await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5);
+      expect(upcoming.map((a) => [a.id, a.date, a.windowStart])).toEqual([
+        ['apt_alex_1', '2026-06-04', '09:00'],
+        ['apt_alex_2', '2026-06-18', '13:00'],
+      ]);
+    },
+  );
 
-  it('"no, never mind" with a single appointment listed selects nothing; "forget it" while choosing a window drops it too', async () => {
-    const { say, state } = await session();
-    await say('I need to cancel my appointment');
-    expect(await say('+12125550123 10001')).toMatch(/Ant treatment[\s\S]*Which appointment would you like to cancel\?/);
-    expect(await say('no, never mind')).toMatch(/left everything as it was/);
-    expect(await state()).toBe('VerifiedIdle');
-    await say('I need to reschedule');
-    await say('the first one');
-    expect(await state()).toBe('PresentingSlots');
-    expect(await say('forget it')).toMatch(/left everything as it was/);
-    expect(await state()).toBe('VerifiedIdle');
-    expect(await crmOf(server!.store).upcomingAppointments('cus_sam', '2026-06-01', 5)).toMatchObject([{ id: 'apt_sam_1', date: '2026-06-03' }]);
-  });
+  it(
+    '"no, never mind" with a single appointment listed selects nothing; "forget it" while choosing a window ' +
+      'drops it too',
+    async () => {
+      const { say, state } = await session();
+      await say('I need to cancel my appointment');
+      expect(await say('+12125550123 10001')).toMatch(
+        /Ant treatment[\s\S]*Which appointment would you like to cancel\?/,
+      );
+      expect(await say('no, never mind')).toMatch(/left everything as it was/);
+      expect(await state()).toBe('VerifiedIdle');
+      await say('I need to reschedule');
+      await say('the first one');
+      expect(await state()).toBe('PresentingSlots');
+      expect(await say('forget it')).toMatch(/left everything as it was/);
+      expect(await state()).toBe('VerifiedIdle');
+      expect(await crmOf(server!.store).upcomingAppointments('cus_sam', '2026-06-01', 5)).toMatchObject([
+        { id: 'apt_sam_1', date: '2026-06-03' },
+      ]);
+    },
+  );
 
   it('"no" to the address offers a person: yes opens a ticket, and nothing is booked at the rejected address', async () => {
     const { id, say, state } = await session();
@@ -194,7 +238,9 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await say('yes')).not.toMatch(/Open windows|booked/);
     expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
     const tickets = (await server!.store.listToolCalls(id)).filter((call) => call.name === 'escalate');
-    expect(tickets.map((call) => JSON.parse(call.arguments))).toEqual([{ reason: 'the visit is not at the address on file' }]);
+    expect(tickets.map((call) => JSON.parse(call.arguments))).toEqual([
+      { reason: 'the visit is not at the address on file' },
+    ]);
   });
 
   it('"no" to the address and no to a person ends the booking: a later yes books nothing', async () => {
@@ -208,17 +254,20 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
   });
 
-  it('records the decision, the gate and every tool call in the audit and the summary, with first-token latency', async () => {
-    const { id, say } = await session();
-    await say('4155550100 94107');
-    await say('when is my next appointment?');
-    const summary = await server!.request('GET', `/api/conversations/${id}/summary`);
-    expect(summary.body).toMatch(/gate/);
-    expect(summary.body).toMatch(/verify_account/);
-    // The change is listed under the turn that verified, not the one after it.
-    const verifying = summary.body.split('\n### ').find((section: string) => section.includes('verify_account'));
-    expect(verifying).toContain('State change: CollectingVerification → VerifiedIdle');
-    const turns = await server!.store.listTurns(id);
-    expect(turns.at(-1)!.firstTokenMs).not.toBeNull();
-  });
+  it(
+    'records the decision, the gate and every tool call in the audit and the summary, with first-token ' + 'latency',
+    async () => {
+      const { id, say } = await session();
+      await say('4155550100 94107');
+      await say('when is my next appointment?');
+      const summary = await server!.request('GET', `/api/conversations/${id}/summary`);
+      expect(summary.body).toMatch(/gate/);
+      expect(summary.body).toMatch(/verify_account/);
+      // The change is listed under the turn that verified, not the one after it.
+      const verifying = summary.body.split('\n### ').find((section: string) => section.includes('verify_account'));
+      expect(verifying).toContain('State change: CollectingVerification → VerifiedIdle');
+      const turns = await server!.store.listTurns(id);
+      expect(turns.at(-1)!.firstTokenMs).not.toBeNull();
+    },
+  );
 });

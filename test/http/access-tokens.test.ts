@@ -39,7 +39,8 @@ afterAll(async () => {
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const streamUrl = (server: TestServer, id: string) => `${server.url}/api/conversations/${id}/stream`;
-const socketUrl = (server: TestServer, id: string) => `${server.url.replace(/^http/, 'ws')}/api/conversations/${id}/socket`;
+const socketUrl = (server: TestServer, id: string) =>
+  `${server.url.replace(/^http/, 'ws')}/api/conversations/${id}/socket`;
 
 /** The status of opening a conversation's event stream (closed again at once when it opened). */
 async function openStream(url: string, headers: Record<string, string> = {}): Promise<number> {
@@ -94,7 +95,8 @@ describe('stream tickets across processes', () => {
   it('is valid only with the key it was signed with: a server with another secret refuses it', async () => {
     const elsewhere = await startTestServer({ API_TOKEN, TOKEN_SECRET: 'a-different-deployment-secret-0123456789' });
     try {
-      const id = (await elsewhere.request('POST', '/api/conversations', { flow: 'service-desk' }, admin)).body.result.id;
+      const id = (await elsewhere.request('POST', '/api/conversations', { flow: 'service-desk' }, admin)).body.result
+        .id;
       const ticket = await ticketFrom(a, admin);
       expect(await openStream(`${streamUrl(elsewhere, id)}?ticket=${ticket}`)).toBe(401);
       expect(await openStream(`${streamUrl(elsewhere, id)}?ticket=${await ticketFrom(elsewhere, admin)}`)).toBe(200);
@@ -106,7 +108,12 @@ describe('stream tickets across processes', () => {
 
 describe('client tokens (POST /api/tokens)', () => {
   it('are minted by the API token only, with the conversation, scopes and expiry', async () => {
-    const response = await a.request('POST', '/api/tokens', { conversation_id: conversation, scopes: ['write', 'read'], expires_in: 600 }, admin);
+    const response = await a.request(
+      'POST',
+      '/api/tokens',
+      { conversation_id: conversation, scopes: ['write', 'read'], expires_in: 600 },
+      admin,
+    );
     expect(response.status).toBe(200);
     expect(response.body.result).toMatchObject({ conversation_id: conversation, scopes: ['read', 'write'] });
     const expiresIn = Date.parse(response.body.result.expires_at) - Date.now();
@@ -114,8 +121,12 @@ describe('client tokens (POST /api/tokens)', () => {
     expect(expiresIn).toBeLessThanOrEqual(600_000);
 
     const token = response.body.result.token;
-    expect((await b.request('POST', '/api/tokens', { conversation_id: conversation, scopes: ['read'] }, bearer(token))).body).toMatchObject({ code: 'forbidden' });
-    expect((await b.request('POST', '/api/tokens', { conversation_id: conversation, scopes: ['read'] })).status).toBe(401);
+    expect(
+      (await b.request('POST', '/api/tokens', { conversation_id: conversation, scopes: ['read'] }, bearer(token))).body,
+    ).toMatchObject({ code: 'forbidden' });
+    expect((await b.request('POST', '/api/tokens', { conversation_id: conversation, scopes: ['read'] })).status).toBe(
+      401,
+    );
   });
 
   it('refuse bad requests with the field named', async () => {
@@ -129,7 +140,10 @@ describe('client tokens (POST /api/tokens)', () => {
       [{ conversation_id: 'conv_nobody', scopes: ['read'] }, 'not_found', 'conversation_id'],
     ];
     for (const [body, code, field] of cases) {
-      expect((await a.request('POST', '/api/tokens', body, admin)).body, JSON.stringify(body)).toMatchObject({ code, field });
+      expect((await a.request('POST', '/api/tokens', body, admin)).body, JSON.stringify(body)).toMatchObject({
+        code,
+        field,
+      });
     }
   });
 
@@ -147,24 +161,40 @@ describe('client tokens (POST /api/tokens)', () => {
     // A client that can set headers opens the WebSocket with the token itself.
     const path = `/api/conversations/${conversation}/socket`;
     const socket = await b.app.injectWS(path, { headers: bearer(token) });
-    const first = await new Promise<string>((resolve) => socket.once('message', (data: unknown) => resolve(String(data))));
+    const first = await new Promise<string>((resolve) =>
+      socket.once('message', (data: unknown) => resolve(String(data))),
+    );
     expect(JSON.parse(first)).toMatchObject({ type: 'resync', conversationId: conversation });
     socket.terminate();
     await expect(b.app.injectWS(path, { headers: bearer(await clientToken(['write'])) })).rejects.toThrow(/403/);
-    await expect(b.app.injectWS(`/api/conversations/${other}/socket`, { headers: bearer(token) })).rejects.toThrow(/403/);
+    await expect(b.app.injectWS(`/api/conversations/${other}/socket`, { headers: bearer(token) })).rejects.toThrow(
+      /403/,
+    );
     const ticket = await ticketFrom(b, bearer(token));
     expect(await openStream(`${streamUrl(a, other)}?ticket=${ticket}`)).toBe(401);
-    expect((await b.request('POST', '/api/tickets', { conversation_id: other }, bearer(token))).body).toMatchObject({ code: 'forbidden', field: 'conversation_id' });
-    expect((await b.request('POST', `/api/conversations/${conversation}/resync`, { lastEventId: 0 }, bearer(token))).status).toBe(200);
+    expect((await b.request('POST', '/api/tickets', { conversation_id: other }, bearer(token))).body).toMatchObject({
+      code: 'forbidden',
+      field: 'conversation_id',
+    });
+    expect(
+      (await b.request('POST', `/api/conversations/${conversation}/resync`, { lastEventId: 0 }, bearer(token))).status,
+    ).toBe(200);
   });
 
   it('"write" posts its conversation\'s messages; "read" alone may not', async () => {
     const writer = await clientToken(['write']);
-    const posted = await b.request('POST', `/api/conversations/${conversation}/message`, { text: 'hello from the browser' }, bearer(writer));
+    const posted = await b.request(
+      'POST',
+      `/api/conversations/${conversation}/message`,
+      { text: 'hello from the browser' },
+      bearer(writer),
+    );
     expect(posted.status).toBe(202);
     expect(await openStream(streamUrl(b, conversation), bearer(writer))).toBe(403);
     const reader = await clientToken(['read']);
-    expect((await b.request('POST', `/api/conversations/${conversation}/message`, { text: 'hi' }, bearer(reader))).body).toMatchObject({ code: 'forbidden', field: 'authorization' });
+    expect(
+      (await b.request('POST', `/api/conversations/${conversation}/message`, { text: 'hi' }, bearer(reader))).body,
+    ).toMatchObject({ code: 'forbidden', field: 'authorization' });
   });
 
   it('open nothing else: other conversations, the operator API, participant ids in the path', async () => {
@@ -176,27 +206,49 @@ describe('client tokens (POST /api/tokens)', () => {
       await b.request('POST', '/api/conversations', { flow: 'service-desk' }, bearer(token)),
       await b.request('GET', '/admin/clock', undefined, bearer(token)),
     ];
-    expect(refusals.map((response) => [response.status, response.body.code])).toEqual(Array(refusals.length).fill([403, 'forbidden']));
+    expect(refusals.map((response) => [response.status, response.body.code])).toEqual(
+      Array(refusals.length).fill([403, 'forbidden']),
+    );
     expect(await openStream(streamUrl(b, other), bearer(token))).toBe(403);
   });
 
   it('expired: 401 token_expired; forged or tampered: 401 unauthorized', async () => {
-    const expired = new TokenSigner(TOKEN_SECRET).sign({ kind: 'client', conversation, scopes: ['read', 'write'], exp: Date.now() - 1 }).token;
-    expect((await b.request('POST', `/api/conversations/${conversation}/message`, { text: 'hi' }, bearer(expired))).body).toMatchObject({ code: 'token_expired' });
-    const forged = new TokenSigner('someone-elses-secret-0123456789abcdef').sign({ kind: 'client', conversation, scopes: ['read'], exp: Date.now() + 60_000 }).token;
+    const expired = new TokenSigner(TOKEN_SECRET).sign({
+      kind: 'client',
+      conversation,
+      scopes: ['read', 'write'],
+      exp: Date.now() - 1,
+    }).token;
+    expect(
+      (await b.request('POST', `/api/conversations/${conversation}/message`, { text: 'hi' }, bearer(expired))).body,
+    ).toMatchObject({ code: 'token_expired' });
+    const forged = new TokenSigner('someone-elses-secret-0123456789abcdef').sign({
+      kind: 'client',
+      conversation,
+      scopes: ['read'],
+      exp: Date.now() + 60_000,
+    }).token;
     const real = await clientToken(['read']);
     const tampered = real.replace(/\.[^.]+$/, `.${Buffer.alloc(32).toString('base64url')}`);
     const ticketAsToken = await ticketFrom(a, admin, { conversation_id: conversation });
     for (const token of [forged, tampered, ticketAsToken]) {
-      expect((await b.request('POST', `/api/conversations/${conversation}/resync`, { lastEventId: 0 }, bearer(token))).body).toMatchObject({ code: 'unauthorized' });
+      expect(
+        (await b.request('POST', `/api/conversations/${conversation}/resync`, { lastEventId: 0 }, bearer(token))).body,
+      ).toMatchObject({ code: 'unauthorized' });
     }
   });
 
   it('are described in the OpenAPI document', async () => {
     const spec = (await a.request('GET', '/openapi.json')).body;
     expect(spec.components.securitySchemes.client_token).toMatchObject({ type: 'http', scheme: 'bearer' });
-    expect(spec.paths['/api/tokens'].post.requestBody.content['application/json'].schema.required).toEqual(['conversation_id', 'scopes']);
-    expect(spec.paths['/api/conversations/{id}/message'].post.security).toEqual([{ bearer: [] }, { client_token: ['write'] }]);
+    expect(spec.paths['/api/tokens'].post.requestBody.content['application/json'].schema.required).toEqual([
+      'conversation_id',
+      'scopes',
+    ]);
+    expect(spec.paths['/api/conversations/{id}/message'].post.security).toEqual([
+      { bearer: [] },
+      { client_token: ['write'] },
+    ]);
     expect(spec.paths['/api/conversations/{id}/summary'].get.security).toBeUndefined();
   });
 });

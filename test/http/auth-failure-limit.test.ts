@@ -15,30 +15,42 @@ afterAll(async () => {
 
 /** A request from `ip`, through the whole pipeline (no socket: the address is the test's to choose). */
 const from = (ip: string, token?: string) =>
-  server.app.inject({ method: 'GET', url: '/conversation/participants', remoteAddress: ip, headers: token ? { authorization: `Bearer ${token}` } : {} });
-
-describe('failed authentications per client address', () => {
-  it('answers 429 rate_limited with Retry-After after the limit, even to the right token, and to that address only', async () => {
-    const statuses = [];
-    for (let attempt = 0; attempt < 3; attempt++) statuses.push((await from('203.0.113.7', `wrong-${attempt}`)).statusCode);
-    expect(statuses).toEqual([401, 401, 401]);
-
-    const refused = await from('203.0.113.7', 'wrong-again');
-    expect(refused.statusCode).toBe(429);
-    expect(refused.json()).toMatchObject({ code: 'rate_limited', field: 'authorization' });
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
-    // A right guess cannot be told from a wrong one while blocked.
-    expect((await from('203.0.113.7', API_TOKEN)).statusCode).toBe(429);
-
-    expect((await from('198.51.100.2', API_TOKEN)).statusCode).toBe(200);
-    expect((await from('198.51.100.2', 'wrong')).statusCode).toBe(401);
-    // Public routes stay open.
-    expect((await server.app.inject({ method: 'GET', url: '/health', remoteAddress: '203.0.113.7' })).statusCode).toBe(200);
+  server.app.inject({
+    method: 'GET',
+    url: '/conversation/participants',
+    remoteAddress: ip,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
   });
 
+describe('failed authentications per client address', () => {
+  it(
+    'answers 429 rate_limited with Retry-After after the limit, even to the right token, and to that address ' + 'only',
+    async () => {
+      const statuses = [];
+      for (let attempt = 0; attempt < 3; attempt++)
+        statuses.push((await from('203.0.113.7', `wrong-${attempt}`)).statusCode);
+      expect(statuses).toEqual([401, 401, 401]);
+
+      const refused = await from('203.0.113.7', 'wrong-again');
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json()).toMatchObject({ code: 'rate_limited', field: 'authorization' });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+      // A right guess cannot be told from a wrong one while blocked.
+      expect((await from('203.0.113.7', API_TOKEN)).statusCode).toBe(429);
+
+      expect((await from('198.51.100.2', API_TOKEN)).statusCode).toBe(200);
+      expect((await from('198.51.100.2', 'wrong')).statusCode).toBe(401);
+      // Public routes stay open.
+      expect(
+        (await server.app.inject({ method: 'GET', url: '/health', remoteAddress: '203.0.113.7' })).statusCode,
+      ).toBe(200);
+    },
+  );
+
   it('counts a whole IPv6 /64 as one client, and a missing token as a failure', async () => {
-    for (const ip of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff::3']) expect((await from(ip)).statusCode).toBe(401);
+    for (const ip of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff::3'])
+      expect((await from(ip)).statusCode).toBe(401);
     expect((await from('2001:db8:1:2::4', API_TOKEN)).statusCode).toBe(429);
     expect((await from('2001:db8:1:3::1', API_TOKEN)).statusCode).toBe(200);
   });
@@ -47,7 +59,11 @@ describe('failed authentications per client address', () => {
     const open = await startTestServer({ API_TOKEN, RATE_LIMITS: 'off', AUTH_FAILURE_LIMIT: '1' });
     try {
       const statuses = [];
-      for (let attempt = 0; attempt < 5; attempt++) statuses.push((await open.app.inject({ method: 'GET', url: '/conversation/participants', remoteAddress: '203.0.113.9' })).statusCode);
+      for (let attempt = 0; attempt < 5; attempt++)
+        statuses.push(
+          (await open.app.inject({ method: 'GET', url: '/conversation/participants', remoteAddress: '203.0.113.9' }))
+            .statusCode,
+        );
       expect(statuses).toEqual([401, 401, 401, 401, 401]);
     } finally {
       await open.close();

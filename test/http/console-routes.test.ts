@@ -30,7 +30,12 @@ describe('console routes', () => {
     expect(response.headers.get('content-type')).toBe('text/event-stream');
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
     const created = await server.request('POST', '/conversation/participants', { phone_number: '+14165550180' }, auth);
-    const state = await server.request('GET', `/conversation/participants/${created.body.result.id}/state`, undefined, auth);
+    const state = await server.request(
+      'GET',
+      `/conversation/participants/${created.body.result.id}/state`,
+      undefined,
+      auth,
+    );
 
     let received = '';
     while (!received.includes(state.body.result.conversation_id)) {

@@ -9,7 +9,10 @@ let server: TestServer;
 const auth = { authorization: `Bearer ${TOKEN}` };
 
 beforeAll(async () => {
-  server = await startTestServer({ API_TOKEN: TOKEN }, { provider: createScriptedProvider(() => ({ text: 'hello there' })) });
+  server = await startTestServer(
+    { API_TOKEN: TOKEN },
+    { provider: createScriptedProvider(() => ({ text: 'hello there' })) },
+  );
 });
 afterAll(() => server.close());
 
@@ -38,20 +41,28 @@ describe('GET /metrics', () => {
     await server.sink.waitFor(1);
     await server.settle();
     const before = await scrape();
-    expect(sampleValue(before, 'promptpipe_http_requests_total', { method: 'POST', route: '/conversation/participants', status: '201' })).toBe(1);
+    expect(
+      sampleValue(before, 'promptpipe_http_requests_total', {
+        method: 'POST',
+        route: '/conversation/participants',
+        status: '201',
+      }),
+    ).toBe(1);
 
     await server.request('POST', '/conversation/inbound', { from: PHONE, text: 'hi' }, auth);
     await server.sink.waitFor(2);
     await server.settle();
     const after = await scrape();
-    const moved = (name: string, labels: Record<string, string>) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
+    const moved = (name: string, labels: Record<string, string>) =>
+      sampleValue(after, name, labels) - sampleValue(before, name, labels);
     expect(moved('promptpipe_turns_total', { flow: 'habit-coach', status: 'completed' })).toBe(1);
     expect(moved('promptpipe_turn_duration_seconds_count', { flow: 'habit-coach' })).toBe(1);
     expect(moved('promptpipe_model_calls_total', { outcome: 'ok' })).toBe(1);
     expect(moved('promptpipe_deliveries_total', { outcome: 'sent' })).toBe(1);
-    expect(moved('promptpipe_http_requests_total', { method: 'POST', route: '/conversation/inbound', status: '202' })).toBe(1);
+    expect(
+      moved('promptpipe_http_requests_total', { method: 'POST', route: '/conversation/inbound', status: '202' }),
+    ).toBe(1);
     expect(after.some((sample) => sample.name === 'promptpipe_process_resident_memory_bytes')).toBe(true);
     expect(after.some((sample) => sample.name === 'promptpipe_turn_backlog')).toBe(true);
   });
 });
-

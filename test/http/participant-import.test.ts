@@ -5,59 +5,96 @@ import { waitFor } from '../kit/wait-for.ts';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ DEFAULT_PHONE_REGION: 'US' }, { provider: createScriptedProvider(() => ({ text: 'Welcome!' })) });
+  server = await startTestServer(
+    { DEFAULT_PHONE_REGION: 'US' },
+    { provider: createScriptedProvider(() => ({ text: 'Welcome!' })) },
+  );
 });
 afterAll(() => server.close());
 
-const importCsv = (csv: string, query = '') => server.request('POST', `/conversation/participants/import${query}`, csv, { 'content-type': 'text/csv' });
+const importCsv = (csv: string, query = '') =>
+  server.request('POST', `/conversation/participants/import${query}`, csv, { 'content-type': 'text/csv' });
 const total = async () => (await server.request('GET', '/conversation/participants')).body.total as number;
 
 const VALID = ['Ada,+14165550201,America/Toronto', 'Bo,(415) 555-0202,america/los_angeles', 'Cy,14165550203,'];
 
 describe('POST /conversation/participants/import', () => {
-  it('refuses a file with a bad row, listing every problem and enrolling no one; the fixed file enrols all, in row order', async () => {
-    const bad = ['name,phone_number,timezone', ...VALID, 'Di,555-01,Mars/Olympus'].join('\r\n');
-    const refused = await importCsv(bad);
-    expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({ status: 'error', code: 'invalid_request', message: expect.stringContaining('nothing was enrolled') });
-    expect(refused.body.problems).toEqual([
-      { row: 5, field: 'phone_number', message: expect.stringContaining('"555-01" is not a valid phone number') },
-      { row: 5, field: 'timezone', message: expect.stringContaining('"Mars/Olympus" is not an IANA time zone') },
-    ]);
-    expect(await total()).toBe(0);
+  it(
+    'refuses a file with a bad row, listing every problem and enrolling no one; the fixed file enrols all, in ' +
+      'row order',
+    async () => {
+      const bad = ['name,phone_number,timezone', ...VALID, 'Di,555-01,Mars/Olympus'].join('\r\n');
+      const refused = await importCsv(bad);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({
+        status: 'error',
+        code: 'invalid_request',
+        message: expect.stringContaining('nothing was enrolled'),
+      });
+      expect(refused.body.problems).toEqual([
+        { row: 5, field: 'phone_number', message: expect.stringContaining('"555-01" is not a valid phone number') },
+        { row: 5, field: 'timezone', message: expect.stringContaining('"Mars/Olympus" is not an IANA time zone') },
+      ]);
+      expect(await total()).toBe(0);
 
-    const fixed = ['name,phone_number,timezone,cohort', ...VALID.map((row) => `${row},arm-A`), 'Di,416-555-0204,Europe/Berlin,arm-B'].join('\r\n');
-    const dry = await importCsv(fixed, '?dry_run=true');
-    expect(dry).toMatchObject({ status: 200, body: { result: { would_enroll: 4, dry_run: true } } });
-    expect(await total()).toBe(0);
+      const fixed = [
+        'name,phone_number,timezone,cohort',
+        ...VALID.map((row) => `${row},arm-A`),
+        'Di,416-555-0204,Europe/Berlin,arm-B',
+      ].join('\r\n');
+      const dry = await importCsv(fixed, '?dry_run=true');
+      expect(dry).toMatchObject({ status: 200, body: { result: { would_enroll: 4, dry_run: true } } });
+      expect(await total()).toBe(0);
 
-    const done = await importCsv(fixed);
-    expect(done.status).toBe(201);
-    const ids = done.body.result.ids as string[];
-    expect(ids).toHaveLength(4);
-    const listed = (await server.request('GET', '/conversation/participants')).body.result as Array<{ id: string; phone_number: string; timezone: string | null; cohort: string }>;
-    expect(listed.map((p) => [p.id, p.phone_number, p.timezone, p.cohort])).toEqual([
-      [ids[0], '+14165550201', 'America/Toronto', 'arm-A'],
-      [ids[1], '+14155550202', 'America/Los_Angeles', 'arm-A'],
-      [ids[2], '+14165550203', null, 'arm-A'],
-      [ids[3], '+14165550204', 'Europe/Berlin', 'arm-B'],
-    ]);
-    await waitFor(() => server.sink.delivered.length === 4, { what: 'four greetings' });
-  });
+      const done = await importCsv(fixed);
+      expect(done.status).toBe(201);
+      const ids = done.body.result.ids as string[];
+      expect(ids).toHaveLength(4);
+      const listed = (await server.request('GET', '/conversation/participants')).body.result as Array<{
+        id: string;
+        phone_number: string;
+        timezone: string | null;
+        cohort: string;
+      }>;
+      expect(listed.map((p) => [p.id, p.phone_number, p.timezone, p.cohort])).toEqual([
+        [ids[0], '+14165550201', 'America/Toronto', 'arm-A'],
+        [ids[1], '+14155550202', 'America/Los_Angeles', 'arm-A'],
+        [ids[2], '+14165550203', null, 'arm-A'],
+        [ids[3], '+14165550204', 'Europe/Berlin', 'arm-B'],
+      ]);
+      await waitFor(() => server.sink.delivered.length === 4, { what: 'four greetings' });
+    },
+  );
 
-  it('names duplicates in the file and against enrolled participants, unknown columns, formulas, a missing header and other encodings', async () => {
-    const duplicates = await importCsv('phone_number,name\r\n+14165550201,Again\r\n+14165550299,X\r\n4165550299,Y');
-    expect(duplicates.body.problems).toEqual([
-      { row: 2, field: 'phone_number', message: '+14165550201 is already enrolled' },
-      { row: 4, field: 'phone_number', message: '+14165550299 is also on row 3' },
-    ]);
-    expect((await importCsv('phone_number,arm\r\n+14165550298,A')).body.problems).toEqual([{ row: 1, field: 'arm', message: expect.stringContaining('unknown column(s) "arm"') }]);
-    expect((await importCsv('phone_number,name\r\n+14165550297,"=HYPERLINK(""http://x"",""y"")"')).body.problems).toEqual([{ row: 2, field: 'name', message: expect.stringContaining('spreadsheet formula') }]);
-    expect((await importCsv('name,timezone\r\nAda,UTC')).body.problems).toEqual([{ row: 1, field: 'phone_number', message: expect.stringContaining('must name a phone_number column') }]);
-    const latin1 = Buffer.from('phone_number,name\r\n+14165550296,Jos\xe9\r\n', 'latin1');
-    const response = await fetch(`${server.url}/conversation/participants/import`, { method: 'POST', body: latin1, headers: { 'content-type': 'text/csv' } });
-    expect(((await response.json()) as { problems: unknown }).problems).toEqual([{ row: 1, field: 'body', message: expect.stringContaining('not UTF-8') }]);
-    expect((await importCsv('x'.repeat(3 * 1024 * 1024))).status).toBe(413);
-    expect(await total()).toBe(4);
-  });
+  it(
+    'names duplicates in the file and against enrolled participants, unknown columns, formulas, a missing ' +
+      'header and other encodings',
+    async () => {
+      const duplicates = await importCsv('phone_number,name\r\n+14165550201,Again\r\n+14165550299,X\r\n4165550299,Y');
+      expect(duplicates.body.problems).toEqual([
+        { row: 2, field: 'phone_number', message: '+14165550201 is already enrolled' },
+        { row: 4, field: 'phone_number', message: '+14165550299 is also on row 3' },
+      ]);
+      expect((await importCsv('phone_number,arm\r\n+14165550298,A')).body.problems).toEqual([
+        { row: 1, field: 'arm', message: expect.stringContaining('unknown column(s) "arm"') },
+      ]);
+      expect(
+        (await importCsv('phone_number,name\r\n+14165550297,"=HYPERLINK(""http://x"",""y"")"')).body.problems,
+      ).toEqual([{ row: 2, field: 'name', message: expect.stringContaining('spreadsheet formula') }]);
+      expect((await importCsv('name,timezone\r\nAda,UTC')).body.problems).toEqual([
+        { row: 1, field: 'phone_number', message: expect.stringContaining('must name a phone_number column') },
+      ]);
+      const latin1 = Buffer.from('phone_number,name\r\n+14165550296,Jos\xe9\r\n', 'latin1');
+      const response = await fetch(`${server.url}/conversation/participants/import`, {
+        method: 'POST',
+        body: latin1,
+        headers: { 'content-type': 'text/csv' },
+      });
+      expect(((await response.json()) as { problems: unknown }).problems).toEqual([
+        { row: 1, field: 'body', message: expect.stringContaining('not UTF-8') },
+      ]);
+      expect((await importCsv('x'.repeat(3 * 1024 * 1024))).status).toBe(413);
+      expect(await total()).toBe(4);
+    },
+  );
 });

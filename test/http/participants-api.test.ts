@@ -14,7 +14,12 @@ const enrol = (body: unknown) => server.request('POST', '/conversation/participa
 
 describe('enrollment', () => {
   it('canonicalises the phone number, stores the time zone, answers 201 and greets', async () => {
-    const response = await enrol({ phone_number: '+1 (416) 555-0123', name: 'Alice', timezone: 'America/Toronto', background: 'Student' });
+    const response = await enrol({
+      phone_number: '+1 (416) 555-0123',
+      name: 'Alice',
+      timezone: 'America/Toronto',
+      background: 'Student',
+    });
     expect(response.status).toBe(201);
     expect(response.body).toMatchObject({
       status: 'ok',
@@ -25,7 +30,9 @@ describe('enrollment', () => {
     expect(server.sink.to('+14165550123').map((message) => message.text)).toEqual(['Hi, welcome!']);
 
     const history = await server.request('GET', `/conversation/participants/${response.body.result.id}/history`);
-    expect(history.body.result.messages).toEqual([expect.objectContaining({ role: 'assistant', text: 'Hi, welcome!', seq: 1 })]);
+    expect(history.body.result.messages).toEqual([
+      expect.objectContaining({ role: 'assistant', text: 'Hi, welcome!', seq: 1 }),
+    ]);
   });
 
   it('stores time zones in their canonical spelling, whatever their case, and accepts EST5EDT', async () => {
@@ -33,7 +40,9 @@ describe('enrollment', () => {
     expect(lower).toMatchObject({ status: 201, body: { result: { timezone: 'America/Toronto' } } });
     const posix = await enrol({ phone_number: '+14165550142', timezone: 'EST5EDT' });
     expect(posix).toMatchObject({ status: 201, body: { result: { timezone: 'EST5EDT' } } });
-    const updated = await server.request('PUT', `/conversation/participants/${posix.body.result.id}`, { timezone: 'europe/berlin' });
+    const updated = await server.request('PUT', `/conversation/participants/${posix.body.result.id}`, {
+      timezone: 'europe/berlin',
+    });
     expect(updated).toMatchObject({ status: 200, body: { result: { timezone: 'Europe/Berlin' } } });
     expect((await server.store.getParticipant(lower.body.result.id))?.timezone).toBe('America/Toronto');
   });
@@ -49,7 +58,9 @@ describe('enrollment', () => {
     const responses = await Promise.all(Array.from({ length: 10 }, () => enrol({ phone_number: '+14165550199' })));
     expect(responses.map((response) => response.status).sort()).toEqual([201, ...Array(9).fill(409)]);
     const list = await server.request('GET', '/conversation/participants');
-    expect(list.body.result.filter((participant: { phone_number: string }) => participant.phone_number === '+14165550199')).toHaveLength(1);
+    expect(
+      list.body.result.filter((participant: { phone_number: string }) => participant.phone_number === '+14165550199'),
+    ).toHaveLength(1);
   });
 
   it.each([
@@ -70,14 +81,21 @@ describe('enrollment', () => {
 
   it('tells a field of the wrong type from a missing one', async () => {
     expect((await enrol({})).body.message).toBe('phone_number: is required');
-    expect((await enrol({ phone_number: 14165550125 })).body.message).toBe('phone_number: must be of type string (got a number)');
-    expect((await enrol({ phone_number: '+14165550125', name: ['x'] })).body.message).toBe('name: must be of type string (got an array)');
+    expect((await enrol({ phone_number: 14165550125 })).body.message).toBe(
+      'phone_number: must be of type string (got a number)',
+    );
+    expect((await enrol({ phone_number: '+14165550125', name: ['x'] })).body.message).toBe(
+      'name: must be of type string (got an array)',
+    );
     expect((await enrol([])).body.message).toBe('body: must be of type object (got an array)');
   });
 
   it('answers router errors (bad percent-encoding, an over-long path segment) in the error envelope', async () => {
     for (const path of ['/conversation/participants/%ZZ', `/conversation/participants/${'p'.repeat(150)}`]) {
-      expect(await server.request('GET', path)).toMatchObject({ status: 400, body: { status: 'error', code: 'invalid_request', field: 'url' } });
+      expect(await server.request('GET', path)).toMatchObject({
+        status: 400,
+        body: { status: 'error', code: 'invalid_request', field: 'url' },
+      });
     }
   });
 
@@ -85,19 +103,31 @@ describe('enrollment', () => {
     const malformed = await server.request('POST', '/conversation/participants', '{"phone_number": ');
     expect(malformed).toMatchObject({ status: 400, body: { code: 'invalid_json' } });
 
-    const polluted = await server.request('POST', '/conversation/participants', '{"phone_number":"+14165550126","__proto__":{"admin":true}}');
+    const polluted = await server.request(
+      'POST',
+      '/conversation/participants',
+      '{"phone_number":"+14165550126","__proto__":{"admin":true}}',
+    );
     expect(polluted).toMatchObject({ status: 400, body: { code: 'invalid_json' } });
-    const constructor = await server.request('POST', '/conversation/participants', '{"phone_number":"+14165550126","constructor":{"prototype":{"admin":true}}}');
+    const constructor = await server.request(
+      'POST',
+      '/conversation/participants',
+      '{"phone_number":"+14165550126","constructor":{"prototype":{"admin":true}}}',
+    );
     expect(constructor).toMatchObject({ status: 400, body: { code: 'invalid_json' } });
 
-    const text = await server.request('POST', '/conversation/participants', 'phone_number=+14165550126', { 'content-type': 'text/plain' });
+    const text = await server.request('POST', '/conversation/participants', 'phone_number=+14165550126', {
+      'content-type': 'text/plain',
+    });
     expect(text).toMatchObject({ status: 415, body: { code: 'unsupported_media_type' } });
 
     const huge = await enrol({ phone_number: '+14165550126', background: 'x'.repeat(300_000) });
     expect(huge).toMatchObject({ status: 413, body: { code: 'payload_too_large' } });
 
     const list = await server.request('GET', '/conversation/participants');
-    expect(list.body.result.some((participant: { phone_number: string }) => participant.phone_number === '+14165550126')).toBe(false);
+    expect(
+      list.body.result.some((participant: { phone_number: string }) => participant.phone_number === '+14165550126'),
+    ).toBe(false);
   });
 });
 
@@ -107,28 +137,54 @@ describe('participant resource', () => {
     const id = created.body.result.id;
     await waitFor(() => server.sink.to('+14165550130').length === 1, { what: 'greeting' });
 
-    expect((await server.request('GET', `/conversation/participants/${id}`)).body.result).toMatchObject({ id, timezone: 'UTC' });
+    expect((await server.request('GET', `/conversation/participants/${id}`)).body.result).toMatchObject({
+      id,
+      timezone: 'UTC',
+    });
 
-    const updated = await server.request('PUT', `/conversation/participants/${id}`, { status: 'paused', timezone: 'Europe/Paris', name: 'Bo' });
-    expect(updated).toMatchObject({ status: 200, body: { result: { status: 'paused', timezone: 'Europe/Paris', name: 'Bo' } } });
+    const updated = await server.request('PUT', `/conversation/participants/${id}`, {
+      status: 'paused',
+      timezone: 'Europe/Paris',
+      name: 'Bo',
+    });
+    expect(updated).toMatchObject({
+      status: 200,
+      body: { result: { status: 'paused', timezone: 'Europe/Paris', name: 'Bo' } },
+    });
 
-    expect(await server.request('PUT', `/conversation/participants/${id}`, { status: 'sleeping' })).toMatchObject({ status: 400, body: { field: 'status' } });
-    expect(await server.request('PUT', `/conversation/participants/${id}`, { timezone: 'Nowhere/City' })).toMatchObject({ status: 400, body: { code: 'invalid_timezone' } });
-    expect(await server.request('PUT', `/conversation/participants/${id}`, {})).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+    expect(await server.request('PUT', `/conversation/participants/${id}`, { status: 'sleeping' })).toMatchObject({
+      status: 400,
+      body: { field: 'status' },
+    });
+    expect(await server.request('PUT', `/conversation/participants/${id}`, { timezone: 'Nowhere/City' })).toMatchObject(
+      { status: 400, body: { code: 'invalid_timezone' } },
+    );
+    expect(await server.request('PUT', `/conversation/participants/${id}`, {})).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request' },
+    });
 
     const state = await server.request('GET', `/conversation/participants/${id}/state`);
     expect(state.body.result).toMatchObject({ state: 'CONVERSATION_ACTIVE', sub_state: 'INTAKE', status: 'paused' });
 
     expect((await server.request('DELETE', `/conversation/participants/${id}`)).status).toBe(200);
     expect(server.sink.to('+14165550130').at(-1)?.text).toMatch(/unenrolled/i);
-    expect(await server.request('GET', `/conversation/participants/${id}`)).toMatchObject({ status: 404, body: { code: 'participant_not_found' } });
+    expect(await server.request('GET', `/conversation/participants/${id}`)).toMatchObject({
+      status: 404,
+      body: { code: 'participant_not_found' },
+    });
     expect(await server.request('GET', `/conversation/participants/${id}/history`)).toMatchObject({ status: 404 });
     expect(await server.request('DELETE', `/conversation/participants/${id}`)).toMatchObject({ status: 404 });
   });
 
   it('answers 404 for unknown participants and 405 with Allow for wrong methods', async () => {
-    expect(await server.request('GET', '/conversation/participants/part_nope')).toMatchObject({ status: 404, body: { code: 'participant_not_found' } });
-    expect(await server.request('PUT', '/conversation/participants/part_nope', { name: 'x' })).toMatchObject({ status: 404 });
+    expect(await server.request('GET', '/conversation/participants/part_nope')).toMatchObject({
+      status: 404,
+      body: { code: 'participant_not_found' },
+    });
+    expect(await server.request('PUT', '/conversation/participants/part_nope', { name: 'x' })).toMatchObject({
+      status: 404,
+    });
     const wrong = await server.request('PATCH', '/conversation/participants');
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('GET, POST');
@@ -138,32 +194,58 @@ describe('participant resource', () => {
 
   it('rejects an unknown inbound field like every other route, naming it, and stores nothing', async () => {
     const before = (await server.store.listPendingInbox()).length;
-    const response = await server.request('POST', '/conversation/inbound', { from: '+14165550178', text: 'hi', messageId: 'm1' });
-    expect(response).toMatchObject({ status: 400, body: { status: 'error', code: 'invalid_request', field: 'messageId' } });
+    const response = await server.request('POST', '/conversation/inbound', {
+      from: '+14165550178',
+      text: 'hi',
+      messageId: 'm1',
+    });
+    expect(response).toMatchObject({
+      status: 400,
+      body: { status: 'error', code: 'invalid_request', field: 'messageId' },
+    });
     expect(response.body.message).toContain('unknown field(s) "messageId"');
     expect(await server.store.listPendingInbox()).toHaveLength(before);
     expect(await server.store.firstInboxFrom('http', '+14165550178', new Date(0))).toBeUndefined();
   });
 
   it('names the inbound sender field when its number is invalid', async () => {
-    expect(await server.request('POST', '/conversation/inbound', { from: 'abc', text: 'hi' })).toMatchObject({ status: 400, body: { code: 'invalid_phone_number', field: 'from' } });
-    expect(await server.request('POST', '/conversation/inbound', { from: '+14165550177', text: '   ' })).toMatchObject({ status: 400, body: { field: 'text' } });
+    expect(await server.request('POST', '/conversation/inbound', { from: 'abc', text: 'hi' })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_phone_number', field: 'from' },
+    });
+    expect(await server.request('POST', '/conversation/inbound', { from: '+14165550177', text: '   ' })).toMatchObject({
+      status: 400,
+      body: { field: 'text' },
+    });
   });
 
   it('validates list queries', async () => {
-    expect(await server.request('GET', '/conversation/participants?status=bogus')).toMatchObject({ status: 400, body: { field: 'status' } });
-    expect(await server.request('GET', '/conversation/participants?limit=0')).toMatchObject({ status: 400, body: { field: 'limit' } });
+    expect(await server.request('GET', '/conversation/participants?status=bogus')).toMatchObject({
+      status: 400,
+      body: { field: 'status' },
+    });
+    expect(await server.request('GET', '/conversation/participants?limit=0')).toMatchObject({
+      status: 400,
+      body: { field: 'limit' },
+    });
     const active = await server.request('GET', '/conversation/participants?status=active&limit=2');
     expect(active.status).toBe(200);
     expect(active.body.result.length).toBeLessThanOrEqual(2);
   });
 
   it('keeps a cohort set at enrolment or later, and filters the list by it', async () => {
-    const armA = await server.request('POST', '/conversation/participants', { phone_number: '+14165550261', cohort: 'arm-A' });
+    const armA = await server.request('POST', '/conversation/participants', {
+      phone_number: '+14165550261',
+      cohort: 'arm-A',
+    });
     expect(armA).toMatchObject({ status: 201, body: { result: { cohort: 'arm-A' } } });
-    const later = (await server.request('POST', '/conversation/participants', { phone_number: '+14165550262' })).body.result;
+    const later = (await server.request('POST', '/conversation/participants', { phone_number: '+14165550262' })).body
+      .result;
     expect(later.cohort).toBeNull();
-    expect(await server.request('PUT', `/conversation/participants/${later.id}`, { cohort: 'arm-A' })).toMatchObject({ status: 200, body: { result: { cohort: 'arm-A' } } });
+    expect(await server.request('PUT', `/conversation/participants/${later.id}`, { cohort: 'arm-A' })).toMatchObject({
+      status: 200,
+      body: { result: { cohort: 'arm-A' } },
+    });
     const listed = await server.request('GET', '/conversation/participants?cohort=arm-A&limit=1');
     expect(listed.body).toMatchObject({ total: 2, next: '/conversation/participants?limit=1&offset=1&cohort=arm-A' });
     expect(listed.body.result.map((p: { cohort: string }) => p.cohort)).toEqual(['arm-A']);
@@ -188,11 +270,17 @@ describe('participant resource', () => {
 
   it('serves health and an OpenAPI document built from the validating schemas', async () => {
     const health = await server.request('GET', '/health');
-    expect(health).toMatchObject({ status: 200, body: { status: 'ok', store: 'sqlite', store_ok: true, model: { provider: 'scripted' } } });
+    expect(health).toMatchObject({
+      status: 200,
+      body: { status: 'ok', store: 'sqlite', store_ok: true, model: { provider: 'scripted' } },
+    });
     const openapi = await server.request('GET', '/openapi.json');
     expect(openapi.body.openapi).toMatch(/^3\./);
-    const enrolSchema = openapi.body.paths['/conversation/participants'].post.requestBody.content['application/json'].schema;
+    const enrolSchema =
+      openapi.body.paths['/conversation/participants'].post.requestBody.content['application/json'].schema;
     expect(enrolSchema.required).toEqual(['phone_number']);
-    expect(Object.keys(openapi.body.paths)).toEqual(expect.arrayContaining(['/conversation/inbound', '/conversation/participants/{id}/history']));
+    expect(Object.keys(openapi.body.paths)).toEqual(
+      expect.arrayContaining(['/conversation/inbound', '/conversation/participants/{id}/history']),
+    );
   });
 });

@@ -5,7 +5,10 @@ import { startTestServer, type TestServer } from '../kit/test-server.ts';
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer({ DEFAULT_PHONE_REGION: 'US' }, { provider: createScriptedProvider(() => ({ text: 'Hi!' })) });
+  server = await startTestServer(
+    { DEFAULT_PHONE_REGION: 'US' },
+    { provider: createScriptedProvider(() => ({ text: 'Hi!' })) },
+  );
 });
 afterAll(() => server.close());
 
@@ -14,13 +17,20 @@ describe('phone numbers with DEFAULT_PHONE_REGION=US', () => {
     const enrolled = await server.request('POST', '/conversation/participants', { phone_number: '(415) 555-0188' });
     expect(enrolled).toMatchObject({ status: 201, body: { result: { phone_number: '+14155550188' } } });
     for (const again of ['415-555-0188', '14155550188', '+1 415 555 0188']) {
-      expect((await server.request('POST', '/conversation/participants', { phone_number: again })).status, again).toBe(409);
+      expect((await server.request('POST', '/conversation/participants', { phone_number: again })).status, again).toBe(
+        409,
+      );
     }
   });
 
   it('takes an inbound message from a national number, and names the region when a number is not valid', async () => {
-    expect((await server.request('POST', '/conversation/inbound', { from: '415.555.0188', text: 'hello' })).status).toBe(202);
+    expect(
+      (await server.request('POST', '/conversation/inbound', { from: '415.555.0188', text: 'hello' })).status,
+    ).toBe(202);
     const refused = await server.request('POST', '/conversation/inbound', { from: '555-01', text: 'hello' });
-    expect(refused).toMatchObject({ status: 400, body: { code: 'invalid_phone_number', field: 'from', message: expect.stringContaining('US national number') } });
+    expect(refused).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_phone_number', field: 'from', message: expect.stringContaining('US national number') },
+    });
   });
 });

@@ -10,8 +10,12 @@ let server: TestServer;
 let participantId: string;
 
 beforeAll(async () => {
-  server = await startTestServer({}, { provider: createScriptedProvider((request) => ({ text: `echo: ${request.messages.at(-1)?.content}` })) });
-  participantId = (await server.request('POST', '/conversation/participants', { phone_number: PHONE, name: 'Ada' })).body.result.id;
+  server = await startTestServer(
+    {},
+    { provider: createScriptedProvider((request) => ({ text: `echo: ${request.messages.at(-1)?.content}` })) },
+  );
+  participantId = (await server.request('POST', '/conversation/participants', { phone_number: PHONE, name: 'Ada' }))
+    .body.result.id;
   await server.sink.waitFor(1);
   await sayAndWait(server, PHONE, 'walked 20 minutes');
   await sayAndWait(server, PHONE, '=HYPERLINK("http://evil.example","click")');
@@ -22,30 +26,60 @@ async function exportFiles(query = '') {
   const response = await fetch(`${server.url}/study/export${query}`);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('application/zip');
-  expect(response.headers.get('content-disposition')).toMatch(/^attachment; filename="promptpipe-study-\d{4}-\d{2}-\d{2}/);
+  expect(response.headers.get('content-disposition')).toMatch(
+    /^attachment; filename="promptpipe-study-\d{4}-\d{2}-\d{2}/,
+  );
   const files = await unzipText(Buffer.from(await response.arrayBuffer()));
-  return new Map([...files].map(([name, text]) => [name, { text, rows: parse(text, { columns: true, bom: true }) as Record<string, string>[] }]));
+  return new Map(
+    [...files].map(([name, text]) => [
+      name,
+      { text, rows: parse(text, { columns: true, bom: true }) as Record<string, string>[] },
+    ]),
+  );
 }
 
 describe('GET /study/export', () => {
   it('is a ZIP of CSVs that re-read give the transcript the API shows, with a codebook naming every column', async () => {
     const files = await exportFiles();
-    expect([...files.keys()]).toEqual(['participants.csv', 'messages.csv', 'turns.csv', 'tool_calls.csv', 'deliveries.csv', 'codebook.csv']);
-    expect(files.get('participants.csv')!.rows).toEqual([expect.objectContaining({ participant_id: participantId, phone_number: PHONE, name: 'Ada', status: 'active', sub_state: 'INTAKE' })]);
+    expect([...files.keys()]).toEqual([
+      'participants.csv',
+      'messages.csv',
+      'turns.csv',
+      'tool_calls.csv',
+      'deliveries.csv',
+      'codebook.csv',
+    ]);
+    expect(files.get('participants.csv')!.rows).toEqual([
+      expect.objectContaining({
+        participant_id: participantId,
+        phone_number: PHONE,
+        name: 'Ada',
+        status: 'active',
+        sub_state: 'INTAKE',
+      }),
+    ]);
 
-    const history = (await server.request('GET', `/conversation/participants/${participantId}/history?all=true`)).body.result.messages as Array<{ text: string; seq: number }>;
+    const history = (await server.request('GET', `/conversation/participants/${participantId}/history?all=true`)).body
+      .result.messages as Array<{ text: string; seq: number }>;
     const messages = files.get('messages.csv')!.rows;
     expect(messages.map((row) => Number(row.seq))).toEqual(history.map((message) => message.seq));
-    expect(messages.map((row) => row.text)).toEqual(history.map((message) => (message.text.startsWith('=') ? `'${message.text}` : message.text)));
+    expect(messages.map((row) => row.text)).toEqual(
+      history.map((message) => (message.text.startsWith('=') ? `'${message.text}` : message.text)),
+    );
     expect(messages.map((row) => row.text)).toContain('\'=HYPERLINK("http://evil.example","click")'); // a spreadsheet will not run it
     expect(files.get('turns.csv')!.rows.filter((row) => row.trigger === 'message')).toHaveLength(2);
-    expect(files.get('deliveries.csv')!.rows.every((row) => row.conversation_id === messages[0]!.conversation_id)).toBe(true);
+    expect(files.get('deliveries.csv')!.rows.every((row) => row.conversation_id === messages[0]!.conversation_id)).toBe(
+      true,
+    );
 
     const codebook = files.get('codebook.csv')!.rows;
     for (const [name, { text }] of files) {
       if (name === 'codebook.csv') continue;
       const header = text.split('\r\n')[0]!.split(',');
-      expect(codebook.filter((row) => row.file === name).map((row) => row.column), name).toEqual(header);
+      expect(
+        codebook.filter((row) => row.file === name).map((row) => row.column),
+        name,
+      ).toEqual(header);
     }
     expect(codebook.every((row) => row.type && row.meaning)).toBe(true);
   });
@@ -54,16 +88,27 @@ describe('GET /study/export', () => {
     const files = await exportFiles('?deidentify=true');
     expect(Object.keys(files.get('participants.csv')!.rows[0]!)).not.toContain('phone_number');
     expect(Object.keys(files.get('messages.csv')!.rows[0]!)).not.toContain('text');
-    const personal = EXPORT_FILES.flatMap((exported) => exported.columns.filter((column) => column.personal).map((column) => `${exported.name}:${column.name}`));
-    expect(files.get('codebook.csv')!.rows.map((row) => `${row.file}:${row.column}`).filter((key) => personal.includes(key))).toEqual([]);
-    expect([...files.values()].some(({ text }) => text.includes(PHONE) || text.includes('walked 20 minutes'))).toBe(false);
+    const personal = EXPORT_FILES.flatMap((exported) =>
+      exported.columns.filter((column) => column.personal).map((column) => `${exported.name}:${column.name}`),
+    );
+    expect(
+      files
+        .get('codebook.csv')!
+        .rows.map((row) => `${row.file}:${row.column}`)
+        .filter((key) => personal.includes(key)),
+    ).toEqual([]);
+    expect([...files.values()].some(({ text }) => text.includes(PHONE) || text.includes('walked 20 minutes'))).toBe(
+      false,
+    );
   });
 });
 
 describe('spreadsheetSafe', () => {
   it('defuses formulas but leaves numbers and phone numbers as they are', async () => {
     const { spreadsheetSafe } = await import('../../src/flows/habit-coach/study-export.ts');
-    for (const formula of ['=1+1', '+cmd|" /C calc"!A0', '-2+3', '@SUM(A1)', '\t=1']) expect(spreadsheetSafe(formula), formula).toBe(`'${formula}`);
-    for (const plain of ['+14165550123', '-3', '+1 (416) 555-0123', 'walked', '']) expect(spreadsheetSafe(plain), plain).toBe(plain);
+    for (const formula of ['=1+1', '+cmd|" /C calc"!A0', '-2+3', '@SUM(A1)', '\t=1'])
+      expect(spreadsheetSafe(formula), formula).toBe(`'${formula}`);
+    for (const plain of ['+14165550123', '-3', '+1 (416) 555-0123', 'walked', ''])
+      expect(spreadsheetSafe(plain), plain).toBe(plain);
   });
 });

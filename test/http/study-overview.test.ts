@@ -10,13 +10,30 @@ const daysAgo = (days: number, hours = 0) => new Date(NOW.getTime() - days * 86_
 let server: TestServer;
 
 /** A participant as a week of a study leaves them: enrolled, prompted, some "done", replies, deliveries. */
-async function seed(spec: { name: string; enrolled: Date; status?: 'active' | 'paused'; subState: string; prompts: number; done: number; replies: Date[]; failedDelivery?: boolean }) {
+async function seed(spec: {
+  name: string;
+  enrolled: Date;
+  status?: 'active' | 'paused';
+  subState: string;
+  prompts: number;
+  done: number;
+  replies: Date[];
+  failedDelivery?: boolean;
+}) {
   const p = participant({ name: spec.name, enrolledAt: spec.enrolled, status: spec.status ?? 'active' });
   await server.store.insertParticipant(p);
   const c = conversation(p.id, { subState: spec.subState });
   await server.store.insertConversation(c);
-  await server.store.saveProfile({ ...emptyProfile(p.id, spec.enrolled), totalPrompts: spec.prompts, successCount: spec.done, lastPromptSentAt: spec.prompts > 0 ? daysAgo(1) : null });
-  if (spec.replies.length > 0) await server.store.appendMessages(spec.replies.map((at) => message(c.id, { role: 'user', source: 'participant', text: 'done', createdAt: at })));
+  await server.store.saveProfile({
+    ...emptyProfile(p.id, spec.enrolled),
+    totalPrompts: spec.prompts,
+    successCount: spec.done,
+    lastPromptSentAt: spec.prompts > 0 ? daysAgo(1) : null,
+  });
+  if (spec.replies.length > 0)
+    await server.store.appendMessages(
+      spec.replies.map((at) => message(c.id, { role: 'user', source: 'participant', text: 'done', createdAt: at })),
+    );
   if (spec.failedDelivery) {
     const item = outboxItem(c.id, { createdAt: daysAgo(0, 5) });
     await server.store.enqueueOutbox([item]);
@@ -26,35 +43,98 @@ async function seed(spec: { name: string; enrolled: Date; status?: 'active' | 'p
 }
 
 beforeAll(async () => {
-  server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: NOW.toISOString() }, { provider: createScriptedProvider(() => ({ text: 'ok' })) });
+  server = await startTestServer(
+    { CLOCK: 'virtual', CLOCK_START: NOW.toISOString() },
+    { provider: createScriptedProvider(() => ({ text: 'ok' })) },
+  );
 });
 afterAll(() => server.close());
 
 describe('GET /study/overview', () => {
   it('counts what a coordinator would count by hand, and flags who needs a look', async () => {
-    const engaged = await seed({ name: 'Engaged', enrolled: daysAgo(7), subState: 'FEEDBACK', prompts: 7, done: 5, replies: [daysAgo(8), daysAgo(3), daysAgo(0, 2)] });
-    const silent = await seed({ name: 'Silent', enrolled: daysAgo(7), subState: 'FEEDBACK', prompts: 7, done: 1, replies: [daysAgo(6)], failedDelivery: true });
-    const stuck = await seed({ name: 'Stuck', enrolled: daysAgo(2), subState: 'INTAKE', prompts: 0, done: 0, replies: [] });
-    const paused = await seed({ name: 'Paused', enrolled: daysAgo(5), status: 'paused', subState: 'FEEDBACK', prompts: 3, done: 3, replies: [daysAgo(4)] });
+    const engaged = await seed({
+      name: 'Engaged',
+      enrolled: daysAgo(7),
+      subState: 'FEEDBACK',
+      prompts: 7,
+      done: 5,
+      replies: [daysAgo(8), daysAgo(3), daysAgo(0, 2)],
+    });
+    const silent = await seed({
+      name: 'Silent',
+      enrolled: daysAgo(7),
+      subState: 'FEEDBACK',
+      prompts: 7,
+      done: 1,
+      replies: [daysAgo(6)],
+      failedDelivery: true,
+    });
+    const stuck = await seed({
+      name: 'Stuck',
+      enrolled: daysAgo(2),
+      subState: 'INTAKE',
+      prompts: 0,
+      done: 0,
+      replies: [],
+    });
+    const paused = await seed({
+      name: 'Paused',
+      enrolled: daysAgo(5),
+      status: 'paused',
+      subState: 'FEEDBACK',
+      prompts: 3,
+      done: 3,
+      replies: [daysAgo(4)],
+    });
 
     const response = await server.request('GET', '/study/overview');
     expect(response.status).toBe(200);
     const { totals, participants } = response.body.result;
     const byName = Object.fromEntries(participants.map((row: { name: string }) => [row.name, row]));
-    expect(byName.Engaged).toMatchObject({ id: engaged.id, days_enrolled: 7, prompts_sent: 7, done_count: 5, done_rate: 0.714, replies_recent: 2, last_reply_at: daysAgo(0, 2).toISOString(), flags: [] });
-    expect(byName.Silent).toMatchObject({ id: silent.id, done_rate: 0.143, replies_recent: 1, flags: ['no_reply_48h', 'delivery_failing'] });
-    expect(byName.Stuck).toMatchObject({ id: stuck.id, days_enrolled: 2, prompts_sent: 0, done_rate: null, last_reply_at: null, flags: ['no_reply_48h', 'intake_incomplete_24h'] });
+    expect(byName.Engaged).toMatchObject({
+      id: engaged.id,
+      days_enrolled: 7,
+      prompts_sent: 7,
+      done_count: 5,
+      done_rate: 0.714,
+      replies_recent: 2,
+      last_reply_at: daysAgo(0, 2).toISOString(),
+      flags: [],
+    });
+    expect(byName.Silent).toMatchObject({
+      id: silent.id,
+      done_rate: 0.143,
+      replies_recent: 1,
+      flags: ['no_reply_48h', 'delivery_failing'],
+    });
+    expect(byName.Stuck).toMatchObject({
+      id: stuck.id,
+      days_enrolled: 2,
+      prompts_sent: 0,
+      done_rate: null,
+      last_reply_at: null,
+      flags: ['no_reply_48h', 'intake_incomplete_24h'],
+    });
     expect(byName.Paused).toMatchObject({ id: paused.id, status: 'paused', flags: ['paused'] });
     expect(totals).toMatchObject({
-      participants: 4, by_status: { active: 3, paused: 1 }, prompts_sent: 17, done_count: 9, done_rate: 0.529,
+      participants: 4,
+      by_status: { active: 3, paused: 1 },
+      prompts_sent: 17,
+      done_count: 9,
+      done_rate: 0.529,
       flagged: { no_reply_48h: 2, delivery_failing: 1, intake_incomplete_24h: 1, paused: 1 },
     });
 
     await server.request('PUT', `/conversation/participants/${engaged.id}`, { cohort: 'arm-A' });
     const armA = await server.request('GET', '/study/overview?cohort=arm-A');
-    expect(armA.body.result.participants.map((row: { name: string; cohort: string }) => [row.name, row.cohort])).toEqual([['Engaged', 'arm-A']]);
+    expect(
+      armA.body.result.participants.map((row: { name: string; cohort: string }) => [row.name, row.cohort]),
+    ).toEqual([['Engaged', 'arm-A']]);
     const onlyPaused = await server.request('GET', '/study/overview?status=paused');
     expect(onlyPaused.body.result.participants.map((row: { name: string }) => row.name)).toEqual(['Paused']);
-    expect(await server.request('GET', '/study/overview?status=gone')).toMatchObject({ status: 400, body: { field: 'status' } });
+    expect(await server.request('GET', '/study/overview?status=gone')).toMatchObject({
+      status: 400,
+      body: { field: 'status' },
+    });
   });
 });

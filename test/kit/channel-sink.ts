@@ -1,4 +1,10 @@
-import { ChannelError, NO_LIMITS, type Channel, type ChannelCapabilities, type OutboundMessage } from '../../src/channels/channel.ts';
+import {
+  ChannelError,
+  NO_LIMITS,
+  type Channel,
+  type ChannelCapabilities,
+  type OutboundMessage,
+} from '../../src/channels/channel.ts';
 
 /** A channel that records what it is given; it can refuse the first N deliveries. */
 export class ChannelSink implements Channel {
@@ -38,7 +44,10 @@ export class ChannelSink implements Channel {
   waitFor(count: number, timeoutMs = 10_000): Promise<void> {
     if (this.delivered.length >= count) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`expected ${count} deliveries, got ${this.delivered.length}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`expected ${count} deliveries, got ${this.delivered.length}`)),
+        timeoutMs,
+      );
       this.#waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
     });
   }

@@ -12,10 +12,22 @@ export class ChildServer {
   readonly #child: ChildProcess;
 
   private constructor(env: Record<string, string>) {
-    this.#child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', 'src/main.ts'], {
-      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', LOG_REDACT: 'false', RATE_LIMITS: 'off', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.#child = spawn(
+      process.execPath,
+      ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', 'src/main.ts'],
+      {
+        env: {
+          ...process.env,
+          HOST: '127.0.0.1',
+          PORT: '0',
+          LOG_LEVEL: 'info',
+          LOG_REDACT: 'false',
+          RATE_LIMITS: 'off',
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let buffered = '';
     this.#child.stdout!.on('data', (chunk) => {
       buffered += String(chunk);
@@ -35,7 +47,8 @@ export class ChildServer {
       await server.kill(); // never left running behind a failed test
       throw error;
     }
-    if (!server.url) throw new Error(`the server exited before listening: ${JSON.stringify(server.exit)}\n${server.log.join('\n')}`);
+    if (!server.url)
+      throw new Error(`the server exited before listening: ${JSON.stringify(server.exit)}\n${server.log.join('\n')}`);
     return server;
   }
 
@@ -60,7 +73,10 @@ export class ChildServer {
   }
 
   async exited(): Promise<NonNullable<ChildServer['exit']>> {
-    return waitFor(() => this.exit, { what: `the server to exit; log:\n${this.log.slice(-20).join('\n')}`, timeoutMs: 20_000 });
+    return waitFor(() => this.exit, {
+      what: `the server to exit; log:\n${this.log.slice(-20).join('\n')}`,
+      timeoutMs: 20_000,
+    });
   }
 
   /** SIGKILL: the process dies on the spot, holding whatever leases and claims it had. */

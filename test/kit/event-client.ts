@@ -16,16 +16,23 @@ export class EventClient {
     this.#socket = new WebSocket(url);
     this.opened = new Promise((resolve, reject) => {
       this.#socket.addEventListener('open', () => resolve(), { once: true });
-      this.#socket.addEventListener('error', () => reject(new Error(`WebSocket ${url} failed to open`)), { once: true });
+      this.#socket.addEventListener('error', () => reject(new Error(`WebSocket ${url} failed to open`)), {
+        once: true,
+      });
     });
     this.#socket.addEventListener('message', (message) => {
-      this.events.push({ ...sessionEventSchema.parse(JSON.parse(String(message.data))), receivedAt: performance.now() });
+      this.events.push({
+        ...sessionEventSchema.parse(JSON.parse(String(message.data))),
+        receivedAt: performance.now(),
+      });
     });
     this.#socket.addEventListener('close', (event) => (this.closeCode = event.code));
   }
 
   static async connect(baseUrl: string, conversationOrParticipantId: string, query = ''): Promise<EventClient> {
-    const client = new EventClient(`${baseUrl.replace(/^http/, 'ws')}/api/conversations/${conversationOrParticipantId}/socket${query}`);
+    const client = new EventClient(
+      `${baseUrl.replace(/^http/, 'ws')}/api/conversations/${conversationOrParticipantId}/socket${query}`,
+    );
     await client.opened;
     return client;
   }

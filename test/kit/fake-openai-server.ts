@@ -30,9 +30,10 @@ export type FakeFault =
 export type FakeAnswer = FakeReply | FakeFault;
 
 /** The parsed request body, loosely typed: tests assert on it. */
-export type ChatRequestBody = Record<string, any>;  
+export type ChatRequestBody = Record<string, any>;
 
-export type FakeScript = readonly FakeAnswer[] | ((body: ChatRequestBody, callIndex: number) => FakeAnswer | Promise<FakeAnswer>);
+export type FakeScript =
+  readonly FakeAnswer[] | ((body: ChatRequestBody, callIndex: number) => FakeAnswer | Promise<FakeAnswer>);
 
 export interface RecordedRequest {
   path: string;
@@ -51,23 +52,30 @@ export interface FakeOpenAiServer {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-const DEFAULT_TRUNCATED: FakeReply = { toolCalls: [{ name: 'save_user_profile', arguments: { habit_domain: 'walking', preferred_time: '08:00' } }] };
+const DEFAULT_TRUNCATED: FakeReply = {
+  toolCalls: [{ name: 'save_user_profile', arguments: { habit_domain: 'walking', preferred_time: '08:00' } }],
+};
 
 export function createFakeOpenAiServer(initialScript: FakeScript = []): FakeOpenAiServer {
   let script = initialScript;
   let port = 0;
   const requests: RecordedRequest[] = [];
   const server = http.createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => sendJson(response, 500, { error: { message: String(error), type: 'server_error' } }));
+    handle(request, response).catch((error: unknown) =>
+      sendJson(response, 500, { error: { message: String(error), type: 'server_error' } }),
+    );
   });
 
   async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     const path = (request.url ?? '').split('?')[0] ?? '';
     if (request.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/chat/completions')) {
-      return sendJson(response, 404, { error: { message: `no route ${request.method} ${path}`, type: 'invalid_request_error' } });
+      return sendJson(response, 404, {
+        error: { message: `no route ${request.method} ${path}`, type: 'invalid_request_error' },
+      });
     }
     const body = parseJson(await readBody(request));
-    if (!body) return sendJson(response, 400, { error: { message: 'request body is not JSON', type: 'invalid_request_error' } });
+    if (!body)
+      return sendJson(response, 400, { error: { message: 'request body is not JSON', type: 'invalid_request_error' } });
     const callIndex = requests.length;
     requests.push({ path, headers: request.headers, body });
     const answer = await answerFor(script, body, callIndex);
@@ -77,7 +85,8 @@ export function createFakeOpenAiServer(initialScript: FakeScript = []): FakeOpen
       includeUsage: body.stream_options?.include_usage === true,
       completionId: `chatcmpl-fake-${callIndex + 1}`,
     };
-    if ('fault' in answer && (answer.fault === 'status' || answer.fault === 'hang')) return sendEarlyFault(response, answer);
+    if ('fault' in answer && (answer.fault === 'status' || answer.fault === 'hang'))
+      return sendEarlyFault(response, answer);
     if (body.stream !== true) return sendJson(response, 200, buildCompletion(replyOf(answer), context));
     await streamAnswer(response, answer, context);
   }
@@ -115,7 +124,13 @@ export async function startFakeOpenAiServer(script: FakeScript = []): Promise<Fa
 async function answerFor(script: FakeScript, body: ChatRequestBody, callIndex: number): Promise<FakeAnswer> {
   if (typeof script === 'function') return script(body, callIndex);
   const list = script as readonly FakeAnswer[];
-  return list[callIndex] ?? { fault: 'status', status: 500, body: { error: { message: `fake server: no scripted answer for call #${callIndex + 1}`, type: 'server_error' } } };
+  return (
+    list[callIndex] ?? {
+      fault: 'status',
+      status: 500,
+      body: { error: { message: `fake server: no scripted answer for call #${callIndex + 1}`, type: 'server_error' } },
+    }
+  );
 }
 
 function replyOf(answer: FakeAnswer): FakeReply {
@@ -152,7 +167,11 @@ function defaultErrorBody(status: number) {
 }
 
 async function streamAnswer(response: http.ServerResponse, answer: FakeAnswer, context: ChunkContext): Promise<void> {
-  response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  response.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
   const events = buildStreamChunks(replyOf(answer), context).map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
   const fault = 'fault' in answer ? answer : undefined;
   const limit = eventsBeforeFault(fault, events.length);
@@ -269,7 +288,13 @@ const CREATED = 1_700_000_000;
 
 /** Role chunk, content deltas, interleaved tool-call fragments, finish chunk, usage-only chunk. */
 export function buildStreamChunks(reply: FakeReply, context: ChunkContext): Chunk[] {
-  const base = { id: context.completionId, object: 'chat.completion.chunk', created: CREATED, model: reply.model ?? context.requestModel, system_fingerprint: 'fp_fake' };
+  const base = {
+    id: context.completionId,
+    object: 'chat.completion.chunk',
+    created: CREATED,
+    model: reply.model ?? context.requestModel,
+    system_fingerprint: 'fp_fake',
+  };
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): Chunk => ({
     ...base,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
@@ -277,7 +302,8 @@ export function buildStreamChunks(reply: FakeReply, context: ChunkContext): Chun
   });
   const calls = normalizedCalls(reply);
   const chunks: Chunk[] = [chunk({ role: 'assistant', content: calls.length > 0 && !reply.text ? null : '' })];
-  for (const piece of splitEvery(reply.reasoning ?? '', reply.chunkSize ?? 4)) chunks.push(chunk({ reasoning_content: piece }));
+  for (const piece of splitEvery(reply.reasoning ?? '', reply.chunkSize ?? 4))
+    chunks.push(chunk({ reasoning_content: piece }));
   for (const piece of splitEvery(reply.text ?? '', reply.chunkSize ?? 4)) chunks.push(chunk({ content: piece }));
   chunks.push(...toolCallChunks(calls, chunk));
   chunks.push(chunk({}, finishReasonOf(reply)));
@@ -289,8 +315,13 @@ export function buildStreamChunks(reply: FakeReply, context: ChunkContext): Chun
  * Every call's first fragment (index, id, type, name, empty arguments) comes first, then the
  * argument pieces of all calls interleave: the case clients that track "the last call" get wrong.
  */
-function toolCallChunks(calls: Array<Required<FakeToolCall> & { arguments: string }>, chunk: (delta: Record<string, unknown>) => Chunk): Chunk[] {
-  const starts = calls.map((call, index) => chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+function toolCallChunks(
+  calls: Array<Required<FakeToolCall> & { arguments: string }>,
+  chunk: (delta: Record<string, unknown>) => Chunk,
+): Chunk[] {
+  const starts = calls.map((call, index) =>
+    chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+  );
   const pieces = calls.map((call) => splitEvery(call.arguments, 7));
   const fragments: Chunk[] = [];
   const rounds = Math.max(0, ...pieces.map((list) => list.length));
@@ -305,7 +336,11 @@ function toolCallChunks(calls: Array<Required<FakeToolCall> & { arguments: strin
 
 export function buildCompletion(reply: FakeReply, context: ChunkContext): Chunk {
   const calls = normalizedCalls(reply);
-  const toolCalls = calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+  const toolCalls = calls.map((call) => ({
+    id: call.id,
+    type: 'function',
+    function: { name: call.name, arguments: call.arguments },
+  }));
   return {
     id: context.completionId,
     object: 'chat.completion',
@@ -314,7 +349,11 @@ export function buildCompletion(reply: FakeReply, context: ChunkContext): Chunk 
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: reply.text ?? (calls.length > 0 ? null : ''), ...(calls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        message: {
+          role: 'assistant',
+          content: reply.text ?? (calls.length > 0 ? null : ''),
+          ...(calls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
         logprobs: null,
         finish_reason: finishReasonOf(reply),
       },
@@ -338,7 +377,9 @@ function finishReasonOf(reply: FakeReply): string {
 function usageOf(reply: FakeReply, context: ChunkContext) {
   const usage = reply.usage ?? {
     prompt_tokens: 10 * context.messageCount,
-    completion_tokens: Math.ceil((reply.text ?? '').length / 4) + normalizedCalls(reply).reduce((sum, call) => sum + Math.ceil(call.arguments.length / 4), 0),
+    completion_tokens:
+      Math.ceil((reply.text ?? '').length / 4) +
+      normalizedCalls(reply).reduce((sum, call) => sum + Math.ceil(call.arguments.length / 4), 0),
   };
   return { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
 }
@@ -347,6 +388,7 @@ function usageOf(reply: FakeReply, context: ChunkContext) {
 export function splitEvery(text: string, size: number): string[] {
   const characters = Array.from(text);
   const pieces: string[] = [];
-  for (let start = 0; start < characters.length; start += size) pieces.push(characters.slice(start, start + size).join(''));
+  for (let start = 0; start < characters.length; start += size)
+    pieces.push(characters.slice(start, start + size).join(''));
   return pieces;
 }

@@ -105,7 +105,6 @@ export class FakeTwilioApi extends LoopbackFake<TwilioSend> {
     const expected = `${this.#accountSid}:${this.#authToken}`;
     return Buffer.from(encoded, 'base64').toString('utf8') === expected && pathAccountSid === this.#accountSid;
   }
-
 }
 
 /** Twilio's REST error body: `{code, message, more_info, status}`. */
@@ -157,7 +156,9 @@ function messageResource({ accountSid, params, form }: TwilioSend): Record<strin
   };
 }
 
-const GSM7_BASIC = "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà";
+const GSM7_BASIC =
+  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ ' +
+  '!"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà';
 const GSM7_EXTENDED = '^{}\\[~]|€\f';
 
 /** SMS segments: GSM-7 (160 / 153 per part, extension characters count twice) or UCS-2 (70 / 67). */
@@ -179,5 +180,3 @@ function ucs2Segments(body: string): number {
 function rfc2822(date: Date): string {
   return date.toUTCString().replace('GMT', '+0000');
 }
-
-

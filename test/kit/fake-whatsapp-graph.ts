@@ -94,7 +94,12 @@ export class FakeWhatsAppGraph extends LoopbackFake<GraphSend> {
     const failure = this.failures.shift();
     if (failure) {
       record(failure.status);
-      return graphError(response, failure.status, failure.code, failure.message ?? DEFAULT_MESSAGES[failure.code] ?? 'Error');
+      return graphError(
+        response,
+        failure.status,
+        failure.code,
+        failure.message ?? DEFAULT_MESSAGES[failure.code] ?? 'Error',
+      );
     }
     record(200);
     const acceptance = this.#acceptance(body);
@@ -105,16 +110,24 @@ export class FakeWhatsAppGraph extends LoopbackFake<GraphSend> {
 
   #acceptance(body: any): { messaging_product: string; contacts: unknown[]; messages: Array<{ id: string }> } {
     this.#sequence += 1;
-    const contact = body.to !== undefined ? { input: body.to, wa_id: onlyDigits(String(body.to)) } : { input: body.recipient, user_id: body.recipient };
+    const contact =
+      body.to !== undefined
+        ? { input: body.to, wa_id: onlyDigits(String(body.to)) }
+        : { input: body.recipient, user_id: body.recipient };
     // Real wamids are base64 of an opaque binary record; only uniqueness matters here.
     const opaque = Buffer.concat([Buffer.from(`FAKE${this.#sequence}:`), randomBytes(12)]).toString('base64');
     return { messaging_product: 'whatsapp', contacts: [contact], messages: [{ id: `wamid.${opaque}` }] };
   }
-
 }
 
 /** Graph's error envelope: `{error:{message, type, code, error_data, fbtrace_id}}`. */
-function graphError(response: ServerResponse, status: number, code: number, message: string, type = 'OAuthException'): void {
+function graphError(
+  response: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  type = 'OAuthException',
+): void {
   sendJson(response, status, {
     error: {
       message: `(#${code}) ${message}`,
@@ -144,5 +157,3 @@ function parseJson(raw: string): any {
     return undefined;
   }
 }
-
-

@@ -34,9 +34,20 @@ function sendWhatsApp(fake: FakeWhatsAppGraph, body: unknown, token = TOKEN): Pr
   });
 }
 
-const text = (to: string, body: string) => ({ messaging_product: 'whatsapp', recipient_type: 'individual', to, type: 'text', text: { body } });
+const text = (to: string, body: string) => ({
+  messaging_product: 'whatsapp',
+  recipient_type: 'individual',
+  to,
+  type: 'text',
+  text: { body },
+});
 
-function sendTwilio(fake: FakeTwilioApi, params: Record<string, string>, credentials = `${ACCOUNT_SID}:${AUTH_TOKEN}`, accountSid = ACCOUNT_SID): Promise<Response> {
+function sendTwilio(
+  fake: FakeTwilioApi,
+  params: Record<string, string>,
+  credentials = `${ACCOUNT_SID}:${AUTH_TOKEN}`,
+  accountSid = ACCOUNT_SID,
+): Promise<Response> {
   return fetch(`${fake.baseUrl}/2010-04-01/Accounts/${accountSid}/Messages.json`, {
     method: 'POST',
     headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` },
@@ -49,7 +60,12 @@ describe('FakeWhatsAppGraph', () => {
     const fake = await graph();
     expect(fake.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v23\.0$/);
     const first = await sendWhatsApp(fake, text('16505551234', 'Time for a walk!'));
-    const second = await sendWhatsApp(fake, { messaging_product: 'whatsapp', to: '+14165550199', type: 'interactive', interactive: { type: 'button' } });
+    const second = await sendWhatsApp(fake, {
+      messaging_product: 'whatsapp',
+      to: '+14165550199',
+      type: 'interactive',
+      interactive: { type: 'button' },
+    });
     expect(first.status).toBe(200);
     const answer: any = await first.json();
     expect(answer).toEqual({
@@ -69,7 +85,10 @@ describe('FakeWhatsAppGraph', () => {
     const fake = await graph();
     fake.failures.push({ status: 500, code: 1 });
     const wrong = await sendWhatsApp(fake, text('16505551234', 'hi'), 'not-the-token');
-    const missing = await fetch(`${fake.baseUrl}/${PHONE_NUMBER_ID}/messages`, { method: 'POST', body: JSON.stringify(text('16505551234', 'hi')) });
+    const missing = await fetch(`${fake.baseUrl}/${PHONE_NUMBER_ID}/messages`, {
+      method: 'POST',
+      body: JSON.stringify(text('16505551234', 'hi')),
+    });
     expect(wrong.status).toBe(401);
     expect(missing.status).toBe(401);
     const body: any = await wrong.json();
@@ -82,7 +101,11 @@ describe('FakeWhatsAppGraph', () => {
 
   it('fails the next sends from the failure queue, then accepts again', async () => {
     const fake = await graph();
-    fake.failures.push({ status: 400, code: 131047 }, { status: 429, code: 130429 }, { status: 500, code: 1, message: 'boom' });
+    fake.failures.push(
+      { status: 400, code: 131047 },
+      { status: 429, code: 130429 },
+      { status: 500, code: 1, message: 'boom' },
+    );
     const statuses: number[] = [];
     const errors: any[] = [];
     for (let attempt = 0; attempt < 4; attempt += 1) {
@@ -91,7 +114,11 @@ describe('FakeWhatsAppGraph', () => {
       errors.push(((await response.json()) as any).error);
     }
     expect(statuses).toEqual([400, 429, 500, 200]);
-    expect(errors[0]).toMatchObject({ code: 131047, type: 'OAuthException', error_data: { messaging_product: 'whatsapp' } });
+    expect(errors[0]).toMatchObject({
+      code: 131047,
+      type: 'OAuthException',
+      error_data: { messaging_product: 'whatsapp' },
+    });
     expect(errors[0].message).toContain('Re-engagement message');
     expect(errors[1]).toMatchObject({ code: 130429 });
     expect(errors[2].message).toContain('boom');
@@ -138,19 +165,36 @@ describe('FakeTwilioApi', () => {
       date_created: expect.stringMatching(/^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} \+0000$/),
     });
     expect(fake.sent).toHaveLength(1);
-    expect(fake.sent[0]).toMatchObject({ accountSid: ACCOUNT_SID, params: { To: '+14165550199', From: '+15005550006', Body: 'Time for a walk!' } });
+    expect(fake.sent[0]).toMatchObject({
+      accountSid: ACCOUNT_SID,
+      params: { To: '+14165550199', From: '+15005550006', Body: 'Time for a walk!' },
+    });
     expect(fake.bodies()).toEqual(['Time for a walk!']);
     expect(fake.to('+14165550199')).toHaveLength(1);
   });
 
   it('rejects wrong credentials or another account with 401 code 20003', async () => {
     const fake = await twilio();
-    const wrongToken = await sendTwilio(fake, { To: '+14165550199', From: '+15005550006', Body: 'x' }, `${ACCOUNT_SID}:nope`);
-    const otherAccount = await sendTwilio(fake, { To: '+14165550199', From: '+15005550006', Body: 'x' }, undefined, 'AC' + 'f'.repeat(32));
+    const wrongToken = await sendTwilio(
+      fake,
+      { To: '+14165550199', From: '+15005550006', Body: 'x' },
+      `${ACCOUNT_SID}:nope`,
+    );
+    const otherAccount = await sendTwilio(
+      fake,
+      { To: '+14165550199', From: '+15005550006', Body: 'x' },
+      undefined,
+      'AC' + 'f'.repeat(32),
+    );
     expect(wrongToken.status).toBe(401);
     expect(otherAccount.status).toBe(401);
     expect(wrongToken.headers.get('www-authenticate')).toContain('Basic');
-    expect(await wrongToken.json()).toEqual({ code: 20003, message: 'Authenticate', more_info: 'https://www.twilio.com/docs/errors/20003', status: 401 });
+    expect(await wrongToken.json()).toEqual({
+      code: 20003,
+      message: 'Authenticate',
+      more_info: 'https://www.twilio.com/docs/errors/20003',
+      status: 401,
+    });
     expect(fake.sent).toEqual([]);
   });
 
@@ -163,7 +207,12 @@ describe('FakeTwilioApi', () => {
       answers.push({ status: response.status, body: await response.json() });
     }
     expect(answers.map((answer) => answer.status)).toEqual([400, 429, 500, 201]);
-    expect(answers[0]?.body).toEqual({ code: 21610, message: 'Attempt to send to unsubscribed recipient', more_info: 'https://www.twilio.com/docs/errors/21610', status: 400 });
+    expect(answers[0]?.body).toEqual({
+      code: 21610,
+      message: 'Attempt to send to unsubscribed recipient',
+      more_info: 'https://www.twilio.com/docs/errors/21610',
+      status: 400,
+    });
     expect(answers[1]?.body).toMatchObject({ code: 20429, status: 429 });
     expect(fake.bodies()).toEqual(['try 3']);
     expect(fake.attempts).toHaveLength(4);
@@ -174,7 +223,11 @@ describe('FakeTwilioApi', () => {
     const noTo = await sendTwilio(fake, { From: '+15005550006', Body: 'x' });
     expect(noTo.status).toBe(400);
     expect(((await noTo.json()) as any).code).toBe(21604);
-    const viaService = await sendTwilio(fake, { To: '+14165550199', MessagingServiceSid: 'MG' + '0'.repeat(32), Body: 'x' });
+    const viaService = await sendTwilio(fake, {
+      To: '+14165550199',
+      MessagingServiceSid: 'MG' + '0'.repeat(32),
+      Body: 'x',
+    });
     expect(await viaService.json()).toMatchObject({ status: 'accepted', from: null, num_segments: '0' });
   });
 
@@ -202,10 +255,14 @@ describe('provider signatures', () => {
 
   it('signs WhatsApp bodies as sha256=<hex HMAC-SHA256> of the raw bytes', () => {
     // RFC 4231 test case 2 (key "Jefe").
-    expect(whatsappSignature('Jefe', 'what do ya want for nothing?')).toBe('sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
+    expect(whatsappSignature('Jefe', 'what do ya want for nothing?')).toBe(
+      'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+    );
     const raw = readFileSync(new URL('../fixtures/whatsapp/text.json', import.meta.url));
     expect(whatsappSignature('secret', raw)).toBe(whatsappSignature('secret', raw.toString('utf8')));
-    expect(whatsappSignature('secret', JSON.stringify(JSON.parse(raw.toString('utf8'))))).not.toBe(whatsappSignature('secret', raw));
+    expect(whatsappSignature('secret', JSON.stringify(JSON.parse(raw.toString('utf8'))))).not.toBe(
+      whatsappSignature('secret', raw),
+    );
   });
 });
 
@@ -238,7 +295,10 @@ describe('provider fixtures', () => {
   it('Twilio payloads are flat string maps', () => {
     for (const name of readdirSync(twilioDir)) {
       const params = read(twilioDir, name);
-      expect(Object.values(params).every((value) => typeof value === 'string'), name).toBe(true);
+      expect(
+        Object.values(params).every((value) => typeof value === 'string'),
+        name,
+      ).toBe(true);
       expect(params.MessageSid, name).toMatch(/^(SM|MM)[0-9a-f]{32}$/);
       expect(params.AccountSid, name).toMatch(/^AC[0-9a-f]{32}$/);
     }

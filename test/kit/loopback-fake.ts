@@ -43,7 +43,10 @@ export abstract class LoopbackFake<Accepted> {
   waitForSent(count: number, timeoutMs = 5000): Promise<void> {
     if (this.sent.length >= count) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`expected ${count} ${this.#what} sends, got ${this.sent.length}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`expected ${count} ${this.#what} sends, got ${this.sent.length}`)),
+        timeoutMs,
+      );
       this.#waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
     });
   }

@@ -4,7 +4,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 /** An MCP server over streamable HTTP on a loopback port, any free one by default (stateless: one transport per request). */
-export async function startMcpHttpServer(build: () => McpServer, port = 0): Promise<{ url: string; port: number; close(): Promise<void> }> {
+export async function startMcpHttpServer(
+  build: () => McpServer,
+  port = 0,
+): Promise<{ url: string; port: number; close(): Promise<void> }> {
   const http: Server = createServer(async (request, response) => {
     const server = build();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
@@ -20,6 +23,10 @@ export async function startMcpHttpServer(build: () => McpServer, port = 0): Prom
   return {
     url: `http://127.0.0.1:${bound}/mcp`,
     port: bound,
-    close: () => new Promise<void>((resolve) => { http.closeAllConnections(); http.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
   };
 }

@@ -37,13 +37,25 @@ export function parsePrometheusText(text: string): Sample[] {
       consumed += label[0].length;
     }
     if (consumed !== labelText.length) throw new Error(`line ${index + 1}: bad labels: ${labelText}`);
-    samples.push({ name: name!, labels, value: /nan/i.test(value!) ? NaN : /inf/i.test(value!) ? (value!.startsWith('-') ? -Infinity : Infinity) : Number(value) });
+    samples.push({
+      name: name!,
+      labels,
+      value: /nan/i.test(value!)
+        ? NaN
+        : /inf/i.test(value!)
+          ? value!.startsWith('-')
+            ? -Infinity
+            : Infinity
+          : Number(value),
+    });
   }
   return samples;
 }
 
 /** The value of the sample with this name and (at least) these labels; 0 when there is none. */
 export function sampleValue(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number {
-  const found = samples.find((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
+  const found = samples.find(
+    (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+  );
   return found?.value ?? 0;
 }

@@ -6,8 +6,17 @@ import { twilioSignature, whatsappSignature } from './provider-signatures.ts';
 import type { TestServer } from './test-server.ts';
 
 /** Test credentials: made up, only ever sent to the local fakes. */
-export const WA = { accessToken: 'EAAG-test-token', phoneNumberId: '106540352242922', appSecret: 'test-app-secret', verifyToken: 'test-verify-token' };
-export const TW = { accountSid: `AC${'0123456789abcdef'.repeat(2)}`, authToken: 'test-twilio-token', from: '+15005550006' };
+export const WA = {
+  accessToken: 'EAAG-test-token',
+  phoneNumberId: '106540352242922',
+  appSecret: 'test-app-secret',
+  verifyToken: 'test-verify-token',
+};
+export const TW = {
+  accountSid: `AC${'0123456789abcdef'.repeat(2)}`,
+  authToken: 'test-twilio-token',
+  from: '+15005550006',
+};
 
 export function whatsappEnv(graph: FakeWhatsAppGraph, extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -22,7 +31,13 @@ export function whatsappEnv(graph: FakeWhatsAppGraph, extra: Record<string, stri
 }
 
 export function twilioEnv(api: FakeTwilioApi, extra: Record<string, string> = {}): Record<string, string> {
-  return { TWILIO_ACCOUNT_SID: TW.accountSid, TWILIO_AUTH_TOKEN: TW.authToken, TWILIO_FROM: TW.from, TWILIO_API_BASE_URL: api.baseUrl, ...extra };
+  return {
+    TWILIO_ACCOUNT_SID: TW.accountSid,
+    TWILIO_AUTH_TOKEN: TW.authToken,
+    TWILIO_FROM: TW.from,
+    TWILIO_API_BASE_URL: api.baseUrl,
+    ...extra,
+  };
 }
 
 export const startGraph = () => new FakeWhatsAppGraph({ accessToken: WA.accessToken }).start();
@@ -38,16 +53,30 @@ let sequence = 0;
 export const wamid = () => `wamid.TEST${Date.now().toString(36)}${(sequence += 1)}`;
 
 /** A WhatsApp webhook carrying one message from `waId`, shaped like the text fixture. */
-export function whatsappMessage(message: Record<string, unknown>, options: { waId?: string; userId?: string; at?: Date } = {}): any {
+export function whatsappMessage(
+  message: Record<string, unknown>,
+  options: { waId?: string; userId?: string; at?: Date } = {},
+): any {
   const payload = fixture('whatsapp', 'text');
   const value = payload.entry[0].changes[0].value;
   const waId = options.waId ?? '16505551234';
-  value.contacts = [{ profile: { name: 'Sheena Nelson' }, wa_id: waId, ...(options.userId ? { user_id: options.userId } : {}) }];
-  value.messages = [{ from: waId, ...(options.userId ? { from_user_id: options.userId } : {}), id: wamid(), timestamp: unix(options.at), ...message }];
+  value.contacts = [
+    { profile: { name: 'Sheena Nelson' }, wa_id: waId, ...(options.userId ? { user_id: options.userId } : {}) },
+  ];
+  value.messages = [
+    {
+      from: waId,
+      ...(options.userId ? { from_user_id: options.userId } : {}),
+      id: wamid(),
+      timestamp: unix(options.at),
+      ...message,
+    },
+  ];
   return payload;
 }
 
-export const whatsappText = (text: string, options: { waId?: string; userId?: string; at?: Date } = {}) => whatsappMessage({ type: 'text', text: { body: text } }, options);
+export const whatsappText = (text: string, options: { waId?: string; userId?: string; at?: Date } = {}) =>
+  whatsappMessage({ type: 'text', text: { body: text } }, options);
 
 /** A status webhook for one of our messages. */
 export function whatsappStatus(providerMessageId: string, status: string, at: Date, errors?: object[]): any {
@@ -69,7 +98,12 @@ export async function postWhatsApp(server: TestServer, payload: unknown, signatu
 }
 
 /** POSTs a Twilio webhook form, signed for `url` (default: the URL the server is reached at). */
-export async function postTwilio(server: TestServer, path: string, params: Record<string, string>, options: { url?: string; signature?: string | null } = {}) {
+export async function postTwilio(
+  server: TestServer,
+  path: string,
+  params: Record<string, string>,
+  options: { url?: string; signature?: string | null } = {},
+) {
   const signedUrl = options.url ?? `${server.url}${path}`;
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   const sig = options.signature === undefined ? twilioSignature(TW.authToken, signedUrl, params) : options.signature;
@@ -81,5 +115,14 @@ let smsSequence = 0;
 /** An inbound SMS form, shaped like the fixture, from `from` with a fresh MessageSid. */
 export function smsForm(from: string, body: string, extra: Record<string, string> = {}): Record<string, string> {
   const sid = `SM${(Date.now().toString(16) + (smsSequence += 1).toString(16)).padStart(32, '0').slice(-32)}`;
-  return { ...fixture('twilio', 'inbound-sms'), From: from, Body: body, MessageSid: sid, SmsSid: sid, SmsMessageSid: sid, AccountSid: TW.accountSid, ...extra };
+  return {
+    ...fixture('twilio', 'inbound-sms'),
+    From: from,
+    Body: body,
+    MessageSid: sid,
+    SmsSid: sid,
+    SmsMessageSid: sid,
+    AccountSid: TW.accountSid,
+    ...extra,
+  };
 }

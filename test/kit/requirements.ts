@@ -15,11 +15,14 @@ export const POSTGRES_READY = process.env.PP_TEST_POSTGRES !== 'missing';
  * `// @requires postgres` or `// @requires chromium`. Where something is missing, its files are
  * left out with one line saying what and why, unless `CI` is set: there everything is required.
  */
-export async function checkTestRequirements(testRoot: string): Promise<{ exclude: string[]; env: Record<string, string> }> {
+export async function checkTestRequirements(
+  testRoot: string,
+): Promise<{ exclude: string[]; env: Record<string, string> }> {
   const missing = new Map<string, string>();
   const postgres = await postgresProblem(PG_URL);
   if (postgres) missing.set('postgres', `no PostgreSQL at ${PG_URL} (${postgres}); set TEST_DATABASE_URL`);
-  if (!existsSync(CHROMIUM_PATH)) missing.set('chromium', `no Chromium at ${CHROMIUM_PATH}; apt-get install chromium or set CHROMIUM_PATH`);
+  if (!existsSync(CHROMIUM_PATH))
+    missing.set('chromium', `no Chromium at ${CHROMIUM_PATH}; apt-get install chromium or set CHROMIUM_PATH`);
   if (missing.size > 0 && process.env.CI) throw new Error(`CI needs every suite: ${[...missing.values()].join('; ')}`);
   const exclude: string[] = [];
   for (const [requirement, why] of missing) {

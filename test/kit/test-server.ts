@@ -10,7 +10,12 @@ import { waitFor } from './wait-for.ts';
 export interface TestServer extends RunningServer {
   sink: ChannelSink;
   /** fetch() against the server, JSON in and out. */
-  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
 /** A temporary SQLite file, so tests exercise the same WAL file store as production. */
@@ -23,12 +28,25 @@ export function tempSqliteUrl(): string {
  * overrides the test gives (a scripted model, a clock). With `OUTBOUND_WEBHOOK_URL` in `env` the
  * real webhook channel posts there instead (and the channel sink stays empty).
  */
-export async function startTestServer(env: Record<string, string> = {}, overrides: ServerOverrides = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  overrides: ServerOverrides = {},
+): Promise<TestServer> {
   // Rate limits off unless a test turns them on: tests send bursts on purpose.
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: tempSqliteUrl(), LOG_LEVEL: 'silent', RATE_LIMITS: 'off', ...env });
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATABASE_URL: tempSqliteUrl(),
+    LOG_LEVEL: 'silent',
+    RATE_LIMITS: 'off',
+    ...env,
+  });
   const sink = overrides.channel instanceof ChannelSink ? overrides.channel : new ChannelSink();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const server = await startServer(config, logger, { ...overrides, channel: env.OUTBOUND_WEBHOOK_URL ? undefined : sink });
+  const server = await startServer(config, logger, {
+    ...overrides,
+    channel: env.OUTBOUND_WEBHOOK_URL ? undefined : sink,
+  });
   const request: TestServer['request'] = async (method, path, body, headers = {}) => {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {
@@ -54,5 +72,8 @@ export async function sayAndWait(server: TestServer, phone: string, text: string
   await server.request('POST', '/conversation/inbound', { from: phone, text });
   await server.engine.idle();
   await waitFor(() => server.sink.to(phone).length > before, { what: `reply to "${text}"` });
-  return server.sink.to(phone).slice(before).map((message) => message.text);
+  return server.sink
+    .to(phone)
+    .slice(before)
+    .map((message) => message.text);
 }

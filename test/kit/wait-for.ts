@@ -1,5 +1,8 @@
 /** Polls `check` until it returns a truthy value or the deadline passes. No fixed sleeps. */
-export async function waitFor<T>(check: () => Promise<T> | T, options: { timeoutMs?: number; what?: string; intervalMs?: number } = {}): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  check: () => Promise<T> | T,
+  options: { timeoutMs?: number; what?: string; intervalMs?: number } = {},
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   let last: T | undefined;
   while (Date.now() < deadline) {

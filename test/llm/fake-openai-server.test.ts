@@ -11,9 +11,13 @@ afterEach(async () => {
 });
 
 const post = (path: string, body: unknown) =>
-  fetch(`${server.baseUrl.replace(/\/v1$/, '')}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${server.baseUrl.replace(/\/v1$/, '')}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
-function dataEvents(sse: string): Array<Record<string, any>> {  
+function dataEvents(sse: string): Array<Record<string, any>> {
   return sse
     .split('\n\n')
     .filter((event) => event.startsWith('data: ') && event !== 'data: [DONE]')
@@ -22,8 +26,19 @@ function dataEvents(sse: string): Array<Record<string, any>> {
 
 describe('fake OpenAI server', () => {
   it('streams role, content, interleaved tool-call fragments, finish, usage-only chunk and [DONE]', async () => {
-    server.setScript((body) => ({ text: `you said ${lastUserText(body)}`, toolCalls: [{ id: 'call_A', name: 'a', arguments: { x: 'alpha beta' } }, { id: 'call_B', name: 'b', arguments: { y: 'gamma delta' } }] }));
-    const response = await post('/v1/chat/completions', { model: 'm', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hello' }] });
+    server.setScript((body) => ({
+      text: `you said ${lastUserText(body)}`,
+      toolCalls: [
+        { id: 'call_A', name: 'a', arguments: { x: 'alpha beta' } },
+        { id: 'call_B', name: 'b', arguments: { y: 'gamma delta' } },
+      ],
+    }));
+    const response = await post('/v1/chat/completions', {
+      model: 'm',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'hello' }],
+    });
     const sse = await response.text();
 
     expect(response.headers.get('content-type')).toContain('text/event-stream');
@@ -38,18 +53,32 @@ describe('fake OpenAI server', () => {
     expect(fragments[0]).toEqual({ index: 0, id: 'call_A', type: 'function', function: { name: 'a', arguments: '' } });
     expect(fragments[1]).toMatchObject({ index: 1, id: 'call_B' });
     expect(fragments.slice(2).map((fragment) => fragment.index)).toEqual([0, 1, 0, 1, 0, 1]);
-    const argumentsOf = (index: number) => fragments.filter((fragment) => fragment.index === index).map((fragment) => fragment.function.arguments).join('');
+    const argumentsOf = (index: number) =>
+      fragments
+        .filter((fragment) => fragment.index === index)
+        .map((fragment) => fragment.function.arguments)
+        .join('');
     expect([argumentsOf(0), argumentsOf(1)]).toEqual(['{"x":"alpha beta"}', '{"y":"gamma delta"}']);
-    expect(fragments.slice(2).every((fragment) => fragment.id === undefined && fragment.function.name === undefined)).toBe(true);
+    expect(
+      fragments.slice(2).every((fragment) => fragment.id === undefined && fragment.function.name === undefined),
+    ).toBe(true);
     expect(chunks.at(-2)?.choices[0].finish_reason).toBe('tool_calls');
-    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 10, total_tokens: expect.any(Number) } });
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 10, total_tokens: expect.any(Number) },
+    });
   });
 
   it('answers JSON when not streaming, on /chat/completions too, and records body and headers', async () => {
     server.setScript([{ text: 'plain' }]);
     const response = await post('/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'hi' }] });
-    expect(await response.json()).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant', content: 'plain' }, finish_reason: 'stop' }] });
-    expect(server.requests).toMatchObject([{ path: '/chat/completions', body: { model: 'm' }, headers: { 'content-type': 'application/json' } }]);
+    expect(await response.json()).toMatchObject({
+      object: 'chat.completion',
+      choices: [{ message: { role: 'assistant', content: 'plain' }, finish_reason: 'stop' }],
+    });
+    expect(server.requests).toMatchObject([
+      { path: '/chat/completions', body: { model: 'm' }, headers: { 'content-type': 'application/json' } },
+    ]);
   });
 
   it('injects status faults with retry-after, and answers 500 when the script runs out', async () => {

@@ -45,7 +45,10 @@ function setup(script: FakeScript, overrides: Partial<OpenAiCompatibleProviderOp
   });
   const deltas: string[] = [];
   const call = (request: Partial<LlmRequest> = {}, signal?: AbortSignal) =>
-    provider.complete({ messages: [{ role: 'user', content: 'hi' }], ...request }, { signal, onTextDelta: (delta) => deltas.push(delta) });
+    provider.complete(
+      { messages: [{ role: 'user', content: 'hi' }], ...request },
+      { signal, onTextDelta: (delta) => deltas.push(delta) },
+    );
   return { provider, call, deltas, sleeps, retries };
 }
 
@@ -61,18 +64,29 @@ async function failureOf(promise: Promise<unknown>): Promise<AppError> {
 describe('openai-compatible provider: streaming', () => {
   it('streams text deltas in order and reports text, finish reason, model and usage', async () => {
     const text = 'Hello there! Ready for a 5-minute walk? ✨ 你好, Привет.';
-    const { call, deltas, provider } = setup([{ text, model: 'gpt-test-2026-01-01', usage: { prompt_tokens: 42, completion_tokens: 17 } }]);
+    const { call, deltas, provider } = setup([
+      { text, model: 'gpt-test-2026-01-01', usage: { prompt_tokens: 42, completion_tokens: 17 } },
+    ]);
 
     const response = await call();
 
     expect(provider.name).toBe('openai-compatible');
     expect(deltas.length).toBeGreaterThan(5);
     expect(deltas.join('')).toBe(text);
-    expect(response).toEqual({ text, toolCalls: [], finishReason: 'stop', model: 'gpt-test-2026-01-01', usage: { inputTokens: 42, outputTokens: 17 } });
+    expect(response).toEqual({
+      text,
+      toolCalls: [],
+      finishReason: 'stop',
+      model: 'gpt-test-2026-01-01',
+      usage: { inputTokens: 42, outputTokens: 17 },
+    });
   });
 
   it('keeps reasoning (reasoning_content) apart from the text: never streamed as text', async () => {
-    const { call, deltas } = setup([{ reasoning: 'The user greets me; greet back.', text: 'Hi!' }, { reasoning: 'Only thinking this time.' }]);
+    const { call, deltas } = setup([
+      { reasoning: 'The user greets me; greet back.', text: 'Hi!' },
+      { reasoning: 'Only thinking this time.' },
+    ]);
     expect(await call()).toMatchObject({ text: 'Hi!', reasoning: 'The user greets me; greet back.' });
     expect(deltas.join('')).toBe('Hi!');
     expect(await call()).toMatchObject({ text: '', reasoning: 'Only thinking this time.', toolCalls: [] });
@@ -100,7 +114,16 @@ describe('openai-compatible provider: streaming', () => {
   });
 
   it('keeps truncated tool arguments as raw text instead of failing', async () => {
-    const { call } = setup([{ fault: 'truncated-tool-arguments', reply: { toolCalls: [{ id: 'call_T', name: 'save_user_profile', arguments: '{"habit_domain":"walking","minutes":10}' }] } }]);
+    const { call } = setup([
+      {
+        fault: 'truncated-tool-arguments',
+        reply: {
+          toolCalls: [
+            { id: 'call_T', name: 'save_user_profile', arguments: '{"habit_domain":"walking","minutes":10}' },
+          ],
+        },
+      },
+    ]);
 
     const response = await call();
 
@@ -117,29 +140,62 @@ describe('openai-compatible provider: streaming', () => {
       messages: [
         { role: 'system', content: 'You are a coach.' },
         { role: 'user', content: 'I want to walk.' },
-        { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'save_user_profile', arguments: '{"habit_domain":"walking"}' }] },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: 'call_1', name: 'save_user_profile', arguments: '{"habit_domain":"walking"}' }],
+        },
         { role: 'tool', toolCallId: 'call_1', content: '{"ok":true}' },
         { role: 'assistant', content: 'Saved.' },
         { role: 'user', content: 'Thanks' },
       ],
-      tools: [{ name: 'save_user_profile', description: 'Saves the profile.', parameters: { type: 'object', properties: { habit_domain: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'save_user_profile',
+          description: 'Saves the profile.',
+          parameters: { type: 'object', properties: { habit_domain: { type: 'string' } } },
+        },
+      ],
     });
 
     expect(server.requests).toHaveLength(1);
     const [{ path, headers, body }] = server.requests as [(typeof server.requests)[number]];
     expect(path).toBe('/v1/chat/completions');
     expect(headers.authorization).toBe('Bearer sk-test-123');
-    expect(body).toMatchObject({ model: 'gpt-override', stream: true, stream_options: { include_usage: true }, temperature: 0.2, max_tokens: 300 });
+    expect(body).toMatchObject({
+      model: 'gpt-override',
+      stream: true,
+      stream_options: { include_usage: true },
+      temperature: 0.2,
+      max_tokens: 300,
+    });
     expect(body.messages).toEqual([
       { role: 'system', content: 'You are a coach.' },
       { role: 'user', content: 'I want to walk.' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'save_user_profile', arguments: '{"habit_domain":"walking"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'save_user_profile', arguments: '{"habit_domain":"walking"}' },
+          },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: '{"ok":true}' },
       { role: 'assistant', content: 'Saved.' },
       { role: 'user', content: 'Thanks' },
     ]);
     expect(body.tools).toEqual([
-      { type: 'function', function: { name: 'save_user_profile', description: 'Saves the profile.', parameters: { type: 'object', properties: { habit_domain: { type: 'string' } } } } },
+      {
+        type: 'function',
+        function: {
+          name: 'save_user_profile',
+          description: 'Saves the profile.',
+          parameters: { type: 'object', properties: { habit_domain: { type: 'string' } } },
+        },
+      },
     ]);
   });
 
@@ -154,7 +210,10 @@ describe('openai-compatible provider: streaming', () => {
 
 describe('openai-compatible provider: retries', () => {
   it('retries a 429 after the retry-after the server asked for', async () => {
-    const { call, sleeps, retries } = setup([{ fault: 'status', status: 429, retryAfter: '2' }, { text: 'second time lucky' }]);
+    const { call, sleeps, retries } = setup([
+      { fault: 'status', status: 429, retryAfter: '2' },
+      { text: 'second time lucky' },
+    ]);
     const response = await call();
     expect(response.text).toBe('second time lucky');
     expect(server.requests).toHaveLength(2);
@@ -163,7 +222,11 @@ describe('openai-compatible provider: retries', () => {
   });
 
   it('retries a 500 with exponential backoff', async () => {
-    const { call, sleeps } = setup([{ fault: 'status', status: 500 }, { fault: 'status', status: 502 }, { text: 'ok' }]);
+    const { call, sleeps } = setup([
+      { fault: 'status', status: 500 },
+      { fault: 'status', status: 502 },
+      { text: 'ok' },
+    ]);
     expect((await call()).text).toBe('ok');
     expect(sleeps).toEqual([250, 500]);
   });
@@ -187,7 +250,14 @@ describe('openai-compatible provider: retries', () => {
   });
 
   it('does not retry a 429 whose quota is exhausted', async () => {
-    const body = { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } };
+    const body = {
+      error: {
+        message: 'You exceeded your current quota, please check your plan and billing details.',
+        type: 'insufficient_quota',
+        param: null,
+        code: 'insufficient_quota',
+      },
+    };
     const { call } = setup(() => ({ fault: 'status', status: 429, body }));
     expect(await failureOf(call())).toMatchObject({ code: 'llm_rejected', retryable: false });
     expect(server.requests).toHaveLength(1);
@@ -217,7 +287,10 @@ describe('openai-compatible provider: broken streams', () => {
   });
 
   it('does not retry a stream cut after text reached the caller', async () => {
-    const { call, deltas } = setup([{ fault: 'cut', afterChunks: 3, reply: { text: 'abcdefghijklmnop' } }, { text: 'never sent' }]);
+    const { call, deltas } = setup([
+      { fault: 'cut', afterChunks: 3, reply: { text: 'abcdefghijklmnop' } },
+      { text: 'never sent' },
+    ]);
     const error = await failureOf(call());
     expect(error).toMatchObject({ code: 'llm_unavailable', fault: 'model' });
     expect(deltas.join('')).toBe('abcdefgh');
@@ -226,7 +299,11 @@ describe('openai-compatible provider: broken streams', () => {
 
   it('retries a stream cut after text when no one was listening to the text', async () => {
     server.setScript([{ fault: 'cut', afterChunks: 3 }, { text: 'fresh' }]);
-    const provider = createOpenAiCompatibleProvider({ baseUrl: server.baseUrl, model: 'm', clock: recordingClock().clock });
+    const provider = createOpenAiCompatibleProvider({
+      baseUrl: server.baseUrl,
+      model: 'm',
+      clock: recordingClock().clock,
+    });
     expect((await provider.complete({ messages: [{ role: 'user', content: 'hi' }] })).text).toBe('fresh');
   });
 
@@ -235,7 +312,9 @@ describe('openai-compatible provider: broken streams', () => {
     expect((await before.call()).text).toBe('ok');
 
     server.requests.length = 0;
-    const after = setup([{ fault: 'stall', afterChunks: 2, reply: { text: 'partial text here' } }], { idleTimeoutMs: 300 });
+    const after = setup([{ fault: 'stall', afterChunks: 2, reply: { text: 'partial text here' } }], {
+      idleTimeoutMs: 300,
+    });
     expect(await failureOf(after.call())).toMatchObject({ code: 'llm_timeout', fault: 'model' });
     expect(after.deltas.join('')).toBe('part');
     expect(server.requests).toHaveLength(1);
@@ -262,7 +341,10 @@ describe('openai-compatible provider: broken streams', () => {
   });
 
   it('retries a mid-stream server error event; a 4xx-coded one is rejected', async () => {
-    const { call } = setup([{ fault: 'error-event', error: { message: 'The server had an error', type: 'server_error' } }, { text: 'ok' }]);
+    const { call } = setup([
+      { fault: 'error-event', error: { message: 'The server had an error', type: 'server_error' } },
+      { text: 'ok' },
+    ]);
     expect((await call()).text).toBe('ok');
 
     server.requests.length = 0;
@@ -302,9 +384,20 @@ describe('openai-compatible provider: cancellation and callbacks', () => {
 
   it('passes an exception thrown by onTextDelta through unchanged, without retrying', async () => {
     server.setScript([{ text: 'hello world' }, { text: 'again' }]);
-    const provider = createOpenAiCompatibleProvider({ baseUrl: server.baseUrl, model: 'm', clock: recordingClock().clock });
+    const provider = createOpenAiCompatibleProvider({
+      baseUrl: server.baseUrl,
+      model: 'm',
+      clock: recordingClock().clock,
+    });
     const boom = new Error('listener broke');
-    const pending = provider.complete({ messages: [{ role: 'user', content: 'hi' }] }, { onTextDelta: () => { throw boom; } });
+    const pending = provider.complete(
+      { messages: [{ role: 'user', content: 'hi' }] },
+      {
+        onTextDelta: () => {
+          throw boom;
+        },
+      },
+    );
     await expect(pending).rejects.toBe(boom);
     expect(server.requests).toHaveLength(1);
   });

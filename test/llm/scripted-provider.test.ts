@@ -8,7 +8,15 @@ const ask = (content: string): { messages: LlmMessage[] } => ({ messages: [{ rol
 
 describe('scripted provider', () => {
   it('answers an array script in order, streams text in pieces and records requests', async () => {
-    const provider = createScriptedProvider([{ text: 'Hello there, friend!' }, { toolCalls: [{ name: 'save', arguments: { a: 1 } }, { name: 'raw', arguments: '{"broken":', id: 'call_x' }] }]);
+    const provider = createScriptedProvider([
+      { text: 'Hello there, friend!' },
+      {
+        toolCalls: [
+          { name: 'save', arguments: { a: 1 } },
+          { name: 'raw', arguments: '{"broken":', id: 'call_x' },
+        ],
+      },
+    ]);
     const deltas: string[] = [];
 
     const first = await provider.complete(ask('one'), { onTextDelta: (delta) => deltas.push(delta) });
@@ -34,7 +42,10 @@ describe('scripted provider', () => {
 
   it('passes request and call index to a script function, and throws scripted errors', async () => {
     const failure = new Error('model down');
-    const provider = createScriptedProvider((request, index) => (index === 1 ? { error: failure } : { text: `${index}:${request.messages.at(-1)?.content}` }), { model: 'fake-1' });
+    const provider = createScriptedProvider(
+      (request, index) => (index === 1 ? { error: failure } : { text: `${index}:${request.messages.at(-1)?.content}` }),
+      { model: 'fake-1' },
+    );
     expect(await provider.complete(ask('hi'))).toMatchObject({ text: '0:hi', model: 'fake-1' });
     await expect(provider.complete(ask('again'))).rejects.toBe(failure);
   });
@@ -62,7 +73,10 @@ describe('scripted provider', () => {
     const provider = createScriptedProvider([{ text: 'late', delayMs: 5_000 }], { clock });
     const controller = new AbortController();
     const deltas: string[] = [];
-    const pending = provider.complete(ask('x'), { signal: controller.signal, onTextDelta: (delta) => deltas.push(delta) });
+    const pending = provider.complete(ask('x'), {
+      signal: controller.signal,
+      onTextDelta: (delta) => deltas.push(delta),
+    });
     await waitFor(() => sleeps.length === 1, { what: 'the scripted delay' });
     controller.abort('cancelled');
     await expect(pending).rejects.toBe('cancelled');

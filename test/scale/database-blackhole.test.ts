@@ -70,40 +70,65 @@ async function request(method: string, path: string, body?: unknown) {
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
   });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (await response.json()) as Record<string, unknown>,
+  };
 }
 
-const echoes = () => [...sink.accepted.values()].map((delivery) => String(delivery.body.text)).filter((text) => text.startsWith('echo: m'));
+const echoes = () =>
+  [...sink.accepted.values()]
+    .map((delivery) => String(delivery.body.text))
+    .filter((text) => text.startsWith('echo: m'));
 
 describe('the network to PostgreSQL black-holes under a running server', () => {
-  it('answers 503 instead of hanging, answers every acknowledged message in order once it is back, and exits on SIGTERM', async () => {
-    expect((await request('POST', '/conversation/participants', { phone_number: PHONE })).status).toBe(201);
-    await waitFor(() => sink.accepted.size === 1, { what: 'the greeting' });
-    for (let i = 0; i < MESSAGES; i++) {
-      expect((await request('POST', '/conversation/inbound', { from: PHONE, text: `m${i}`, message_id: `bh-${i}` })).status).toBe(202);
-    }
-    await waitFor(() => model.requests.some((recorded) => lastUserText(recorded.body) === 'm0'), { what: 'the first turn calling the model' });
+  it(
+    'answers 503 instead of hanging, answers every acknowledged message in order once it is back, and exits ' +
+      'on SIGTERM',
+    async () => {
+      expect((await request('POST', '/conversation/participants', { phone_number: PHONE })).status).toBe(201);
+      await waitFor(() => sink.accepted.size === 1, { what: 'the greeting' });
+      for (let i = 0; i < MESSAGES; i++) {
+        expect(
+          (await request('POST', '/conversation/inbound', { from: PHONE, text: `m${i}`, message_id: `bh-${i}` }))
+            .status,
+        ).toBe(202);
+      }
+      await waitFor(() => model.requests.some((recorded) => lastUserText(recorded.body) === 'm0'), {
+        what: 'the first turn calling the model',
+      });
 
-    // Turns in flight now meet a database that never answers.
-    proxy.blackhole();
-    openGate();
-    const health = await request('GET', '/health');
-    expect(health.status).toBe(503);
-    expect(health.body).toMatchObject({ status: 'down', store_ok: false });
-    const refused = await request('POST', '/conversation/inbound', { from: PHONE, text: 'late', message_id: 'bh-late' });
-    expect(refused.status).toBe(503);
-    expect(refused.body).toMatchObject({ status: 'error', code: 'store_unavailable' });
-    expect(refused.headers.get('retry-after')).toBeTruthy();
+      // Turns in flight now meet a database that never answers.
+      proxy.blackhole();
+      openGate();
+      const health = await request('GET', '/health');
+      expect(health.status).toBe(503);
+      expect(health.body).toMatchObject({ status: 'down', store_ok: false });
+      const refused = await request('POST', '/conversation/inbound', {
+        from: PHONE,
+        text: 'late',
+        message_id: 'bh-late',
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ status: 'error', code: 'store_unavailable' });
+      expect(refused.headers.get('retry-after')).toBeTruthy();
 
-    proxy.restore();
-    await waitFor(() => echoes().length >= MESSAGES, { what: 'every acknowledged message answered', timeoutMs: 60_000, intervalMs: 100 });
-    expect(echoes()).toEqual(Array.from({ length: MESSAGES }, (_, i) => `echo: m${i}`));
-    expect((await request('GET', '/health')).status).toBe(200);
+      proxy.restore();
+      await waitFor(() => echoes().length >= MESSAGES, {
+        what: 'every acknowledged message answered',
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      });
+      expect(echoes()).toEqual(Array.from({ length: MESSAGES }, (_, i) => `echo: m${i}`));
+      expect((await request('GET', '/health')).status).toBe(200);
 
-    // Shut down while the database is unreachable again: the process still exits.
-    proxy.blackhole();
-    void request('GET', '/health').catch(() => undefined); // a request stuck on the database
-    await server.stop();
-    expect(server.exit, server.log.slice(-12).join('\n')).toEqual({ code: 0, signal: null });
-  }, 120_000);
+      // Shut down while the database is unreachable again: the process still exits.
+      proxy.blackhole();
+      void request('GET', '/health').catch(() => undefined); // a request stuck on the database
+      await server.stop();
+      expect(server.exit, server.log.slice(-12).join('\n')).toEqual({ code: 0, signal: null });
+    },
+    120_000,
+  );
 });

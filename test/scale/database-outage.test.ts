@@ -37,26 +37,50 @@ afterAll(async () => {
 });
 
 describe('the database goes away and comes back', () => {
-  it('answers 503 store_unavailable with Retry-After while it is gone, and everything acknowledged is answered once it is back', async () => {
-    expect((await server.request('POST', '/conversation/participants', { phone_number: PHONE })).status).toBe(201);
-    await waitFor(() => server.sink.to(PHONE).length === 1, { what: 'greeting' });
-    const accepted = await server.request('POST', '/conversation/inbound', { from: PHONE, text: 'before', message_id: 'o1' });
-    expect(accepted.status).toBe(202);
-    await waitFor(() => server.sink.to(PHONE).length === 2, { what: 'reply before the outage' });
+  it(
+    'answers 503 store_unavailable with Retry-After while it is gone, and everything acknowledged is answered ' +
+      'once it is back',
+    async () => {
+      expect((await server.request('POST', '/conversation/participants', { phone_number: PHONE })).status).toBe(201);
+      await waitFor(() => server.sink.to(PHONE).length === 1, { what: 'greeting' });
+      const accepted = await server.request('POST', '/conversation/inbound', {
+        from: PHONE,
+        text: 'before',
+        message_id: 'o1',
+      });
+      expect(accepted.status).toBe(202);
+      await waitFor(() => server.sink.to(PHONE).length === 2, { what: 'reply before the outage' });
 
-    await proxy.down();
-    const refused = await server.request('POST', '/conversation/inbound', { from: PHONE, text: 'during', message_id: 'o2' });
-    expect(refused.status).toBe(503);
-    expect(refused.body).toMatchObject({ status: 'error', code: 'store_unavailable' });
-    expect(refused.headers.get('retry-after')).toBe('5');
-    expect((await server.request('GET', '/health')).status).toBe(503);
+      await proxy.down();
+      const refused = await server.request('POST', '/conversation/inbound', {
+        from: PHONE,
+        text: 'during',
+        message_id: 'o2',
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ status: 'error', code: 'store_unavailable' });
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect((await server.request('GET', '/health')).status).toBe(503);
 
-    await proxy.up();
-    // The provider retries the refused message; the server recovered without a restart.
-    await waitFor(async () => (await server.request('POST', '/conversation/inbound', { from: PHONE, text: 'during', message_id: 'o2' })).status === 202, {
-      what: 'inbound accepted again', timeoutMs: 20_000, intervalMs: 250,
-    });
-    await waitFor(() => server.sink.to(PHONE).length === 3, { what: 'reply after the outage', timeoutMs: 20_000 });
-    expect(server.sink.to(PHONE).map((message) => message.text)).toEqual([expect.any(String), 'echo: before', 'echo: during']);
-  }, 60_000);
+      await proxy.up();
+      // The provider retries the refused message; the server recovered without a restart.
+      await waitFor(
+        async () =>
+          (await server.request('POST', '/conversation/inbound', { from: PHONE, text: 'during', message_id: 'o2' }))
+            .status === 202,
+        {
+          what: 'inbound accepted again',
+          timeoutMs: 20_000,
+          intervalMs: 250,
+        },
+      );
+      await waitFor(() => server.sink.to(PHONE).length === 3, { what: 'reply after the outage', timeoutMs: 20_000 });
+      expect(server.sink.to(PHONE).map((message) => message.text)).toEqual([
+        expect.any(String),
+        'echo: before',
+        'echo: during',
+      ]);
+    },
+    60_000,
+  );
 });

@@ -34,9 +34,22 @@ afterAll(async () => {
 
 /** One "process": its leases (a back-off far longer than the test may take) wired to its own fan-out connection. */
 async function processOn(owner: string, leaseStore: Store): Promise<ConversationLeases> {
-  const fanout = await startPgFanout({ url: PG_URL, schema: SCHEMA, logger, written: () => undefined, released: (id) => leases.wake(id), reconnected: () => undefined });
+  const fanout = await startPgFanout({
+    url: PG_URL,
+    schema: SCHEMA,
+    logger,
+    written: () => undefined,
+    released: (id) => leases.wake(id),
+    reconnected: () => undefined,
+  });
   const leases = new ConversationLeases({
-    store: leaseStore, shared: true, owner, now: () => new Date(), logger, retryMs: 60_000, maxRetryMs: 60_000,
+    store: leaseStore,
+    shared: true,
+    owner,
+    now: () => new Date(),
+    logger,
+    retryMs: 60_000,
+    maxRetryMs: 60_000,
     released: (id) => fanout.notifyReleased(id),
   });
   fanouts.push(fanout);
@@ -49,7 +62,8 @@ describe('conversation leases across processes', () => {
     const counting = new Proxy(store, {
       get(target, key) {
         if (key !== 'acquireLease') return Reflect.get(target, key);
-        return (...args: Parameters<Store['acquireLease']>) => target.acquireLease(...args).then((taken) => (taken || refusals++, taken));
+        return (...args: Parameters<Store['acquireLease']>) =>
+          target.acquireLease(...args).then((taken) => (taken || refusals++, taken));
       },
     });
     const a = await processOn('process-a', store);
@@ -59,13 +73,17 @@ describe('conversation leases across processes', () => {
     const signal = new AbortController().signal;
 
     let second: Promise<void> | undefined;
-    await a.hold(c.id, async () => {
-      order.push('a works');
-      second = b.hold(c.id, async () => void order.push('b works'), signal);
-      // b tried, was refused, and now sleeps a back-off of at least 30 s.
-      await waitFor(() => refusals === 1, { what: 'b refused while a holds the lease' });
-      order.push('a lets go');
-    }, signal);
+    await a.hold(
+      c.id,
+      async () => {
+        order.push('a works');
+        second = b.hold(c.id, async () => void order.push('b works'), signal);
+        // b tried, was refused, and now sleeps a back-off of at least 30 s.
+        await waitFor(() => refusals === 1, { what: 'b refused while a holds the lease' });
+        order.push('a lets go');
+      },
+      signal,
+    );
     await second;
 
     expect(order).toEqual(['a works', 'a lets go', 'b works']);
@@ -83,7 +101,15 @@ describe('conversation leases across processes', () => {
       },
       releaseLease: async () => undefined,
     } as unknown as Store;
-    const leases = new ConversationLeases({ store: racing, shared: true, owner: 'p', now: () => new Date(), logger, retryMs: 60_000, maxRetryMs: 60_000 });
+    const leases = new ConversationLeases({
+      store: racing,
+      shared: true,
+      owner: 'p',
+      now: () => new Date(),
+      logger,
+      retryMs: 60_000,
+      maxRetryMs: 60_000,
+    });
     expect(await leases.hold('conv_race', async () => 'done', new AbortController().signal)).toBe('done');
     expect(takes).toBe(2);
   }, 20_000);

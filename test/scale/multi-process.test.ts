@@ -30,7 +30,13 @@ beforeAll(async () => {
   // Started together on an empty schema: the migrations must still run exactly once.
   servers = await Promise.all(
     ['A', 'B', 'C'].map(() =>
-      ChildServer.start({ DATABASE_URL: PG_URL, DATABASE_SCHEMA: SCHEMA, LLM_BASE_URL: model.baseUrl, LLM_MAX_RETRIES: '0', OUTBOUND_WEBHOOK_URL: sink.url }),
+      ChildServer.start({
+        DATABASE_URL: PG_URL,
+        DATABASE_SCHEMA: SCHEMA,
+        LLM_BASE_URL: model.baseUrl,
+        LLM_MAX_RETRIES: '0',
+        OUTBOUND_WEBHOOK_URL: sink.url,
+      }),
     ),
   );
   store = await openStore(PG_URL, { schema: SCHEMA });
@@ -51,7 +57,10 @@ const alive = () => servers.filter((server) => !server.exit);
 const random = seededRandom();
 const anyServer = () => alive()[Math.floor(random() * alive().length)]!;
 const phoneOf = (i: number) => `+1416555${String(1000 + i).padStart(4, '0')}`;
-const echoes = () => [...sink.accepted.values()].map((delivery) => String(delivery.body.text)).filter((text) => text.startsWith('echo: p'));
+const echoes = () =>
+  [...sink.accepted.values()]
+    .map((delivery) => String(delivery.body.text))
+    .filter((text) => text.startsWith('echo: p'));
 
 /** Sends one inbound message like a provider would: to any live process, again elsewhere if that one is gone. */
 async function deliver(from: string, text: string, messageId: string): Promise<void> {
@@ -81,11 +90,19 @@ describe('three processes on one PostgreSQL database', () => {
     const [a, b] = servers as [ChildServer, ChildServer];
     const phone = phoneOf(999);
     const created = await b.request('POST', '/conversation/participants', { phone_number: phone });
-    await waitFor(() => [...sink.accepted.values()].some((delivery) => delivery.body.to === phone), { what: 'greeting' });
+    await waitFor(() => [...sink.accepted.values()].some((delivery) => delivery.body.to === phone), {
+      what: 'greeting',
+    });
     const client = await EventClient.connect(a.url, created.body.result.id);
     await waitFor(() => client.of('resync').length === 1, { what: 'resync' });
-    expect((await b.request('POST', '/conversation/inbound', { from: phone, text: 'across processes', message_id: 'x1' })).status).toBe(202);
-    await waitFor(() => client.of('final').some((event) => 'text' in event && event.text === 'echo: across processes'), { what: 'final on the other process', timeoutMs: 10_000 });
+    expect(
+      (await b.request('POST', '/conversation/inbound', { from: phone, text: 'across processes', message_id: 'x1' }))
+        .status,
+    ).toBe(202);
+    await waitFor(
+      () => client.of('final').some((event) => 'text' in event && event.text === 'echo: across processes'),
+      { what: 'final on the other process', timeoutMs: 10_000 },
+    );
     const seqs = client.events.map((event) => event.seq);
     expect(seqs.slice(1)).toEqual(seqs.slice(1).map((_, index) => seqs[1]! + index)); // gapless after the resync
     expect(client.of('token').length).toBeGreaterThan(0);
@@ -95,7 +112,10 @@ describe('three processes on one PostgreSQL database', () => {
   it(`${PARTICIPANTS} participants × ${MESSAGES_EACH} messages to random processes, duplicates, ${TIMERS} timers, one process SIGKILLed: everything once, in order`, async () => {
     const ids: string[] = [];
     for (let i = 0; i < PARTICIPANTS; i++) {
-      const created = await anyServer().request('POST', '/conversation/participants', { phone_number: phoneOf(i), timezone: 'America/Toronto' });
+      const created = await anyServer().request('POST', '/conversation/participants', {
+        phone_number: phoneOf(i),
+        timezone: 'America/Toronto',
+      });
       expect(created.status).toBe(201);
       ids.push(created.body.result.id);
     }
@@ -105,8 +125,14 @@ describe('three processes on one PostgreSQL database', () => {
       const participantId = ids[t % PARTICIPANTS]!;
       const conversation = (await store.findConversationByParticipant(participantId))!;
       await store.scheduleTimer({
-        id: `tmr_scale_${t}`, kind: 'reminder', conversationId: conversation.id, participantId, dedupKey: `reminder:scale:${t}`,
-        dueAt: new Date(now + 1000 + (t * 10_000) / TIMERS), payload: { promptSentAt: new Date(now + 3_600_000).toISOString() }, createdAt: new Date(now),
+        id: `tmr_scale_${t}`,
+        kind: 'reminder',
+        conversationId: conversation.id,
+        participantId,
+        dedupKey: `reminder:scale:${t}`,
+        dueAt: new Date(now + 1000 + (t * 10_000) / TIMERS),
+        payload: { promptSentAt: new Date(now + 3_600_000).toISOString() },
+        createdAt: new Date(now),
       });
     }
 
@@ -124,8 +150,16 @@ describe('three processes on one PostgreSQL database', () => {
     await Promise.all(conversations);
     expect((await victim.exited()).signal).toBe('SIGKILL');
 
-    await waitFor(() => echoes().length >= PARTICIPANTS * MESSAGES_EACH, { what: 'every reply delivered', timeoutMs: 60_000, intervalMs: 200 });
-    await waitFor(async () => (await timersLeft()) === 0, { what: 'every timer done', timeoutMs: 60_000, intervalMs: 500 });
+    await waitFor(() => echoes().length >= PARTICIPANTS * MESSAGES_EACH, {
+      what: 'every reply delivered',
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
+    await waitFor(async () => (await timersLeft()) === 0, {
+      what: 'every timer done',
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    });
 
     // Every reply was accepted once by its idempotency key, and each echo text appears once. Raw
     // resends happen only for what the killed process had handed over but not yet recorded as
@@ -137,9 +171,13 @@ describe('three processes on one PostgreSQL database', () => {
 
     for (const [i, participantId] of ids.entries()) {
       const conversation = (await store.findConversationByParticipant(participantId))!;
-      const transcript = (await store.listMessages(conversation.id)).filter((message) => message.text !== REMINDER_TEXT && message.source !== 'system');
+      const transcript = (await store.listMessages(conversation.id)).filter(
+        (message) => message.text !== REMINDER_TEXT && message.source !== 'system',
+      );
       const said = transcript.filter((message) => message.role === 'user').map((message) => message.text);
-      expect(said, `participant ${i}: each message once, in the order sent`).toEqual(Array.from({ length: MESSAGES_EACH }, (_, m) => `p${i}-m${m}`));
+      expect(said, `participant ${i}: each message once, in the order sent`).toEqual(
+        Array.from({ length: MESSAGES_EACH }, (_, m) => `p${i}-m${m}`),
+      );
       // Each message is answered right after it: turns never overlapped or reordered.
       const pairs = transcript.slice(1); // after the greeting
       for (let m = 0; m < MESSAGES_EACH; m++) {
@@ -151,14 +189,21 @@ describe('three processes on one PostgreSQL database', () => {
     }
     const reminderDeliveries = [...sink.accepted.values()].filter((delivery) => delivery.body.text === REMINDER_TEXT);
     expect(reminderDeliveries).toHaveLength(TIMERS);
-    if (process.env.SCALE_STATS) console.info({ received: sink.received.length, accepted: sink.accepted.size, retakenTimers: await retakenTimers() });
+    if (process.env.SCALE_STATS)
+      console.info({
+        received: sink.received.length,
+        accepted: sink.accepted.size,
+        retakenTimers: await retakenTimers(),
+      });
   }, 180_000);
 });
 
 async function retakenTimers(): Promise<number> {
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
-  const { rows } = await admin.query(`select count(*)::int as n from "${SCHEMA}".timers where id like 'tmr_scale_%' and attempts > 1`);
+  const { rows } = await admin.query(
+    `select count(*)::int as n from "${SCHEMA}".timers where id like 'tmr_scale_%' and attempts > 1`,
+  );
   await admin.end();
   return rows[0].n as number;
 }
@@ -167,7 +212,9 @@ async function timersLeft(): Promise<number> {
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
   try {
-    const { rows } = await admin.query(`select count(*)::int as n from "${SCHEMA}".timers where id like 'tmr_scale_%' and status <> 'done'`);
+    const { rows } = await admin.query(
+      `select count(*)::int as n from "${SCHEMA}".timers where id like 'tmr_scale_%' and status <> 'done'`,
+    );
     return rows[0].n as number;
   } finally {
     await admin.end();

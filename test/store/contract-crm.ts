@@ -17,7 +17,10 @@ export function crmContract(store: () => Store): void {
 
     it('finds every customer sharing a phone, and their upcoming appointments soonest first', async () => {
       const crm = await seeded();
-      expect((await crm.findCustomersByPhone('+14155550100')).map((c) => [c.id, c.zip])).toEqual([['cus_alex', '94107'], ['cus_jordan', '94110']]);
+      expect((await crm.findCustomersByPhone('+14155550100')).map((c) => [c.id, c.zip])).toEqual([
+        ['cus_alex', '94107'],
+        ['cus_jordan', '94110'],
+      ]);
       expect(await crm.findCustomersByPhone('+19999999999')).toEqual([]);
       expect((await crm.upcomingAppointments('cus_alex', TODAY, 3)).map((a) => [a.id, a.date, a.windowStart])).toEqual([
         ['apt_alex_1', '2026-06-04', '09:00'],
@@ -30,15 +33,23 @@ export function crmContract(store: () => Store): void {
     it('lists free slots in a date range, soonest first', async () => {
       const crm = await seeded();
       const slots = await crm.availableSlots('2026-06-02', '2026-06-03', 10);
-      expect(slots.map((s) => `${s.date} ${s.windowStart}-${s.windowEnd}`)).toEqual(['2026-06-02 09:00-11:00', '2026-06-02 13:00-15:00', '2026-06-03 09:00-11:00', '2026-06-03 13:00-15:00']);
+      expect(slots.map((s) => `${s.date} ${s.windowStart}-${s.windowEnd}`)).toEqual([
+        '2026-06-02 09:00-11:00',
+        '2026-06-02 13:00-15:00',
+        '2026-06-03 09:00-11:00',
+        '2026-06-03 13:00-15:00',
+      ]);
       expect(await crm.availableSlots('2026-06-02', '2026-06-15', 3)).toHaveLength(3);
     });
 
-    it('cancels only the caller\'s own scheduled appointment, once', async () => {
+    it("cancels only the caller's own scheduled appointment, once", async () => {
       const crm = await seeded();
       await expect(crm.cancelAppointment('cus_alex', 'apt_jordan_1')).rejects.toMatchObject({ code: 'not_yours' });
       await expect(crm.cancelAppointment('cus_alex', 'apt_nope')).rejects.toBeInstanceOf(CrmError);
-      expect(await crm.cancelAppointment('cus_alex', 'apt_alex_1')).toMatchObject({ id: 'apt_alex_1', status: 'cancelled' });
+      expect(await crm.cancelAppointment('cus_alex', 'apt_alex_1')).toMatchObject({
+        id: 'apt_alex_1',
+        status: 'cancelled',
+      });
       await expect(crm.cancelAppointment('cus_alex', 'apt_alex_1')).rejects.toMatchObject({ code: 'not_scheduled' });
       expect((await crm.upcomingAppointments('cus_alex', TODAY, 3)).map((a) => a.id)).toEqual(['apt_alex_2']);
       expect((await crm.upcomingAppointments('cus_jordan', TODAY, 3)).map((a) => a.id)).toEqual(['apt_jordan_1']);
@@ -47,11 +58,21 @@ export function crmContract(store: () => Store): void {
     it('reschedules into a free slot, which is then taken; books a new appointment at the address on file', async () => {
       const crm = await seeded();
       const [first, second] = await crm.availableSlots('2026-06-02', '2026-06-02', 2);
-      expect(await crm.rescheduleAppointment('cus_alex', 'apt_alex_1', first!.id)).toMatchObject({ date: '2026-06-02', windowStart: '09:00', status: 'scheduled' });
+      expect(await crm.rescheduleAppointment('cus_alex', 'apt_alex_1', first!.id)).toMatchObject({
+        date: '2026-06-02',
+        windowStart: '09:00',
+        status: 'scheduled',
+      });
       await expect(crm.createAppointment('cus_sam', first!.id, null)).rejects.toMatchObject({ code: 'not_available' });
       const created = await crm.createAppointment('cus_sam', second!.id, 'Side door');
-      expect(created).toMatchObject({ customerId: 'cus_sam', date: '2026-06-02', windowStart: '13:00', address: '5 W 30th St, New York, NY 10001', notes: 'Side door' });
-      expect((await crm.availableSlots('2026-06-02', '2026-06-02', 5))).toEqual([]);
+      expect(created).toMatchObject({
+        customerId: 'cus_sam',
+        date: '2026-06-02',
+        windowStart: '13:00',
+        address: '5 W 30th St, New York, NY 10001',
+        notes: 'Side door',
+      });
+      expect(await crm.availableSlots('2026-06-02', '2026-06-02', 5)).toEqual([]);
       // Cancelling the moved appointment frees its slot again.
       await crm.cancelAppointment('cus_alex', 'apt_alex_1');
       expect((await crm.availableSlots('2026-06-02', '2026-06-02', 5)).map((s) => s.id)).toEqual([first!.id]);
@@ -60,11 +81,14 @@ export function crmContract(store: () => Store): void {
     it('gives one free slot to only one of two concurrent bookings', async () => {
       const crm = await seeded();
       const [slot] = await crm.availableSlots('2026-06-05', '2026-06-05', 1);
-      const results = await Promise.allSettled([crm.createAppointment('cus_alex', slot!.id, null), crm.createAppointment('cus_sam', slot!.id, null)]);
+      const results = await Promise.allSettled([
+        crm.createAppointment('cus_alex', slot!.id, null),
+        crm.createAppointment('cus_sam', slot!.id, null),
+      ]);
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     });
 
-    it('keeps a flow\'s state per conversation, replaced on save', async () => {
+    it("keeps a flow's state per conversation, replaced on save", async () => {
       const { participantWithConversation, at } = await import('./store-fixtures.ts');
       const { c } = await participantWithConversation(store());
       expect(await store().getFlowState(c.id)).toBeUndefined();
@@ -79,7 +103,7 @@ export function crmContract(store: () => Store): void {
       expect(await crmOf(store()).findCustomersByPhone('+14155550100')).toHaveLength(2);
     });
 
-    it('as a store extension, commits with the engine\'s writes in one transaction, or not at all', async () => {
+    it("as a store extension, commits with the engine's writes in one transaction, or not at all", async () => {
       const { participantWithConversation, at } = await import('./store-fixtures.ts');
       await seeded();
       const { c } = await participantWithConversation(store());
@@ -91,13 +115,17 @@ export function crmContract(store: () => Store): void {
         throw new Error('the turn failed after both writes');
       });
       await expect(failing).rejects.toThrow('the turn failed');
-      expect(await crm.ops.upcomingAppointments('cus_alex', TODAY, 5)).toContainEqual(expect.objectContaining({ id: appointment!.id }));
+      expect(await crm.ops.upcomingAppointments('cus_alex', TODAY, 5)).toContainEqual(
+        expect.objectContaining({ id: appointment!.id }),
+      );
       expect(await store().getFlowState(c.id)).toBeUndefined();
       await crm.transaction(async (tx, crmTx) => {
         await crmTx.cancelAppointment('cus_alex', appointment!.id);
         await tx.saveFlowState(c.id, { state: 'Cancelled' }, at(1));
       });
-      expect(await crm.ops.upcomingAppointments('cus_alex', TODAY, 5)).not.toContainEqual(expect.objectContaining({ id: appointment!.id }));
+      expect(await crm.ops.upcomingAppointments('cus_alex', TODAY, 5)).not.toContainEqual(
+        expect.objectContaining({ id: appointment!.id }),
+      );
       expect(await store().getFlowState(c.id)).toEqual({ state: 'Cancelled' });
     });
 

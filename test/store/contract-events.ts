@@ -30,7 +30,8 @@ export function eventsContract(store: () => Store): void {
 
     it('reports the transcript seq the newest final event announced', async () => {
       const { c } = await setup();
-      const final = (seq: number, messageSeq: number) => event(c.id, seq, { type: 'final', payload: { text: 'hi', data: { messageSeq } } });
+      const final = (seq: number, messageSeq: number) =>
+        event(c.id, seq, { type: 'final', payload: { text: 'hi', data: { messageSeq } } });
       await store().appendEvents([final(1, 2), event(c.id, 2), final(3, 4), event(c.id, 4)]);
       expect((await store().eventRange(c.id))?.lastMessageSeq).toBe(4);
     });

@@ -42,22 +42,28 @@ export function leasesContract(store: () => Store): void {
   });
 
   describe('inbox per conversation', () => {
-    it('lists a conversation\'s pending items in arrival order and completes each once', async () => {
+    it("lists a conversation's pending items in arrival order and completes each once", async () => {
       const { p, c } = await setup();
       const other = await setup();
-      const items = [0, 1, 2].map((i) => inboxItem({ participantId: p.id, conversationId: c.id, receivedAt: at(1000 - i), text: `m${i}` }));
+      const items = [0, 1, 2].map((i) =>
+        inboxItem({ participantId: p.id, conversationId: c.id, receivedAt: at(1000 - i), text: `m${i}` }),
+      );
       for (const item of items) await store().insertInbox(item);
       await store().insertInbox(inboxItem({ participantId: other.p.id, conversationId: other.c.id }));
       expect((await store().listPendingInboxOf(c.id, 10)).map((item) => item.text)).toEqual(['m0', 'm1', 'm2']);
       expect((await store().listPendingInboxOf(c.id, 2)).map((item) => item.text)).toEqual(['m0', 'm1']);
       expect(await store().completeInbox(items[0]!.id, 'processed', at(2000))).toBe(true);
       expect(await store().completeInbox(items[0]!.id, 'failed', at(2001), 'late')).toBe(false);
-      expect(await store().getInbox(items[0]!.id)).toMatchObject({ status: 'processed', processedAt: at(2000), error: null });
+      expect(await store().getInbox(items[0]!.id)).toMatchObject({
+        status: 'processed',
+        processedAt: at(2000),
+        error: null,
+      });
       expect((await store().listPendingInboxOf(c.id, 10)).map((item) => item.text)).toEqual(['m1', 'm2']);
     });
   });
 
-  it('extends a running timer\'s lease only for the attempt that holds it', async () => {
+  it("extends a running timer's lease only for the attempt that holds it", async () => {
     const { p, c } = await participantWithConversation(store());
     const t = timer(c.id, p.id, { dueAt: at(0) });
     await store().scheduleTimer(t);

@@ -11,11 +11,19 @@ export function queuesContract(store: () => Store): void {
       const { p, c } = await setup();
       const first = timer(c.id, p.id, { dedupKey: 'reminder:1', dueAt: at(5000) });
       await store().scheduleTimer(first);
-      expect(await store().getTimer(first.id)).toEqual({ ...first, status: 'pending', attempts: 0, leaseUntil: null, lastError: null });
+      expect(await store().getTimer(first.id)).toEqual({
+        ...first,
+        status: 'pending',
+        attempts: 0,
+        leaseUntil: null,
+        lastError: null,
+      });
       const second = timer(c.id, p.id, { dedupKey: 'reminder:1', dueAt: at(9000), payload: null });
       await store().scheduleTimer(second);
       expect((await store().getTimer(first.id))!.status).toBe('cancelled');
-      expect(await store().listPendingTimers(p.id)).toEqual([{ ...second, status: 'pending', attempts: 0, leaseUntil: null, lastError: null }]);
+      expect(await store().listPendingTimers(p.id)).toEqual([
+        { ...second, status: 'pending', attempts: 0, leaseUntil: null, lastError: null },
+      ]);
 
       expect(await store().cancelTimer('reminder:1', at(1))).toBe(true);
       expect(await store().cancelTimer('reminder:1', at(2))).toBe(false);
@@ -26,7 +34,9 @@ export function queuesContract(store: () => Store): void {
 
     it('keeps one pending timer per key under concurrent replacement', async () => {
       const { p, c } = await setup();
-      await Promise.all(Array.from({ length: 10 }, (_, i) => store().scheduleTimer(timer(c.id, p.id, { dedupKey: 'k', dueAt: at(i) }))));
+      await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store().scheduleTimer(timer(c.id, p.id, { dedupKey: 'k', dueAt: at(i) }))),
+      );
       expect(await store().listPendingTimers(p.id)).toHaveLength(1);
     });
 
@@ -36,7 +46,9 @@ export function queuesContract(store: () => Store): void {
       const early = timer(c.id, p.id, { dueAt: at(1000) });
       const future = timer(c.id, p.id, { dueAt: at(60_000) });
       for (const t of [late, early, future]) await store().scheduleTimer(t);
-      expect(await store().listPendingTimers(p.id)).toEqual([early, late, future].map((t) => expect.objectContaining({ id: t.id })));
+      expect(await store().listPendingTimers(p.id)).toEqual(
+        [early, late, future].map((t) => expect.objectContaining({ id: t.id })),
+      );
       expect(await store().nextTimerDue()).toEqual(at(1000));
 
       const claimed = await store().claimDueTimers(at(5000), 10, at(35_000));
@@ -58,7 +70,9 @@ export function queuesContract(store: () => Store): void {
     it('never gives one timer to two concurrent claimers', async () => {
       const { p, c } = await setup();
       for (let i = 0; i < 30; i++) await store().scheduleTimer(timer(c.id, p.id, { dueAt: at(i) }));
-      const batches = await Promise.all(Array.from({ length: 6 }, () => store().claimDueTimers(at(100), 10, at(60_000))));
+      const batches = await Promise.all(
+        Array.from({ length: 6 }, () => store().claimDueTimers(at(100), 10, at(60_000))),
+      );
       const ids = batches.flat().map((t) => t.id);
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids.length).toBeLessThanOrEqual(30);
@@ -72,7 +86,13 @@ export function queuesContract(store: () => Store): void {
       await store().scheduleTimer(t);
       await store().claimDueTimers(at(0), 5, at(60_000));
       await store().failTimer(t.id, 'model down', at(10_000));
-      expect(await store().getTimer(t.id)).toMatchObject({ status: 'pending', dueAt: at(10_000), lastError: 'model down', leaseUntil: null, attempts: 1 });
+      expect(await store().getTimer(t.id)).toMatchObject({
+        status: 'pending',
+        dueAt: at(10_000),
+        lastError: 'model down',
+        leaseUntil: null,
+        attempts: 1,
+      });
       expect(await store().nextTimerDue()).toEqual(at(10_000));
 
       await store().claimDueTimers(at(10_000), 5, at(70_000));
@@ -89,7 +109,11 @@ export function queuesContract(store: () => Store): void {
       await store().scheduleTimer(last);
       await store().claimDueTimers(at(0), 5, at(60_000));
       await store().failTimer(last.id, 'gave up', null);
-      expect(await store().getTimer(last.id)).toMatchObject({ status: 'failed', lastError: 'gave up', leaseUntil: null });
+      expect(await store().getTimer(last.id)).toMatchObject({
+        status: 'failed',
+        lastError: 'gave up',
+        leaseUntil: null,
+      });
     });
 
     it('cancels the pending timers of several keys in one call, and only those', async () => {
@@ -134,7 +158,9 @@ export function queuesContract(store: () => Store): void {
       expect(await store().insertInbox(again)).toEqual({ item, duplicate: true });
       expect(await store().getInbox(again.id)).toBeUndefined();
       // Another channel, or no channel id at all, never collides.
-      expect((await store().insertInbox(inboxItem({ channel: 'twilio', channelMessageId: 'wamid.1' }))).duplicate).toBe(false);
+      expect((await store().insertInbox(inboxItem({ channel: 'twilio', channelMessageId: 'wamid.1' }))).duplicate).toBe(
+        false,
+      );
       expect((await store().insertInbox(inboxItem({ channelMessageId: null }))).duplicate).toBe(false);
       expect((await store().insertInbox(inboxItem({ channelMessageId: null }))).duplicate).toBe(false);
       expect(await store().listPendingInbox()).toHaveLength(4);
@@ -147,7 +173,10 @@ export function queuesContract(store: () => Store): void {
       expect(await store().insertInbox(fromB)).toEqual({ item: fromB, duplicate: false });
       // A's redelivery is still A's duplicate, and answers with A's item, not B's.
       expect(await store().insertInbox({ ...fromA, id: 'in_again_a' })).toEqual({ item: fromA, duplicate: true });
-      expect(await store().insertInbox({ ...fromB, id: 'in_again_b', text: 'changed' })).toEqual({ item: fromB, duplicate: true });
+      expect(await store().insertInbox({ ...fromB, id: 'in_again_b', text: 'changed' })).toEqual({
+        item: fromB,
+        duplicate: true,
+      });
       expect((await store().listPendingInbox()).map((item) => item.id).sort()).toEqual([fromA.id, fromB.id].sort());
     });
 
@@ -172,8 +201,16 @@ export function queuesContract(store: () => Store): void {
       await store().setInboxStatus(firstA.id, 'processed', at(3000));
       await store().setInboxStatus(firstB.id, 'failed', at(3100), 'model down');
       expect(await ids()).toEqual([second.id]);
-      expect(await store().getInbox(firstA.id)).toMatchObject({ status: 'processed', processedAt: at(3000), error: null });
-      expect(await store().getInbox(firstB.id)).toMatchObject({ status: 'failed', processedAt: at(3100), error: 'model down' });
+      expect(await store().getInbox(firstA.id)).toMatchObject({
+        status: 'processed',
+        processedAt: at(3000),
+        error: null,
+      });
+      expect(await store().getInbox(firstB.id)).toMatchObject({
+        status: 'failed',
+        processedAt: at(3100),
+        error: 'model down',
+      });
     });
 
     it("finds a sender's first message on a channel since a time", async () => {
@@ -191,7 +228,7 @@ export function queuesContract(store: () => Store): void {
   });
 
   describe('outbox', () => {
-    it("tells whether a conversation has a row not yet sent, and releases claimed rows to the claim", async () => {
+    it('tells whether a conversation has a row not yet sent, and releases claimed rows to the claim', async () => {
       const { c } = await setup();
       const other = await setup();
       expect(await store().hasPendingOutbox(c.id)).toBe(false);
@@ -212,24 +249,47 @@ export function queuesContract(store: () => Store): void {
       const { p, c } = await setup();
       const poll = { question: 'How hard?', options: ['low', 'normal', 'high'] };
       const later = outboxItem(c.id, { nextAttemptAt: at(2000), createdAt: at(2000) });
-      const earlier = outboxItem(c.id, { participantId: p.id, kind: 'poll', poll, nextAttemptAt: at(1000), createdAt: at(1000) });
+      const earlier = outboxItem(c.id, {
+        participantId: p.id,
+        kind: 'poll',
+        poll,
+        nextAttemptAt: at(1000),
+        createdAt: at(1000),
+      });
       const future = outboxItem(c.id, { nextAttemptAt: at(90_000) });
       await store().enqueueOutbox([later, earlier, future]);
       await store().enqueueOutbox([]);
       expect(await store().getOutbox(earlier.id)).toEqual({
-        ...earlier, status: 'pending', attempts: 0, lastError: null, sentAt: null, providerMessageId: null, deliveryStatus: null, deliveryStatusAt: null, deliveryError: null,
+        ...earlier,
+        status: 'pending',
+        attempts: 0,
+        lastError: null,
+        sentAt: null,
+        providerMessageId: null,
+        deliveryStatus: null,
+        deliveryStatusAt: null,
+        deliveryError: null,
       });
       const due = async (now: Date, limit = 10) => (await store().listDueOutbox(now, limit)).map((o) => o.id);
       expect(await due(at(5000))).toEqual([earlier.id, later.id]);
       expect(await due(at(5000), 1)).toEqual([earlier.id]);
 
       await store().markOutboxAttemptFailed(earlier.id, { attempts: 1, error: 'timeout', nextAttemptAt: at(10_000) });
-      expect(await store().getOutbox(earlier.id)).toMatchObject({ status: 'pending', attempts: 1, lastError: 'timeout', nextAttemptAt: at(10_000) });
+      expect(await store().getOutbox(earlier.id)).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        lastError: 'timeout',
+        nextAttemptAt: at(10_000),
+      });
       expect(await due(at(5000))).toEqual([later.id]);
       expect(await due(at(10_000))).toEqual([later.id, earlier.id]);
 
       await store().markOutboxAttemptFailed(earlier.id, { attempts: 2, error: 'rejected', nextAttemptAt: null });
-      expect(await store().getOutbox(earlier.id)).toMatchObject({ status: 'failed', attempts: 2, lastError: 'rejected' });
+      expect(await store().getOutbox(earlier.id)).toMatchObject({
+        status: 'failed',
+        attempts: 2,
+        lastError: 'rejected',
+      });
       await store().markOutboxSent(later.id, at(11_000), 1);
       expect(await store().getOutbox(later.id)).toMatchObject({ status: 'sent', attempts: 1, sentAt: at(11_000) });
       expect(await due(at(100_000))).toEqual([future.id]);
@@ -241,7 +301,9 @@ export function queuesContract(store: () => Store): void {
       const { c } = await setup();
       const item = outboxItem(c.id);
       await store().enqueueOutbox([item]);
-      await expect(store().enqueueOutbox([outboxItem(c.id, { idempotencyKey: item.idempotencyKey })])).rejects.toThrow();
+      await expect(
+        store().enqueueOutbox([outboxItem(c.id, { idempotencyKey: item.idempotencyKey })]),
+      ).rejects.toThrow();
       expect(await store().listOutbox(c.id)).toHaveLength(1);
     });
   });
@@ -249,7 +311,11 @@ export function queuesContract(store: () => Store): void {
   describe('turns and tool calls', () => {
     it('lists the last turns oldest first', async () => {
       const { c } = await setup();
-      const turns = [turn(c.id, { startedAt: at(3000), status: 'failed', error: 'boom', inboxId: 'in_1' }), turn(c.id, { startedAt: at(1000), firstTokenMs: 41, timeToStatusMs: 400 }), turn(c.id, { startedAt: at(2000), modelMs: 12.6, status: 'cancelled' })];
+      const turns = [
+        turn(c.id, { startedAt: at(3000), status: 'failed', error: 'boom', inboxId: 'in_1' }),
+        turn(c.id, { startedAt: at(1000), firstTokenMs: 41, timeToStatusMs: 400 }),
+        turn(c.id, { startedAt: at(2000), modelMs: 12.6, status: 'cancelled' }),
+      ];
       for (const t of turns) await store().insertTurn(t);
       const listed = await store().listTurns(c.id);
       expect(listed.map((t) => t.id)).toEqual([turns[1]!.id, turns[2]!.id, turns[0]!.id]);

@@ -2,7 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.ts';
 import { emptyProfile, type Profile } from '../../src/core/profile.ts';
 import type { Store } from '../../src/store/store.ts';
-import { at, conversation, inboxItem, message, outboxItem, participant, phone, schedule, T0, timer, toolCall, turn } from './store-fixtures.ts';
+import {
+  at,
+  conversation,
+  inboxItem,
+  message,
+  outboxItem,
+  participant,
+  phone,
+  schedule,
+  T0,
+  timer,
+  toolCall,
+  turn,
+} from './store-fixtures.ts';
 
 /** Participants, conversations, messages, profiles, schedules, and deleting a participant. */
 export function recordsContract(store: () => Store): void {
@@ -52,7 +65,9 @@ export function recordsContract(store: () => Store): void {
     it('rejects a taken phone number with participant_exists', async () => {
       const first = participant();
       await store().insertParticipant(first);
-      const error = await store().insertParticipant(participant({ phoneNumber: first.phoneNumber })).catch((e: unknown) => e);
+      const error = await store()
+        .insertParticipant(participant({ phoneNumber: first.phoneNumber }))
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AppError);
       expect(error).toMatchObject({ code: 'participant_exists', fault: 'user' });
       expect(await store().listParticipants()).toEqual([first]);
@@ -60,9 +75,12 @@ export function recordsContract(store: () => Store): void {
 
     it('lets exactly one of 10 concurrent inserts of one phone number succeed', async () => {
       const number = phone();
-      const results = await Promise.allSettled(Array.from({ length: 10 }, () => store().insertParticipant(participant({ phoneNumber: number }))));
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, () => store().insertParticipant(participant({ phoneNumber: number }))),
+      );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-      for (const r of results.filter((r) => r.status === 'rejected')) expect(r.reason).toMatchObject({ code: 'participant_exists' });
+      for (const r of results.filter((r) => r.status === 'rejected'))
+        expect(r.reason).toMatchObject({ code: 'participant_exists' });
       expect(await store().listParticipants()).toHaveLength(1);
     });
 
@@ -86,7 +104,11 @@ export function recordsContract(store: () => Store): void {
     it('updates a patch and the update time, leaving other fields alone', async () => {
       const p = participant();
       await store().insertParticipant(p);
-      const updated = await store().updateParticipant(p.id, { name: 'Grace', timezone: null, status: 'paused', debug: true }, at(5000));
+      const updated = await store().updateParticipant(
+        p.id,
+        { name: 'Grace', timezone: null, status: 'paused', debug: true },
+        at(5000),
+      );
       const expected = { ...p, name: 'Grace', timezone: null, status: 'paused', debug: true, updatedAt: at(5000) };
       expect(updated).toEqual(expected);
       expect(await store().getParticipant(p.id)).toEqual(expected);
@@ -117,7 +139,9 @@ export function recordsContract(store: () => Store): void {
     it('lets one of two concurrent writers with the same version win', async () => {
       const c = conversation(null, { channel: 'web', flow: 'assistant' });
       await store().insertConversation(c);
-      const results = await Promise.all([1, 2].map((i) => store().updateConversation(c.id, 1, { state: `S${i}` }, at(i))));
+      const results = await Promise.all(
+        [1, 2].map((i) => store().updateConversation(c.id, 1, { state: `S${i}` }, at(i))),
+      );
       expect(results.filter(Boolean)).toHaveLength(1);
       expect((await store().getConversation(c.id))!.version).toBe(2);
     });
@@ -130,7 +154,15 @@ export function recordsContract(store: () => Store): void {
       const poll = { question: 'Did you do it?', options: ['Done', 'Next time'] };
       const first = await store().appendMessages([
         message(c.id, { text: 'one' }),
-        message(c.id, { text: 'two', role: 'assistant', source: 'model', kind: 'poll', poll, turnId: 'turn_1', createdAt: at(7) }),
+        message(c.id, {
+          text: 'two',
+          role: 'assistant',
+          source: 'model',
+          kind: 'poll',
+          poll,
+          turnId: 'turn_1',
+          createdAt: at(7),
+        }),
       ]);
       expect(first.map((m) => m.seq)).toEqual([1, 2]);
       const second = await store().appendMessages([message(c.id, { text: 'three' })]);
@@ -148,8 +180,14 @@ export function recordsContract(store: () => Store): void {
       expect((await store().listMessages(c.id, { afterSeq: 1, limit: 1 })).map((m) => m.text)).toEqual(['three']);
 
       // System notes are left out before the limit counts, so they never crowd out the dialogue.
-      await store().appendMessages([message(c.id, { text: 'note', role: 'system', source: 'system' }), message(c.id, { text: 'note 2', role: 'system', source: 'system' })]);
-      expect((await store().listMessages(c.id, { limit: 2, withoutSystem: true })).map((m) => m.text)).toEqual(['two', 'three']);
+      await store().appendMessages([
+        message(c.id, { text: 'note', role: 'system', source: 'system' }),
+        message(c.id, { text: 'note 2', role: 'system', source: 'system' }),
+      ]);
+      expect((await store().listMessages(c.id, { limit: 2, withoutSystem: true })).map((m) => m.text)).toEqual([
+        'two',
+        'three',
+      ]);
       expect((await store().listMessages(c.id, { limit: 2 })).map((m) => m.text)).toEqual(['note', 'note 2']);
     });
 
@@ -159,13 +197,19 @@ export function recordsContract(store: () => Store): void {
       await store().insertConversation(b);
       await store().appendMessages([message(a.id)]);
       const batch = await store().appendMessages([message(b.id), message(a.id), message(b.id)]);
-      expect(batch.map((m) => [m.conversationId, m.seq])).toEqual([[b.id, 1], [a.id, 2], [b.id, 2]]);
+      expect(batch.map((m) => [m.conversationId, m.seq])).toEqual([
+        [b.id, 1],
+        [a.id, 2],
+        [b.id, 2],
+      ]);
     });
 
     it('gives 20 concurrent appends to one conversation the seqs 1..20', async () => {
       const c = conversation(null);
       await store().insertConversation(c);
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store().appendMessages([message(c.id, { text: `m${i}` })])));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => store().appendMessages([message(c.id, { text: `m${i}` })])),
+      );
       expect(results.map((r) => r[0]!.seq).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
       const listed = await store().listMessages(c.id);
       expect(listed.map((m) => m.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
@@ -208,7 +252,16 @@ export function recordsContract(store: () => Store): void {
       await store().saveProfile(profile);
       expect(await store().getProfile(p.id)).toEqual(profile);
 
-      const next: Profile = { ...profile, fields: {}, intensity: 'low', tone: { scores: {}, active: [], lastUpdatedAt: null }, fieldUpdatedAt: {}, lastHabitPrompt: null, lastPromptSentAt: null, updatedAt: at(700) };
+      const next: Profile = {
+        ...profile,
+        fields: {},
+        intensity: 'low',
+        tone: { scores: {}, active: [], lastUpdatedAt: null },
+        fieldUpdatedAt: {},
+        lastHabitPrompt: null,
+        lastPromptSentAt: null,
+        updatedAt: at(700),
+      };
       await store().saveProfile(next);
       expect(await store().getProfile(p.id)).toEqual(next);
     });
@@ -220,7 +273,13 @@ export function recordsContract(store: () => Store): void {
       await store().insertParticipant(p);
       await store().insertParticipant(other);
       const later = schedule(p.id, { createdAt: at(2000) });
-      const random = schedule(p.id, { kind: 'random', fixedTime: null, windowStart: '09:00', windowEnd: '11:30', createdAt: at(1000) });
+      const random = schedule(p.id, {
+        kind: 'random',
+        fixedTime: null,
+        windowStart: '09:00',
+        windowEnd: '11:30',
+        createdAt: at(1000),
+      });
       await store().insertSchedule(later);
       await store().insertSchedule(random);
       await store().insertSchedule(schedule(other.id));

@@ -12,7 +12,12 @@ export function searchContract(store: () => Store): void {
       const other = await participantWithConversation(store());
       await store().appendMessages([
         message(c.id, { text: 'My dentist appointment is on Friday', createdAt: at(0) }),
-        message(c.id, { role: 'assistant', source: 'model', text: 'Noted: the dentist on Friday.', createdAt: at(1 * HOUR) }),
+        message(c.id, {
+          role: 'assistant',
+          source: 'model',
+          text: 'Noted: the dentist on Friday.',
+          createdAt: at(1 * HOUR),
+        }),
         message(c.id, { text: 'Remind me to buy oat milk', createdAt: at(2 * HOUR) }),
         message(c.id, { role: 'system', source: 'system', text: 'debug: dentist', createdAt: at(3 * HOUR) }),
         message(c.id, { text: 'Cancel the dentist, I will call them', createdAt: at(4 * HOUR) }),
@@ -21,18 +26,27 @@ export function searchContract(store: () => Store): void {
       return c.id;
     };
 
-    it('finds this conversation\'s user and assistant messages by any word, stemmed, never system notes or other conversations', async () => {
+    it("finds this conversation's user and assistant messages by any word, stemmed, never system notes or other conversations", async () => {
       const id = await transcript();
       const found = await store().searchMessages(id, { keywords: ['dentists'], limit: 10 });
       expect(found.map((m) => m.seq).sort()).toEqual([1, 2, 5]);
-      expect((await store().searchMessages(id, { keywords: ['oat milk', 'nothing-like-this'], limit: 10 })).map((m) => m.text)).toEqual(['Remind me to buy oat milk']);
-      expect(await store().searchMessages(id, { keywords: ['"; drop table messages; --', '***'], limit: 10 })).toEqual([]);
+      expect(
+        (await store().searchMessages(id, { keywords: ['oat milk', 'nothing-like-this'], limit: 10 })).map(
+          (m) => m.text,
+        ),
+      ).toEqual(['Remind me to buy oat milk']);
+      expect(await store().searchMessages(id, { keywords: ['"; drop table messages; --', '***'], limit: 10 })).toEqual(
+        [],
+      );
       expect(await store().searchMessages(id, { keywords: [], limit: 10 })).toEqual([]);
     });
 
     it('finds words whose letters carry combining marks (Hindi, vowelled Arabic)', async () => {
       const { c } = await participantWithConversation(store());
-      await store().appendMessages([message(c.id, { text: 'नमस्ते दोस्त, कल मिलते हैं', createdAt: at(0) }), message(c.id, { text: 'unrelated', createdAt: at(1) })]);
+      await store().appendMessages([
+        message(c.id, { text: 'नमस्ते दोस्त, कल मिलते हैं', createdAt: at(0) }),
+        message(c.id, { text: 'unrelated', createdAt: at(1) }),
+      ]);
       expect((await store().searchMessages(c.id, { keywords: ['नमस्ते'], limit: 10 })).map((m) => m.seq)).toEqual([1]);
     });
 

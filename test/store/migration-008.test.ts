@@ -82,13 +82,32 @@ describe.each(backends)('migration 008 on $name', ({ prepare }) => {
     const url = await prepare();
     const store = await openStore(url, { schema: PG_SCHEMA });
     try {
-      expect(await store.getInbox('in_old_3')).toMatchObject({ channel: 'http', channelMessageId: 'm2', status: 'processed', processedAt: new Date(600) });
+      expect(await store.getInbox('in_old_3')).toMatchObject({
+        channel: 'http',
+        channelMessageId: 'm2',
+        status: 'processed',
+        processedAt: new Date(600),
+      });
       // A redelivery of a stored message is still a duplicate (the same sender).
-      const redelivered = await store.insertInbox(inboxItem({ channel: 'http', sender: '+14165550101', channelMessageId: 'm1', text: 'from A' }));
+      const redelivered = await store.insertInbox(
+        inboxItem({ channel: 'http', sender: '+14165550101', channelMessageId: 'm1', text: 'from A' }),
+      );
       expect(redelivered).toMatchObject({ duplicate: true, item: { id: 'in_old_1' } });
-      expect((await store.insertInbox(inboxItem({ channel: 'whatsapp', sender: '+14165550101', channelMessageId: 'wamid.1' }))).duplicate).toBe(true);
+      expect(
+        (
+          await store.insertInbox(
+            inboxItem({ channel: 'whatsapp', sender: '+14165550101', channelMessageId: 'wamid.1' }),
+          )
+        ).duplicate,
+      ).toBe(true);
       // Another sender's "m1" is a message of its own, queued after the old ones received at the same time.
-      const fromB = inboxItem({ channel: 'http', sender: '+14165550102', channelMessageId: 'm1', text: 'from B', receivedAt: new Date(1000) });
+      const fromB = inboxItem({
+        channel: 'http',
+        sender: '+14165550102',
+        channelMessageId: 'm1',
+        text: 'from B',
+        receivedAt: new Date(1000),
+      });
       expect(await store.insertInbox(fromB)).toEqual({ item: fromB, duplicate: false });
       expect((await store.listPendingInbox()).map((item) => item.id)).toEqual(['in_old_1', 'in_old_2', fromB.id]);
       expect(await store.getVirtualClock()).toBeUndefined();

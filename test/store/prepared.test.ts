@@ -11,7 +11,12 @@ const SCHEMA = `prepared_${process.pid}`;
 
 // A table of the store's schema, created bare in a schema of this test's own (no migrations needed).
 const findLeases = prepared((db, a: { owner: string; limit: number }) =>
-  db.selectFrom('conversation_leases').select(['conversation_id', 'lease_until']).where('owner', '=', a.owner).orderBy('conversation_id').limit(a.limit),
+  db
+    .selectFrom('conversation_leases')
+    .select(['conversation_id', 'lease_until'])
+    .where('owner', '=', a.owner)
+    .orderBy('conversation_id')
+    .limit(a.limit),
 );
 const insertLeases = preparedInsert('conversation_leases');
 
@@ -26,17 +31,25 @@ describe('prepared queries on PostgreSQL', () => {
 
   it('binds new arguments to the statement compiled once, and runs it as a named server-side statement', async () => {
     await sql`create schema if not exists ${sql.id(SCHEMA)}`.execute(db);
-    await sql`create table conversation_leases (conversation_id text primary key, owner text not null, lease_until bigint not null)`.execute(db);
+    await sql`create table conversation_leases (conversation_id text primary key, owner text not null, lease_until bigint not null)`.execute(
+      db,
+    );
     const row = (id: string, owner: string, until: number) => ({ conversation_id: id, owner, lease_until: until });
     await insertLeases(ctx, [row('a', 'p1', 1), row('b', 'p1', 2), row('c', 'p2', 3)]);
     await insertLeases(ctx, [row('d', 'p1', 4)]);
 
-    expect(await findLeases.rows(ctx, { owner: 'p1', limit: 2 })).toEqual([{ conversation_id: 'a', lease_until: 1 }, { conversation_id: 'b', lease_until: 2 }]);
+    expect(await findLeases.rows(ctx, { owner: 'p1', limit: 2 })).toEqual([
+      { conversation_id: 'a', lease_until: 1 },
+      { conversation_id: 'b', lease_until: 2 },
+    ]);
     expect(await findLeases.rows(ctx, { owner: 'p2', limit: 5 })).toEqual([{ conversation_id: 'c', lease_until: 3 }]);
     expect(await findLeases.rows(ctx, { owner: 'p1', limit: 5 })).toHaveLength(3);
 
     // One connection: the statements it prepared by name are the prepared queries it ran.
-    const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(db);
+    const { rows } = await sql<{
+      name: string;
+      statement: string;
+    }>`select name, statement from pg_prepared_statements`.execute(db);
     const select = rows.find((r) => r.statement.startsWith('select'));
     expect(select?.name).toMatch(/^pp_\d+$/);
     expect(rows.filter((r) => r.statement.startsWith('insert'))).toHaveLength(2); // one per row count

@@ -10,28 +10,38 @@ import { waitFor } from '../kit/wait-for.ts';
 const size = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
 
 describe('SQLite checkpoints', () => {
-  it('are never run by a commit: a worker copies the WAL into the database file, and close leaves no WAL behind', async () => {
-    const path = tempSqliteUrl().slice('sqlite:'.length);
-    const database = openNodeSqlite(path);
-    try {
-      expect(database.prepare('PRAGMA wal_autocheckpoint').all([])).toEqual([{ wal_autocheckpoint: 0 }]);
-      database.prepare('create table t (id integer primary key, body text not null)').run([]);
-      const insert = database.prepare('insert into t (body) values (?)');
-      // Far more than the 1000 pages at which a commit would checkpoint by default.
-      for (let i = 0; i < 3000; i++) insert.run(['x'.repeat(4000)]);
-      await waitFor(() => size(path) > 3000 * 4000, { what: 'the rows checkpointed into the database file' });
-    } finally {
-      await database.close();
-    }
-    expect(existsSync(`${path}-wal`)).toBe(false);
-  });
+  it(
+    'are never run by a commit: a worker copies the WAL into the database file, and close leaves no WAL ' + 'behind',
+    async () => {
+      const path = tempSqliteUrl().slice('sqlite:'.length);
+      const database = openNodeSqlite(path);
+      try {
+        expect(database.prepare('PRAGMA wal_autocheckpoint').all([])).toEqual([{ wal_autocheckpoint: 0 }]);
+        database.prepare('create table t (id integer primary key, body text not null)').run([]);
+        const insert = database.prepare('insert into t (body) values (?)');
+        // Far more than the 1000 pages at which a commit would checkpoint by default.
+        for (let i = 0; i < 3000; i++) insert.run(['x'.repeat(4000)]);
+        await waitFor(() => size(path) > 3000 * 4000, { what: 'the rows checkpointed into the database file' });
+      } finally {
+        await database.close();
+      }
+      expect(existsSync(`${path}-wal`)).toBe(false);
+    },
+  );
 
   it('keep a script alive until the store is closed: closing is the last thing it may await', () => {
     const script = join(mkdtempSync(join(tmpdir(), 'checkpointer-')), 'close.ts');
     const openStore = resolve('src/store/open-store.ts');
-    writeFileSync(script, `import { openStore } from ${JSON.stringify(openStore)};\nconst store = await openStore(${JSON.stringify(tempSqliteUrl())});\nawait store.close();\nconsole.log('closed');\n`);
+    writeFileSync(
+      script,
+      `import { openStore } from ${JSON.stringify(openStore)};\nconst store = await openStore(${JSON.stringify(tempSqliteUrl())});\nawait store.close();\nconsole.log('closed');\n`,
+    );
     // An unsettled top-level await (the worker no longer holding the event loop) exits with 13.
-    const output = execFileSync(process.execPath, ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', script], { encoding: 'utf8' });
+    const output = execFileSync(
+      process.execPath,
+      ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', script],
+      { encoding: 'utf8' },
+    );
     expect(output.trim()).toBe('closed');
   });
 });

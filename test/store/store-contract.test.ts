@@ -12,7 +12,29 @@ import { conversation, participant } from './store-fixtures.ts';
 
 const MIGRATIONS = Object.keys(allMigrations('sqlite'));
 const PG_SCHEMA = `store_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-const TABLES = ['participants', 'conversations', 'messages', 'profiles', 'schedules', 'timers', 'inbox', 'outbox', 'turns', 'tool_calls', 'events', 'channel_contacts', 'delivery_receipts', 'conversation_leases', 'crm_appointments', 'crm_invoices', 'crm_tickets', 'crm_slots', 'crm_customers', 'flow_states', 'virtual_clock'];
+const TABLES = [
+  'participants',
+  'conversations',
+  'messages',
+  'profiles',
+  'schedules',
+  'timers',
+  'inbox',
+  'outbox',
+  'turns',
+  'tool_calls',
+  'events',
+  'channel_contacts',
+  'delivery_receipts',
+  'conversation_leases',
+  'crm_appointments',
+  'crm_invoices',
+  'crm_tickets',
+  'crm_slots',
+  'crm_customers',
+  'flow_states',
+  'virtual_clock',
+];
 
 const tempDir = mkdtempSync(join(tmpdir(), 'promptpipe-store-'));
 let files = 0;
@@ -38,15 +60,16 @@ describeStoreContract('sqlite::memory:', { dialect: 'sqlite', open: () => openSt
 
 describeStoreContract('SQLite file', { dialect: 'sqlite', open: () => openStore(`sqlite:${tempFile()}`) });
 
-if (POSTGRES_READY) describeStoreContract('PostgreSQL', {
-  dialect: 'postgres',
-  open: async () => {
-    const store = await openStore(PG_URL, { schema: PG_SCHEMA });
-    // Every test starts empty: the schema is migrated once, then emptied.
-    await admin.query(`truncate ${TABLES.map((t) => `"${PG_SCHEMA}".${t}`).join(', ')} restart identity cascade`);
-    return store;
-  },
-});
+if (POSTGRES_READY)
+  describeStoreContract('PostgreSQL', {
+    dialect: 'postgres',
+    open: async () => {
+      const store = await openStore(PG_URL, { schema: PG_SCHEMA });
+      // Every test starts empty: the schema is migrated once, then emptied.
+      await admin.query(`truncate ${TABLES.map((t) => `"${PG_SCHEMA}".${t}`).join(', ')} restart identity cascade`);
+      return store;
+    },
+  });
 
 describe('openStore', () => {
   it('keeps the data of a file database across reopening, migrating only once', async () => {
@@ -66,7 +89,12 @@ describe('openStore', () => {
 
     const raw = new DatabaseSync(path);
     try {
-      expect(raw.prepare('select name from migrations').all().map((row) => row.name)).toEqual(MIGRATIONS);
+      expect(
+        raw
+          .prepare('select name from migrations')
+          .all()
+          .map((row) => row.name),
+      ).toEqual(MIGRATIONS);
       expect(raw.prepare('pragma journal_mode').get()).toEqual({ journal_mode: 'wal' });
     } finally {
       raw.close();
@@ -86,29 +114,41 @@ describe('openStore', () => {
       const { rows } = await admin.query(`select name from "${schema}".migrations`);
       expect(rows.map((row) => row.name)).toEqual(MIGRATIONS);
       // Nothing leaked into other schemas.
-      const elsewhere = await admin.query(`select count(*)::int as n from pg_tables where tablename = 'participants' and schemaname = $1`, [schema]);
+      const elsewhere = await admin.query(
+        `select count(*)::int as n from pg_tables where tablename = 'participants' and schemaname = $1`,
+        [schema],
+      );
       expect(elsewhere.rows[0].n).toBe(1);
     } finally {
       await admin.query(`drop schema if exists "${schema}" cascade`);
     }
   });
 
-  it.runIf(POSTGRES_READY)('parses int8 as numbers for its own pool only, and cascades a deletion to events', async () => {
-    const store = await openStore(PG_URL, { schema: PG_SCHEMA });
-    try {
-      expect(pg.types.getTypeParser(20)('5')).toBe('5');
-      const p = participant();
-      const c = conversation(p.id);
-      await store.insertParticipant(p);
-      await store.insertConversation(c);
-      await admin.query(`insert into "${PG_SCHEMA}".events (conversation_id, seq, turn_id, type, data, at) values ($1, 1, null, 'test', '{}', 0)`, [c.id]);
-      expect(await store.deleteParticipant(p.id)).toBe(true);
-      const { rows } = await admin.query(`select count(*)::int as n from "${PG_SCHEMA}".events where conversation_id = $1`, [c.id]);
-      expect(rows[0].n).toBe(0);
-    } finally {
-      await store.close();
-    }
-  });
+  it.runIf(POSTGRES_READY)(
+    'parses int8 as numbers for its own pool only, and cascades a deletion to events',
+    async () => {
+      const store = await openStore(PG_URL, { schema: PG_SCHEMA });
+      try {
+        expect(pg.types.getTypeParser(20)('5')).toBe('5');
+        const p = participant();
+        const c = conversation(p.id);
+        await store.insertParticipant(p);
+        await store.insertConversation(c);
+        await admin.query(
+          `insert into "${PG_SCHEMA}".events (conversation_id, seq, turn_id, type, data, at) values ($1, 1, null, 'test', '{}', 0)`,
+          [c.id],
+        );
+        expect(await store.deleteParticipant(p.id)).toBe(true);
+        const { rows } = await admin.query(
+          `select count(*)::int as n from "${PG_SCHEMA}".events where conversation_id = $1`,
+          [c.id],
+        );
+        expect(rows[0].n).toBe(0);
+      } finally {
+        await store.close();
+      }
+    },
+  );
 
   it('rejects URLs it cannot open', async () => {
     await expect(openStore('mysql://localhost/db')).rejects.toThrow(/unsupported database URL/);

@@ -116,7 +116,12 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
                   return await store().transaction(async (tx) => {
                     const current = (await tx.getConversation(c.id))!;
                     await tx.appendMessages([{ ...message(c.id), text: `w${i}` }]);
-                    const updated = await tx.updateConversation(c.id, current.version, { state: `S${i}` }, current.updatedAt);
+                    const updated = await tx.updateConversation(
+                      c.id,
+                      current.version,
+                      { state: `S${i}` },
+                      current.updatedAt,
+                    );
                     if (!updated) throw conflict;
                     return updated;
                   });
@@ -146,4 +151,3 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
     searchContract(store);
   });
 }
-

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Conversation, InboxItem, NewMessage, NewOutboxItem, Participant, ToolCallRecord, TurnRecord } from '../../src/core/domain.ts';
+import type {
+  Conversation,
+  InboxItem,
+  NewMessage,
+  NewOutboxItem,
+  Participant,
+  ToolCallRecord,
+  TurnRecord,
+} from '../../src/core/domain.ts';
 import type { Schedule } from '../../src/core/schedule.ts';
 import type { NewTimer } from '../../src/core/timer.ts';
 import type { Store } from '../../src/store/store.ts';
@@ -124,7 +132,11 @@ export function schedule(participantId: string, overrides: Partial<Schedule> = {
   };
 }
 
-export function timer(conversationId: string, participantId: string | null, overrides: Partial<NewTimer> = {}): NewTimer {
+export function timer(
+  conversationId: string,
+  participantId: string | null,
+  overrides: Partial<NewTimer> = {},
+): NewTimer {
   return {
     id: uid('tmr'),
     kind: 'reminder',
@@ -160,7 +172,11 @@ export function turn(conversationId: string, overrides: Partial<TurnRecord> = {}
   };
 }
 
-export function toolCall(conversationId: string, turnId: string, overrides: Partial<ToolCallRecord> = {}): ToolCallRecord {
+export function toolCall(
+  conversationId: string,
+  turnId: string,
+  overrides: Partial<ToolCallRecord> = {},
+): ToolCallRecord {
   return {
     id: uid('call'),
     turnId,

@@ -21,7 +21,14 @@ afterEach(async () => {
 });
 
 async function start(database: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  const server = await ChildServer.start({ DATABASE_URL: database, CLOCK: 'virtual', CLOCK_START: T0, LLM_PROVIDER: 'offline', OUTBOUND_WEBHOOK_URL: sink.url, ...env });
+  const server = await ChildServer.start({
+    DATABASE_URL: database,
+    CLOCK: 'virtual',
+    CLOCK_START: T0,
+    LLM_PROVIDER: 'offline',
+    OUTBOUND_WEBHOOK_URL: sink.url,
+    ...env,
+  });
   servers.push(server);
   return server;
 }
@@ -31,7 +38,15 @@ const deliveredTimes = (pattern: RegExp) => accepted().filter((message) => patte
 
 /** Enrolment and the four intake answers; each reply is delivered before the next message. */
 async function intake(server: ChildServer): Promise<void> {
-  expect((await server.request('POST', '/conversation/participants', { phone_number: PHONE, name: 'Kai', timezone: 'America/Toronto' })).status).toBe(201);
+  expect(
+    (
+      await server.request('POST', '/conversation/participants', {
+        phone_number: PHONE,
+        name: 'Kai',
+        timezone: 'America/Toronto',
+      })
+    ).status,
+  ).toBe(201);
   await waitFor(() => sink.accepted.size === 1, { what: 'greeting delivered' });
   for (const [index, text] of ['I want to walk more', 'I want more energy', '7am', 'right after breakfast'].entries()) {
     await server.request('POST', '/conversation/inbound', { from: PHONE, text, message_id: `m${index}` });
@@ -45,25 +60,35 @@ async function advanceExpectingCrash(server: ChildServer): Promise<void> {
 }
 
 describe('crash recovery with real processes (SIGKILL)', () => {
-  it('re-runs a timer whose claimer died, delivers its prompt once, and keeps the schedule firing after the restart', async () => {
-    sink = await new WebhookSink().start();
-    const database = tempSqliteUrl();
-    const doomed = await start(database, { PROMPTPIPE_FAILPOINT: 'timer.after-claim' });
-    await intake(doomed);
-    await advanceExpectingCrash(doomed);
-    expect(deliveredTimes(PROMPT)).toBe(0);
+  it(
+    're-runs a timer whose claimer died, delivers its prompt once, and keeps the schedule firing after the ' +
+      'restart',
+    async () => {
+      sink = await new WebhookSink().start();
+      const database = tempSqliteUrl();
+      const doomed = await start(database, { PROMPTPIPE_FAILPOINT: 'timer.after-claim' });
+      await intake(doomed);
+      await advanceExpectingCrash(doomed);
+      expect(deliveredTimes(PROMPT)).toBe(0);
 
-    const restarted = await start(database);
-    const day1 = await restarted.request('POST', '/admin/clock', { to: DAY1 });
-    expect(day1.body.result.fired).toBeGreaterThanOrEqual(1);
-    await waitFor(() => deliveredTimes(/^Did you do it\?$/) === 1, { what: 'the daily poll after the restart' });
-    expect(deliveredTimes(PROMPT)).toBe(1);
+      const restarted = await start(database);
+      const day1 = await restarted.request('POST', '/admin/clock', { to: DAY1 });
+      expect(day1.body.result.fired).toBeGreaterThanOrEqual(1);
+      await waitFor(() => deliveredTimes(/^Did you do it\?$/) === 1, { what: 'the daily poll after the restart' });
+      expect(deliveredTimes(PROMPT)).toBe(1);
 
-    await restarted.request('POST', '/admin/clock', { advance: '1d' });
-    await waitFor(() => deliveredTimes(PROMPT) === 2, { what: 'the next day\'s prompt' });
-    const timers = (await restarted.request('GET', `/conversation/participants/${(await restarted.request('GET', '/conversation/participants')).body.result[0].id}/timers`)).body.result;
-    expect(timers.map((timer: { kind: string }) => timer.kind)).toContain('daily-prompt');
-  }, 60_000);
+      await restarted.request('POST', '/admin/clock', { advance: '1d' });
+      await waitFor(() => deliveredTimes(PROMPT) === 2, { what: "the next day's prompt" });
+      const timers = (
+        await restarted.request(
+          'GET',
+          `/conversation/participants/${(await restarted.request('GET', '/conversation/participants')).body.result[0].id}/timers`,
+        )
+      ).body.result;
+      expect(timers.map((timer: { kind: string }) => timer.kind)).toContain('daily-prompt');
+    },
+    60_000,
+  );
 
   it('re-sends a message whose sender died after the channel took it, with the same idempotency key', async () => {
     sink = await new WebhookSink().start();
@@ -77,7 +102,9 @@ describe('crash recovery with real processes (SIGKILL)', () => {
 
     const restarted = await start(database);
     await restarted.request('POST', '/admin/clock', { to: DAY1 });
-    await waitFor(() => sink.received.filter((delivery) => PROMPT.test(delivery.body.text)).length === 2, { what: 'the re-sent prompt' });
+    await waitFor(() => sink.received.filter((delivery) => PROMPT.test(delivery.body.text)).length === 2, {
+      what: 'the re-sent prompt',
+    });
     const [before, after] = sink.received.filter((delivery) => PROMPT.test(delivery.body.text));
     expect(after!.headers['idempotency-key']).toBe(before!.headers['idempotency-key']);
     expect(deliveredTimes(PROMPT)).toBe(1); // the channel honours the key: one delivery

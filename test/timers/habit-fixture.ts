@@ -6,17 +6,27 @@ import { waitFor } from '../kit/wait-for.ts';
 
 /** The scripted generator's prompt, so tests can pick the daily prompts out of the sink. */
 export const PROMPT_TEXT = 'After coffee, walk around the block.';
-export const FULL_PROFILE = { habit_domain: 'walking', motivational_frame: 'energy', prompt_anchor: 'after coffee', preferred_time: '08:00' };
+export const FULL_PROFILE = {
+  habit_domain: 'walking',
+  motivational_frame: 'energy',
+  prompt_anchor: 'after coffee',
+  preferred_time: '08:00',
+};
 
-export const isGenerator = (request: LlmRequest) => request.messages[0]?.content.startsWith('You write one short daily habit prompt') ?? false;
-export const moduleOf = (request: LlmRequest) => (isGenerator(request) ? 'GENERATOR' : request.messages[0]?.content.includes('following up') ? 'FEEDBACK' : 'INTAKE');
+export const isGenerator = (request: LlmRequest) =>
+  request.messages[0]?.content.startsWith('You write one short daily habit prompt') ?? false;
+export const moduleOf = (request: LlmRequest) =>
+  isGenerator(request) ? 'GENERATOR' : request.messages[0]?.content.includes('following up') ? 'FEEDBACK' : 'INTAKE';
 
 /**
  * A scripted model for the habit flow on the virtual clock. "set me up" saves a complete profile and
  * creates `schedules`; "feedback now" / "intake now" move the sub-state; `onUser` may answer the
  * rest (default: a short thank-you). After tool results it says "Done!".
  */
-export function habitModel(schedules: object[], onUser: (text: string) => ScriptedStep | undefined = () => undefined): ScriptedProvider {
+export function habitModel(
+  schedules: object[],
+  onUser: (text: string) => ScriptedStep | undefined = () => undefined,
+): ScriptedProvider {
   return createScriptedProvider((request) => {
     if (isGenerator(request)) return { text: PROMPT_TEXT };
     const last = request.messages.at(-1)!;
@@ -30,8 +40,10 @@ export function habitModel(schedules: object[], onUser: (text: string) => Script
         ],
       };
     }
-    if (last.content === 'feedback now') return { toolCalls: [{ name: 'transition_state', arguments: { target_state: 'FEEDBACK' } }] };
-    if (last.content === 'intake now') return { toolCalls: [{ name: 'transition_state', arguments: { target_state: 'INTAKE' } }] };
+    if (last.content === 'feedback now')
+      return { toolCalls: [{ name: 'transition_state', arguments: { target_state: 'FEEDBACK' } }] };
+    if (last.content === 'intake now')
+      return { toolCalls: [{ name: 'transition_state', arguments: { target_state: 'INTAKE' } }] };
     return onUser(last.content) ?? { text: 'Thanks for letting me know.' };
   });
 }
@@ -65,9 +77,15 @@ export interface HabitFixtureOptions {
 /** A real server on the virtual clock with one enrolled participant who has been greeted. */
 export async function startHabitFixture(options: HabitFixtureOptions): Promise<HabitFixture> {
   const provider = habitModel(options.schedules ?? [{ type: 'fixed', fixed_time: '08:00' }], options.onUser);
-  const server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: options.clockStart, ...options.env }, { provider, ...(options.random ? { random: options.random } : {}) });
+  const server = await startTestServer(
+    { CLOCK: 'virtual', CLOCK_START: options.clockStart, ...options.env },
+    { provider, ...(options.random ? { random: options.random } : {}) },
+  );
   const { phone } = options;
-  const created = await server.request('POST', '/conversation/participants', { phone_number: phone, timezone: options.timezone ?? 'America/Toronto' });
+  const created = await server.request('POST', '/conversation/participants', {
+    phone_number: phone,
+    timezone: options.timezone ?? 'America/Toronto',
+  });
   if (created.status !== 201) throw new Error(`enrollment failed: ${JSON.stringify(created.body)}`);
   await waitFor(() => server.sink.to(phone).length === 1, { what: 'greeting' });
   const participantId = created.body.result.id as string;

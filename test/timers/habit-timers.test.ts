@@ -12,7 +12,8 @@ afterEach(async () => {
 });
 
 const PHONE = '+14165550150';
-const isGenerator = (request: LlmRequest) => request.messages[0]?.content.startsWith('You write one short daily habit prompt');
+const isGenerator = (request: LlmRequest) =>
+  request.messages[0]?.content.startsWith('You write one short daily habit prompt');
 
 /** A model that saves a complete profile and creates the schedule the test asks for, then chats. */
 function model(schedule: object) {
@@ -23,19 +24,37 @@ function model(schedule: object) {
     if (last.content === 'set me up') {
       return {
         toolCalls: [
-          { name: 'save_user_profile', arguments: { habit_domain: 'walking', motivational_frame: 'energy', prompt_anchor: 'after coffee', preferred_time: '08:00' } },
+          {
+            name: 'save_user_profile',
+            arguments: {
+              habit_domain: 'walking',
+              motivational_frame: 'energy',
+              prompt_anchor: 'after coffee',
+              preferred_time: '08:00',
+            },
+          },
           { name: 'scheduler', arguments: { action: 'create', ...schedule } },
         ],
       };
     }
-    if (last.content === 'feedback in 30 seconds') return { text: 'OK', toolCalls: [{ name: 'transition_state', arguments: { target_state: 'FEEDBACK', delay_minutes: 0.5 } }] };
+    if (last.content === 'feedback in 30 seconds')
+      return {
+        text: 'OK',
+        toolCalls: [{ name: 'transition_state', arguments: { target_state: 'FEEDBACK', delay_minutes: 0.5 } }],
+      };
     return { text: 'Thanks for letting me know.' };
   });
 }
 
 async function start(schedule: object, clockStart: string, env: Record<string, string> = {}, ids?: IdGenerator) {
-  server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: clockStart, ...env }, { provider: model(schedule), ids });
-  const created = await server.request('POST', '/conversation/participants', { phone_number: PHONE, timezone: 'America/Toronto' });
+  server = await startTestServer(
+    { CLOCK: 'virtual', CLOCK_START: clockStart, ...env },
+    { provider: model(schedule), ids },
+  );
+  const created = await server.request('POST', '/conversation/participants', {
+    phone_number: PHONE,
+    timezone: 'America/Toronto',
+  });
   await waitFor(() => server!.sink.to(PHONE).length === 1, { what: 'greeting' });
   return created.body.result.id as string;
 }
@@ -52,7 +71,8 @@ async function advance(body: object) {
 }
 
 const texts = () => server!.sink.to(PHONE).map((message) => message.text);
-const localTime = (at: Date) => at.toLocaleString('en-CA', { timeZone: 'America/Toronto', hour12: false, hour: '2-digit', minute: '2-digit' });
+const localTime = (at: Date) =>
+  at.toLocaleString('en-CA', { timeZone: 'America/Toronto', hour12: false, hour: '2-digit', minute: '2-digit' });
 
 describe('habit timers on the virtual clock', () => {
   it('sends the daily prompt at 07:50 local with the polls, then exactly one reminder when there is no reply', async () => {
@@ -64,9 +84,12 @@ describe('habit timers on the virtual clock', () => {
     await advance({ to: '2026-06-02T11:50:00Z' });
     const prompt = server!.sink.to(PHONE).find((message) => message.text === 'After coffee, walk around the block.');
     expect(prompt && localTime(prompt.createdAt)).toBe('07:50');
-    expect(server!.sink.to(PHONE).filter((message) => message.kind === 'poll').map((message) => message.poll?.question)).toEqual([
-      'Did you do it?', 'How should your next prompts feel?',
-    ]);
+    expect(
+      server!.sink
+        .to(PHONE)
+        .filter((message) => message.kind === 'poll')
+        .map((message) => message.poll?.question),
+    ).toEqual(['Did you do it?', 'How should your next prompts feel?']);
     const state = (await server!.request('GET', `/conversation/participants/${id}/state`)).body.result;
     expect(state.profile.total_prompts).toBe(1);
 
@@ -97,7 +120,9 @@ describe('habit timers on the virtual clock', () => {
     const result = await advance({ advance: '3d' });
     const prompts = server!.sink.to(PHONE).filter((message) => message.text === 'After coffee, walk around the block.');
     expect(prompts.map((message) => message.createdAt.toISOString())).toEqual([
-      '2026-06-02T11:50:00.000Z', '2026-06-03T11:50:00.000Z', '2026-06-04T11:50:00.000Z',
+      '2026-06-02T11:50:00.000Z',
+      '2026-06-03T11:50:00.000Z',
+      '2026-06-04T11:50:00.000Z',
     ]);
     expect(texts().filter((text) => text === 'How should your next prompts feel?')).toHaveLength(3);
     expect(result.fired).toBeGreaterThanOrEqual(3);
@@ -109,7 +134,12 @@ describe('habit timers on the virtual clock', () => {
     await advance({ advance: '4d' });
     const prompts = server!.sink.to(PHONE).filter((message) => message.text === 'After coffee, walk around the block.');
     expect(prompts.map((message) => localTime(message.createdAt))).toEqual(['07:50', '07:50', '07:50', '07:50']);
-    expect(prompts.map((message) => message.createdAt.toISOString().slice(11, 16))).toEqual(['12:50', '11:50', '11:50', '11:50']); // US clocks spring forward on Sunday 8 March 2026
+    expect(prompts.map((message) => message.createdAt.toISOString().slice(11, 16))).toEqual([
+      '12:50',
+      '11:50',
+      '11:50',
+      '11:50',
+    ]); // US clocks spring forward on Sunday 8 March 2026
   });
 
   it('fires at 07:50 local on the days around the autumn DST change', async () => {
@@ -119,11 +149,19 @@ describe('habit timers on the virtual clock', () => {
     const prompts = server!.sink.to(PHONE).filter((message) => message.text === 'After coffee, walk around the block.');
     expect(prompts.map((message) => localTime(message.createdAt))).toEqual(['07:50', '07:50', '07:50', '07:50']);
     // US clocks fall back on Sunday 1 November 2026.
-    expect(prompts.map((message) => message.createdAt.toISOString().slice(5, 16))).toEqual(['10-31T11:50', '11-01T12:50', '11-02T12:50', '11-03T12:50']);
+    expect(prompts.map((message) => message.createdAt.toISOString().slice(5, 16))).toEqual([
+      '10-31T11:50',
+      '11-01T12:50',
+      '11-02T12:50',
+      '11-03T12:50',
+    ]);
   });
 
   it('fires a random-window schedule inside its window (minus prep) every day', async () => {
-    await start({ type: 'random', random_start_time: '09:00', random_end_time: '11:00', timezone: 'UTC' }, '2026-06-01T12:00:00Z');
+    await start(
+      { type: 'random', random_start_time: '09:00', random_end_time: '11:00', timezone: 'UTC' },
+      '2026-06-01T12:00:00Z',
+    );
     await say('set me up');
     await advance({ advance: '5d' });
     const prompts = server!.sink.to(PHONE).filter((message) => message.text === 'After coffee, walk around the block.');
@@ -191,7 +229,9 @@ describe('habit timers on the virtual clock', () => {
       return { text: response.text, toolCalls: response.toolCalls };
     });
     server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z' }, { provider });
-    const id = (await server.request('POST', '/conversation/participants', { phone_number: PHONE, timezone: 'America/Toronto' })).body.result.id;
+    const id = (
+      await server.request('POST', '/conversation/participants', { phone_number: PHONE, timezone: 'America/Toronto' })
+    ).body.result.id;
     await waitFor(() => server!.sink.to(PHONE).length === 1, { what: 'greeting' });
     const timers = async () => (await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result;
     const setStatus = (status: string) => server!.request('PUT', `/conversation/participants/${id}`, { status });
@@ -207,7 +247,10 @@ describe('habit timers on the virtual clock', () => {
     expect(texts()).toHaveLength(1);
     expect(await timers()).toEqual([]);
     const history = (await server.request('GET', `/conversation/participants/${id}/history`)).body.result.messages;
-    expect(history.map((m: any) => [m.role, m.text])).toEqual([['assistant', expect.any(String)], ['user', 'set me up']]);
+    expect(history.map((m: any) => [m.role, m.text])).toEqual([
+      ['assistant', expect.any(String)],
+      ['user', 'set me up'],
+    ]);
 
     // A daily prompt: paused while it is generated.
     holding = () => false;
@@ -232,13 +275,14 @@ describe('habit timers on the virtual clock', () => {
     const timers = async () => (await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result;
     expect(await timers()).toEqual([expect.objectContaining({ due_at: '2026-06-02T11:50:00.000Z' })]);
 
-    expect((await server!.request('PUT', `/conversation/participants/${id}`, { timezone: 'Europe/Paris' })).status).toBe(200);
+    expect(
+      (await server!.request('PUT', `/conversation/participants/${id}`, { timezone: 'Europe/Paris' })).status,
+    ).toBe(200);
     const state = (await server!.request('GET', `/conversation/participants/${id}/state`)).body.result;
     expect(state.schedules.map((schedule: any) => schedule.timezone)).toEqual(['Europe/Paris']);
     expect(await timers()).toEqual([expect.objectContaining({ due_at: '2026-06-02T05:50:00.000Z' })]); // 07:50 in Paris
     await advance({ to: '2026-06-02T05:50:00Z' });
     expect(texts()).toContain('After coffee, walk around the block.');
-
   });
 
   it('leaves a schedule pinned to another zone where it is when the participant moves', async () => {
@@ -255,29 +299,56 @@ describe('habit timers on the virtual clock', () => {
     const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
     await say('feedback in 30 seconds');
     await advance({ advance: '29s' });
-    expect((await server!.request('GET', `/conversation/participants/${id}/state`)).body.result.sub_state).toBe('INTAKE');
+    expect((await server!.request('GET', `/conversation/participants/${id}/state`)).body.result.sub_state).toBe(
+      'INTAKE',
+    );
     await advance({ advance: '1s' });
-    expect((await server!.request('GET', `/conversation/participants/${id}/state`)).body.result.sub_state).toBe('FEEDBACK');
+    expect((await server!.request('GET', `/conversation/participants/${id}/state`)).body.result.sub_state).toBe(
+      'FEEDBACK',
+    );
   });
 
   it('refuses to move the system clock and validates clock requests', async () => {
     server = await startTestServer({}, { provider: model({}) });
-    expect(await server.request('POST', '/admin/clock', { advance: '1h' })).toMatchObject({ status: 409, body: { code: 'clock_not_virtual' } });
+    expect(await server.request('POST', '/admin/clock', { advance: '1h' })).toMatchObject({
+      status: 409,
+      body: { code: 'clock_not_virtual' },
+    });
     expect((await server.request('GET', '/admin/clock')).body.result.mode).toBe('system');
     await server.close();
     server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z' }, { provider: model({}) });
-    expect(await server.request('POST', '/admin/clock', { advance: 'soon' })).toMatchObject({ status: 400, body: { field: 'advance' } });
-    expect(await server.request('POST', '/admin/clock', { to: '2020-01-01T00:00:00Z' })).toMatchObject({ status: 400, body: { field: 'to' } });
+    expect(await server.request('POST', '/admin/clock', { advance: 'soon' })).toMatchObject({
+      status: 400,
+      body: { field: 'advance' },
+    });
+    expect(await server.request('POST', '/admin/clock', { to: '2020-01-01T00:00:00Z' })).toMatchObject({
+      status: 400,
+      body: { field: 'to' },
+    });
     // Out of any date's range: refused, and the clock (and everything using it) keeps working.
-    expect(await server.request('POST', '/admin/clock', { advance: '99999999999999h' })).toMatchObject({ status: 400, body: { field: 'advance' } });
-    expect(await server.request('POST', '/admin/clock', { to: '9999-12-31T23:59:59Z' })).toMatchObject({ status: 400, body: { field: 'to' } });
-    expect((await server.request('POST', '/admin/clock', { advance: '90m' })).body.result).toEqual({ now: '2026-06-01T13:30:00.000Z', fired: 0 });
-    expect((await server.request('POST', '/conversation/participants', { phone_number: '+14165550111' })).status).toBe(201);
+    expect(await server.request('POST', '/admin/clock', { advance: '99999999999999h' })).toMatchObject({
+      status: 400,
+      body: { field: 'advance' },
+    });
+    expect(await server.request('POST', '/admin/clock', { to: '9999-12-31T23:59:59Z' })).toMatchObject({
+      status: 400,
+      body: { field: 'to' },
+    });
+    expect((await server.request('POST', '/admin/clock', { advance: '90m' })).body.result).toEqual({
+      now: '2026-06-01T13:30:00.000Z',
+      fired: 0,
+    });
+    expect((await server.request('POST', '/conversation/participants', { phone_number: '+14165550111' })).status).toBe(
+      201,
+    );
     // Many allowed moves still stop short of dates the store cannot hold.
     const statuses: number[] = [];
-    for (let i = 0; i < 20; i++) statuses.push((await server.request('POST', '/admin/clock', { advance: '3660d' })).status);
+    for (let i = 0; i < 20; i++)
+      statuses.push((await server.request('POST', '/admin/clock', { advance: '3660d' })).status);
     expect(statuses.slice(0, 17).every((status) => status === 200)).toBe(true);
     expect(statuses.at(-1)).toBe(400);
-    expect((await server.request('POST', '/conversation/participants', { phone_number: '+14165550112' })).status).toBe(201);
+    expect((await server.request('POST', '/conversation/participants', { phone_number: '+14165550112' })).status).toBe(
+      201,
+    );
   });
 });

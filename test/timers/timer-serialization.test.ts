@@ -14,20 +14,35 @@ function probeModule() {
   const gate = new Promise<void>((resolve) => (release = resolve));
   const seen = { turnRunning: false, firings: [] as Array<{ duringTurn: boolean }> };
   const turn = (text: string, wait: boolean): PreparedTurn => ({
-    module: 'probe', systemMessages: [], tools: [], fallbackText: text,
+    module: 'probe',
+    systemMessages: [],
+    tools: [],
+    fallbackText: text,
     run: async () => {
       seen.turnRunning = true;
       if (wait) await gate;
       seen.turnRunning = false;
-      return { text, endedBy: 'reply', toolCalls: [], modelCalls: 0, toolRounds: 0, modelMs: 0, toolMs: 0, model: 'probe' };
+      return {
+        text,
+        endedBy: 'reply',
+        toolCalls: [],
+        modelCalls: 0,
+        toolRounds: 0,
+        modelMs: 0,
+        toolMs: 0,
+        model: 'probe',
+      };
     },
     finish: () => ({}),
     commit: async () => undefined,
   });
   const flow: Flow = {
-    id: 'probe', initialState: () => ({ state: 'PROBING', subState: null }), subStates: [],
+    id: 'probe',
+    initialState: () => ({ state: 'PROBING', subState: null }),
+    subStates: [],
     greetingHint: () => 'hello',
-    prepareTurn: async ({ input }) => (input.kind === 'message' ? turn(`got ${input.text}`, true) : turn('hello', false)),
+    prepareTurn: async ({ input }) =>
+      input.kind === 'message' ? turn(`got ${input.text}`, true) : turn('hello', false),
   };
   // No queue, no lock, no lease: serializing is the engine's job.
   const probeKind = defineTimerKind({
@@ -50,16 +65,28 @@ describe('a timer kind of a flow module', () => {
   });
   afterAll(() => server.close());
 
-  it('fires in its conversation\'s queue: never while a message turn of that conversation runs', async () => {
-    const participant = (await server.request('POST', '/conversation/participants', { phone_number: PHONE })).body.result;
+  it("fires in its conversation's queue: never while a message turn of that conversation runs", async () => {
+    const participant = (await server.request('POST', '/conversation/participants', { phone_number: PHONE })).body
+      .result;
     await server.sink.waitFor(1);
     const conversation = (await server.store.findConversationByParticipant(participant.id))!;
     expect((await server.request('POST', '/conversation/inbound', { from: PHONE, text: 'hi' })).status).toBe(202);
     await waitFor(() => probe.seen.turnRunning, { what: 'the message turn running' });
 
     const now = server.clock.now();
-    await server.store.scheduleTimer({ id: 'probe-1', kind: 'probe', conversationId: conversation.id, participantId: participant.id, dedupKey: 'probe:1', dueAt: now, payload: {}, createdAt: now });
-    await waitFor(async () => (await server.store.getTimer('probe-1'))?.status === 'running', { what: 'the worker claiming the timer' });
+    await server.store.scheduleTimer({
+      id: 'probe-1',
+      kind: 'probe',
+      conversationId: conversation.id,
+      participantId: participant.id,
+      dedupKey: 'probe:1',
+      dueAt: now,
+      payload: {},
+      createdAt: now,
+    });
+    await waitFor(async () => (await server.store.getTimer('probe-1'))?.status === 'running', {
+      what: 'the worker claiming the timer',
+    });
     probe.release();
 
     await waitFor(async () => (await server.store.getTimer('probe-1'))?.status === 'done', { what: 'the timer done' });

@@ -21,7 +21,9 @@ describe('CLOCK=virtual across restarts', () => {
     const env = { DATABASE_URL: url, CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z' };
     let s = await restart(env);
     expect(await clockNow(s)).toBe('2026-06-01T12:00:00.000Z');
-    expect((await s.request('POST', '/admin/clock', { advance: '3d' })).body.result.now).toBe('2026-06-04T12:00:00.000Z');
+    expect((await s.request('POST', '/admin/clock', { advance: '3d' })).body.result.now).toBe(
+      '2026-06-04T12:00:00.000Z',
+    );
 
     s = await restart(env);
     expect(await clockNow(s)).toBe('2026-06-04T12:00:00.000Z');

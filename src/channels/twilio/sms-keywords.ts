@@ -9,7 +9,10 @@ const HELP = new Set(['help', 'info']);
 export type SmsKeyword = 'stop' | 'start' | 'help';
 
 export function smsKeyword(text: string): SmsKeyword | null {
-  const word = text.trim().toLowerCase().replace(/[.!?]+$/, '');
+  const word = text
+    .trim()
+    .toLowerCase()
+    .replace(/[.!?]+$/, '');
   if (STOP.has(word)) return 'stop';
   if (START.has(word)) return 'start';
   if (HELP.has(word)) return 'help';

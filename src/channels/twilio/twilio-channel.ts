@@ -48,15 +48,28 @@ export function createTwilioChannel(options: TwilioChannelOptions): Channel {
       const answer = await callProvider(
         doFetch,
         url,
-        { method: 'POST', headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString(), timeoutMs: options.timeoutMs ?? 10_000, signal: context?.signal },
+        {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+          body: form.toString(),
+          timeoutMs: options.timeoutMs ?? 10_000,
+          signal: context?.signal,
+        },
         'Twilio',
       );
       const accepted = created.safeParse(answer.body);
-      if (answer.status >= 200 && answer.status < 300 && accepted.success) return { providerMessageId: accepted.data.sid };
+      if (answer.status >= 200 && answer.status < 300 && accepted.success)
+        return { providerMessageId: accepted.data.sid };
       const error = twilioError.safeParse(answer.body);
       const code = error.success ? error.data.code : undefined;
-      const retryable = code !== undefined && FINAL_CODES.has(code) ? false : retryableStatus(answer.status) || (code !== undefined && PASSING_CODES.has(code));
-      throw new ChannelError(`Twilio answered ${answer.status}${code ? ` (code ${code})` : ''}: ${(error.success && error.data.message) || 'no error body'}`, { retryable, optedOut: code === UNSUBSCRIBED });
+      const retryable =
+        code !== undefined && FINAL_CODES.has(code)
+          ? false
+          : retryableStatus(answer.status) || (code !== undefined && PASSING_CODES.has(code));
+      throw new ChannelError(
+        `Twilio answered ${answer.status}${code ? ` (code ${code})` : ''}: ${(error.success && error.data.message) || 'no error body'}`,
+        { retryable, optedOut: code === UNSUBSCRIBED },
+      );
     },
   };
 }

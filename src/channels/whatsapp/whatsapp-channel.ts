@@ -41,7 +41,9 @@ export interface WhatsAppTemplate {
 }
 
 const sendAnswer = z.looseObject({ messages: z.array(z.looseObject({ id: z.string() })).min(1) });
-const graphError = z.looseObject({ error: z.looseObject({ code: z.number().optional(), message: z.string().optional() }) });
+const graphError = z.looseObject({
+  error: z.looseObject({ code: z.number().optional(), message: z.string().optional() }),
+});
 
 /**
  * Outbound WhatsApp Cloud API messages: text, polls as reply buttons (up to 3) or a list (up to
@@ -65,17 +67,27 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
       'WhatsApp Cloud API',
     );
     const accepted = sendAnswer.safeParse(answer.body);
-    if (answer.status >= 200 && answer.status < 300 && accepted.success) return { providerMessageId: accepted.data.messages[0]!.id };
+    if (answer.status >= 200 && answer.status < 300 && accepted.success)
+      return { providerMessageId: accepted.data.messages[0]!.id };
     const error = graphError.safeParse(answer.body);
     const code = error.success ? error.data.error.code : undefined;
     // An expired token fails every send until someone replaces it: keep the message for then.
-    const retryable = retryableStatus(answer.status) || answer.status === 401 || (code !== undefined && (TRANSIENT_CODES.has(code) || AUTH_CODES.has(code)));
-    throw new WhatsAppSendError(`WhatsApp Cloud API answered ${answer.status}${code ? ` (code ${code})` : ''}: ${error.success ? error.data.error.message : 'no error body'}`, { retryable, code });
+    const retryable =
+      retryableStatus(answer.status) ||
+      answer.status === 401 ||
+      (code !== undefined && (TRANSIENT_CODES.has(code) || AUTH_CODES.has(code)));
+    throw new WhatsAppSendError(
+      `WhatsApp Cloud API answered ${answer.status}${code ? ` (code ${code})` : ''}: ${error.success ? error.data.error.message : 'no error body'}`,
+      { retryable, code },
+    );
   };
 
   const sendTemplate = (message: OutboundMessage, to: Recipient, signal: AbortSignal | undefined) => {
     if (!options.template) {
-      throw new ChannelError('the 24-hour WhatsApp window is closed and WHATSAPP_TEMPLATE_NAME is not set, so this message cannot be sent', { retryable: false });
+      throw new ChannelError(
+        'the 24-hour WhatsApp window is closed and WHATSAPP_TEMPLATE_NAME is not set, so this message cannot be sent',
+        { retryable: false },
+      );
     }
     return post({ ...envelope(to), ...templateBody(message, options.template) }, signal);
   };
@@ -92,12 +104,14 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
     async send(message, context): Promise<SendReceipt> {
       const to = recipientOf(message.recipient);
       const signal = context?.signal;
-      if (message.idempotencyKey.endsWith(TEMPLATE_RESEND) || context?.windowOpen === false) return sendTemplate(message, to, signal);
+      if (message.idempotencyKey.endsWith(TEMPLATE_RESEND) || context?.windowOpen === false)
+        return sendTemplate(message, to, signal);
       try {
         return await post({ ...envelope(to), ...freeFormBody(message) }, signal);
       } catch (error) {
         // Our record of the window was off (a message we never saw, clocks): use the template.
-        if (error instanceof WhatsAppSendError && error.code === WINDOW_CLOSED && options.template) return sendTemplate(message, to, signal);
+        if (error instanceof WhatsAppSendError && error.code === WINDOW_CLOSED && options.template)
+          return sendTemplate(message, to, signal);
         throw error;
       }
     },
@@ -134,9 +148,26 @@ export function freeFormBody(message: Pick<OutboundMessage, 'text' | 'poll'>): o
   const body = { text: clip(poll.question, INTERACTIVE_BODY_MAX) };
   const ids = poll.options.map((_option, index) => `opt:${index + 1}`);
   if (poll.options.length <= MAX_BUTTONS && poll.options.every((title) => [...title].length <= BUTTON_TITLE_MAX)) {
-    return { type: 'interactive', interactive: { type: 'button', body, action: { buttons: poll.options.map((title, index) => ({ type: 'reply', reply: { id: ids[index], title } })) } } };
+    return {
+      type: 'interactive',
+      interactive: {
+        type: 'button',
+        body,
+        action: { buttons: poll.options.map((title, index) => ({ type: 'reply', reply: { id: ids[index], title } })) },
+      },
+    };
   }
-  return { type: 'interactive', interactive: { type: 'list', body, action: { button: 'Choose', sections: [{ title: 'Options', rows: poll.options.map((title, index) => ({ id: ids[index], title })) }] } } };
+  return {
+    type: 'interactive',
+    interactive: {
+      type: 'list',
+      body,
+      action: {
+        button: 'Choose',
+        sections: [{ title: 'Options', rows: poll.options.map((title, index) => ({ id: ids[index], title })) }],
+      },
+    },
+  };
 }
 
 /** The template with the text as its one body parameter; Meta refuses newlines and long runs of spaces there. */
@@ -145,7 +176,11 @@ export function templateBody(message: Pick<OutboundMessage, 'text' | 'poll'>, te
   const parameter = clip(text.replace(/\s+/g, ' ').trim(), templateParameterMax(template));
   return {
     type: 'template',
-    template: { name: template.name, language: { code: template.language }, components: [{ type: 'body', parameters: [{ type: 'text', text: parameter }] }] },
+    template: {
+      name: template.name,
+      language: { code: template.language },
+      components: [{ type: 'body', parameters: [{ type: 'text', text: parameter }] }],
+    },
   };
 }
 

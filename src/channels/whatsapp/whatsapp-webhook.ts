@@ -53,9 +53,15 @@ const status = z.looseObject({
   id,
   status: z.string().max(40),
   timestamp: lenient(z.string().max(20)),
-  errors: lenient(z.array(z.looseObject({ code: lenient(z.number()), title: lenient(z.string()), message: lenient(z.string()) }))),
+  errors: lenient(
+    z.array(z.looseObject({ code: lenient(z.number()), title: lenient(z.string()), message: lenient(z.string()) })),
+  ),
 });
-const contact = z.looseObject({ wa_id: lenient(z.string()), user_id: lenient(z.string()), profile: lenient(z.looseObject({ name: lenient(z.string()) })) });
+const contact = z.looseObject({
+  wa_id: lenient(z.string()),
+  user_id: lenient(z.string()),
+  profile: lenient(z.looseObject({ name: lenient(z.string()) })),
+});
 const value = z.looseObject({
   metadata: z.looseObject({ phone_number_id: z.string().optional() }).optional(),
   contacts: z.array(z.unknown()).nullish(),
@@ -64,10 +70,18 @@ const value = z.looseObject({
 });
 export const whatsappEnvelope = z.looseObject({
   object: z.string(),
-  entry: z.array(z.looseObject({ changes: z.array(z.looseObject({ field: z.string(), value: z.unknown() })).default([]) })),
+  entry: z.array(
+    z.looseObject({ changes: z.array(z.looseObject({ field: z.string(), value: z.unknown() })).default([]) }),
+  ),
 });
 
-const STATUS_MAP: Record<string, DeliveryStatus> = { sent: 'sent', delivered: 'delivered', read: 'read', played: 'read', failed: 'failed' };
+const STATUS_MAP: Record<string, DeliveryStatus> = {
+  sent: 'sent',
+  delivered: 'delivered',
+  read: 'read',
+  played: 'read',
+  failed: 'failed',
+};
 
 /** Reads an envelope that already passed `whatsappEnvelope`, all of it at once. */
 export function readWhatsAppWebhook(envelope: z.output<typeof whatsappEnvelope>): WhatsAppWebhook {
@@ -84,7 +98,10 @@ export function readWhatsAppWebhook(envelope: z.output<typeof whatsappEnvelope>)
  * Reads an envelope in parts of at most `size` messages and statuses, each read only when asked
  * for: a batch of thousands is parsed a part at a time, and the caller can yield between parts.
  */
-export function* readWhatsAppWebhookInParts(envelope: z.output<typeof whatsappEnvelope>, size: number): Generator<WhatsAppWebhook, void, void> {
+export function* readWhatsAppWebhookInParts(
+  envelope: z.output<typeof whatsappEnvelope>,
+  size: number,
+): Generator<WhatsAppWebhook, void, void> {
   let part: WhatsAppWebhook = { messages: [], receipts: [], skipped: [] };
   for (const item of readItems(envelope)) {
     if (item.kind === 'message') part.messages.push(item.message);
@@ -145,7 +162,10 @@ function* readValue(data: z.output<typeof value>): Generator<Item, void, void> {
 function readMessage(raw: unknown, phoneNumberId: string | null, contacts: ContactIndex): Item | undefined {
   const parsed = message.safeParse(raw);
   if (!parsed.success) {
-    return { kind: 'skipped', reason: `a message that could not be read (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message})` };
+    return {
+      kind: 'skipped',
+      reason: `a message that could not be read (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message})`,
+    };
   }
   const m = parsed.data;
   if (m.type === 'system') return undefined; // e.g. user_changed_number: not something the person said

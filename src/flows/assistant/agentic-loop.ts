@@ -8,10 +8,14 @@ import { decideAssistantStep } from './assistant-step.ts';
 import { CallGuard } from './call-guard.ts';
 import { createMarkerFilter, stripToolMarkers } from './tool-markers.ts';
 
-export const ASSISTANT_APOLOGY = "Sorry, I couldn't put an answer together this time. Could you ask again, maybe in other words?";
+export const ASSISTANT_APOLOGY =
+  "Sorry, I couldn't put an answer together this time. Could you ask again, maybe in other words?";
 export const CONTINUE_AFTER_THINKING = 'Go on: answer my request now, or call the tool you need.';
-export const ANSWER_WITHOUT_TOOLS = 'No more tools can be called. Answer my request now from the tool results above, and say plainly what you could not find out.';
-export const ANSWER_FROM_RESULTS = 'Answer my request now, using the tool results above. Do not call more tools unless they are essential.';
+export const ANSWER_WITHOUT_TOOLS =
+  'No more tools can be called. Answer my request now from the tool results above, and say plainly what you ' +
+  'could not find out.';
+export const ANSWER_FROM_RESULTS =
+  'Answer my request now, using the tool results above. Do not call more tools unless they are essential.';
 
 export interface AgenticLoopInput extends FlowRunContext {
   /** The system message without the per-call context block. */
@@ -35,7 +39,16 @@ export async function runAgenticLoop(input: AgenticLoopInput): Promise<ToolLoopR
   const specs = input.tools.map(toolSpec);
   const guard = new CallGuard({ allowed: [...toolsByName.keys()] });
   const dialogue = [...input.dialogue];
-  const result: ToolLoopResult = { text: '', endedBy: 'reply', toolCalls: [], modelCalls: 0, toolRounds: 0, modelMs: 0, toolMs: 0, model: input.provider.model };
+  const result: ToolLoopResult = {
+    text: '',
+    endedBy: 'reply',
+    toolCalls: [],
+    modelCalls: 0,
+    toolRounds: 0,
+    modelMs: 0,
+    toolMs: 0,
+    model: input.provider.model,
+  };
   let nudged = false;
   let continued = false;
   /** What the person was already told in earlier rounds ("Let me check…"): part of the answer. */
@@ -60,22 +73,33 @@ export async function runAgenticLoop(input: AgenticLoopInput): Promise<ToolLoopR
     const onTextDelta = input.onTextDelta && separated(input.onTextDelta, () => said.length > 0);
     const filter = onTextDelta ? createMarkerFilter(onTextDelta) : undefined;
     const tools = specs.length > 0 ? specs : undefined;
-    const response = await input.provider.complete({ messages, tools }, { signal: input.signal, onTextDelta: filter && ((delta) => filter.push(delta)) });
+    const response = await input.provider.complete(
+      { messages, tools },
+      { signal: input.signal, onTextDelta: filter && ((delta) => filter.push(delta)) },
+    );
     filter?.flush();
     result.modelMs += input.elapsed() - modelStart;
     result.modelCalls += 1;
     result.model = response.model;
 
-    const step = decideAssistantStep(response, { modelCalls: result.modelCalls, maxModelCalls: input.maxModelCalls, sawToolResults, nudged });
+    const step = decideAssistantStep(response, {
+      modelCalls: result.modelCalls,
+      maxModelCalls: input.maxModelCalls,
+      sawToolResults,
+      nudged,
+    });
     switch (step.kind) {
       case 'reply':
         return { ...result, text: [...said, step.text].join('\n\n') };
       case 'apologize': {
         // Out of calls with results in hand: one last call, without tools, answers from them.
-        const final = step.reason === 'round-limit' && sawToolResults ? await answerFromResults(input, dialogue, result) : '';
+        const final =
+          step.reason === 'round-limit' && sawToolResults ? await answerFromResults(input, dialogue, result) : '';
         if (final) return { ...result, text: [...said, final].join('\n\n') };
         // What was said along the way is an answer of sorts; only silence gets the apology.
-        return said.length > 0 ? { ...result, text: said.join('\n\n') } : { ...result, text: ASSISTANT_APOLOGY, endedBy: step.reason };
+        return said.length > 0
+          ? { ...result, text: said.join('\n\n') }
+          : { ...result, text: ASSISTANT_APOLOGY, endedBy: step.reason };
       }
       case 'continue':
         // Reasoning is never sent back (providers reject or ignore it); one note moves the model on.
@@ -111,7 +135,11 @@ export async function runAgenticLoop(input: AgenticLoopInput): Promise<ToolLoopR
  * (no tool messages, so no provider needs tools declared), no tools offered, one instruction to
  * answer from them. Empty when even that gives nothing.
  */
-async function answerFromResults(input: AgenticLoopInput, dialogue: readonly LlmMessage[], result: ToolLoopResult): Promise<string> {
+async function answerFromResults(
+  input: AgenticLoopInput,
+  dialogue: readonly LlmMessage[],
+  result: ToolLoopResult,
+): Promise<string> {
   const flattened: LlmMessage[] = dialogue.map((message): LlmMessage => {
     if (message.role === 'tool') return { role: 'user', content: `Tool result: ${message.content}` };
     if (message.role === 'assistant' && message.toolCalls?.length) {
@@ -120,10 +148,17 @@ async function answerFromResults(input: AgenticLoopInput, dialogue: readonly Llm
     }
     return message;
   });
-  const messages: LlmMessage[] = [{ role: 'system', content: `${input.system}\n\n${input.context()}` }, ...flattened, { role: 'user', content: ANSWER_WITHOUT_TOOLS }];
+  const messages: LlmMessage[] = [
+    { role: 'system', content: `${input.system}\n\n${input.context()}` },
+    ...flattened,
+    { role: 'user', content: ANSWER_WITHOUT_TOOLS },
+  ];
   const started = input.elapsed();
   input.onModelCall?.();
-  const response = await input.provider.complete({ messages }, { signal: input.signal, onTextDelta: input.onTextDelta });
+  const response = await input.provider.complete(
+    { messages },
+    { signal: input.signal, onTextDelta: input.onTextDelta },
+  );
   result.modelMs += input.elapsed() - started;
   result.modelCalls += 1;
   result.model = response.model;
@@ -179,7 +214,10 @@ function refuse(call: LlmToolCall, outcome: ToolOutcome, { round, input }: RunCo
   return refused;
 }
 
-async function runGuarded(call: LlmToolCall, { guard, toolsByName, round, input }: RunContext): Promise<ExecutedToolCall> {
+async function runGuarded(
+  call: LlmToolCall,
+  { guard, toolsByName, round, input }: RunContext,
+): Promise<ExecutedToolCall> {
   const startedAt = input.elapsed();
   const verdict = guard.check(call);
   if (!verdict.run) {

@@ -50,7 +50,8 @@ export function createAssistantFlow(options: AssistantOptions): Flow {
     subStates: [],
     needsParticipant: false,
     redactInput: (text) => redact(text).text,
-    greetingHint: () => '[The user has just opened a conversation. Greet them in one or two sentences and say what you can help with.]',
+    greetingHint: () =>
+      '[The user has just opened a conversation. Greet them in one or two sentences and say what you can help with.]',
     prepareTurn: (request) => prepareAssistantTurn(request, options),
   };
 }
@@ -60,22 +61,43 @@ async function prepareAssistantTurn(request: TurnRequest, options: AssistantOpti
   // Messages were redacted as they arrived (`redactInput`); redacting again is a no-op that keeps
   // a message recorded before this flow was configured from reaching a model raw.
   const requestText = input.kind === 'message' ? redact(input.text).text : input.hint;
-  const notes = new NotesDraft(await store.listNotes(conversation.id), { conversationId: conversation.id, ids: options.ids, now: () => options.clock.now() });
+  const notes = new NotesDraft(await store.listNotes(conversation.id), {
+    conversationId: conversation.id,
+    ids: options.ids,
+    now: () => options.clock.now(),
+  });
   let profile = options.profiles.fallback;
 
   const run = async (context: FlowRunContext): Promise<ToolLoopResult> => {
     const audit = auditor(context);
     if (input.kind === 'message') {
       const started = context.elapsed();
-      const route = await routeProfile(options.profiles, requestText, { provider: context.provider, model: options.helperModel, timeoutMs: options.helperTimeoutMs, signal: context.signal });
+      const route = await routeProfile(options.profiles, requestText, {
+        provider: context.provider,
+        model: options.helperModel,
+        timeoutMs: options.helperTimeoutMs,
+        signal: context.signal,
+      });
       profile = route.profile;
       audit('route_profile', { answer: route.answer }, `${profile.name} (${route.how})`, context.elapsed() - started);
     }
-    const recalled = input.kind === 'message' ? await recall(request, options, context, profile, requestText, audit) : [];
-    const builtIns = assistantTools({ store, conversationId: conversation.id, clock: options.clock, notes, recallLimit: options.recallLimit });
-    const tools = [...profile.tools.map((name) => builtIns[name]), ...((await options.mcp?.tools(context.signal)) ?? [])];
+    const recalled =
+      input.kind === 'message' ? await recall(request, options, context, profile, requestText, audit) : [];
+    const builtIns = assistantTools({
+      store,
+      conversationId: conversation.id,
+      clock: options.clock,
+      notes,
+      recallLimit: options.recallLimit,
+    });
+    const tools = [
+      ...profile.tools.map((name) => builtIns[name]),
+      ...((await options.mcp?.tools(context.signal)) ?? []),
+    ];
     const dialogue: LlmMessage[] = [
-      ...recentDialogue(request.history, request.now, options.recentWindowMs, options.recentMaxMessages).map((m): LlmMessage => ({ role: m.role === 'user' ? 'user' : 'assistant', content: m.text })),
+      ...recentDialogue(request.history, request.now, options.recentWindowMs, options.recentMaxMessages).map(
+        (m): LlmMessage => ({ role: m.role === 'user' ? 'user' : 'assistant', content: m.text }),
+      ),
       { role: 'user', content: requestText },
     ];
     return runAgenticLoop({
@@ -108,16 +130,35 @@ type Audit = (name: string, args: unknown, result: string, durationMs?: number) 
 function auditor(context: FlowRunContext): Audit {
   let count = 0;
   return (name, args, result, durationMs = 0) => {
-    const entry: ExecutedToolCall = { round: 0, call: { id: `${name}_${++count}`, name, arguments: JSON.stringify(args) }, outcome: { status: 'ok', result }, startedAt: context.elapsed(), durationMs };
+    const entry: ExecutedToolCall = {
+      round: 0,
+      call: { id: `${name}_${++count}`, name, arguments: JSON.stringify(args) },
+      outcome: { status: 'ok', result },
+      startedAt: context.elapsed(),
+      durationMs,
+    };
     context.onAudit?.(entry);
   };
 }
 
 /** Keywords and time bounds from the request, then the transcript search; never fails the turn. */
-async function recall(request: TurnRequest, options: AssistantOptions, context: FlowRunContext, profile: AssistantProfile, text: string, audit: Audit) {
+async function recall(
+  request: TurnRequest,
+  options: AssistantOptions,
+  context: FlowRunContext,
+  profile: AssistantProfile,
+  text: string,
+  audit: Audit,
+) {
   if (!profile.tools.includes(RECALL_TOOL)) return [];
   const started = context.elapsed();
-  const query = await extractRecallQuery(text, { provider: context.provider, model: options.helperModel, now: request.now, signal: context.signal, timeoutMs: options.helperTimeoutMs });
+  const query = await extractRecallQuery(text, {
+    provider: context.provider,
+    model: options.helperModel,
+    now: request.now,
+    signal: context.signal,
+    timeoutMs: options.helperTimeoutMs,
+  });
   if (!query || query.keywords.length === 0) {
     audit('recall_memory', query ?? { extracted: null }, 'nothing to recall', context.elapsed() - started);
     return [];

@@ -17,7 +17,8 @@ export const assistantModule: FlowModule = {
     const mcpServers = settings.mcpConfigFile ? loadMcpConfig(settings.mcpConfigFile) : [];
     return {
       async start({ clock, ids }) {
-        const mcp = mcpServers.length > 0 ? new McpTools({ servers: mcpServers, logger, timeoutMs: MCP_TIMEOUT_MS }) : undefined;
+        const mcp =
+          mcpServers.length > 0 ? new McpTools({ servers: mcpServers, logger, timeoutMs: MCP_TIMEOUT_MS }) : undefined;
         await mcp?.start();
         const flow = createAssistantFlow({
           ...settings,

@@ -5,14 +5,19 @@ import type { AssistantProfile } from './profiles.ts';
 import { ASSISTANT_MARKERS } from './markers.ts';
 import { formatRecalled } from './recall.ts';
 
-
 const ASR_NOTE =
-  'Messages may come from speech transcription and contain recognition errors or missing punctuation: go by what the person means, and ask one short clarifying question when the meaning is unclear.';
+  'Messages may come from speech transcription and contain recognition errors or missing punctuation: go by ' +
+  'what the person means, and ask one short clarifying question when the meaning is unclear.';
 const TOOL_PROTOCOL =
-  'Call tools through the tool-calling interface only (never write tool calls as text). Prefer real data from tools over guessing. Answer in plain text for a person: no JSON.';
+  'Call tools through the tool-calling interface only (never write tool calls as text). Prefer real data from ' +
+  'tools over guessing. Answer in plain text for a person: no JSON.';
 
 /** The system message without the per-call context block (spec 003, "Build Initial Messages"). */
-export function assistantSystemMessage(profile: AssistantProfile, recalled: readonly Message[], tools: ReadonlyArray<AnyTool>): string {
+export function assistantSystemMessage(
+  profile: AssistantProfile,
+  recalled: readonly Message[],
+  tools: ReadonlyArray<AnyTool>,
+): string {
   const parts = [`${ASSISTANT_MARKERS.reply} ${profile.systemPrompt}`, ASR_NOTE, TOOL_PROTOCOL];
   if (recalled.length > 0) parts.push(`Relevant conversation history:\n${formatRecalled(recalled)}`);
   if (tools.length > 0) parts.push(`Tools:\n${tools.map((tool) => `- ${tool.name}: ${tool.description}`).join('\n')}`);

@@ -20,7 +20,10 @@ export interface LoopProgress {
   nudged: boolean;
 }
 
-export function decideAssistantStep(response: Pick<LlmResponse, 'text' | 'toolCalls' | 'reasoning'>, progress: LoopProgress): AssistantStep {
+export function decideAssistantStep(
+  response: Pick<LlmResponse, 'text' | 'toolCalls' | 'reasoning'>,
+  progress: LoopProgress,
+): AssistantStep {
   const text = stripToolMarkers(response.text);
   const callsLeft = progress.modelCalls < progress.maxModelCalls;
   if (response.toolCalls.length > 0) {

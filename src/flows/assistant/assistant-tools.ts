@@ -26,7 +26,12 @@ export function assistantTools(context: AssistantToolContext): Record<BuiltInToo
       description: 'Search the earlier conversation with this user by keywords, optionally between two UTC date-times.',
       input: recallToolInput,
       async execute(input) {
-        const found = await searchTranscript(context.store, context.conversationId, toRecallQuery(input), context.recallLimit);
+        const found = await searchTranscript(
+          context.store,
+          context.conversationId,
+          toRecallQuery(input),
+          context.recallLimit,
+        );
         return found.length > 0 ? formatRecalled(found) : 'No earlier messages match.';
       },
     }),
@@ -38,11 +43,15 @@ export function assistantTools(context: AssistantToolContext): Record<BuiltInToo
     }),
     calculator: defineTool({
       name: 'calculator',
-      description: 'Evaluates an arithmetic expression: + - * / % ^, parentheses, sqrt, abs, round, floor, ceil, ln, log10, sin, cos, tan, min, max, pow, pi, e.',
+      description:
+        'Evaluates an arithmetic expression: + - * / % ^, parentheses, sqrt, abs, round, floor, ceil, ln, ' +
+        'log10, sin, cos, tan, min, max, pow, pi, e.',
       input: z.object({ expression: z.string().min(1).max(500) }),
       execute: ({ expression }) => {
         const result = evaluate(expression);
-        return result.ok ? `${expression} = ${formatNumber(result.value)}` : toolError(`cannot evaluate "${expression}": ${result.error}`);
+        return result.ok
+          ? `${expression} = ${formatNumber(result.value)}`
+          : toolError(`cannot evaluate "${expression}": ${result.error}`);
       },
     }),
     add_note: defineTool({
@@ -53,25 +62,41 @@ export function assistantTools(context: AssistantToolContext): Record<BuiltInToo
     }),
     list_notes: defineTool({
       name: 'list_notes',
-      description: 'Lists the user\'s notes, oldest first, with their ids.',
+      description: "Lists the user's notes, oldest first, with their ids.",
       input: z.object({}),
       execute: () => {
         const notes = context.notes.list();
-        return notes.length === 0 ? 'No notes yet.' : notes.map((note) => `${note.id} (${note.createdAt.toISOString().slice(0, 10)}): ${note.text}`).join('\n');
+        return notes.length === 0
+          ? 'No notes yet.'
+          : notes.map((note) => `${note.id} (${note.createdAt.toISOString().slice(0, 10)}): ${note.text}`).join('\n');
       },
     }),
     delete_note: defineTool({
       name: 'delete_note',
-      description: 'Deletes one of the user\'s notes by its id (from list_notes).',
+      description: "Deletes one of the user's notes by its id (from list_notes).",
       input: z.object({ id: z.string().min(1).max(100) }),
-      execute: ({ id }) => (context.notes.delete(id) ? `Deleted note ${id}.` : toolError(`there is no note with id "${id}"; call list_notes for the ids`)),
+      execute: ({ id }) =>
+        context.notes.delete(id)
+          ? `Deleted note ${id}.`
+          : toolError(`there is no note with id "${id}"; call list_notes for the ids`),
     }),
   };
 }
 
 /** "Monday, November 23, 2026 at 11:53 UTC": the weekday helps a model with "next Friday". */
 export function describeTime(at: Date, zone: string): string {
-  const date = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'long', year: 'numeric', month: 'long', day: 'numeric' }).format(at);
-  const time = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(at);
+  const date = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    weekday: 'long',
+    year: 'numeric',
+    month: 'long',
+    day: 'numeric',
+  }).format(at);
+  const time = new Intl.DateTimeFormat('en-GB', {
+    timeZone: zone,
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).format(at);
   return `${date} at ${time} ${zone === 'UTC' ? 'UTC' : `(${zone})`}`;
 }

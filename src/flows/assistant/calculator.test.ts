@@ -47,10 +47,14 @@ describe('calculator', () => {
 
   it('agrees with JavaScript on sums and products of integers', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: -1000, max: 1000 }), { minLength: 1, maxLength: 8 }), fc.array(fc.constantFrom('+', '-', '*'), { minLength: 7, maxLength: 7 }), (numbers, ops) => {
-        const expression = numbers.map((n, i) => (i === 0 ? `(${n})` : `${ops[i - 1]} (${n})`)).join(' ');
-        expect(value(expression) + 0).toBe(Function(`return ${expression}`)() + 0);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: -1000, max: 1000 }), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.constantFrom('+', '-', '*'), { minLength: 7, maxLength: 7 }),
+        (numbers, ops) => {
+          const expression = numbers.map((n, i) => (i === 0 ? `(${n})` : `${ops[i - 1]} (${n})`)).join(' ');
+          expect(value(expression) + 0).toBe(Function(`return ${expression}`)() + 0);
+        },
+      ),
     );
   });
 

@@ -37,7 +37,8 @@ function withoutThousandsSeparators(expression: string): string {
 }
 
 export function evaluate(expression: string): Evaluation {
-  if (expression.length > MAX_LENGTH) return { ok: false, error: `the expression is longer than ${MAX_LENGTH} characters` };
+  if (expression.length > MAX_LENGTH)
+    return { ok: false, error: `the expression is longer than ${MAX_LENGTH} characters` };
   const tokens = tokenize(withoutThousandsSeparators(expression));
   if (!tokens.ok) return tokens;
   const parser = new Parser(tokens.value);
@@ -89,7 +90,8 @@ class Parser {
 
   sum(): number {
     let value = this.product();
-    for (let op = this.#symbol('+', '-'); op; op = this.#symbol('+', '-')) value = op === '+' ? value + this.product() : value - this.product();
+    for (let op = this.#symbol('+', '-'); op; op = this.#symbol('+', '-'))
+      value = op === '+' ? value + this.product() : value - this.product();
     return value;
   }
 
@@ -136,13 +138,16 @@ class Parser {
     const fn = FUNCTIONS[name];
     if (!fn) {
       if (name in CONSTANTS) return CONSTANTS[name]!;
-      throw new ParseError(`unknown name "${name}" (functions: ${Object.keys(FUNCTIONS).join(', ')}; constants: pi, e)`);
+      throw new ParseError(
+        `unknown name "${name}" (functions: ${Object.keys(FUNCTIONS).join(', ')}; constants: pi, e)`,
+      );
     }
     if (!this.#symbol('(')) throw new ParseError(`${name} needs parentheses: ${name}(…)`);
     const args = [this.sum()];
     while (this.#symbol(',')) args.push(this.sum());
     this.#closed(0);
-    if (args.length !== fn.arity) throw new ParseError(`${name} takes ${fn.arity} argument${fn.arity === 1 ? '' : 's'}`);
+    if (args.length !== fn.arity)
+      throw new ParseError(`${name} takes ${fn.arity} argument${fn.arity === 1 ? '' : 's'}`);
     return fn.apply(...args);
   }
 

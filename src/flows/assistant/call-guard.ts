@@ -12,7 +12,8 @@ export interface CallGuardOptions {
 }
 
 /** What to do with one proposed call: run it, or answer the model without running anything. */
-export type GuardVerdict = { run: true } | { run: false; outcome: ToolOutcome; reason: 'not-allowed' | 'duplicate' | 'repeated-too-often' };
+export type GuardVerdict =
+  { run: true } | { run: false; outcome: ToolOutcome; reason: 'not-allowed' | 'duplicate' | 'repeated-too-often' };
 
 /**
  * The agentic loop's guard rails (spec 003, "Duplicate suppression"): a tool outside the
@@ -39,7 +40,11 @@ export class CallGuard {
   check(call: LlmToolCall): GuardVerdict {
     if (!this.#allowed.has(call.name)) {
       const available = [...this.#allowed].join(', ') || 'none';
-      return { run: false, reason: 'not-allowed', outcome: toolError(`the tool "${call.name}" is not available here. Available tools: ${available}.`) };
+      return {
+        run: false,
+        reason: 'not-allowed',
+        outcome: toolError(`the tool "${call.name}" is not available here. Available tools: ${available}.`),
+      };
     }
     const key = callKey(call);
     const earlier = key === null ? undefined : this.#recent.find((entry) => entry.key === key);
@@ -47,11 +52,20 @@ export class CallGuard {
       return {
         run: false,
         reason: 'duplicate',
-        outcome: { status: 'ok', result: `Not run again: this exact call was already made. Reuse its result:\n${earlier.result}` },
+        outcome: {
+          status: 'ok',
+          result: `Not run again: this exact call was already made. Reuse its result:\n${earlier.result}`,
+        },
       };
     }
     if ((this.#runs.get(call.name) ?? 0) >= this.#cap || (this.#failures.get(call.name) ?? 0) >= this.#cap * 2) {
-      return { run: false, reason: 'repeated-too-often', outcome: toolError(`${call.name} already ran ${this.#cap} times for this request; answer with the results you have.`) };
+      return {
+        run: false,
+        reason: 'repeated-too-often',
+        outcome: toolError(
+          `${call.name} already ran ${this.#cap} times for this request; answer with the results you have.`,
+        ),
+      };
     }
     return { run: true };
   }

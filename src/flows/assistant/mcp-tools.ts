@@ -11,8 +11,16 @@ import { describeIssues, toolError, type AnyTool, type ToolOutcome } from '../..
 import type { ExtraToolSource } from './assistant-flow.ts';
 
 const serverName = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, - and _ (at most 32)');
-const stdioServer = z.strictObject({ command: z.string().min(1), args: z.array(z.string()).default([]), env: z.record(z.string(), z.string()).optional(), cwd: z.string().optional() });
-const httpServer = z.strictObject({ url: z.url({ protocol: /^https?$/ }), headers: z.record(z.string(), z.string()).optional() });
+const stdioServer = z.strictObject({
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).optional(),
+  cwd: z.string().optional(),
+});
+const httpServer = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }),
+  headers: z.record(z.string(), z.string()).optional(),
+});
 const configSchema = z.strictObject({ mcpServers: z.record(serverName, z.union([stdioServer, httpServer])) });
 
 export type McpServerConfig = { name: string } & (z.infer<typeof stdioServer> | z.infer<typeof httpServer>);
@@ -71,7 +79,13 @@ export class McpTools implements ExtraToolSource {
   constructor(options: McpToolsOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.#connections = options.servers.map((config) => ({ config, client: null, tools: [], retryAt: 0, connecting: null }));
+    this.#connections = options.servers.map((config) => ({
+      config,
+      client: null,
+      tools: [],
+      retryAt: 0,
+      connecting: null,
+    }));
   }
 
   /** Connects every server (concurrently); failures are logged and retried later. */
@@ -85,7 +99,9 @@ export class McpTools implements ExtraToolSource {
       if (!connection.client && this.#now() >= connection.retryAt) void this.#ensure(connection);
     }
     const seen = new Set<string>();
-    return this.#connections.flatMap((connection) => connection.tools).filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
+    return this.#connections
+      .flatMap((connection) => connection.tools)
+      .filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
   }
 
   async close(): Promise<void> {
@@ -105,7 +121,19 @@ export class McpTools implements ExtraToolSource {
     const { config } = connection;
     const client = new Client(
       { name: 'promptpipe', version: '0.1.0' },
-      { listChanged: { tools: { onChanged: (error, tools) => void (!error && tools && connection.client === client && (connection.tools = this.#wrapAll(connection, tools))) } } },
+      {
+        listChanged: {
+          tools: {
+            onChanged: (error, tools) =>
+              void (
+                !error &&
+                tools &&
+                connection.client === client &&
+                (connection.tools = this.#wrapAll(connection, tools))
+              ),
+          },
+        },
+      },
     );
     client.onclose = () => this.#lost(connection, client, this.#now() + RETRY_MS);
     try {
@@ -117,21 +145,34 @@ export class McpTools implements ExtraToolSource {
     } catch (error) {
       await client.close().catch(() => undefined);
       connection.retryAt = this.#now() + RETRY_MS;
-      if (!this.#closed) this.#options.logger.warn({ mcpServer: config.name, err: describeError(error) }, 'MCP server unavailable; retrying later');
+      if (!this.#closed)
+        this.#options.logger.warn(
+          { mcpServer: config.name, err: describeError(error) },
+          'MCP server unavailable; retrying later',
+        );
     }
   }
 
   /** The server went away: its tools are gone until a reconnect (at `retryAt`) succeeds. */
   #lost(connection: Connection, client: Client, retryAt: number): void {
     if (connection.client !== client) return;
-    this.#options.logger.warn({ mcpServer: connection.config.name }, 'MCP server disconnected; its tools are unavailable until it reconnects');
+    this.#options.logger.warn(
+      { mcpServer: connection.config.name },
+      'MCP server disconnected; its tools are unavailable until it reconnects',
+    );
     Object.assign(connection, { client: null, tools: [], retryAt });
     void client.close().catch(() => undefined);
   }
 
   #transport(config: McpServerConfig) {
     return 'command' in config
-      ? new StdioClientTransport({ command: config.command, args: config.args, env: { ...getDefaultEnvironment(), ...config.env }, cwd: config.cwd, stderr: 'ignore' })
+      ? new StdioClientTransport({
+          command: config.command,
+          args: config.args,
+          env: { ...getDefaultEnvironment(), ...config.env },
+          cwd: config.cwd,
+          stderr: 'ignore',
+        })
       : new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
   }
 
@@ -153,7 +194,10 @@ export class McpTools implements ExtraToolSource {
 
   #wrap(connection: Connection, tool: Tool): AnyTool {
     const name = `${connection.config.name}__${tool.name}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
-    const description = (tool.description ?? `${tool.name} (MCP server ${connection.config.name})`).replace(/\s+/g, ' ').trim().slice(0, MAX_DESCRIPTION_CHARACTERS);
+    const description = (tool.description ?? `${tool.name} (MCP server ${connection.config.name})`)
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, MAX_DESCRIPTION_CHARACTERS);
     return {
       name,
       description,
@@ -164,7 +208,10 @@ export class McpTools implements ExtraToolSource {
         if (!client) return toolError(`the MCP server ${connection.config.name} is not connected`);
         let result: Awaited<ReturnType<Client['callTool']>>;
         try {
-          result = await client.callTool({ name: tool.name, arguments: args }, undefined, { signal, timeout: this.#options.timeoutMs });
+          result = await client.callTool({ name: tool.name, arguments: args }, undefined, {
+            signal,
+            timeout: this.#options.timeoutMs,
+          });
         } catch (error) {
           // Not an answer from the server (which would be an McpError) but a failed transport: an
           // HTTP server that went away never closes the client, so drop it and reconnect at once.
@@ -172,7 +219,9 @@ export class McpTools implements ExtraToolSource {
           throw error;
         }
         const text = capped(contentText(result.content));
-        return result.isError ? toolError(text || 'the tool reported an error') : { status: 'ok', result: text || '(no output)' };
+        return result.isError
+          ? toolError(text || 'the tool reported an error')
+          : { status: 'ok', result: text || '(no output)' };
       },
     };
   }
@@ -187,6 +236,8 @@ function capped(text: string): string {
 function contentText(content: unknown): string {
   if (!Array.isArray(content)) return '';
   return content
-    .map((part: { type?: string; text?: string }) => (part.type === 'text' && typeof part.text === 'string' ? part.text : `[${part.type ?? 'unknown'} content]`))
+    .map((part: { type?: string; text?: string }) =>
+      part.type === 'text' && typeof part.text === 'string' ? part.text : `[${part.type ?? 'unknown'} content]`,
+    )
     .join('\n');
 }

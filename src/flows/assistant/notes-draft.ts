@@ -24,7 +24,12 @@ export class NotesDraft {
   }
 
   add(text: string): Note {
-    const note = { id: this.#context.ids.next('note'), conversationId: this.#context.conversationId, text, createdAt: this.#context.now() };
+    const note = {
+      id: this.#context.ids.next('note'),
+      conversationId: this.#context.conversationId,
+      text,
+      createdAt: this.#context.now(),
+    };
     this.#notes.push(note);
     this.#added.push(note);
     return note;

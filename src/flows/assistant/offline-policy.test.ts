@@ -2,8 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { LlmMessage } from '../../llm/llm-provider.ts';
 import { offlineAssistantStep } from './offline-policy.ts';
 
-const tools = ['calculator', 'current_time', 'add_note', 'list_notes'].map((name) => ({ name, description: name, parameters: {} }));
-const reply = (...messages: LlmMessage[]) => offlineAssistantStep({ messages: [{ role: 'system', content: '[assistant:reply] You help.' }, ...messages], tools })!;
+const tools = ['calculator', 'current_time', 'add_note', 'list_notes'].map((name) => ({
+  name,
+  description: name,
+  parameters: {},
+}));
+const reply = (...messages: LlmMessage[]) =>
+  offlineAssistantStep({ messages: [{ role: 'system', content: '[assistant:reply] You help.' }, ...messages], tools })!;
 
 describe('offline assistant policy', () => {
   it.each([
@@ -13,7 +18,9 @@ describe('offline assistant policy', () => {
     ['(2+3)*4', '(2+3)*4'],
     ['10 - 3', '10 - 3'],
   ])('calls the calculator for %j', (said, expression) => {
-    expect(reply({ role: 'user', content: said }).toolCalls).toEqual([{ name: 'calculator', arguments: { expression } }]);
+    expect(reply({ role: 'user', content: said }).toolCalls).toEqual([
+      { name: 'calculator', arguments: { expression } },
+    ]);
   });
 
   it.each([['415-555-0100, ZIP 94107'], ['see you on 2026-11-23']])('takes %j for no sum', (said) => {

@@ -10,7 +10,14 @@ function directory(files: Record<string, string>): string {
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   return dir;
 }
-const profile = (patch: object = {}) => JSON.stringify({ name: 'coach', description: 'Coaching.', systemPrompt: 'Be kind.', tools: ['calculator'], ...patch });
+const profile = (patch: object = {}) =>
+  JSON.stringify({
+    name: 'coach',
+    description: 'Coaching.',
+    systemPrompt: 'Be kind.',
+    tools: ['calculator'],
+    ...patch,
+  });
 const problems = (dir: string, fallback = 'coach') => {
   try {
     loadProfiles(dir, fallback);
@@ -47,9 +54,15 @@ describe('loadProfiles', () => {
   });
 
   it('refuses two profiles of one name, an empty directory, a missing one and an unknown default', () => {
-    expect(problems(directory({ 'a.json': profile(), 'b.json': profile() }))).toEqual(['ASSISTANT_PROFILES_DIR: b.json: a second profile named "coach"']);
+    expect(problems(directory({ 'a.json': profile(), 'b.json': profile() }))).toEqual([
+      'ASSISTANT_PROFILES_DIR: b.json: a second profile named "coach"',
+    ]);
     expect(problems(directory({}))).toEqual([expect.stringMatching(/holds no \*\.json profile$/)]);
-    expect(problems('/nonexistent/profiles')).toEqual([expect.stringMatching(/^ASSISTANT_PROFILES_DIR: cannot read the directory/)]);
-    expect(problems(directory({ 'a.json': profile() }), 'life')).toEqual(['ASSISTANT_DEFAULT_PROFILE: no profile named "life" (have: coach)']);
+    expect(problems('/nonexistent/profiles')).toEqual([
+      expect.stringMatching(/^ASSISTANT_PROFILES_DIR: cannot read the directory/),
+    ]);
+    expect(problems(directory({ 'a.json': profile() }), 'life')).toEqual([
+      'ASSISTANT_DEFAULT_PROFILE: no profile named "life" (have: coach)',
+    ]);
   });
 });

@@ -6,7 +6,14 @@ import { ConfigError } from '../../config/config-error.ts';
 import { describeIssues } from '../../tools/define-tool.ts';
 
 /** The built-in tools a profile may allow (MCP tools are added per request, decision 006). */
-export const BUILT_IN_TOOL_NAMES = ['recall_conversation', 'current_time', 'calculator', 'add_note', 'list_notes', 'delete_note'] as const;
+export const BUILT_IN_TOOL_NAMES = [
+  'recall_conversation',
+  'current_time',
+  'calculator',
+  'add_note',
+  'list_notes',
+  'delete_note',
+] as const;
 export type BuiltInToolName = (typeof BUILT_IN_TOOL_NAMES)[number];
 
 export const RECALL_TOOL: BuiltInToolName = 'recall_conversation';
@@ -16,7 +23,9 @@ const profileSchema = z.strictObject({
   /** What the router reads to pick the profile. */
   description: z.string().min(1).max(500),
   systemPrompt: z.string().min(1).max(20_000),
-  tools: z.array(z.enum(BUILT_IN_TOOL_NAMES)).refine((tools) => new Set(tools).size === tools.length, 'each tool at most once'),
+  tools: z
+    .array(z.enum(BUILT_IN_TOOL_NAMES))
+    .refine((tools) => new Set(tools).size === tools.length, 'each tool at most once'),
 });
 
 /** A persona: its system prompt and the tools it may use (spec 003, "Profiles"). */
@@ -37,7 +46,9 @@ export const SHIPPED_PROFILES_DIR = fileURLToPath(new URL('./profiles/', import.
 export function loadProfiles(dir: string, defaultName: string, variable = 'ASSISTANT_PROFILES_DIR'): ProfileSet {
   let files: string[];
   try {
-    files = readdirSync(dir).filter((file) => file.endsWith('.json')).sort();
+    files = readdirSync(dir)
+      .filter((file) => file.endsWith('.json'))
+      .sort();
   } catch (error) {
     throw new ConfigError([`${variable}: cannot read the directory ${dir} (${(error as Error).message})`]);
   }
@@ -46,13 +57,17 @@ export function loadProfiles(dir: string, defaultName: string, variable = 'ASSIS
   for (const file of files) {
     const parsed = parseProfile(join(dir, file));
     if (typeof parsed === 'string') problems.push(`${variable}: ${file}: ${parsed}`);
-    else if (profiles.some((p) => p.name === parsed.name)) problems.push(`${variable}: ${file}: a second profile named "${parsed.name}"`);
+    else if (profiles.some((p) => p.name === parsed.name))
+      problems.push(`${variable}: ${file}: a second profile named "${parsed.name}"`);
     else profiles.push(parsed);
   }
   if (profiles.length === 0 && problems.length === 0) problems.push(`${variable}: ${dir} holds no *.json profile`);
   const byName = new Map(profiles.map((p) => [p.name, p]));
   const fallback = byName.get(defaultName);
-  if (!fallback && problems.length === 0) problems.push(`ASSISTANT_DEFAULT_PROFILE: no profile named "${defaultName}" (have: ${[...byName.keys()].join(', ')})`);
+  if (!fallback && problems.length === 0)
+    problems.push(
+      `ASSISTANT_DEFAULT_PROFILE: no profile named "${defaultName}" (have: ${[...byName.keys()].join(', ')})`,
+    );
   if (problems.length > 0) throw new ConfigError(problems);
   return { profiles, byName, fallback: fallback! };
 }

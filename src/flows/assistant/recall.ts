@@ -20,13 +20,21 @@ export const isoBound = z.string().regex(ISO_DATE, 'an ISO 8601 date (2026-11-22
 
 /** What the recall tool accepts: strict, so the model learns what to fix. */
 export const recallToolInput = z.object({
-  keywords: z.array(z.string().trim().min(1).max(MAX_KEYWORD_LENGTH)).min(1).max(MAX_KEYWORDS).describe('distinctive words to look for'),
+  keywords: z
+    .array(z.string().trim().min(1).max(MAX_KEYWORD_LENGTH))
+    .min(1)
+    .max(MAX_KEYWORDS)
+    .describe('distinctive words to look for'),
   from: isoBound.optional().describe('earliest time, UTC'),
   to: isoBound.optional().describe('latest time, UTC; a date alone means the end of that day'),
 });
 
 /** What the extraction call may answer: lenient, so a usable answer is not thrown away for a detail. */
-const extractedSchema = z.object({ keywords: z.array(z.unknown()).default([]), from: z.unknown().optional(), to: z.unknown().optional() });
+const extractedSchema = z.object({
+  keywords: z.array(z.unknown()).default([]),
+  from: z.unknown().optional(),
+  to: z.unknown().optional(),
+});
 
 /** Keywords trimmed, cut and capped; bounds that are not ISO dates dropped; a date alone as `to` covers that whole day. */
 export function toRecallQuery(raw: { keywords: unknown[]; from?: unknown; to?: unknown }): RecallQuery {
@@ -46,7 +54,9 @@ function parseBound(value: unknown, side: 'start' | 'end'): Date | undefined {
   if (!match) return undefined;
   const [, date, time, zone] = match;
   if (!calendarDate(date!)) return undefined; // 2026-02-30 would roll over to March
-  const text = time ? `${date}T${time}${zone ?? 'Z'}` : `${date}T${side === 'start' ? '00:00:00.000' : '23:59:59.999'}Z`;
+  const text = time
+    ? `${date}T${time}${zone ?? 'Z'}`
+    : `${date}T${side === 'start' ? '00:00:00.000' : '23:59:59.999'}Z`;
   const parsed = new Date(text);
   return Number.isNaN(parsed.getTime()) ? undefined : parsed;
 }
@@ -76,7 +86,15 @@ export async function extractRecallQuery(request: string, options: ExtractOption
     try {
       const signal = AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]);
       const response = await options.provider.complete(
-        { messages: [{ role: 'system', content: extractionPrompt(options.now) }, { role: 'user', content: request }], model: options.model, temperature: 0, maxOutputTokens: 200 },
+        {
+          messages: [
+            { role: 'system', content: extractionPrompt(options.now) },
+            { role: 'user', content: request },
+          ],
+          model: options.model,
+          temperature: 0,
+          maxOutputTokens: 200,
+        },
         { signal },
       );
       const parsed = parseRecallQuery(response.text);
@@ -92,7 +110,8 @@ export function extractionPrompt(now: Date): string {
   return [
     `${ASSISTANT_MARKERS.recall} Extract search parameters for looking up the earlier conversation with this user.`,
     'Reply with JSON only: {"keywords": ["..."], "from": "<ISO 8601, optional>", "to": "<ISO 8601, optional>"}.',
-    'keywords: the few distinctive words to search for (names, topics, things); [] when the request needs nothing from earlier conversation.',
+    'keywords: the few distinctive words to search for (names, topics, things); [] when the request needs ' +
+      'nothing from earlier conversation.',
     'from/to: only when the request names a time ("yesterday", "last week"), as UTC date-times.',
     `The current time is ${now.toISOString()}.`,
   ].join('\n');
@@ -112,7 +131,12 @@ export function parseRecallQuery(text: string): RecallQuery | null {
   return result.success ? toRecallQuery(result.data) : null;
 }
 
-export async function searchTranscript(store: Pick<StoreOperations, 'searchMessages'>, conversationId: string, query: RecallQuery, limit: number): Promise<Message[]> {
+export async function searchTranscript(
+  store: Pick<StoreOperations, 'searchMessages'>,
+  conversationId: string,
+  query: RecallQuery,
+  limit: number,
+): Promise<Message[]> {
   if (query.keywords.length === 0) return [];
   const found = await store.searchMessages(conversationId, { ...query, limit });
   return found.sort((a, b) => a.seq - b.seq);
@@ -120,5 +144,10 @@ export async function searchTranscript(store: Pick<StoreOperations, 'searchMessa
 
 /** Recalled messages as the model reads them: oldest first, each with its UTC time and who said it. */
 export function formatRecalled(messages: readonly Message[]): string {
-  return messages.map((m) => `- [${m.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC] ${m.role === 'user' ? 'User' : 'Assistant'}: ${m.text}`).join('\n');
+  return messages
+    .map(
+      (m) =>
+        `- [${m.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC] ${m.role === 'user' ? 'User' : 'Assistant'}: ${m.text}`,
+    )
+    .join('\n');
 }

@@ -9,7 +9,11 @@ describe('redact', () => {
     ['key sk-proj-abcdefghijklmnop1234 works', 'key [api-token] works', 'api-token'],
     ['use ghp_abcdefghijklmnopqrstuvwxyz0123 now', 'use [api-token] now', 'api-token'],
     ['Authorization: Bearer abc.def-ghi_jkl.mno123456', 'Authorization: Bearer [api-token]', 'api-token'],
-    ['token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok', 'token [jwt] ok', 'jwt'],
+    [
+      'token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok',
+      'token [jwt] ok',
+      'jwt',
+    ],
     ['login with password=hunter2! today', 'login with password=[secret] today', 'secret'],
     ['API_KEY: "abc def"', 'API_KEY: [secret]', 'secret'],
     ['export DB_PASSWORD=hunter2', 'export DB_PASSWORD=[secret]', 'secret'],
@@ -31,7 +35,11 @@ describe('redact', () => {
     ['PIN 1234 please', 'PIN [one-time-code] please', 'one-time-code'],
     ['my password is: hunter2', 'my password is: [secret]', 'secret'],
     ['key my-key-d41d8cd98f00b204e9800998ecf8427e', 'key my-key-[hex]', 'hex'],
-    ['JWT-eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U', 'JWT-[jwt]', 'jwt'],
+    [
+      'JWT-eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+      'JWT-[jwt]',
+      'jwt',
+    ],
   ])('%s', (input, expected, kind) => {
     const result = redact(input);
     expect(result.text).toBe(expected);
@@ -67,7 +75,12 @@ describe('redact', () => {
   });
 
   it('cuts very long runs of word characters (the rules only ever see the first 8,512 characters)', () => {
-    for (const text of ['a'.repeat(160_000), 'a_'.repeat(80_000), `${'a.'.repeat(40_000)}@`, 'x'.repeat(8_000) + '@' + 'y'.repeat(8_000)]) {
+    for (const text of [
+      'a'.repeat(160_000),
+      'a_'.repeat(80_000),
+      `${'a.'.repeat(40_000)}@`,
+      'x'.repeat(8_000) + '@' + 'y'.repeat(8_000),
+    ]) {
       expect(redact(text).truncated).toBe(true);
     }
   });

@@ -26,7 +26,10 @@ interface Rule {
 
 const label = (kind: RedactionKind) => () => `[${kind}]`;
 /** Keeps the first `count` groups (a name, a separator) and labels what follows them. */
-const labelAfter = (kind: RedactionKind, count: number) => (_match: string, ...groups: string[]) => `${groups.slice(0, count).join('')}[${kind}]`;
+const labelAfter =
+  (kind: RedactionKind, count: number) =>
+  (_match: string, ...groups: string[]) =>
+    `${groups.slice(0, count).join('')}[${kind}]`;
 const PASSWORD_WORDS = 'password|passwd|pwd|passphrase';
 
 /**
@@ -39,22 +42,33 @@ const RULES: readonly Rule[] = [
   {
     kind: 'secret',
     // Also prefixed and quoted names: DB_PASSWORD=, GITHUB_TOKEN=, "api_key": "…".
-    pattern: new RegExp(`(?<![\\w-])((?:[A-Za-z0-9]+[_-])*(?:${PASSWORD_WORDS}|secret|api[_-]?key|(?:access|secret|private)[_-]?key|token))(["']?\\s*[:=]\\s*)("[^"]*"|'[^']*'|\\S+)`, 'gi'),
+    pattern: new RegExp(
+      `(?<![\\w-])((?:[A-Za-z0-9]+[_-])*(?:${PASSWORD_WORDS}|secret|api[_-]?key|(?:access|secret|private)[_-]?key|token))(["']?\\s*[:=]\\s*)("[^"]*"|'[^']*'|\\S+)`,
+      'gi',
+    ),
     replace: labelAfter('secret', 2),
   },
   {
     kind: 'secret',
     // "my password is hunter2" (but "the password is required" says nothing secret).
-    pattern: new RegExp(`(?<![\\w-])(${PASSWORD_WORDS})(\\s+(?:is|was)\\s*:?\\s+)(?!(?:required|incorrect|wrong|invalid|missing|expired|correct|too|not|the|a|an|my|your)\\b)("[^"]*"|'[^']*'|\\S+)`, 'gi'),
+    pattern: new RegExp(
+      `(?<![\\w-])(${PASSWORD_WORDS})(\\s+(?:is|was)\\s*:?\\s+)(?!(?:required|incorrect|wrong|invalid|missing|expired|correct|too|not|the|a|an|my|your)\\b)("[^"]*"|'[^']*'|\\S+)`,
+      'gi',
+    ),
     replace: labelAfter('secret', 2),
   },
   {
     kind: 'api-token',
-    pattern: /(?<![\w-])(?:sk-(?:proj-|ant-)?[\w-]{16,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}|glpat-[\w-]{20,})/g,
+    pattern:
+      /(?<![\w-])(?:sk-(?:proj-|ant-)?[\w-]{16,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}|glpat-[\w-]{20,})/g,
     replace: label('api-token'),
   },
   // An Authorization header's credentials, whatever the scheme; a bare "Bearer <long token>".
-  { kind: 'api-token', pattern: /\b(Authorization:\s*(?:Basic|Bearer|Token|Digest)?\s*)[\w.~+/=:-]{8,}/gi, replace: labelAfter('api-token', 1) },
+  {
+    kind: 'api-token',
+    pattern: /\b(Authorization:\s*(?:Basic|Bearer|Token|Digest)?\s*)[\w.~+/=:-]{8,}/gi,
+    replace: labelAfter('api-token', 1),
+  },
   { kind: 'api-token', pattern: /\b(Bearer\s+)[\w.~+/-]{16,}=*/gi, replace: labelAfter('api-token', 1) },
   { kind: 'api-token', pattern: /\bhttps:\/\/hooks\.slack\.com\/\S+/gi, replace: label('api-token') },
   { kind: 'api-token', pattern: /([?&]sig=)[\w%+/=-]{16,}/gi, replace: labelAfter('api-token', 1) },
@@ -64,17 +78,23 @@ const RULES: readonly Rule[] = [
     kind: 'card',
     // 13 to 19 digits in one run or in the groups cards are printed in (4-4-4-…, Amex 4-6-5),
     // and only when the Luhn check passes: phone numbers, dates and order numbers are left alone.
-    pattern: /(?<![\d+-]|\d\.)(?:[1-9]\d{12,18}|\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}|\d{4}([ -])\d{6}\2\d{4,5})(?![\d-]|\.\d)/g,
+    pattern:
+      /(?<![\d+-]|\d\.)(?:[1-9]\d{12,18}|\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}|\d{4}([ -])\d{6}\2\d{4,5})(?![\d-]|\.\d)/g,
     replace: (match) => (luhn(match.replace(/\D/g, '')) ? '[card]' : null),
   },
   {
     kind: 'one-time-code',
     // A strong cue may stand right before the code; a bare "code" or "pin" needs an "is" or a
     // colon (and a zip or postal code is not one).
-    pattern: /\b(otp|passcode|2fa|PIN|one[- ]time (?:code|password)|(?:verification|security|login|confirmation|auth) code|(?<!(?:zip|postal|area|country) )(?:code|pin)(?=\s*(?:is|was|:|=)))\b(\s*(?:is|was|:|=)?\s*)(\d{4,8})(?![\d-])/gi,
+    pattern:
+      /\b(otp|passcode|2fa|PIN|one[- ]time (?:code|password)|(?:verification|security|login|confirmation|auth) code|(?<!(?:zip|postal|area|country) )(?:code|pin)(?=\s*(?:is|was|:|=)))\b(\s*(?:is|was|:|=)?\s*)(\d{4,8})(?![\d-])/gi,
     replace: labelAfter('one-time-code', 2),
   },
-  { kind: 'one-time-code', pattern: /\b\d{4,8}\b(?=\s+is\s+your\s+(?:[\w-]+\s+){0,2}(?:code|otp|pin|passcode|password)\b)/gi, replace: label('one-time-code') },
+  {
+    kind: 'one-time-code',
+    pattern: /\b\d{4,8}\b(?=\s+is\s+your\s+(?:[\w-]+\s+){0,2}(?:code|otp|pin|passcode|password)\b)/gi,
+    replace: label('one-time-code'),
+  },
 ];
 
 /** The Luhn checksum every payment card number satisfies. */

@@ -13,7 +13,10 @@ describe('pickProfile', () => {
   });
 
   it('else the profile named first in the answer', () => {
-    expect(names('I would say business, or maybe developer')).toMatchObject({ profile: { name: 'business' }, how: 'named' });
+    expect(names('I would say business, or maybe developer')).toMatchObject({
+      profile: { name: 'business' },
+      how: 'named',
+    });
     expect(names('Profile: developer (not life)')).toMatchObject({ profile: { name: 'developer' }, how: 'named' });
   });
 
@@ -36,15 +39,23 @@ describe('routeProfile', () => {
 
   it('falls back to the default on an error or a timeout, without failing', async () => {
     const failing = createScriptedProvider([{ error: new Error('boom') }]);
-    expect(await routeProfile(set, 'x', { ...options, provider: failing })).toMatchObject({ profile: { name: 'life' }, how: 'failed' });
+    expect(await routeProfile(set, 'x', { ...options, provider: failing })).toMatchObject({
+      profile: { name: 'life' },
+      how: 'failed',
+    });
     const slow = createScriptedProvider([{ delayMs: 5_000, text: 'developer' }]);
-    expect(await routeProfile(set, 'x', { ...options, provider: slow })).toMatchObject({ profile: { name: 'life' }, how: 'failed' });
+    expect(await routeProfile(set, 'x', { ...options, provider: slow })).toMatchObject({
+      profile: { name: 'life' },
+      how: 'failed',
+    });
   });
 
-  it('lets the turn\'s own abort through', async () => {
+  it("lets the turn's own abort through", async () => {
     const controller = new AbortController();
     controller.abort(new Error('barge-in'));
     const provider = createScriptedProvider([{ text: 'developer' }]);
-    await expect(routeProfile(set, 'x', { ...options, provider, signal: controller.signal })).rejects.toThrow('barge-in');
+    await expect(routeProfile(set, 'x', { ...options, provider, signal: controller.signal })).rejects.toThrow(
+      'barge-in',
+    );
   });
 });

@@ -26,7 +26,15 @@ export async function routeProfile(set: ProfileSet, request: string, options: Ro
   const signal = AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]);
   try {
     const response = await options.provider.complete(
-      { messages: [{ role: 'system', content: routerPrompt(set) }, { role: 'user', content: request }], model: options.model, temperature: 0, maxOutputTokens: 20 },
+      {
+        messages: [
+          { role: 'system', content: routerPrompt(set) },
+          { role: 'user', content: request },
+        ],
+        model: options.model,
+        temperature: 0,
+        maxOutputTokens: 20,
+      },
       { signal },
     );
     return { ...pickProfile(set, response.text), answer: response.text };
@@ -38,12 +46,20 @@ export async function routeProfile(set: ProfileSet, request: string, options: Ro
 
 export function routerPrompt(set: ProfileSet): string {
   const lines = set.profiles.map((p) => `- ${p.name}: ${p.description}`);
-  return [`${ASSISTANT_MARKERS.route} Choose the assistant profile that best fits the user's request.`, 'Profiles:', ...lines, 'Answer with the profile name only.'].join('\n');
+  return [
+    `${ASSISTANT_MARKERS.route} Choose the assistant profile that best fits the user's request.`,
+    'Profiles:',
+    ...lines,
+    'Answer with the profile name only.',
+  ].join('\n');
 }
 
 /** The exact name; else the profile named first in the answer; else the default. */
 export function pickProfile(set: ProfileSet, answer: string): Pick<RouteResult, 'profile' | 'how'> {
-  const normalized = answer.trim().toLowerCase().replace(/^["'`*\s]+|["'`*.!\s]+$/g, '');
+  const normalized = answer
+    .trim()
+    .toLowerCase()
+    .replace(/^["'`*\s]+|["'`*.!\s]+$/g, '');
   const exact = set.byName.get(normalized);
   if (exact) return { profile: exact, how: 'exact' };
   let first: { profile: AssistantProfile; index: number } | null = null;

@@ -3,7 +3,18 @@
  * `[TOOL_CALLS]`): never shown to a person, neither in the final reply nor while it streams.
  * Case-sensitive, so prose such as "Tool: a chisel" stays.
  */
-const MARKERS = ['TOOL:', 'TOOL_CALL:', 'TOOL_CALLS:', 'TOOL_RESULT:', '[TOOL_CALLS]', '<tool_call>', '</tool_call>', '<tool_response>', '</tool_response>', '<|tool_call'] as const;
+const MARKERS = [
+  'TOOL:',
+  'TOOL_CALL:',
+  'TOOL_CALLS:',
+  'TOOL_RESULT:',
+  '[TOOL_CALLS]',
+  '<tool_call>',
+  '</tool_call>',
+  '<tool_response>',
+  '</tool_response>',
+  '<|tool_call',
+] as const;
 /** Markers that open a block whose lines are dropped up to the closing tag. */
 const BLOCKS: Record<string, string> = { '<tool_call>': '</tool_call>', '<tool_response>': '</tool_response>' };
 

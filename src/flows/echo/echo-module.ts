@@ -38,5 +38,14 @@ function echoTurn({ input }: TurnRequest): PreparedTurn {
 }
 
 function reply(text: string): ToolLoopResult {
-  return { text, endedBy: 'reply', toolCalls: [], modelCalls: 0, toolRounds: 0, modelMs: 0, toolMs: 0, model: ECHO_FLOW };
+  return {
+    text,
+    endedBy: 'reply',
+    toolCalls: [],
+    modelCalls: 0,
+    toolRounds: 0,
+    modelMs: 0,
+    toolMs: 0,
+    model: ECHO_FLOW,
+  };
 }

@@ -8,7 +8,13 @@ import type { AnyTool } from '../../tools/define-tool.ts';
 import { buildToneGuide } from './tone.ts';
 import { describeSchedule, nextFireTime, sameDateIn } from '../../timers/schedule-math.ts';
 import { debugMessages } from './debug-messages.ts';
-import { describeProfile, missingFields, REQUIRED_FOR_PROMPT, type HabitTurnState, type SubState } from './habit-turn-state.ts';
+import {
+  describeProfile,
+  missingFields,
+  REQUIRED_FOR_PROMPT,
+  type HabitTurnState,
+  type SubState,
+} from './habit-turn-state.ts';
 import { participantBackground } from './participant-background.ts';
 import { applyPollAnswer } from './polls.ts';
 import type { HabitPrompts } from './prompt-files.ts';
@@ -51,7 +57,10 @@ export function createHabitCoachFlow(options: HabitCoachOptions): Flow {
     // An operator's write of the sub-state wins over pending automatic moves.
     onSubStateForced: async (tx, conversation, now) => {
       if (!conversation.participantId) return;
-      await tx.cancelTimers([timerKeys.stateTransition(conversation.participantId), timerKeys.autoFeedback(conversation.participantId)], now);
+      await tx.cancelTimers(
+        [timerKeys.stateTransition(conversation.participantId), timerKeys.autoFeedback(conversation.participantId)],
+        now,
+      );
     },
     onParticipantResumed: async (tx, conversation, now) => {
       if (!conversation.participantId) return;
@@ -69,7 +78,17 @@ export function createHabitCoachFlow(options: HabitCoachOptions): Flow {
         if (from !== null && schedule.timezone !== from) continue;
         await tx.setScheduleTimezone(schedule.id, to);
         const planned = pending.find((timer) => timer.dedupKey === timerKeys.dailyPrompt(schedule.id));
-        if (planned) await tx.scheduleTimer(movedPromptTimer({ ...schedule, timezone: to }, schedule.timezone, planned.dueAt, conversation.id, now, options));
+        if (planned)
+          await tx.scheduleTimer(
+            movedPromptTimer(
+              { ...schedule, timezone: to },
+              schedule.timezone,
+              planned.dueAt,
+              conversation.id,
+              now,
+              options,
+            ),
+          );
       }
     },
     greetingHint: (participant) =>
@@ -84,7 +103,14 @@ export function createHabitCoachFlow(options: HabitCoachOptions): Flow {
  * a second prompt on a day they already had one), at its time in the new zone, never in the past.
  * Paused participants have nothing planned, and get their timers when they resume.
  */
-function movedPromptTimer(moved: Schedule, fromZone: string, plannedAt: Date, conversationId: string, now: Date, options: HabitCoachOptions) {
+function movedPromptTimer(
+  moved: Schedule,
+  fromZone: string,
+  plannedAt: Date,
+  conversationId: string,
+  now: Date,
+  options: HabitCoachOptions,
+) {
   const after = new Date(Math.max(now.getTime(), sameDateIn(plannedAt, fromZone, moved.timezone).getTime() - 1));
   return dailyPromptTimerDueAt(moved, conversationId, nextFireTime(moved, after, options.random), now, options);
 }
@@ -140,16 +166,23 @@ function moduleTools(state: HabitTurnState, module: SubState, options: HabitCoac
   const build: Record<HabitToolName, () => AnyTool> = {
     save_user_profile: () => saveUserProfileTool(state),
     scheduler: () => schedulerTool(state, options),
-    generate_habit_prompt: () => generateHabitPromptTool(state, { provider: options.provider, systemPrompt: options.prompts.generator }),
+    generate_habit_prompt: () =>
+      generateHabitPromptTool(state, { provider: options.provider, systemPrompt: options.prompts.generator }),
     transition_state: () => transitionStateTool(state),
   };
   return MODULE_TOOLS[module].map((name) => build[name]());
 }
 
 /** When each schedule's pending daily-prompt timer is due: what the scheduler tool reports as the next prompt. */
-async function armedPromptTimes(store: TurnRequest['store'], participantId: string, schedules: Schedule[]): Promise<Map<string, Date>> {
+async function armedPromptTimes(
+  store: TurnRequest['store'],
+  participantId: string,
+  schedules: Schedule[],
+): Promise<Map<string, Date>> {
   if (schedules.length === 0) return new Map();
-  const dueByKey = new Map((await store.listPendingTimers(participantId)).map((timer) => [timer.dedupKey, timer.dueAt]));
+  const dueByKey = new Map(
+    (await store.listPendingTimers(participantId)).map((timer) => [timer.dedupKey, timer.dueAt]),
+  );
   const armed = new Map<string, Date>();
   for (const schedule of schedules) {
     const dueAt = dueByKey.get(timerKeys.dailyPrompt(schedule.id));
@@ -159,7 +192,9 @@ async function armedPromptTimes(store: TurnRequest['store'], participantId: stri
 }
 
 function systemMessages(state: HabitTurnState, module: SubState, options: HabitCoachOptions): LlmMessage[] {
-  const messages: LlmMessage[] = [{ role: 'system', content: module === 'INTAKE' ? options.prompts.intake : options.prompts.feedback }];
+  const messages: LlmMessage[] = [
+    { role: 'system', content: module === 'INTAKE' ? options.prompts.intake : options.prompts.feedback },
+  ];
   messages.push({ role: 'system', content: module === 'INTAKE' ? intakeContext(state) : feedbackContext(state) });
   const tone = buildToneGuide(state.profile.tone);
   if (tone) messages.push({ role: 'system', content: tone });
@@ -211,14 +246,21 @@ function toldPromptTime(state: HabitTurnState, schedule: Schedule): Date {
   return told;
 }
 
-async function commitState(tx: StoreTx, state: HabitTurnState, request: TurnRequest, options: HabitCoachOptions): Promise<void> {
+async function commitState(
+  tx: StoreTx,
+  state: HabitTurnState,
+  request: TurnRequest,
+  options: HabitCoachOptions,
+): Promise<void> {
   const participantId = state.participant.id;
   const conversationId = request.conversation.id;
   const now = options.clock.now();
   if (state.profileChanged) await tx.saveProfile(state.profile);
   for (const schedule of state.createdSchedules) {
     await tx.insertSchedule(schedule);
-    await tx.scheduleTimer(dailyPromptTimerDueAt(schedule, conversationId, toldPromptTime(state, schedule), now, options));
+    await tx.scheduleTimer(
+      dailyPromptTimerDueAt(schedule, conversationId, toldPromptTime(state, schedule), now, options),
+    );
   }
   for (const id of state.deletedScheduleIds) {
     await tx.deleteSchedule(id);
@@ -227,7 +269,9 @@ async function commitState(tx: StoreTx, state: HabitTurnState, request: TurnRequ
   await tx.cancelTimers(
     [
       // A reply cancels the pending reminder and feedback nudges of the last prompt.
-      ...(request.input.kind === 'message' ? [timerKeys.reminder(participantId), timerKeys.feedbackNudge(participantId)] : []),
+      ...(request.input.kind === 'message'
+        ? [timerKeys.reminder(participantId), timerKeys.feedbackNudge(participantId)]
+        : []),
       ...(state.subStateChanged || state.subStateWritten ? [timerKeys.autoFeedback(participantId)] : []),
       ...(state.delayedTransition === null ? [timerKeys.stateTransition(participantId)] : []),
     ],

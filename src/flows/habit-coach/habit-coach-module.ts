@@ -15,13 +15,32 @@ export const habitCoachModule: FlowModule = {
     return {
       async start(host) {
         const { provider, ids, clock, random } = host;
-        const flow = createHabitCoachFlow({ prompts, provider, ids, clock, random, prepMinutes: config.habit.prepMinutes, debug: config.conversation.debug });
+        const flow = createHabitCoachFlow({
+          prompts,
+          provider,
+          ids,
+          clock,
+          random,
+          prepMinutes: config.habit.prepMinutes,
+          debug: config.conversation.debug,
+        });
         const study = host.store.extend(studyQueries);
         return {
           flow,
-          routes: (app) => studyRoutes(app, { clock, store: host.store, rows: (filter, since) => study.ops.studyRows(filter, since) }),
+          routes: (app) =>
+            studyRoutes(app, { clock, store: host.store, rows: (filter, since) => study.ops.studyRows(filter, since) }),
           timerKinds: ({ store, outgoing, logger: log }) =>
-            habitTimerKinds({ store, ids, outgoing, clock, logger: log, provider, generatorPrompt: prompts.generator, random, delays: config.habit.delays }),
+            habitTimerKinds({
+              store,
+              ids,
+              outgoing,
+              clock,
+              logger: log,
+              provider,
+              generatorPrompt: prompts.generator,
+              random,
+              delays: config.habit.delays,
+            }),
         };
       },
     };

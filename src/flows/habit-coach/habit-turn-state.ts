@@ -38,9 +38,17 @@ export interface HabitTurnState {
 }
 
 export const REQUIRED_FOR_PROMPT: ProfileTextField[] = ['prompt_anchor', 'preferred_time'];
-export const INTAKE_FIELDS: ProfileTextField[] = ['habit_domain', 'motivational_frame', 'preferred_time', 'prompt_anchor'];
+export const INTAKE_FIELDS: ProfileTextField[] = [
+  'habit_domain',
+  'motivational_frame',
+  'preferred_time',
+  'prompt_anchor',
+];
 
-export function missingFields(profile: Profile, fields: readonly ProfileTextField[] = INTAKE_FIELDS): ProfileTextField[] {
+export function missingFields(
+  profile: Profile,
+  fields: readonly ProfileTextField[] = INTAKE_FIELDS,
+): ProfileTextField[] {
   return fields.filter((field) => !profile.fields[field]?.trim());
 }
 
@@ -56,7 +64,9 @@ export function setSubState(state: HabitTurnState, target: SubState): void {
 
 /** The profile as the model reads it: known fields and what is still missing. */
 export function describeProfile(profile: Profile): string {
-  const known = PROFILE_TEXT_FIELDS.filter((field) => profile.fields[field]).map((field) => `- ${field}: ${profile.fields[field]}`);
+  const known = PROFILE_TEXT_FIELDS.filter((field) => profile.fields[field]).map(
+    (field) => `- ${field}: ${profile.fields[field]}`,
+  );
   const missing = missingFields(profile);
   return [
     known.length > 0 ? `Known profile fields:\n${known.join('\n')}` : 'Known profile fields: none yet.',

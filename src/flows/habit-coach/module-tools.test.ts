@@ -25,7 +25,9 @@ describe('prompt override files', () => {
     const empty = join(mkdtempSync(join(tmpdir(), 'prompts-')), 'empty.txt');
     writeFileSync(empty, '  \n');
     expect(() => loadHabitPrompts({ intake: '/nonexistent/intake.txt', generator: empty })).toThrow(
-      'INTAKE_BOT_PROMPT_FILE: cannot read "/nonexistent/intake.txt" (ENOENT)\nPROMPT_GENERATOR_PROMPT_FILE: "' + empty + '" is empty',
+      'INTAKE_BOT_PROMPT_FILE: cannot read "/nonexistent/intake.txt" (ENOENT)\nPROMPT_GENERATOR_PROMPT_FILE: "' +
+        empty +
+        '" is empty',
     );
   });
 });

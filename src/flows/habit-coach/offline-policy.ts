@@ -1,13 +1,26 @@
 import type { LlmMessage, LlmRequest } from '../../llm/llm-provider.ts';
-import { FLOW_MARKER, systemOf, type OfflinePolicy, type OfflineStep } from '../../llm/offline/offline-demo-provider.ts';
-import { findAnchor, findClockTime, findDomain, impliedClockTime, isAffirmative, isNegative } from './offline-extractors.ts';
-
+import {
+  FLOW_MARKER,
+  systemOf,
+  type OfflinePolicy,
+  type OfflineStep,
+} from '../../llm/offline/offline-demo-provider.ts';
+import {
+  findAnchor,
+  findClockTime,
+  findDomain,
+  impliedClockTime,
+  isAffirmative,
+  isNegative,
+} from './offline-extractors.ts';
 
 const QUESTIONS: Record<string, (known: Record<string, string>) => string> = {
-  habit_domain: () => 'What small daily habit would you like to build? For example walking, stretching or drinking more water.',
+  habit_domain: () =>
+    'What small daily habit would you like to build? For example walking, stretching or drinking more water.',
   motivational_frame: (known) => `Why does ${known.habit_domain ?? 'this habit'} matter to you?`,
   preferred_time: () => 'What time of day suits you best? A time like 7am works, or something like "after dinner".',
-  prompt_anchor: () => 'What do you already do every day that this could follow? For example "after breakfast" or "when I get home".',
+  prompt_anchor: () =>
+    'What do you already do every day that this could follow? For example "after breakfast" or "when I get home".',
 };
 
 interface Context {
@@ -20,10 +33,17 @@ interface Context {
 
 /** Reads the habit flow's context block (the system message the flow writes for every turn). */
 function readContext(messages: LlmMessage[]): Context {
-  const block = messages.filter((message) => message.role === 'system').map((message) => message.content).join('\n');
+  const block = messages
+    .filter((message) => message.role === 'system')
+    .map((message) => message.content)
+    .join('\n');
   const known: Record<string, string> = {};
   for (const match of block.matchAll(/^- ([a-z_]+): (.+)$/gm)) known[match[1]!] = match[2]!;
-  const missing = /Still missing: ([^.]+)\./.exec(block)?.[1]?.split(', ').map((field) => field.trim()) ?? [];
+  const missing =
+    /Still missing: ([^.]+)\./
+      .exec(block)?.[1]
+      ?.split(', ')
+      .map((field) => field.trim()) ?? [];
   return {
     known,
     missing,
@@ -49,13 +69,16 @@ export function offlineHabitStep(request: LlmRequest): OfflineStep {
 function greet(context: Context): OfflineStep {
   const hello = context.name ? `Hi ${context.name}!` : 'Hi!';
   const first = context.missing[0] ?? 'habit_domain';
-  return say(`${hello} I'm your habit coach (the offline demo model: my replies follow simple rules). ${QUESTIONS[first]!(context.known)}`);
+  return say(
+    `${hello} I'm your habit coach (the offline demo model: my replies follow simple rules). ${QUESTIONS[first]!(context.known)}`,
+  );
 }
 
 const GREETING = /^(hi|hello|hey|yo|hiya|good (morning|afternoon|evening))\b[\s!.,]*$/i;
 
 function intakeStep(text: string, context: Context): OfflineStep {
-  if (context.missing.length === 0) return context.hasSchedule ? say('You are all set. Tell me how your habit goes anytime!') : planStep();
+  if (context.missing.length === 0)
+    return context.hasSchedule ? say('You are all set. Tell me how your habit goes anytime!') : planStep();
   if (GREETING.test(text.trim())) return say(`Hello! ${QUESTIONS[context.missing[0]!]?.(context.known) ?? ''}`.trim());
   const asking = context.missing[0]!;
   const found: Record<string, string> = {};
@@ -65,7 +88,8 @@ function intakeStep(text: string, context: Context): OfflineStep {
   if (domain && context.missing.includes('habit_domain')) found.habit_domain = domain;
   if (anchor && context.missing.includes('prompt_anchor')) found.prompt_anchor = anchor;
   if (time && context.missing.includes('preferred_time')) found.preferred_time = time;
-  if (!found[asking] && text.trim().length >= 2) found[asking] = asking === 'preferred_time' ? (impliedClockTime(text) ?? text.trim()) : text.trim();
+  if (!found[asking] && text.trim().length >= 2)
+    found[asking] = asking === 'preferred_time' ? (impliedClockTime(text) ?? text.trim()) : text.trim();
   return { text: '', toolCalls: [{ name: 'save_user_profile', arguments: found }] };
 }
 
@@ -78,7 +102,10 @@ function feedbackStep(text: string): OfflineStep {
     const praise = 'Wonderful, well done! Small steps add up. See you at the next prompt.';
     // "Done" (a poll answer) says nothing about what helped; a sentence might.
     const saysWhy = text.trim().split(/\s+/).length >= 4;
-    return { text: praise, toolCalls: saysWhy ? [{ name: 'save_user_profile', arguments: { last_motivator: text.trim() } }] : [] };
+    return {
+      text: praise,
+      toolCalls: saysWhy ? [{ name: 'save_user_profile', arguments: { last_motivator: text.trim() } }] : [],
+    };
   }
   if (isNegative(text)) {
     if (text.trim().split(/\s+/).length < 4) return say("That's okay, it happens. What got in the way?");
@@ -88,14 +115,20 @@ function feedbackStep(text: string): OfflineStep {
       toolCalls: [{ name: 'save_user_profile', arguments: { last_barrier: text.trim(), last_tweak: tweak } }],
     };
   }
-  return { text: 'Thanks for the update! Reply "done" when you have done your habit, or tell me what got in the way.', toolCalls: [] };
+  return {
+    text: 'Thanks for the update! Reply "done" when you have done your habit, or tell me what got in the way.',
+    toolCalls: [],
+  };
 }
 
 function afterTools(messages: LlmMessage[], context: Context): OfflineStep {
-  const results = messages.slice(messages.findLastIndex((message) => message.role === 'assistant') + 1).map((message) => message.content);
+  const results = messages
+    .slice(messages.findLastIndex((message) => message.role === 'assistant') + 1)
+    .map((message) => message.content);
   const joined = results.join('\n');
   for (const saved of joined.matchAll(/([a-z_]+) = "([^"]*)"/g)) context.known[saved[1]!] = saved[2]!;
-  if (/cannot generate a prompt yet/.test(joined)) return say(QUESTIONS[context.missing[0] ?? 'prompt_anchor']!(context.known));
+  if (/cannot generate a prompt yet/.test(joined))
+    return say(QUESTIONS[context.missing[0] ?? 'prompt_anchor']!(context.known));
   const generated = /Generated prompt[^"]*"([^"]+)"/.exec(joined)?.[1];
   if (generated) return scheduleStep(generated, context);
   if (/Created schedule|Moved from/.test(joined)) return say('All set! Reply anytime to tell me how it went.');
@@ -106,7 +139,10 @@ function afterTools(messages: LlmMessage[], context: Context): OfflineStep {
 }
 
 function scheduleStep(prompt: string, context: Context): OfflineStep {
-  const time = impliedClockTime(context.known.preferred_time ?? '') ?? impliedClockTime(context.known.prompt_anchor ?? '') ?? '09:00';
+  const time =
+    impliedClockTime(context.known.preferred_time ?? '') ??
+    impliedClockTime(context.known.prompt_anchor ?? '') ??
+    '09:00';
   return {
     text: `Here is your first habit prompt: "${prompt}" I'll send you one every day at ${time}. Reply anytime to tell me how it went!`,
     toolCalls: [
@@ -123,7 +159,8 @@ export function offlineHabitPrompt(request: LlmRequest): string {
   const anchor = field('Anchor') ?? 'your morning routine';
   const domain = field('Habit domain');
   const why = field('Motivation');
-  const action = domain && domain !== '(unknown)' ? `spend two minutes on ${domain}` : 'take one tiny step toward your habit';
+  const action =
+    domain && domain !== '(unknown)' ? `spend two minutes on ${domain}` : 'take one tiny step toward your habit';
   const reason = why && why !== '(unknown)' ? ` Remember why: ${why.replace(/\.$/, '')}.` : '';
   return `${anchor.charAt(0).toUpperCase()}${anchor.slice(1)}, ${action}.${reason}`;
 }

@@ -4,7 +4,16 @@ import { applyPollAnswer, donePoll, intensityPoll, openPolls, parsePollAnswer } 
 import { testHabitState } from '../../../test/kit/habit-state.ts';
 
 const pollMessage = (poll = donePoll(), createdAt = new Date('2026-06-01T11:00:00Z')): Message => ({
-  id: 'm1', conversationId: 'c', seq: 1, role: 'assistant', kind: 'poll', text: poll.question, poll, source: 'timer', turnId: null, createdAt,
+  id: 'm1',
+  conversationId: 'c',
+  seq: 1,
+  role: 'assistant',
+  kind: 'poll',
+  text: poll.question,
+  poll,
+  source: 'timer',
+  turnId: null,
+  createdAt,
 });
 
 describe('polls', () => {
@@ -14,10 +23,15 @@ describe('polls', () => {
     expect(intensityPoll('high').options).toEqual(['Decrease', 'Keep']);
   });
 
-  it.each([['1', 'Done'], ['done', 'Done'], ['DONE!', 'Done'], ['2', 'Not yet'], ['yes', 'Done'], ['3', null], ['maybe later', null]])(
-    'reads %j as %j',
-    (reply, expected) => expect(parsePollAnswer(donePoll(), reply)).toBe(expected),
-  );
+  it.each([
+    ['1', 'Done'],
+    ['done', 'Done'],
+    ['DONE!', 'Done'],
+    ['2', 'Not yet'],
+    ['yes', 'Done'],
+    ['3', null],
+    ['maybe later', null],
+  ])('reads %j as %j', (reply, expected) => expect(parsePollAnswer(donePoll(), reply)).toBe(expected));
 
   it('counts Done once per poll', () => {
     const state = testHabitState();
@@ -30,7 +44,15 @@ describe('polls', () => {
     expect(later.profile.successCount).toBe(2);
   });
 
-  const userMessage = (text: string, seq: number): Message => ({ ...pollMessage(), id: `u${seq}`, seq, role: 'user', kind: 'text', poll: null, text });
+  const userMessage = (text: string, seq: number): Message => ({
+    ...pollMessage(),
+    id: `u${seq}`,
+    seq,
+    role: 'user',
+    kind: 'text',
+    poll: null,
+    text,
+  });
 
   it('ignores a poll the participant already answered, but not one they only chatted after', () => {
     const state = testHabitState();
@@ -43,7 +65,11 @@ describe('polls', () => {
   it('lets the two polls of one prompt be answered one after the other, keeping their numbers', () => {
     const intensity = { ...pollMessage(intensityPoll('normal')), id: 'm2', seq: 2 };
     const afterDone = [pollMessage(), intensity, userMessage('1', 3)];
-    expect(openPolls(afterDone, new Date('2026-06-01T12:00:00Z')).flat().map((option) => `${option.number} ${option.option}`)).toEqual(['3 Decrease', '4 Keep', '5 Increase']);
+    expect(
+      openPolls(afterDone, new Date('2026-06-01T12:00:00Z'))
+        .flat()
+        .map((option) => `${option.number} ${option.option}`),
+    ).toEqual(['3 Decrease', '4 Keep', '5 Increase']);
     const state = testHabitState();
     applyPollAnswer(state, afterDone, '5');
     expect(state.profile.intensity).toBe('high');
@@ -51,7 +77,11 @@ describe('polls', () => {
 
   it('reads the number recorded with a poll, even when the rest of its batch is out of the history window', () => {
     const intensity = { ...pollMessage({ ...intensityPoll('normal'), firstNumber: 3 }), id: 'm2', seq: 2 };
-    expect(openPolls([intensity], new Date('2026-06-01T12:00:00Z')).flat().map((option) => option.number)).toEqual([3, 4, 5]);
+    expect(
+      openPolls([intensity], new Date('2026-06-01T12:00:00Z'))
+        .flat()
+        .map((option) => option.number),
+    ).toEqual([3, 4, 5]);
     const state = testHabitState();
     applyPollAnswer(state, [intensity], '1'); // "1" was Done, in the poll no longer in view: not Decrease
     expect(state.profile.intensity).toBe('normal');
@@ -59,7 +89,9 @@ describe('polls', () => {
 
   it('a newer poll of the same question replaces an unanswered older one', () => {
     const newer = { ...pollMessage(donePoll(), new Date('2026-06-02T11:00:00Z')), id: 'm3', seq: 3 };
-    expect(openPolls([pollMessage(), newer], new Date('2026-06-02T12:00:00Z')).map((options) => options[0]!.messageId)).toEqual(['m3']);
+    expect(
+      openPolls([pollMessage(), newer], new Date('2026-06-02T12:00:00Z')).map((options) => options[0]!.messageId),
+    ).toEqual(['m3']);
   });
 
   it('closes a poll a day after it was sent: a later "yes" answers something else', () => {

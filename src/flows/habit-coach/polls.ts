@@ -13,11 +13,23 @@ export function donePoll(): Poll {
 
 /** Decrease / Keep / Increase, without the move that is impossible at the current level. */
 export function intensityPoll(current: Intensity): Poll {
-  const options = [current !== 'low' && 'Decrease', 'Keep', current !== 'high' && 'Increase'].filter((option): option is string => Boolean(option));
+  const options = [current !== 'low' && 'Decrease', 'Keep', current !== 'high' && 'Increase'].filter(
+    (option): option is string => Boolean(option),
+  );
   return { question: INTENSITY_POLL_QUESTION, options };
 }
 
-const SYNONYMS: Record<string, string> = { yes: 'Done', did: 'Done', 'did it': 'Done', no: 'Not yet', less: 'Decrease', lower: 'Decrease', same: 'Keep', more: 'Increase', higher: 'Increase' };
+const SYNONYMS: Record<string, string> = {
+  yes: 'Done',
+  did: 'Done',
+  'did it': 'Done',
+  no: 'Not yet',
+  less: 'Decrease',
+  lower: 'Decrease',
+  same: 'Keep',
+  more: 'Increase',
+  higher: 'Increase',
+};
 
 /**
  * Which option a reply picks among the open polls: by number (the shared numbering of
@@ -25,7 +37,10 @@ const SYNONYMS: Record<string, string> = { yes: 'Done', did: 'Done', 'did it': '
  * ("done", "Increase") or a synonym ("more").
  */
 export function pickOption(options: readonly NumberedOption[], reply: string): NumberedOption | undefined {
-  const text = reply.trim().toLowerCase().replace(/[.!]+$/, '');
+  const text = reply
+    .trim()
+    .toLowerCase()
+    .replace(/[.!]+$/, '');
   if (/^\d+$/.test(text)) return options.findLast((option) => option.number === Number(text));
   const label = (SYNONYMS[text] ?? text).toLowerCase();
   return options.find((option) => option.option.toLowerCase() === label);
@@ -33,7 +48,18 @@ export function pickOption(options: readonly NumberedOption[], reply: string): N
 
 /** Which option of a lone poll a reply picks, or null. */
 export function parsePollAnswer(poll: Poll, reply: string): string | null {
-  const message: Message = { id: 'poll', conversationId: '', seq: 1, role: 'assistant', kind: 'poll', text: poll.question, poll, source: 'timer', turnId: null, createdAt: new Date(0) };
+  const message: Message = {
+    id: 'poll',
+    conversationId: '',
+    seq: 1,
+    role: 'assistant',
+    kind: 'poll',
+    text: poll.question,
+    poll,
+    source: 'timer',
+    turnId: null,
+    createdAt: new Date(0),
+  };
   return pickOption(numberedOptions([message], message), reply)?.option ?? null;
 }
 
@@ -70,7 +96,8 @@ export function applyPollAnswer(state: HabitTurnState, history: Message[], reply
   const picked = pickOption(openPolls(history, state.startedAt).flat(), reply);
   if (!picked) return;
   const pollMessage = history.find((message) => message.id === picked.messageId)!;
-  if (picked.poll.question === DONE_POLL_QUESTION && picked.option === 'Done') countSuccess(state, pollMessage.createdAt);
+  if (picked.poll.question === DONE_POLL_QUESTION && picked.option === 'Done')
+    countSuccess(state, pollMessage.createdAt);
   if (picked.poll.question === INTENSITY_POLL_QUESTION) moveIntensity(state, picked.option);
 }
 
@@ -95,6 +122,11 @@ function moveIntensity(state: HabitTurnState, answer: string): void {
   state.notes.push(`poll: intensity ${state.profile.intensity} → ${next}`);
   if (next === state.profile.intensity) return;
   const now = state.startedAt;
-  state.profile = { ...state.profile, intensity: next, fieldUpdatedAt: { ...state.profile.fieldUpdatedAt, intensity: now }, updatedAt: now };
+  state.profile = {
+    ...state.profile,
+    intensity: next,
+    fieldUpdatedAt: { ...state.profile.fieldUpdatedAt, intensity: now },
+    updatedAt: now,
+  };
   state.profileChanged = true;
 }

@@ -4,7 +4,11 @@ import { mergeProfileFields } from './profile-merge.ts';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
 const T1 = new Date('2026-01-02T00:00:00Z');
-const stored = mergeProfileFields(emptyProfile('p1', T0), { habit_domain: 'walking', preferred_time: '07:30' }, T0).profile;
+const stored = mergeProfileFields(
+  emptyProfile('p1', T0),
+  { habit_domain: 'walking', preferred_time: '07:30' },
+  T0,
+).profile;
 
 describe('mergeProfileFields', () => {
   it('sets non-empty new values and records when each was set', () => {
@@ -13,9 +17,17 @@ describe('mergeProfileFields', () => {
   });
 
   it('changes only fields whose trimmed value is non-empty and different', () => {
-    const { profile, changed } = mergeProfileFields(stored, { habit_domain: ' walking ', preferred_time: '', prompt_anchor: 'after breakfast' }, T1);
+    const { profile, changed } = mergeProfileFields(
+      stored,
+      { habit_domain: ' walking ', preferred_time: '', prompt_anchor: 'after breakfast' },
+      T1,
+    );
     expect(changed).toEqual(['prompt_anchor']);
-    expect(profile.fields).toEqual({ habit_domain: 'walking', preferred_time: '07:30', prompt_anchor: 'after breakfast' });
+    expect(profile.fields).toEqual({
+      habit_domain: 'walking',
+      preferred_time: '07:30',
+      prompt_anchor: 'after breakfast',
+    });
     expect(profile.fieldUpdatedAt.habit_domain).toEqual(T0);
     expect(profile.fieldUpdatedAt.prompt_anchor).toEqual(T1);
     expect(profile.updatedAt).toEqual(T1);
@@ -29,7 +41,11 @@ describe('mergeProfileFields', () => {
 
   it('accepts last_blocker as an alias of last_barrier, the canonical name winning', () => {
     expect(mergeProfileFields(stored, { last_blocker: 'rain' }, T1).profile.fields.last_barrier).toBe('rain');
-    expect(mergeProfileFields(stored, { last_blocker: 'rain', last_barrier: 'work' }, T1).profile.fields.last_barrier).toBe('work');
-    expect(mergeProfileFields(stored, { last_blocker: 'rain', last_barrier: '' }, T1).profile.fields.last_barrier).toBe('rain');
+    expect(
+      mergeProfileFields(stored, { last_blocker: 'rain', last_barrier: 'work' }, T1).profile.fields.last_barrier,
+    ).toBe('work');
+    expect(mergeProfileFields(stored, { last_blocker: 'rain', last_barrier: '' }, T1).profile.fields.last_barrier).toBe(
+      'rain',
+    );
   });
 });

@@ -7,7 +7,11 @@ export type ProfileFieldsInput = Partial<Record<ProfileTextField | 'last_blocker
  * Field-by-field merge: a field changes only when the new value is non-empty (after trimming)
  * and differs from the stored one. Empty values never clear a field.
  */
-export function mergeProfileFields(profile: Profile, input: ProfileFieldsInput, now: Date): { profile: Profile; changed: ProfileTextField[] } {
+export function mergeProfileFields(
+  profile: Profile,
+  input: ProfileFieldsInput,
+  now: Date,
+): { profile: Profile; changed: ProfileTextField[] } {
   const proposed: ProfileFieldsInput = { ...input, last_barrier: input.last_barrier?.trim() || input.last_blocker };
   const fields = { ...profile.fields };
   const fieldUpdatedAt = { ...profile.fieldUpdatedAt };

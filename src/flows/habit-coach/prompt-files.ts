@@ -23,7 +23,9 @@ export function loadHabitPrompts(overrides: { intake?: string; feedback?: string
       if (text) return text;
       problems.push(`${variable}: ${JSON.stringify(override)} is empty`);
     } catch (error) {
-      problems.push(`${variable}: cannot read ${JSON.stringify(override)} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      problems.push(
+        `${variable}: cannot read ${JSON.stringify(override)} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
     }
     return '';
   };

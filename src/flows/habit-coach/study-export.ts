@@ -1,7 +1,15 @@
 import { PassThrough, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import yazl from 'yazl';
-import type { Conversation, Message, OutboxItem, Participant, ParticipantStatus, ToolCallRecord, TurnRecord } from '../../core/domain.ts';
+import type {
+  Conversation,
+  Message,
+  OutboxItem,
+  Participant,
+  ParticipantStatus,
+  ToolCallRecord,
+  TurnRecord,
+} from '../../core/domain.ts';
 import type { Store } from '../../store/store.ts';
 
 type Cell = string | number | null;
@@ -29,13 +37,19 @@ interface ExportFile {
 }
 
 /** A file of rows of one type; its columns read those rows. */
-function file<Row>(name: string, rows: (subject: Subject, store: Store) => Promise<readonly Row[]>, columns: ReadonlyArray<Column<Row>>): ExportFile {
+function file<Row>(
+  name: string,
+  rows: (subject: Subject, store: Store) => Promise<readonly Row[]>,
+  columns: ReadonlyArray<Column<Row>>,
+): ExportFile {
   return { name, rows, columns: columns as ReadonlyArray<Column<never>> };
 }
 
 const iso = (date: Date | null | undefined): string | null => date?.toISOString() ?? null;
-const ofConversation = <Row>(read: (conversation: Conversation, store: Store) => Promise<readonly Row[]>) => async (subject: Subject, store: Store) =>
-  subject.conversation ? read(subject.conversation, store) : [];
+const ofConversation =
+  <Row>(read: (conversation: Conversation, store: Store) => Promise<readonly Row[]>) =>
+  async (subject: Subject, store: Store) =>
+    subject.conversation ? read(subject.conversation, store) : [];
 
 const idColumns = {
   participant: { name: 'participant_id', type: 'string', meaning: 'The participant (joins participants.csv)' },
@@ -45,70 +59,208 @@ const idColumns = {
 /** Every file of the export, in order; the codebook is written from these definitions. */
 export const EXPORT_FILES: readonly ExportFile[] = [
   file<Subject>('participants.csv', async (subject) => [subject], [
-    { ...idColumns.participant, meaning: 'Stable id of the participant; joins every other file', value: (s) => s.participant.id },
-    { name: 'phone_number', type: 'string', meaning: 'E.164 phone number', personal: true, value: (s) => s.participant.phoneNumber },
-    { name: 'name', type: 'string', meaning: 'Name given at enrolment', personal: true, value: (s) => s.participant.name },
-    { name: 'timezone', type: 'string', meaning: 'IANA time zone of the participant', value: (s) => s.participant.timezone },
+    {
+      ...idColumns.participant,
+      meaning: 'Stable id of the participant; joins every other file',
+      value: (s) => s.participant.id,
+    },
+    {
+      name: 'phone_number',
+      type: 'string',
+      meaning: 'E.164 phone number',
+      personal: true,
+      value: (s) => s.participant.phoneNumber,
+    },
+    {
+      name: 'name',
+      type: 'string',
+      meaning: 'Name given at enrolment',
+      personal: true,
+      value: (s) => s.participant.name,
+    },
+    {
+      name: 'timezone',
+      type: 'string',
+      meaning: 'IANA time zone of the participant',
+      value: (s) => s.participant.timezone,
+    },
     { name: 'status', type: 'enum', meaning: 'active | paused | withdrawn', value: (s) => s.participant.status },
-    { name: 'cohort', type: 'string', meaning: 'Study group (an arm, a site) given at enrolment or later', value: (s) => s.participant.cohort },
-    { name: 'enrolled_at', type: 'datetime', meaning: 'Enrolment time (ISO 8601, UTC)', value: (s) => iso(s.participant.enrolledAt) },
-    { name: 'conversation_id', type: 'string', meaning: "The participant's conversation; joins the other files", value: (s) => s.conversation?.id ?? null },
-    { name: 'flow', type: 'string', meaning: 'The conversation flow (habit-coach, ...)', value: (s) => s.conversation?.flow ?? null },
-    { name: 'sub_state', type: 'enum', meaning: 'INTAKE | FEEDBACK (habit coach), at export time', value: (s) => s.conversation?.subState ?? null },
+    {
+      name: 'cohort',
+      type: 'string',
+      meaning: 'Study group (an arm, a site) given at enrolment or later',
+      value: (s) => s.participant.cohort,
+    },
+    {
+      name: 'enrolled_at',
+      type: 'datetime',
+      meaning: 'Enrolment time (ISO 8601, UTC)',
+      value: (s) => iso(s.participant.enrolledAt),
+    },
+    {
+      name: 'conversation_id',
+      type: 'string',
+      meaning: "The participant's conversation; joins the other files",
+      value: (s) => s.conversation?.id ?? null,
+    },
+    {
+      name: 'flow',
+      type: 'string',
+      meaning: 'The conversation flow (habit-coach, ...)',
+      value: (s) => s.conversation?.flow ?? null,
+    },
+    {
+      name: 'sub_state',
+      type: 'enum',
+      meaning: 'INTAKE | FEEDBACK (habit coach), at export time',
+      value: (s) => s.conversation?.subState ?? null,
+    },
   ]),
   file<Message & { participantId: string }>(
     'messages.csv',
-    async (subject, store) => (subject.conversation ? (await store.listMessages(subject.conversation.id)).map((m) => ({ ...m, participantId: subject.participant.id })) : []),
+    async (subject, store) =>
+      subject.conversation
+        ? (await store.listMessages(subject.conversation.id)).map((m) => ({
+            ...m,
+            participantId: subject.participant.id,
+          }))
+        : [],
     [
       { ...idColumns.participant, value: (m) => m.participantId },
       { ...idColumns.conversation, value: (m) => m.conversationId },
-      { name: 'seq', type: 'integer', meaning: 'Order of the message in its conversation (1, 2, ...)', value: (m) => m.seq },
+      {
+        name: 'seq',
+        type: 'integer',
+        meaning: 'Order of the message in its conversation (1, 2, ...)',
+        value: (m) => m.seq,
+      },
       { name: 'message_id', type: 'string', meaning: 'Id of the message', value: (m) => m.id },
-      { name: 'role', type: 'enum', meaning: 'user (the participant) | assistant (sent to them) | system', value: (m) => m.role },
+      {
+        name: 'role',
+        type: 'enum',
+        meaning: 'user (the participant) | assistant (sent to them) | system',
+        value: (m) => m.role,
+      },
       { name: 'kind', type: 'enum', meaning: 'text | poll', value: (m) => m.kind },
-      { name: 'source', type: 'enum', meaning: 'participant | model | timer | operator | system: what produced it', value: (m) => m.source },
-      { name: 'turn_id', type: 'string', meaning: 'The turn that wrote it (joins turns.csv); empty for timer and operator messages', value: (m) => m.turnId },
-      { name: 'created_at', type: 'datetime', meaning: 'When it was received or written (ISO 8601, UTC)', value: (m) => iso(m.createdAt) },
-      { name: 'text', type: 'string', meaning: 'The text as sent or received (a poll: its question)', personal: true, value: (m) => m.text },
-      { name: 'poll_options', type: 'json', meaning: 'A poll\'s options, JSON array; empty for text', value: (m) => (m.poll ? JSON.stringify(m.poll.options) : null) },
+      {
+        name: 'source',
+        type: 'enum',
+        meaning: 'participant | model | timer | operator | system: what produced it',
+        value: (m) => m.source,
+      },
+      {
+        name: 'turn_id',
+        type: 'string',
+        meaning: 'The turn that wrote it (joins turns.csv); empty for timer and operator messages',
+        value: (m) => m.turnId,
+      },
+      {
+        name: 'created_at',
+        type: 'datetime',
+        meaning: 'When it was received or written (ISO 8601, UTC)',
+        value: (m) => iso(m.createdAt),
+      },
+      {
+        name: 'text',
+        type: 'string',
+        meaning: 'The text as sent or received (a poll: its question)',
+        personal: true,
+        value: (m) => m.text,
+      },
+      {
+        name: 'poll_options',
+        type: 'json',
+        meaning: "A poll's options, JSON array; empty for text",
+        value: (m) => (m.poll ? JSON.stringify(m.poll.options) : null),
+      },
     ],
   ),
-  file<TurnRecord>('turns.csv', ofConversation((conversation, store) => store.listTurns(conversation.id)), [
-    { name: 'turn_id', type: 'string', meaning: 'Id of the turn', value: (t) => t.id },
-    { ...idColumns.conversation, value: (t) => t.conversationId },
-    { name: 'trigger', type: 'enum', meaning: 'message | greeting | timer: what started the turn', value: (t) => t.trigger },
-    { name: 'module', type: 'string', meaning: 'The flow module that handled it (INTAKE, FEEDBACK, ...)', value: (t) => t.module },
-    { name: 'status', type: 'enum', meaning: 'completed | failed | skipped | cancelled', value: (t) => t.status },
-    { name: 'model_calls', type: 'integer', meaning: 'Model calls of the turn', value: (t) => t.modelCalls },
-    { name: 'tool_rounds', type: 'integer', meaning: 'Rounds of tool calls', value: (t) => t.toolRounds },
-    { name: 'total_ms', type: 'integer', meaning: 'Duration of the turn in ms', value: (t) => t.totalMs },
-    { name: 'started_at', type: 'datetime', meaning: 'Start (ISO 8601, UTC)', value: (t) => iso(t.startedAt) },
-    { name: 'error', type: 'string', meaning: 'Why a failed turn failed', personal: true, value: (t) => t.error },
-  ]),
-  file<ToolCallRecord>('tool_calls.csv', ofConversation((conversation, store) => store.listToolCalls(conversation.id)), [
-    { name: 'tool_call_id', type: 'string', meaning: 'Id of the call', value: (c) => c.id },
-    { name: 'turn_id', type: 'string', meaning: 'The turn (joins turns.csv)', value: (c) => c.turnId },
-    { ...idColumns.conversation, value: (c) => c.conversationId },
-    { name: 'round', type: 'integer', meaning: 'Round of the turn\'s tool loop', value: (c) => c.round },
-    { name: 'name', type: 'string', meaning: 'Tool name (save_user_profile, scheduler, ...)', value: (c) => c.name },
-    { name: 'status', type: 'enum', meaning: 'ok | error', value: (c) => c.status },
-    { name: 'duration_ms', type: 'integer', meaning: 'Duration in ms', value: (c) => c.durationMs },
-    { name: 'created_at', type: 'datetime', meaning: 'When it ran (ISO 8601, UTC)', value: (c) => iso(c.createdAt) },
-    { name: 'arguments', type: 'json', meaning: 'Arguments as the model sent them', personal: true, value: (c) => c.arguments },
-    { name: 'result', type: 'string', meaning: 'What the tool gave back to the model', personal: true, value: (c) => c.result },
-  ]),
-  file<OutboxItem>('deliveries.csv', ofConversation((conversation, store) => store.listOutbox(conversation.id)), [
-    { name: 'delivery_id', type: 'string', meaning: 'Id of the outbound message', value: (d) => d.id },
-    { ...idColumns.conversation, value: (d) => d.conversationId },
-    { name: 'channel', type: 'string', meaning: 'whatsapp | twilio | webhook | web', value: (d) => d.channel },
-    { name: 'kind', type: 'enum', meaning: 'text | poll', value: (d) => d.kind },
-    { name: 'status', type: 'enum', meaning: 'pending | sent | failed', value: (d) => d.status },
-    { name: 'attempts', type: 'integer', meaning: 'Delivery attempts made', value: (d) => d.attempts },
-    { name: 'created_at', type: 'datetime', meaning: 'Queued (ISO 8601, UTC)', value: (d) => iso(d.createdAt) },
-    { name: 'sent_at', type: 'datetime', meaning: 'Accepted by the channel (ISO 8601, UTC)', value: (d) => iso(d.sentAt) },
-    { name: 'delivery_status', type: 'enum', meaning: "The provider's last receipt: sent | delivered | read | failed", value: (d) => d.deliveryStatus },
-    { name: 'last_error', type: 'string', meaning: 'Why the last attempt failed', personal: true, value: (d) => d.lastError },
-  ]),
+  file<TurnRecord>(
+    'turns.csv',
+    ofConversation((conversation, store) => store.listTurns(conversation.id)),
+    [
+      { name: 'turn_id', type: 'string', meaning: 'Id of the turn', value: (t) => t.id },
+      { ...idColumns.conversation, value: (t) => t.conversationId },
+      {
+        name: 'trigger',
+        type: 'enum',
+        meaning: 'message | greeting | timer: what started the turn',
+        value: (t) => t.trigger,
+      },
+      {
+        name: 'module',
+        type: 'string',
+        meaning: 'The flow module that handled it (INTAKE, FEEDBACK, ...)',
+        value: (t) => t.module,
+      },
+      { name: 'status', type: 'enum', meaning: 'completed | failed | skipped | cancelled', value: (t) => t.status },
+      { name: 'model_calls', type: 'integer', meaning: 'Model calls of the turn', value: (t) => t.modelCalls },
+      { name: 'tool_rounds', type: 'integer', meaning: 'Rounds of tool calls', value: (t) => t.toolRounds },
+      { name: 'total_ms', type: 'integer', meaning: 'Duration of the turn in ms', value: (t) => t.totalMs },
+      { name: 'started_at', type: 'datetime', meaning: 'Start (ISO 8601, UTC)', value: (t) => iso(t.startedAt) },
+      { name: 'error', type: 'string', meaning: 'Why a failed turn failed', personal: true, value: (t) => t.error },
+    ],
+  ),
+  file<ToolCallRecord>(
+    'tool_calls.csv',
+    ofConversation((conversation, store) => store.listToolCalls(conversation.id)),
+    [
+      { name: 'tool_call_id', type: 'string', meaning: 'Id of the call', value: (c) => c.id },
+      { name: 'turn_id', type: 'string', meaning: 'The turn (joins turns.csv)', value: (c) => c.turnId },
+      { ...idColumns.conversation, value: (c) => c.conversationId },
+      { name: 'round', type: 'integer', meaning: "Round of the turn's tool loop", value: (c) => c.round },
+      { name: 'name', type: 'string', meaning: 'Tool name (save_user_profile, scheduler, ...)', value: (c) => c.name },
+      { name: 'status', type: 'enum', meaning: 'ok | error', value: (c) => c.status },
+      { name: 'duration_ms', type: 'integer', meaning: 'Duration in ms', value: (c) => c.durationMs },
+      { name: 'created_at', type: 'datetime', meaning: 'When it ran (ISO 8601, UTC)', value: (c) => iso(c.createdAt) },
+      {
+        name: 'arguments',
+        type: 'json',
+        meaning: 'Arguments as the model sent them',
+        personal: true,
+        value: (c) => c.arguments,
+      },
+      {
+        name: 'result',
+        type: 'string',
+        meaning: 'What the tool gave back to the model',
+        personal: true,
+        value: (c) => c.result,
+      },
+    ],
+  ),
+  file<OutboxItem>(
+    'deliveries.csv',
+    ofConversation((conversation, store) => store.listOutbox(conversation.id)),
+    [
+      { name: 'delivery_id', type: 'string', meaning: 'Id of the outbound message', value: (d) => d.id },
+      { ...idColumns.conversation, value: (d) => d.conversationId },
+      { name: 'channel', type: 'string', meaning: 'whatsapp | twilio | webhook | web', value: (d) => d.channel },
+      { name: 'kind', type: 'enum', meaning: 'text | poll', value: (d) => d.kind },
+      { name: 'status', type: 'enum', meaning: 'pending | sent | failed', value: (d) => d.status },
+      { name: 'attempts', type: 'integer', meaning: 'Delivery attempts made', value: (d) => d.attempts },
+      { name: 'created_at', type: 'datetime', meaning: 'Queued (ISO 8601, UTC)', value: (d) => iso(d.createdAt) },
+      {
+        name: 'sent_at',
+        type: 'datetime',
+        meaning: 'Accepted by the channel (ISO 8601, UTC)',
+        value: (d) => iso(d.sentAt),
+      },
+      {
+        name: 'delivery_status',
+        type: 'enum',
+        meaning: "The provider's last receipt: sent | delivered | read | failed",
+        value: (d) => d.deliveryStatus,
+      },
+      {
+        name: 'last_error',
+        type: 'string',
+        meaning: 'Why the last attempt failed',
+        personal: true,
+        value: (d) => d.lastError,
+      },
+    ],
+  ),
 ];
 
 /**
@@ -141,21 +293,44 @@ export function studyExport(store: Store, options: ExportOptions): Readable {
     rows.on('error', (error) => output.destroy(error));
     zip.addReadStream(rows.pipe(csvWriter(columns)), name);
   };
-  const kept = (columns: ReadonlyArray<Column<never>>) => columns.filter((column) => !(options.deidentify && column.personal));
-  for (const exported of EXPORT_FILES) add(Readable.from(fileRows(store, exported, kept(exported.columns), options)), kept(exported.columns), exported.name);
-  const codebook = EXPORT_FILES.flatMap((exported) => kept(exported.columns).map((column) => [exported.name, column.name, column.type, column.meaning]));
-  add(Readable.from(codebook), [{ name: 'file' }, { name: 'column' }, { name: 'type' }, { name: 'meaning' }], 'codebook.csv');
+  const kept = (columns: ReadonlyArray<Column<never>>) =>
+    columns.filter((column) => !(options.deidentify && column.personal));
+  for (const exported of EXPORT_FILES)
+    add(
+      Readable.from(fileRows(store, exported, kept(exported.columns), options)),
+      kept(exported.columns),
+      exported.name,
+    );
+  const codebook = EXPORT_FILES.flatMap((exported) =>
+    kept(exported.columns).map((column) => [exported.name, column.name, column.type, column.meaning]),
+  );
+  add(
+    Readable.from(codebook),
+    [{ name: 'file' }, { name: 'column' }, { name: 'type' }, { name: 'meaning' }],
+    'codebook.csv',
+  );
   zip.end();
   return zip.outputStream.pipe(output);
 }
 
 function csvWriter(columns: ReadonlyArray<{ name: string }>) {
-  return stringify({ header: true, columns: columns.map((column) => column.name), record_delimiter: '\r\n', cast: { string: spreadsheetSafe } });
+  return stringify({
+    header: true,
+    columns: columns.map((column) => column.name),
+    record_delimiter: '\r\n',
+    cast: { string: spreadsheetSafe },
+  });
 }
 
-async function* fileRows(store: Store, exported: ExportFile, columns: ReadonlyArray<Column<never>>, options: ExportOptions): AsyncGenerator<Cell[]> {
+async function* fileRows(
+  store: Store,
+  exported: ExportFile,
+  columns: ReadonlyArray<Column<never>>,
+  options: ExportOptions,
+): AsyncGenerator<Cell[]> {
   for await (const subject of subjects(store, options)) {
-    for (const row of await exported.rows(subject, store)) yield columns.map((column) => (column.value as (row: unknown) => Cell)(row));
+    for (const row of await exported.rows(subject, store))
+      yield columns.map((column) => (column.value as (row: unknown) => Cell)(row));
   }
 }
 
@@ -164,7 +339,8 @@ const PAGE = 200;
 async function* subjects(store: Store, options: ExportOptions): AsyncGenerator<Subject> {
   for (let offset = 0; ; offset += PAGE) {
     const page = await store.listParticipants({ status: options.status, cohort: options.cohort, limit: PAGE, offset });
-    for (const participant of page) yield { participant, conversation: await store.findConversationByParticipant(participant.id) };
+    for (const participant of page)
+      yield { participant, conversation: await store.findConversationByParticipant(participant.id) };
     if (page.length < PAGE) return;
   }
 }

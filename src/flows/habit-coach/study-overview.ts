@@ -17,7 +17,12 @@ export function studyOverview(rows: readonly StudyRow[], now: Date) {
     done_count: sum(participants.map((participant) => participant.done_count)),
     flagged: countBy(participants.flatMap((participant) => participant.flags)),
   };
-  return { generated_at: now.toISOString(), recent_days: RECENT_DAYS, totals: { ...totals, done_rate: rate(totals.done_count, totals.prompts_sent) }, participants };
+  return {
+    generated_at: now.toISOString(),
+    recent_days: RECENT_DAYS,
+    totals: { ...totals, done_rate: rate(totals.done_count, totals.prompts_sent) },
+    participants,
+  };
 }
 
 function participantOverview(row: StudyRow, now: Date) {
@@ -46,13 +51,16 @@ function flagsOf(row: StudyRow, now: Date): StudyFlag[] {
   const flags: StudyFlag[] = [];
   const since = (date: Date | null) => (date ? now.getTime() - date.getTime() : Infinity);
   // Silent for two days, counted from enrolment for someone who never wrote.
-  if (row.status === 'active' && Math.min(since(row.lastReplyAt), since(row.enrolledAt)) >= 48 * HOUR_MS) flags.push('no_reply_48h');
+  if (row.status === 'active' && Math.min(since(row.lastReplyAt), since(row.enrolledAt)) >= 48 * HOUR_MS)
+    flags.push('no_reply_48h');
   if (row.recentFailedDeliveries > 0) flags.push('delivery_failing');
   if (row.status === 'paused') flags.push('paused');
-  if (row.status === 'active' && row.subState === 'INTAKE' && since(row.enrolledAt) >= DAY_MS) flags.push('intake_incomplete_24h');
+  if (row.status === 'active' && row.subState === 'INTAKE' && since(row.enrolledAt) >= DAY_MS)
+    flags.push('intake_incomplete_24h');
   return flags;
 }
 
 const rate = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 1000) / 1000);
 const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
-const countBy = (values: readonly string[]) => Object.fromEntries([...new Set(values)].map((value) => [value, values.filter((other) => other === value).length]));
+const countBy = (values: readonly string[]) =>
+  Object.fromEntries([...new Set(values)].map((value) => [value, values.filter((other) => other === value).length]));

@@ -32,11 +32,28 @@ export function studyQueries({ db }: QueryContext) {
         .leftJoin('conversations as c', 'c.participant_id', 'p.id')
         .leftJoin('profiles as pr', 'pr.participant_id', 'p.id')
         .select([
-          'p.id', 'p.name', 'p.phone_number', 'p.timezone', 'p.status', 'p.cohort', 'p.enrolled_at', 'c.sub_state',
-          'pr.total_prompts', 'pr.success_count', 'pr.last_prompt_sent_at',
-          sql<number | null>`(select max(m.created_at) from messages m where m.conversation_id = c.id and m.role = 'user')`.as('last_reply_at'),
-          sql<number>`(select count(*) from messages m where m.conversation_id = c.id and m.role = 'user' and m.created_at >= ${sinceMs})`.as('recent_replies'),
-          sql<number>`(select count(*) from outbox o where o.conversation_id = c.id and o.status = 'failed' and o.created_at >= ${sinceMs})`.as('recent_failed'),
+          'p.id',
+          'p.name',
+          'p.phone_number',
+          'p.timezone',
+          'p.status',
+          'p.cohort',
+          'p.enrolled_at',
+          'c.sub_state',
+          'pr.total_prompts',
+          'pr.success_count',
+          'pr.last_prompt_sent_at',
+          sql<
+            number | null
+          >`(select max(m.created_at) from messages m where m.conversation_id = c.id and m.role = 'user')`.as(
+            'last_reply_at',
+          ),
+          sql<number>`(select count(*) from messages m where m.conversation_id = c.id and m.role = 'user' and m.created_at >= ${sinceMs})`.as(
+            'recent_replies',
+          ),
+          sql<number>`(select count(*) from outbox o where o.conversation_id = c.id and o.status = 'failed' and o.created_at >= ${sinceMs})`.as(
+            'recent_failed',
+          ),
         ])
         .orderBy('p.enrolled_at')
         .orderBy('p.ordinal');

@@ -22,20 +22,39 @@ function replay(start: ToneState, proposals: ToneProposal[]): ToneState[] {
 
 describe('normalizeToneTags', () => {
   it('lowercases, trims, drops unknown tags and dedupes keeping the first order', () => {
-    expect(normalizeToneTags([' Concise ', 'sarcastic', 'warm_supportive', 'CONCISE', 'casual'])).toEqual(['concise', 'warm_supportive', 'casual']);
+    expect(normalizeToneTags([' Concise ', 'sarcastic', 'warm_supportive', 'CONCISE', 'casual'])).toEqual([
+      'concise',
+      'warm_supportive',
+      'casual',
+    ]);
   });
 });
 
 describe('updateTone', () => {
   it('follows the reference sequence for repeated implicit observations', () => {
-    const states = replay(fresh, Array.from({ length: 8 }, () => implicit('concise')));
+    const states = replay(
+      fresh,
+      Array.from({ length: 8 }, () => implicit('concise')),
+    );
     expect(states.map((s) => s.scores.concise)).toEqual([0.15, 0.2775, 0.3859, 0.478, 0.5563, 0.6229, 0.6795, 0.7276]);
-    expect(states.map((s) => s.active.includes('concise'))).toEqual([false, false, false, false, false, false, false, true]);
+    expect(states.map((s) => s.active.includes('concise'))).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      true,
+    ]);
   });
 
   it('decays an unobserved active tag and deactivates it at the sixth update (0.3771)', () => {
     const start: ToneState = { scores: { concise: 1 }, active: ['concise'], lastUpdatedAt: null };
-    const states = replay(start, Array.from({ length: 6 }, () => implicit('casual')));
+    const states = replay(
+      start,
+      Array.from({ length: 6 }, () => implicit('casual')),
+    );
     expect(states.map((s) => s.scores.concise)).toEqual([0.85, 0.7225, 0.6141, 0.522, 0.4437, 0.3771]);
     expect(states.map((s) => s.active.includes('concise'))).toEqual([true, true, true, true, true, false]);
   });
@@ -74,7 +93,11 @@ describe('updateTone', () => {
   });
 
   it('drops the lower of an exclusive pair to 0.39; a tie keeps the first of the pair', () => {
-    const start: ToneState = { scores: { concise: 0.9, casual: 0.8 }, active: ['concise', 'casual'], lastUpdatedAt: null };
+    const start: ToneState = {
+      scores: { concise: 0.9, casual: 0.8 },
+      active: ['concise', 'casual'],
+      lastUpdatedAt: null,
+    };
     const higher = updateTone(start, explicit('detailed', 'formal'), T0).state;
     expect(higher.scores).toMatchObject({ concise: 0.39, detailed: 1, formal: 1, casual: 0.39 });
     expect(higher.active).toEqual(['detailed', 'formal']);
@@ -86,7 +109,10 @@ describe('updateTone', () => {
 
   it('keeps scores in [0, 1] with 4 decimals, the active set consistent with hysteresis, in whitelist order', () => {
     const tag = fc.constantFrom(...TONE_TAGS);
-    const proposal = fc.record({ tags: fc.uniqueArray(tag, { maxLength: 5 }), source: fc.constantFrom('explicit' as const, 'implicit' as const) });
+    const proposal = fc.record({
+      tags: fc.uniqueArray(tag, { maxLength: 5 }),
+      source: fc.constantFrom('explicit' as const, 'implicit' as const),
+    });
     fc.assert(
       fc.property(fc.array(fc.tuple(proposal, fc.integer({ min: 0, max: 10 })), { maxLength: 30 }), (steps) => {
         let state = fresh;

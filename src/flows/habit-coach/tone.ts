@@ -65,9 +65,17 @@ export const roundScore = (value: number): number => Math.round(Number((value * 
 const clampScore = (value: number): number => roundScore(Math.min(1, Math.max(0, value)));
 
 /** Applies one proposal. A rate-limited, empty or no-op proposal leaves the state (and its clock) as it was. */
-export function updateTone(state: ToneState, proposal: ToneProposal, now: Date): { state: ToneState; outcome: ToneOutcome } {
+export function updateTone(
+  state: ToneState,
+  proposal: ToneProposal,
+  now: Date,
+): { state: ToneState; outcome: ToneOutcome } {
   if (proposal.tags.length === 0) return { state, outcome: 'empty' };
-  if (proposal.source === 'implicit' && state.lastUpdatedAt && now.getTime() - state.lastUpdatedAt.getTime() < TONE_IMPLICIT_MIN_INTERVAL_MS) {
+  if (
+    proposal.source === 'implicit' &&
+    state.lastUpdatedAt &&
+    now.getTime() - state.lastUpdatedAt.getTime() < TONE_IMPLICIT_MIN_INTERVAL_MS
+  ) {
     return { state, outcome: 'rate-limited' };
   }
   const scores = resolveConflicts(nextScores(state.scores, proposal));
@@ -115,7 +123,8 @@ function nextActive(previous: readonly string[], scores: Record<string, number>)
   });
 }
 
-const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((tag, i) => tag === b[i]);
+const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((tag, i) => tag === b[i]);
 function sameScores(a: Record<string, number>, b: Record<string, number>): boolean {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   return [...keys].every((key) => a[key] === b[key]);

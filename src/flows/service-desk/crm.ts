@@ -6,7 +6,13 @@ import { z } from 'zod';
  * and on a real one in production. Customer-scoped operations take the verified customer's id
  * and refuse another customer's records.
  */
-export const customerSchema = z.object({ id: z.string(), name: z.string(), phone: z.string(), zip: z.string(), address: z.string() });
+export const customerSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  phone: z.string(),
+  zip: z.string(),
+  address: z.string(),
+});
 export type Customer = z.infer<typeof customerSchema>;
 
 export const APPOINTMENT_STATUSES = ['scheduled', 'cancelled', 'completed'] as const;
@@ -25,10 +31,22 @@ export const appointmentSchema = z.object({
 });
 export type Appointment = z.infer<typeof appointmentSchema>;
 
-export const slotSchema = z.object({ id: z.string(), date: z.string(), windowStart: z.string(), windowEnd: z.string() });
+export const slotSchema = z.object({
+  id: z.string(),
+  date: z.string(),
+  windowStart: z.string(),
+  windowEnd: z.string(),
+});
 export type Slot = z.infer<typeof slotSchema>;
 
-export const invoiceSchema = z.object({ id: z.string(), customerId: z.string(), amountCents: z.number().int(), currency: z.string(), dueDate: z.string(), status: z.enum(['open', 'paid']) });
+export const invoiceSchema = z.object({
+  id: z.string(),
+  customerId: z.string(),
+  amountCents: z.number().int(),
+  currency: z.string(),
+  dueDate: z.string(),
+  status: z.enum(['open', 'paid']),
+});
 export type Invoice = z.infer<typeof invoiceSchema>;
 
 export class CrmError extends Error {

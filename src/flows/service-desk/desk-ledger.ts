@@ -11,7 +11,9 @@ import type { DeskTool } from './desk-tools.ts';
  * also saves the dialog it returns and the change's audit entry (decision 005). A turn that dies
  * afterwards leaves a dialog that matches the CRM, and the change in the audit.
  */
-export type CommitChange = <T>(work: (crm: Crm) => Promise<{ value: T; dialog: Dialog; audit: ExecutedToolCall }>) => Promise<T>;
+export type CommitChange = <T>(
+  work: (crm: Crm) => Promise<{ value: T; dialog: Dialog; audit: ExecutedToolCall }>,
+) => Promise<T>;
 
 /** Model and tool calls of the turn, recorded as the engine's audit expects (proposals and gate decisions too). */
 export class Ledger {
@@ -60,14 +62,22 @@ export class Ledger {
    * dialog past it. Undefined when the CRM refused (nothing changed, nothing saved); any other
    * failure is thrown, since only the stored dialog can then say whether the change happened.
    */
-  async change(tool: DeskTool, input: unknown, commit: CommitChange, work: (crm: Crm) => Promise<{ output: unknown; dialog: Dialog }>): Promise<{ output: unknown; dialog: Dialog } | undefined> {
+  async change(
+    tool: DeskTool,
+    input: unknown,
+    commit: CommitChange,
+    work: (crm: Crm) => Promise<{ output: unknown; dialog: Dialog }>,
+  ): Promise<{ output: unknown; dialog: Dialog } | undefined> {
     const call = this.#start(tool, input);
     const started = this.#context.elapsed();
     try {
       const settled = await commit(async (crm) => {
         const { output, dialog } = await work(crm);
         const parsed: unknown = tool.output.parse(output);
-        const audit = { ...this.#entry(call, started, { status: 'ok', result: JSON.stringify(parsed) }), persisted: true };
+        const audit = {
+          ...this.#entry(call, started, { status: 'ok', result: JSON.stringify(parsed) }),
+          persisted: true,
+        };
         return { value: { output: parsed, dialog, audit }, dialog, audit };
       });
       this.#record(settled.audit);
@@ -80,13 +90,28 @@ export class Ledger {
   }
 
   audit(name: string, details: unknown): void {
-    const entry = { round: 0, call: { id: `desk_${++this.#sequence}`, name, arguments: JSON.stringify(details) }, outcome: { status: 'ok' as const, result: 'recorded' }, startedAt: this.#context.elapsed(), durationMs: 0 };
+    const entry = {
+      round: 0,
+      call: { id: `desk_${++this.#sequence}`, name, arguments: JSON.stringify(details) },
+      outcome: { status: 'ok' as const, result: 'recorded' },
+      startedAt: this.#context.elapsed(),
+      durationMs: 0,
+    };
     this.#calls.push(entry);
     this.#context.onAudit?.(entry);
   }
 
   result(text: string): ToolLoopResult {
-    return { text, endedBy: 'reply', toolCalls: this.#calls, modelCalls: this.#modelCalls, toolRounds: this.#calls.length > 0 ? 1 : 0, modelMs: this.#modelMs, toolMs: this.#toolMs, model: this.#model };
+    return {
+      text,
+      endedBy: 'reply',
+      toolCalls: this.#calls,
+      modelCalls: this.#modelCalls,
+      toolRounds: this.#calls.length > 0 ? 1 : 0,
+      modelMs: this.#modelMs,
+      toolMs: this.#toolMs,
+      model: this.#model,
+    };
   }
 
   #start(tool: DeskTool, input: unknown): LlmToolCall {
@@ -106,4 +131,7 @@ export class Ledger {
   }
 }
 
-const failure = (error: unknown): ExecutedToolCall['outcome'] => ({ status: 'error', result: `Error: ${error instanceof CrmError ? error.message : describeError(error)}` });
+const failure = (error: unknown): ExecutedToolCall['outcome'] => ({
+  status: 'error',
+  result: `Error: ${error instanceof CrmError ? error.message : describeError(error)}`,
+});

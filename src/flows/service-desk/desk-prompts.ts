@@ -16,28 +16,41 @@ export interface Facts {
 /** The question each confirmation state asks; the narrator names the selected items from the facts. */
 export const CONFIRM_QUESTIONS: Partial<Record<DialogState, string>> = {
   PendingCancellationConfirmation: 'Ask the caller to confirm cancelling the selected appointment (yes or no).',
-  PendingRescheduleConfirmation: 'Ask the caller to confirm moving the selected appointment to the selected window (yes or no).',
+  PendingRescheduleConfirmation:
+    'Ask the caller to confirm moving the selected appointment to the selected window (yes or no).',
   PendingScheduleConfirmation: 'Ask the caller to confirm booking a visit in the selected window (yes or no).',
 };
 
 /** How a person is offered, by why. */
 export const OFFER_PERSON: Record<EscalationReason, string> = {
-  address_change: 'We can only book at the address on file; offer to connect the caller with a person to change it (yes or no).',
+  address_change:
+    'We can only book at the address on file; offer to connect the caller with a person to change it (yes or no).',
   verification_failed: 'The caller could not be verified; offer to connect them with a person (yes or no).',
 };
 
 /** Role markers: the offline demo policy reads them to know which role it plays. */
-export const ROLE = { acknowledge: '[service-desk:acknowledge]', decide: '[service-desk:decide]', narrate: '[service-desk:narrate]' } as const;
+export const ROLE = {
+  acknowledge: '[service-desk:acknowledge]',
+  decide: '[service-desk:decide]',
+  narrate: '[service-desk:narrate]',
+} as const;
 
 const VOICE =
-  'You are the friendly voice of Acme Pest Control\'s service desk. Write plain conversational text only: no JSON, no markdown, no internal ids. Be brief (at most three sentences unless listing options).';
+  "You are the friendly voice of Acme Pest Control's service desk. Write plain conversational text only: no JSON, no markdown, no internal ids. Be brief (at most three sentences unless listing options).";
 
 const when = (date: string, start: string, end: string) => {
-  const day = new Date(`${date}T12:00:00Z`).toLocaleDateString('en-US', { weekday: 'long', month: 'long', day: 'numeric', timeZone: 'UTC' });
+  const day = new Date(`${date}T12:00:00Z`).toLocaleDateString('en-US', {
+    weekday: 'long',
+    month: 'long',
+    day: 'numeric',
+    timeZone: 'UTC',
+  });
   return `${day}, ${start}–${end}`;
 };
-export const describeAppointment = (a: Appointment) => `${a.service} on ${when(a.date, a.windowStart, a.windowEnd)} at ${a.address}`;
-export const describeSlot = (s: Pick<Slot, 'date' | 'windowStart' | 'windowEnd'>) => when(s.date, s.windowStart, s.windowEnd);
+export const describeAppointment = (a: Appointment) =>
+  `${a.service} on ${when(a.date, a.windowStart, a.windowEnd)} at ${a.address}`;
+export const describeSlot = (s: Pick<Slot, 'date' | 'windowStart' | 'windowEnd'>) =>
+  when(s.date, s.windowStart, s.windowEnd);
 /** An appointment by what and when, without the address (the caller knows where they live). */
 export const describeVisit = (a: Appointment) => `${a.service} on ${describeSlot(a)}`;
 
@@ -51,7 +64,10 @@ export function doneNote(done: Done, earlier = false): string {
 
 export function acknowledgePrompt(_env: DeskTurnEnv, history: LlmMessage[]): LlmMessage[] {
   return [
-    { role: 'system', content: `${ROLE.acknowledge}\n${VOICE}\nAcknowledge the caller's latest message in one short sentence (under 12 words). Do not answer it, ask anything, or promise an outcome: tools are still running.` },
+    {
+      role: 'system',
+      content: `${ROLE.acknowledge}\n${VOICE}\nAcknowledge the caller's latest message in one short sentence (under 12 words). Do not answer it, ask anything, or promise an outcome: tools are still running.`,
+    },
     ...history,
   ];
 }
@@ -60,13 +76,17 @@ export function decisionPrompt(env: DeskTurnEnv, history: LlmMessage[]): LlmMess
   const { dialog } = env;
   const lines = [
     ROLE.decide,
-    'You are the interpreter of a pest-control service desk. Read the caller\'s latest message and call exactly one tool that captures it, or call none if it needs only an answer.',
+    "You are the interpreter of a pest-control service desk. Read the caller's latest message and call exactly one tool that captures it, or call none if it needs only an answer.",
     'Only pick ids from the lists below. Never invent ids. Scheduling a new visit is not rescheduling.',
     `State: ${dialog.state}. Caller verified: ${dialog.customerId ? 'yes' : 'no'}.`,
-    env.callerPhone ? `The caller's phone number is ${env.callerPhone}.` : 'The caller has not given a phone number yet.',
+    env.callerPhone
+      ? `The caller's phone number is ${env.callerPhone}.`
+      : 'The caller has not given a phone number yet.',
     dialog.pendingIntent ? `Stated before verification: ${dialog.pendingIntent}.` : '',
     // A different request is a change of mind: its tool starts the new path, and a yes confirms only the task in progress.
-    dialog.purpose ? `Task in progress: ${dialog.purpose}. If the caller now asks for something else, propose that instead of answering the pending question.` : '',
+    dialog.purpose
+      ? `Task in progress: ${dialog.purpose}. If the caller now asks for something else, propose that instead of answering the pending question.`
+      : '',
     ...env.presented.appointments.map((a, i) => `Appointment option ${i + 1}: id ${a.id}: ${describeAppointment(a)}`),
     ...env.presented.slots.map((s, i) => `Window option ${i + 1}: id ${s.id}: ${describeSlot(s)}`),
   ];
@@ -77,13 +97,15 @@ export function narratorPrompt(facts: Facts, history: LlmMessage[]): LlmMessage[
   const lines = [
     ROLE.narrate,
     VOICE,
-    'You have already acknowledged the request; continue from there without greeting again. Say what the facts below say, and ask what they say to ask.',
+    'You have already acknowledged the request; continue from there without greeting again. Say what the facts ' +
+      'below say, and ask what they say to ask.',
     ...facts.notes.map((note) => `Fact: ${note}`),
     ...facts.appointments.map((a, i) => `Appointment ${i + 1}: ${describeAppointment(a)}`),
     ...facts.slots.map((s, i) => `Window ${i + 1}: ${describeSlot(s)}`),
     facts.selected.appointment ? `Selected appointment: ${describeVisit(facts.selected.appointment)}` : '',
     facts.selected.slot ? `Selected window: ${describeSlot(facts.selected.slot)}` : '',
   ].filter(Boolean);
-  if (facts.notes.length === 0 && facts.appointments.length === 0 && facts.slots.length === 0) lines.push('Fact: nothing was looked up; answer from the conversation, or ask how you can help.');
+  if (facts.notes.length === 0 && facts.appointments.length === 0 && facts.slots.length === 0)
+    lines.push('Fact: nothing was looked up; answer from the conversation, or ask how you can help.');
   return [{ role: 'system', content: lines.join('\n') }, ...history];
 }

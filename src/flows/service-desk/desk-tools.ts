@@ -34,7 +34,8 @@ export interface DeskTool<I extends z.ZodType = z.ZodType, O extends z.ZodType =
 }
 
 const tool = <I extends z.ZodType, O extends z.ZodType>(definition: DeskTool<I, O>): DeskTool<I, O> => definition;
-const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+const addDays = (date: string, days: number) =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 const customerOf = (context: DeskToolContext) => {
   if (!context.customerId) throw new CrmError('not_found', 'no verified customer');
   return context.customerId;
@@ -44,11 +45,20 @@ export const verifyAccount = tool({
   name: 'verify_account',
   description: 'Verify the caller with the phone number on the account and its 5-digit ZIP code.',
   input: z.object({
-    phone: z.string().max(120).optional().describe('The phone number on the account as the caller gave it (any format, digits may be spoken words)'),
+    phone: z
+      .string()
+      .max(120)
+      .optional()
+      .describe('The phone number on the account as the caller gave it (any format, digits may be spoken words)'),
     zip: z.string().regex(/^\d{5}$/, 'must be exactly 5 digits'),
     intent: z.enum(INTENTS).optional().describe('What the caller wants, if they said'),
   }),
-  output: z.object({ verified: z.boolean(), customerId: z.string().nullable(), customerName: z.string().nullable(), reason: z.enum(['ok', 'unknown_phone', 'zip_mismatch', 'no_phone']) }),
+  output: z.object({
+    verified: z.boolean(),
+    customerId: z.string().nullable(),
+    customerName: z.string().nullable(),
+    reason: z.enum(['ok', 'unknown_phone', 'zip_mismatch', 'no_phone']),
+  }),
   customerScoped: false,
   sideEffect: false,
   async run(input, context) {
@@ -57,7 +67,8 @@ export const verifyAccount = tool({
     const phone = given ? canonicalPhone(spokenDigits(given), context.phoneRegion) : null;
     if (!phone) return { verified: false, customerId: null, customerName: null, reason: 'no_phone' as const };
     const candidates = await context.crm.findCustomersByPhone(phone);
-    if (candidates.length === 0) return { verified: false, customerId: null, customerName: null, reason: 'unknown_phone' as const };
+    if (candidates.length === 0)
+      return { verified: false, customerId: null, customerName: null, reason: 'unknown_phone' as const };
     // A shared phone: the ZIP picks the customer.
     const match = candidates.find((customer) => customer.zip === input.zip);
     if (!match) return { verified: false, customerId: null, customerName: null, reason: 'zip_mismatch' as const };
@@ -81,22 +92,37 @@ export const lookupAccount = tool({
 
 export const listAppointments = tool({
   name: 'list_appointments',
-  description: "List the verified customer's upcoming appointments (to answer, or to pick one to cancel or reschedule).",
-  input: z.object({ limit: z.number().int().min(1).max(10).default(3), purpose: z.enum(['info', 'cancel', 'reschedule']).default('info') }),
+  description:
+    "List the verified customer's upcoming appointments (to answer, or to pick one to cancel or reschedule).",
+  input: z.object({
+    limit: z.number().int().min(1).max(10).default(3),
+    purpose: z.enum(['info', 'cancel', 'reschedule']).default('info'),
+  }),
   output: z.object({ appointments: z.array(appointmentSchema) }),
   customerScoped: true,
   sideEffect: false,
-  run: async (input, context) => ({ appointments: await context.crm.upcomingAppointments(customerOf(context), context.today, input.limit) }),
+  run: async (input, context) => ({
+    appointments: await context.crm.upcomingAppointments(customerOf(context), context.today, input.limit),
+  }),
 });
 
 export const getAvailableSlots = tool({
   name: 'get_available_slots',
   description: 'Open appointment windows, for scheduling a new visit or moving one.',
-  input: z.object({ daysAhead: z.number().int().min(1).max(60).default(14), limit: z.number().int().min(1).max(10).default(5) }),
+  input: z.object({
+    daysAhead: z.number().int().min(1).max(60).default(14),
+    limit: z.number().int().min(1).max(10).default(5),
+  }),
   output: z.object({ slots: z.array(slotSchema) }),
   customerScoped: true,
   sideEffect: false,
-  run: async (input, context) => ({ slots: await context.crm.availableSlots(addDays(context.today, 1), addDays(context.today, input.daysAhead), input.limit) }),
+  run: async (input, context) => ({
+    slots: await context.crm.availableSlots(
+      addDays(context.today, 1),
+      addDays(context.today, input.daysAhead),
+      input.limit,
+    ),
+  }),
 });
 
 export const cancelAppointment = tool({
@@ -106,7 +132,9 @@ export const cancelAppointment = tool({
   output: z.object({ appointment: appointmentSchema }),
   customerScoped: true,
   sideEffect: true,
-  run: async (input, context) => ({ appointment: await context.crm.cancelAppointment(customerOf(context), input.appointmentId) }),
+  run: async (input, context) => ({
+    appointment: await context.crm.cancelAppointment(customerOf(context), input.appointmentId),
+  }),
 });
 
 export const rescheduleAppointment = tool({
@@ -116,7 +144,9 @@ export const rescheduleAppointment = tool({
   output: z.object({ appointment: appointmentSchema }),
   customerScoped: true,
   sideEffect: true,
-  run: async (input, context) => ({ appointment: await context.crm.rescheduleAppointment(customerOf(context), input.appointmentId, input.slotId) }),
+  run: async (input, context) => ({
+    appointment: await context.crm.rescheduleAppointment(customerOf(context), input.appointmentId, input.slotId),
+  }),
 });
 
 export const createAppointment = tool({
@@ -126,7 +156,9 @@ export const createAppointment = tool({
   output: z.object({ appointment: appointmentSchema }),
   customerScoped: true,
   sideEffect: true,
-  run: async (input, context) => ({ appointment: await context.crm.createAppointment(customerOf(context), input.slotId, input.notes) }),
+  run: async (input, context) => ({
+    appointment: await context.crm.createAppointment(customerOf(context), input.slotId, input.notes),
+  }),
 });
 
 export const openInvoices = tool({
@@ -167,5 +199,16 @@ export const escalate = tool({
   run: async (input, context) => ({ ticketId: (await context.crm.createTicket(context.customerId, input.reason)).id }),
 });
 
-export const DESK_TOOLS: ReadonlyArray<DeskTool> = [verifyAccount, lookupAccount, listAppointments, getAvailableSlots, cancelAppointment, rescheduleAppointment, createAppointment, openInvoices, servicePolicy, escalate];
+export const DESK_TOOLS: ReadonlyArray<DeskTool> = [
+  verifyAccount,
+  lookupAccount,
+  listAppointments,
+  getAvailableSlots,
+  cancelAppointment,
+  rescheduleAppointment,
+  createAppointment,
+  openInvoices,
+  servicePolicy,
+  escalate,
+];
 export const deskTool = (name: string): DeskTool | undefined => DESK_TOOLS.find((candidate) => candidate.name === name);

@@ -7,7 +7,18 @@ import { plainReply } from '../../engine/plain-text.ts';
 import { pendingAction, transition, verificationLocked, type Dialog, type DialogEvent, type Intent } from './dialog.ts';
 import { deskTool, DESK_TOOLS, type DeskTool } from './desk-tools.ts';
 import { actionPlanSchema, choicesFor, CHOICES, gate, type ActionPlan, type ChoiceName } from './gate.ts';
-import { acknowledgePrompt, CONFIRM_QUESTIONS, decisionPrompt, describeSlot, describeVisit, doneNote, narratorPrompt, OFFER_PERSON, type Done, type Facts } from './desk-prompts.ts';
+import {
+  acknowledgePrompt,
+  CONFIRM_QUESTIONS,
+  decisionPrompt,
+  describeSlot,
+  describeVisit,
+  doneNote,
+  narratorPrompt,
+  OFFER_PERSON,
+  type Done,
+  type Facts,
+} from './desk-prompts.ts';
 import { Ledger, type CommitChange } from './desk-ledger.ts';
 import type { PhoneRegion } from '../../core/phone.ts';
 
@@ -37,11 +48,21 @@ export interface DeskTurnEnv {
  * decision call is made and gated and any tool runs; then the narrator tells the outcome, built
  * from tool results. Returns the new dialog with the loop-shaped result the engine records.
  */
-export async function runDeskTurn(context: FlowRunContext, env: DeskTurnEnv): Promise<{ result: ToolLoopResult; dialog: Dialog }> {
+export async function runDeskTurn(
+  context: FlowRunContext,
+  env: DeskTurnEnv,
+): Promise<{ result: ToolLoopResult; dialog: Dialog }> {
   const ledger = new Ledger(context);
   const stream = (delta: string) => context.onTextDelta?.(delta);
   // The acknowledgement streams first; the decision and tools run meanwhile, and their narration waits for it.
-  const ack = ledger.model(() => context.provider.complete({ messages: acknowledgePrompt(env, history(context)) }, { signal: context.signal, onTextDelta: stream }), true);
+  const ack = ledger.model(
+    () =>
+      context.provider.complete(
+        { messages: acknowledgePrompt(env, history(context)) },
+        { signal: context.signal, onTextDelta: stream },
+      ),
+    true,
+  );
   const work = decideAndAct(context, env, ledger);
   const [acknowledged, outcome] = await Promise.allSettled([ack, work]);
   if (outcome.status === 'rejected') throw outcome.reason;
@@ -51,7 +72,14 @@ export async function runDeskTurn(context: FlowRunContext, env: DeskTurnEnv): Pr
   let narration: string;
   let told = true;
   try {
-    const response = await ledger.model(() => context.provider.complete({ messages: narratorPrompt(outcome.value.facts, history(context)) }, { signal: context.signal, onTextDelta: stream }), true);
+    const response = await ledger.model(
+      () =>
+        context.provider.complete(
+          { messages: narratorPrompt(outcome.value.facts, history(context)) },
+          { signal: context.signal, onTextDelta: stream },
+        ),
+      true,
+    );
     narration = plainReply(response.text, DESK_FALLBACK).trim() || DESK_FALLBACK;
   } catch (error) {
     if (context.signal.aborted) throw error;
@@ -64,14 +92,29 @@ export async function runDeskTurn(context: FlowRunContext, env: DeskTurnEnv): Pr
   return { result: ledger.result([ackText, narration].filter(Boolean).join(' ')), dialog };
 }
 
-const history = (context: FlowRunContext): LlmMessage[] => context.messages.filter((message) => message.role !== 'system').slice(-9);
+const history = (context: FlowRunContext): LlmMessage[] =>
+  context.messages.filter((message) => message.role !== 'system').slice(-9);
 
 /** The interpreter's one decision, the gate, and what code does with it. */
-async function decideAndAct(context: FlowRunContext, env: DeskTurnEnv, ledger: Ledger): Promise<{ dialog: Dialog; facts: Facts }> {
+async function decideAndAct(
+  context: FlowRunContext,
+  env: DeskTurnEnv,
+  ledger: Ledger,
+): Promise<{ dialog: Dialog; facts: Facts }> {
   const state = new TurnState(env, context.signal, ledger);
-  const offered = [...choicesFor(env.dialog).map(choiceSpec), ...DESK_TOOLS.filter((tool) => !tool.sideEffect).map((tool) => toolSpec(asSpecTool(tool)))];
+  const offered = [
+    ...choicesFor(env.dialog).map(choiceSpec),
+    ...DESK_TOOLS.filter((tool) => !tool.sideEffect).map((tool) => toolSpec(asSpecTool(tool))),
+  ];
   const response = await ledger.model(() =>
-    context.provider.complete({ messages: decisionPrompt(env, history(context)), tools: offered, ...(env.interpreterModel ? { model: env.interpreterModel } : {}) }, { signal: context.signal }),
+    context.provider.complete(
+      {
+        messages: decisionPrompt(env, history(context)),
+        tools: offered,
+        ...(env.interpreterModel ? { model: env.interpreterModel } : {}),
+      },
+      { signal: context.signal },
+    ),
   );
   // One decision per turn: only the first proposal is gated; any others are never run (nor sent back to the model).
   const plan = planOf(response.toolCalls[0]);
@@ -90,7 +133,8 @@ async function decideAndAct(context: FlowRunContext, env: DeskTurnEnv, ledger: L
   else if (decision.decision === 'choice') await state.choose(decision.choice, decision.input);
   else if (decision.decision === 'refuse') await state.refused(decision.code, decision.intent);
   // Nothing came of the turn that the caller could be told: the open question is asked again, or they are asked to clarify (never told internals).
-  if (told() === toldBefore && !(await state.askAgain()) && decision.decision !== 'answer') state.facts.notes.push(CLARIFY);
+  if (told() === toldBefore && !(await state.askAgain()) && decision.decision !== 'answer')
+    state.facts.notes.push(CLARIFY);
   return { dialog: state.dialog, facts: state.facts };
 }
 
@@ -118,7 +162,13 @@ class TurnState {
     this.#signal = signal;
     this.#ledger = ledger;
     this.dialog = env.dialog;
-    this.facts = { userText: env.userText, notes: env.dialog.untold ? [doneNote(env.dialog.untold, true)] : [], appointments: [], slots: [], selected: { appointment: null, slot: null } };
+    this.facts = {
+      userText: env.userText,
+      notes: env.dialog.untold ? [doneNote(env.dialog.untold, true)] : [],
+      appointments: [],
+      slots: [],
+      selected: { appointment: null, slot: null },
+    };
   }
 
   /** Applies an event; a refused one goes to the audit only (the caller hears what the caller of `apply` says instead). */
@@ -131,8 +181,15 @@ class TurnState {
 
   async runTool(tool: DeskTool, input: unknown): Promise<void> {
     // A ticket is a CRM write too: it commits with the dialog it completes, like a confirmed change.
-    if (tool.name === 'escalate') return void (await this.#change(tool, input, transition(this.dialog, { type: 'escalated' })));
-    const context = { crm: this.#env.crm, customerId: this.dialog.customerId, today: this.#env.today, callerPhone: this.#env.callerPhone, phoneRegion: this.#env.phoneRegion };
+    if (tool.name === 'escalate')
+      return void (await this.#change(tool, input, transition(this.dialog, { type: 'escalated' })));
+    const context = {
+      crm: this.#env.crm,
+      customerId: this.dialog.customerId,
+      today: this.#env.today,
+      callerPhone: this.#env.callerPhone,
+      phoneRegion: this.#env.phoneRegion,
+    };
     const output = await this.#ledger.tool(tool, input, () => tool.run(input, context));
     if (output === undefined) return;
     await this.#after(tool.name, input as Record<string, unknown>, output as Record<string, unknown>);
@@ -154,7 +211,8 @@ class TurnState {
         const purpose = input.purpose === 'cancel' || input.purpose === 'reschedule' ? input.purpose : null;
         this.facts.appointments = appointments;
         if (appointments.length === 0) this.facts.notes.push('The caller has no upcoming appointments.');
-        else if (this.apply({ type: 'appointments_presented', ids: appointments.map((a) => a.id), purpose }) && purpose) this.facts.notes.push(`Ask which appointment to ${purpose}.`);
+        else if (this.apply({ type: 'appointments_presented', ids: appointments.map((a) => a.id), purpose }) && purpose)
+          this.facts.notes.push(`Ask which appointment to ${purpose}.`);
         return;
       }
       case 'get_available_slots': {
@@ -166,7 +224,8 @@ class TurnState {
         const slots = (output.slots as Slot[]) ?? [];
         this.facts.slots = slots;
         if (slots.length === 0) this.facts.notes.push('There are no open windows in that range.');
-        else if (this.apply({ type: 'slots_presented', ids: slots.map((s) => s.id) })) this.facts.notes.push('Ask which window suits the caller.');
+        else if (this.apply({ type: 'slots_presented', ids: slots.map((s) => s.id) }))
+          this.facts.notes.push('Ask which window suits the caller.');
         return;
       }
       case 'lookup_account':
@@ -180,7 +239,8 @@ class TurnState {
   /** Acts on a stated intent the proper way (the one path per intent). */
   async #pursue(intent: Intent): Promise<void> {
     const run = (name: string, input: unknown) => this.runTool(deskTool(name)!, deskTool(name)!.input.parse(input));
-    if (intent === 'next_appointment' || intent === 'list_appointments') return run('list_appointments', { purpose: 'info', limit: intent === 'next_appointment' ? 1 : 3 });
+    if (intent === 'next_appointment' || intent === 'list_appointments')
+      return run('list_appointments', { purpose: 'info', limit: intent === 'next_appointment' ? 1 : 3 });
     if (intent === 'cancel' || intent === 'reschedule') return run('list_appointments', { purpose: intent });
     if (intent === 'billing') return run('open_invoices', {});
     if (intent === 'human') return run('escalate', { reason: 'the caller asked for a person' });
@@ -197,7 +257,10 @@ class TurnState {
    */
   #notVerified(reason: string): void {
     // No usable phone (none given, or not a number): no guess was made, so it does not count.
-    if (reason === 'no_phone') return void this.facts.notes.push('Ask for the phone number on the account, with the ZIP code: no valid phone number was given.');
+    if (reason === 'no_phone')
+      return void this.facts.notes.push(
+        'Ask for the phone number on the account, with the ZIP code: no valid phone number was given.',
+      );
     this.apply({ type: 'verification_failed' });
     if (this.dialog.state === 'PendingEscalationConfirmation') this.facts.notes.push(OFFER_PERSON.verification_failed);
     else this.facts.notes.push('Verification failed. Ask again for the phone number and ZIP code on the account.');
@@ -205,13 +268,19 @@ class TurnState {
 
   /** Asks the caller to verify, or once they have used up their attempts, offers a person. */
   #askToVerify(): void {
-    if (!verificationLocked(this.dialog)) return void this.facts.notes.push('Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.');
-    if (this.apply({ type: 'escalation_offered', reason: 'verification_failed' })) this.facts.notes.push(OFFER_PERSON.verification_failed);
+    if (!verificationLocked(this.dialog))
+      return void this.facts.notes.push(
+        'Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.',
+      );
+    if (this.apply({ type: 'escalation_offered', reason: 'verification_failed' }))
+      this.facts.notes.push(OFFER_PERSON.verification_failed);
   }
 
   async #askAddress(): Promise<void> {
     const customer = this.dialog.customerId ? await this.#env.crm.getCustomer(this.dialog.customerId) : undefined;
-    this.facts.notes.push(`Before looking for windows, ask the caller to confirm the visit is at the address on file: ${customer?.address ?? 'unknown'}.`);
+    this.facts.notes.push(
+      `Before looking for windows, ask the caller to confirm the visit is at the address on file: ${customer?.address ?? 'unknown'}.`,
+    );
   }
 
   /** Asks the question the dialog's state waits on, naming what it is about. False when it waits on none. */
@@ -219,7 +288,8 @@ class TurnState {
     const { state, purpose } = this.dialog;
     const { presented } = this.#env;
     if (CONFIRM_QUESTIONS[state]) this.#confirmQuestion();
-    else if (state === 'PendingEscalationConfirmation') this.facts.notes.push(OFFER_PERSON[this.dialog.escalationReason ?? 'address_change']);
+    else if (state === 'PendingEscalationConfirmation')
+      this.facts.notes.push(OFFER_PERSON[this.dialog.escalationReason ?? 'address_change']);
     else if (state === 'PendingScheduleDetails') await this.#askAddress();
     else if (state === 'PresentingAppointments' && purpose && presented.appointments.length > 0) {
       this.facts.appointments = presented.appointments;
@@ -251,17 +321,21 @@ class TurnState {
       case 'select_appointment':
         if (!this.apply({ type: 'appointment_selected', id: String(input.appointmentId) })) {
           // Listed for information only, there is nothing to pick them for yet.
-          return void this.facts.notes.push(this.dialog.purpose ? 'Ask the caller to pick one of the appointments listed.' : ASK_WHAT);
+          return void this.facts.notes.push(
+            this.dialog.purpose ? 'Ask the caller to pick one of the appointments listed.' : ASK_WHAT,
+          );
         }
         if (this.dialog.state === 'PendingCancellationConfirmation') return this.#confirmQuestion();
         return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 });
       case 'select_slot':
-        if (!this.apply({ type: 'slot_selected', id: String(input.slotId) })) return void this.facts.notes.push('Ask the caller to pick one of the windows listed.');
+        if (!this.apply({ type: 'slot_selected', id: String(input.slotId) }))
+          return void this.facts.notes.push('Ask the caller to pick one of the windows listed.');
         return this.#confirmQuestion();
       case 'confirm_address':
         // Never a booking at an address the caller said is wrong: a person can change it.
         if (input.confirmed !== true) {
-          if (this.apply({ type: 'escalation_offered', reason: 'address_change' })) this.facts.notes.push(OFFER_PERSON.address_change);
+          if (this.apply({ type: 'escalation_offered', reason: 'address_change' }))
+            this.facts.notes.push(OFFER_PERSON.address_change);
           return;
         }
         this.apply({ type: 'address_confirmed' });
@@ -302,7 +376,13 @@ class TurnState {
     }
     const settled = await this.#ledger.change(tool, input, this.#env.commitChange, async (crm) => {
       const output = await tool.run(input, { crm, customerId: this.dialog.customerId, today: this.#env.today });
-      return { output, dialog: { ...finished.dialog, untold: this.#done(tool.name, output as { appointment?: Appointment; ticketId?: string }) } };
+      return {
+        output,
+        dialog: {
+          ...finished.dialog,
+          untold: this.#done(tool.name, output as { appointment?: Appointment; ticketId?: string }),
+        },
+      };
     });
     if (!settled) return false;
     this.dialog = settled.dialog;
@@ -313,7 +393,11 @@ class TurnState {
   #declined(): void {
     const person = this.dialog.state === 'PendingEscalationConfirmation';
     if (!this.apply({ type: 'declined' })) return;
-    this.facts.notes.push(person ? 'The caller does not want a person now; ask if there is anything else.' : 'Nothing was changed, as the caller said no.');
+    this.facts.notes.push(
+      person
+        ? 'The caller does not want a person now; ask if there is anything else.'
+        : 'Nothing was changed, as the caller said no.',
+    );
   }
 
   /** How a change carried out is told: what it was and when, in the caller's terms. */
@@ -321,9 +405,13 @@ class TurnState {
     if (name === 'escalate') return { change: 'escalated', what: String(output.ticketId) };
     const appointment = output.appointment!;
     if (name === 'cancel_appointment') return { change: 'cancelled', what: describeVisit(appointment) };
-    if (name === 'create_appointment') return { change: 'booked', what: `${describeVisit(appointment)} at ${appointment.address}` };
+    if (name === 'create_appointment')
+      return { change: 'booked', what: `${describeVisit(appointment)} at ${appointment.address}` };
     const before = this.#env.presented.appointments.find((a) => a.id === appointment.id);
-    return { change: 'moved', what: `${before ? describeVisit(before) : appointment.service} to ${describeSlot(appointment)}` };
+    return {
+      change: 'moved',
+      what: `${before ? describeVisit(before) : appointment.service} to ${describeSlot(appointment)}`,
+    };
   }
 
   /** A refused proposal: the reason is in the gate's audit entry; the caller is asked, or taken down the proper path. */
@@ -341,7 +429,12 @@ class TurnState {
 function choosingWindow(dialog: Dialog): boolean {
   const { state } = dialog;
   if (state === 'PresentingAppointments') return dialog.selectedAppointmentId !== null;
-  return state === 'PendingScheduleDetails' || state === 'PresentingSlots' || state === 'PendingRescheduleConfirmation' || state === 'PendingScheduleConfirmation';
+  return (
+    state === 'PendingScheduleDetails' ||
+    state === 'PresentingSlots' ||
+    state === 'PendingRescheduleConfirmation' ||
+    state === 'PendingScheduleConfirmation'
+  );
 }
 
 function choiceSpec(name: ChoiceName) {
@@ -352,9 +445,16 @@ function choiceSpec(name: ChoiceName) {
     select_slot: 'The caller picked one of the windows presented (by its id).',
     confirm_address: 'Whether the caller confirmed the address on file for a new visit.',
     decline: 'The caller wants none of the options (no, never mind, forget it): nothing changes.',
-    schedule_new_visit: 'The caller wants a new visit (not moving an existing one), also when something else is pending: that is dropped.',
+    schedule_new_visit:
+      'The caller wants a new visit (not moving an existing one), also when something else is pending: that is ' +
+      'dropped.',
   };
   return toolSpec({ name, description: descriptions[name], input: CHOICES[name], execute: () => '' });
 }
 
-const asSpecTool = (tool: DeskTool) => ({ name: tool.name, description: tool.description, input: tool.input, execute: () => '' });
+const asSpecTool = (tool: DeskTool) => ({
+  name: tool.name,
+  description: tool.description,
+  input: tool.input,
+  execute: () => '',
+});

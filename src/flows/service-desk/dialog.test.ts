@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { DIALOG_STATES, initialDialog, MAX_ZIP_ATTEMPTS, pendingAction, transition, type Dialog, type DialogEvent, type DialogState } from './dialog.ts';
+import {
+  DIALOG_STATES,
+  initialDialog,
+  MAX_ZIP_ATTEMPTS,
+  pendingAction,
+  transition,
+  type Dialog,
+  type DialogEvent,
+  type DialogState,
+} from './dialog.ts';
 
 /** A typical dialog in each state, with what that state implies (verified, something presented or selected). */
 function inState(state: DialogState, purpose: Dialog['purpose'] = null): Dialog {
@@ -8,11 +17,22 @@ function inState(state: DialogState, purpose: Dialog['purpose'] = null): Dialog 
     case 'PresentingAppointments':
       return { ...base, presentedAppointmentIds: ['apt_1', 'apt_2'], purpose: purpose ?? 'cancel' };
     case 'PresentingSlots':
-      return { ...base, presentedSlotIds: ['slot_1'], purpose: purpose ?? 'reschedule', selectedAppointmentId: 'apt_1' };
+      return {
+        ...base,
+        presentedSlotIds: ['slot_1'],
+        purpose: purpose ?? 'reschedule',
+        selectedAppointmentId: 'apt_1',
+      };
     case 'PendingCancellationConfirmation':
       return { ...base, purpose: 'cancel', presentedAppointmentIds: ['apt_1'], selectedAppointmentId: 'apt_1' };
     case 'PendingRescheduleConfirmation':
-      return { ...base, purpose: 'reschedule', selectedAppointmentId: 'apt_1', presentedSlotIds: ['slot_1'], selectedSlotId: 'slot_1' };
+      return {
+        ...base,
+        purpose: 'reschedule',
+        selectedAppointmentId: 'apt_1',
+        presentedSlotIds: ['slot_1'],
+        selectedSlotId: 'slot_1',
+      };
     case 'PendingScheduleDetails':
       return { ...base, purpose: 'schedule', addressConfirmed: true };
     case 'PendingScheduleConfirmation':
@@ -42,7 +62,12 @@ const EVENTS: Record<DialogEvent['type'], DialogEvent> = {
 };
 
 const IDLE = ['VerifiedIdle', 'DisambiguatingIntent', 'Completed'];
-const PENDING = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation', 'PendingEscalationConfirmation'];
+const PENDING = [
+  'PendingCancellationConfirmation',
+  'PendingRescheduleConfirmation',
+  'PendingScheduleConfirmation',
+  'PendingEscalationConfirmation',
+];
 const VERIFIED = DIALOG_STATES.filter((state) => state !== 'CollectingVerification');
 /** Where each event is valid, for the typical dialog of each state. Everything else must be refused. */
 const VALID: Record<DialogEvent['type'], readonly string[]> = {
@@ -54,7 +79,12 @@ const VALID: Record<DialogEvent['type'], readonly string[]> = {
   appointment_selected: ['PresentingAppointments'],
   schedule_requested: VERIFIED,
   address_confirmed: ['PendingScheduleDetails'],
-  slots_presented: ['PresentingSlots', 'PendingScheduleDetails', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'],
+  slots_presented: [
+    'PresentingSlots',
+    'PendingScheduleDetails',
+    'PendingRescheduleConfirmation',
+    'PendingScheduleConfirmation',
+  ],
   slot_selected: ['PresentingSlots'],
   escalation_offered: DIALOG_STATES,
   confirmed: PENDING,
@@ -64,11 +94,14 @@ const VALID: Record<DialogEvent['type'], readonly string[]> = {
 
 describe('dialog transitions', () => {
   for (const [type, event] of Object.entries(EVENTS) as Array<[DialogEvent['type'], DialogEvent]>) {
-    it.each(DIALOG_STATES.map((state) => [state, VALID[type].includes(state)] as const))(`${type} from %s: valid %s`, (state, valid) => {
-      const result = transition(inState(state), event);
-      expect(result.ok).toBe(valid);
-      if (!result.ok) expect(result.reason).toMatch(new RegExp(`^${type}: `));
-    });
+    it.each(DIALOG_STATES.map((state) => [state, VALID[type].includes(state)] as const))(
+      `${type} from %s: valid %s`,
+      (state, valid) => {
+        const result = transition(inState(state), event);
+        expect(result.ok).toBe(valid);
+        if (!result.ok) expect(result.reason).toMatch(new RegExp(`^${type}: `));
+      },
+    );
   }
 
   it('keeps the intent stated before verification, and spends one stated after', () => {
@@ -77,7 +110,11 @@ describe('dialog transitions', () => {
     const verified = transition(inState('VerifiedIdle'), EVENTS.intent_stated);
     expect(verified.ok && verified.dialog.pendingIntent).toBeNull();
     const after = waiting.ok ? transition(waiting.dialog, EVENTS.verified) : undefined;
-    expect(after?.ok && after.dialog).toMatchObject({ state: 'VerifiedIdle', customerId: 'cus_9', pendingIntent: 'next_appointment' });
+    expect(after?.ok && after.dialog).toMatchObject({
+      state: 'VerifiedIdle',
+      customerId: 'cus_9',
+      pendingIntent: 'next_appointment',
+    });
   });
 
   it('stops verifying after three failed attempts and offers a person instead', () => {
@@ -87,25 +124,41 @@ describe('dialog transitions', () => {
       if (!result.ok) throw new Error(result.reason);
       dialog = result.dialog;
       const last = attempt === MAX_ZIP_ATTEMPTS;
-      expect(dialog).toMatchObject({ zipAttempts: attempt, state: last ? 'PendingEscalationConfirmation' : 'CollectingVerification', escalationReason: last ? 'verification_failed' : null });
+      expect(dialog).toMatchObject({
+        zipAttempts: attempt,
+        state: last ? 'PendingEscalationConfirmation' : 'CollectingVerification',
+        escalationReason: last ? 'verification_failed' : null,
+      });
     }
     expect(pendingAction(dialog)).toEqual({ tool: 'escalate', reason: 'the caller could not be verified' });
     // A no to the person leaves the caller unverified, and a right ZIP no longer verifies.
     const declined = transition(dialog, EVENTS.declined);
     expect(declined.ok && declined.dialog.state).toBe('CollectingVerification');
-    expect(declined.ok && transition(declined.dialog, EVENTS.verified)).toEqual({ ok: false, reason: 'verified: too many failed attempts' });
+    expect(declined.ok && transition(declined.dialog, EVENTS.verified)).toEqual({
+      ok: false,
+      reason: 'verified: too many failed attempts',
+    });
   });
 
   it('selects only what was presented', () => {
-    expect(transition(inState('PresentingAppointments'), { type: 'appointment_selected', id: 'apt_other' })).toEqual({ ok: false, reason: 'appointment_selected: not among the appointments presented' });
-    expect(transition(inState('PresentingSlots'), { type: 'slot_selected', id: 'slot_9' })).toEqual({ ok: false, reason: 'slot_selected: not among the slots presented' });
+    expect(transition(inState('PresentingAppointments'), { type: 'appointment_selected', id: 'apt_other' })).toEqual({
+      ok: false,
+      reason: 'appointment_selected: not among the appointments presented',
+    });
+    expect(transition(inState('PresentingSlots'), { type: 'slot_selected', id: 'slot_9' })).toEqual({
+      ok: false,
+      reason: 'slot_selected: not among the slots presented',
+    });
   });
 
   it('routes a selection by why the options were shown', () => {
     const cancel = transition(inState('PresentingAppointments', 'cancel'), EVENTS.appointment_selected);
     expect(cancel.ok && cancel.dialog.state).toBe('PendingCancellationConfirmation');
     const reschedule = transition(inState('PresentingAppointments', 'reschedule'), EVENTS.appointment_selected);
-    expect(reschedule.ok && reschedule.dialog).toMatchObject({ state: 'PresentingAppointments', selectedAppointmentId: 'apt_1' });
+    expect(reschedule.ok && reschedule.dialog).toMatchObject({
+      state: 'PresentingAppointments',
+      selectedAppointmentId: 'apt_1',
+    });
     const slots = reschedule.ok ? transition(reschedule.dialog, EVENTS.slots_presented) : undefined;
     expect(slots?.ok && slots.dialog.state).toBe('PresentingSlots');
     const info = transition({ ...inState('PresentingAppointments'), purpose: null }, EVENTS.appointment_selected);
@@ -118,7 +171,11 @@ describe('dialog transitions', () => {
 
   it('scheduling asks for the address on file before slots, and never goes through rescheduling', () => {
     const details = transition(inState('VerifiedIdle'), EVENTS.schedule_requested);
-    expect(details.ok && details.dialog).toMatchObject({ state: 'PendingScheduleDetails', purpose: 'schedule', selectedAppointmentId: null });
+    expect(details.ok && details.dialog).toMatchObject({
+      state: 'PendingScheduleDetails',
+      purpose: 'schedule',
+      selectedAppointmentId: null,
+    });
     const early = details.ok ? transition(details.dialog, EVENTS.slots_presented) : undefined;
     expect(early?.ok).toBe(false);
   });
@@ -127,37 +184,83 @@ describe('dialog transitions', () => {
     for (const state of PENDING as DialogState[]) {
       for (const event of [EVENTS.confirmed, EVENTS.declined]) {
         const result = transition(inState(state), event);
-        expect(result.ok && result.dialog).toMatchObject({ presentedAppointmentIds: [], presentedSlotIds: [], selectedAppointmentId: null, selectedSlotId: null, purpose: null, escalationReason: null });
+        expect(result.ok && result.dialog).toMatchObject({
+          presentedAppointmentIds: [],
+          presentedSlotIds: [],
+          selectedAppointmentId: null,
+          selectedSlotId: null,
+          purpose: null,
+          escalationReason: null,
+        });
         expect(result.ok && pendingAction(result.dialog)).toBeNull();
       }
     }
   });
 
   it('a new request while something waits for a yes or a choice starts its own path and drops the pending one', () => {
-    for (const state of [...PENDING, 'PresentingAppointments', 'PresentingSlots', 'PendingScheduleDetails'] as DialogState[]) {
-      const reschedule = transition(inState(state, 'cancel'), { type: 'appointments_presented', ids: ['apt_1', 'apt_2'], purpose: 'reschedule' });
-      expect(reschedule.ok && reschedule.dialog).toMatchObject({ state: 'PresentingAppointments', purpose: 'reschedule', selectedAppointmentId: null, selectedSlotId: null, presentedSlotIds: [] });
+    for (const state of [
+      ...PENDING,
+      'PresentingAppointments',
+      'PresentingSlots',
+      'PendingScheduleDetails',
+    ] as DialogState[]) {
+      const reschedule = transition(inState(state, 'cancel'), {
+        type: 'appointments_presented',
+        ids: ['apt_1', 'apt_2'],
+        purpose: 'reschedule',
+      });
+      expect(reschedule.ok && reschedule.dialog).toMatchObject({
+        state: 'PresentingAppointments',
+        purpose: 'reschedule',
+        selectedAppointmentId: null,
+        selectedSlotId: null,
+        presentedSlotIds: [],
+      });
       expect(reschedule.ok && pendingAction(reschedule.dialog)).toBeNull();
       const schedule = transition(inState(state), EVENTS.schedule_requested);
-      expect(schedule.ok && schedule.dialog).toMatchObject({ state: 'PendingScheduleDetails', purpose: 'schedule', selectedAppointmentId: null, selectedSlotId: null, addressConfirmed: false });
+      expect(schedule.ok && schedule.dialog).toMatchObject({
+        state: 'PendingScheduleDetails',
+        purpose: 'schedule',
+        selectedAppointmentId: null,
+        selectedSlotId: null,
+        addressConfirmed: false,
+      });
     }
   });
 
   it('asking for other windows at a confirmation goes back to choosing one, for the same task', () => {
     const again = transition(inState('PendingRescheduleConfirmation'), { type: 'slots_presented', ids: ['slot_2'] });
-    expect(again.ok && again.dialog).toMatchObject({ state: 'PresentingSlots', purpose: 'reschedule', selectedAppointmentId: 'apt_1', selectedSlotId: null, presentedSlotIds: ['slot_2'] });
+    expect(again.ok && again.dialog).toMatchObject({
+      state: 'PresentingSlots',
+      purpose: 'reschedule',
+      selectedAppointmentId: 'apt_1',
+      selectedSlotId: null,
+      presentedSlotIds: ['slot_2'],
+    });
   });
 
-  it('a rejected address leads to the offer of a person, never to booking there: yes is the ticket, no drops the booking', () => {
-    const offered = transition(inState('PendingScheduleDetails'), EVENTS.escalation_offered);
-    expect(offered.ok && offered.dialog).toMatchObject({ state: 'PendingEscalationConfirmation', purpose: null, addressConfirmed: false, escalationReason: 'address_change' });
-    expect(offered.ok && transition(offered.dialog, EVENTS.address_confirmed).ok).toBe(false);
-    expect(offered.ok && transition(offered.dialog, EVENTS.slots_presented).ok).toBe(false);
-    const no = offered.ok ? transition(offered.dialog, EVENTS.declined) : undefined;
-    expect(no?.ok && no.dialog).toMatchObject({ state: 'VerifiedIdle', escalationReason: null });
-    const unverified = transition({ ...initialDialog(), state: 'PendingEscalationConfirmation', escalationReason: 'verification_failed' }, EVENTS.declined);
-    expect(unverified.ok && unverified.dialog.state).toBe('CollectingVerification');
-  });
+  it(
+    'a rejected address leads to the offer of a person, never to booking there: yes is the ticket, no drops ' +
+      'the booking',
+    () => {
+      const offered = transition(inState('PendingScheduleDetails'), EVENTS.escalation_offered);
+      expect(offered.ok && offered.dialog).toMatchObject({
+        state: 'PendingEscalationConfirmation',
+        purpose: null,
+        addressConfirmed: false,
+        escalationReason: 'address_change',
+      });
+      expect(offered.ok && transition(offered.dialog, EVENTS.address_confirmed).ok).toBe(false);
+      expect(offered.ok && transition(offered.dialog, EVENTS.slots_presented).ok).toBe(false);
+      const no = offered.ok ? transition(offered.dialog, EVENTS.declined) : undefined;
+      expect(no?.ok && no.dialog).toMatchObject({ state: 'VerifiedIdle', escalationReason: null });
+      const unverified = transition(
+        { ...initialDialog(), state: 'PendingEscalationConfirmation', escalationReason: 'verification_failed' },
+        EVENTS.declined,
+      );
+      expect(unverified.ok && unverified.dialog.state).toBe('CollectingVerification');
+    },
+  );
 
   it('a replayed yes does nothing: the second confirmation is refused', () => {
     const first = transition(inState('PendingCancellationConfirmation'), EVENTS.confirmed);
@@ -166,10 +269,23 @@ describe('dialog transitions', () => {
   });
 
   it('names the pending side effect with arguments from the dialog', () => {
-    expect(pendingAction(inState('PendingCancellationConfirmation'))).toEqual({ tool: 'cancel_appointment', appointmentId: 'apt_1' });
-    expect(pendingAction(inState('PendingRescheduleConfirmation'))).toEqual({ tool: 'reschedule_appointment', appointmentId: 'apt_1', slotId: 'slot_1' });
-    expect(pendingAction(inState('PendingScheduleConfirmation'))).toEqual({ tool: 'create_appointment', slotId: 'slot_1' });
-    expect(pendingAction(inState('PendingEscalationConfirmation'))).toEqual({ tool: 'escalate', reason: 'the visit is not at the address on file' });
+    expect(pendingAction(inState('PendingCancellationConfirmation'))).toEqual({
+      tool: 'cancel_appointment',
+      appointmentId: 'apt_1',
+    });
+    expect(pendingAction(inState('PendingRescheduleConfirmation'))).toEqual({
+      tool: 'reschedule_appointment',
+      appointmentId: 'apt_1',
+      slotId: 'slot_1',
+    });
+    expect(pendingAction(inState('PendingScheduleConfirmation'))).toEqual({
+      tool: 'create_appointment',
+      slotId: 'slot_1',
+    });
+    expect(pendingAction(inState('PendingEscalationConfirmation'))).toEqual({
+      tool: 'escalate',
+      reason: 'the visit is not at the address on file',
+    });
     expect(pendingAction(inState('VerifiedIdle'))).toBeNull();
   });
 });

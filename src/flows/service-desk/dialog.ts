@@ -18,7 +18,17 @@ export const DIALOG_STATES = [
 export type DialogState = (typeof DIALOG_STATES)[number];
 
 /** What the caller wants, as the interpreter classifies it. */
-export const INTENTS = ['next_appointment', 'list_appointments', 'cancel', 'reschedule', 'schedule', 'billing', 'policy', 'human', 'other'] as const;
+export const INTENTS = [
+  'next_appointment',
+  'list_appointments',
+  'cancel',
+  'reschedule',
+  'schedule',
+  'billing',
+  'policy',
+  'human',
+  'other',
+] as const;
 export type Intent = (typeof INTENTS)[number];
 
 /** After this many failed verifications, verifying stops and a person is offered. */
@@ -51,7 +61,10 @@ export const dialogSchema = z.object({
    * A change carried out whose outcome the caller may not have heard (the turn that made it was
    * interrupted or failed before replying): saved with the change, told by the next reply.
    */
-  untold: z.object({ change: z.enum(['cancelled', 'moved', 'booked', 'escalated']), what: z.string() }).nullable().default(null),
+  untold: z
+    .object({ change: z.enum(['cancelled', 'moved', 'booked', 'escalated']), what: z.string() })
+    .nullable()
+    .default(null),
 });
 export type Dialog = z.infer<typeof dialogSchema>;
 
@@ -89,16 +102,36 @@ export type DialogEvent =
 
 export type TransitionResult = { ok: true; dialog: Dialog } | { ok: false; reason: string };
 
-const PENDING_CONFIRMATION: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation', 'PendingEscalationConfirmation'];
+const PENDING_CONFIRMATION: readonly DialogState[] = [
+  'PendingCancellationConfirmation',
+  'PendingRescheduleConfirmation',
+  'PendingScheduleConfirmation',
+  'PendingEscalationConfirmation',
+];
 /** States with nothing pending (only there is an unclear request a reason to ask what the caller means). */
 const IDLE: readonly DialogState[] = ['VerifiedIdle', 'DisambiguatingIntent', 'Completed'];
 
-const refuse = (dialog: Dialog, event: DialogEvent, why = `not valid in ${dialog.state}`): TransitionResult => ({ ok: false, reason: `${event.type}: ${why}` });
-const to = (dialog: Dialog, patch: Partial<Dialog>): TransitionResult => ({ ok: true, dialog: { ...dialog, ...patch } });
+const refuse = (dialog: Dialog, event: DialogEvent, why = `not valid in ${dialog.state}`): TransitionResult => ({
+  ok: false,
+  reason: `${event.type}: ${why}`,
+});
+const to = (dialog: Dialog, patch: Partial<Dialog>): TransitionResult => ({
+  ok: true,
+  dialog: { ...dialog, ...patch },
+});
 
 /** Back to idle with nothing pending: a finished or abandoned task never hijacks a later turn. */
 function cleared(dialog: Dialog, state: DialogState): Partial<Dialog> {
-  return { state, purpose: null, presentedAppointmentIds: [], presentedSlotIds: [], selectedAppointmentId: null, selectedSlotId: null, addressConfirmed: false, escalationReason: null };
+  return {
+    state,
+    purpose: null,
+    presentedAppointmentIds: [],
+    presentedSlotIds: [],
+    selectedAppointmentId: null,
+    selectedSlotId: null,
+    addressConfirmed: false,
+    escalationReason: null,
+  };
 }
 
 /** The one way a dialog changes. Pure: the same dialog and event always give the same result. */
@@ -116,7 +149,12 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       if (dialog.state !== 'CollectingVerification') return refuse(dialog, event);
       const zipAttempts = dialog.zipAttempts + 1;
       // No more guesses: the caller is offered a person instead.
-      if (zipAttempts >= MAX_ZIP_ATTEMPTS) return to(dialog, { ...cleared(dialog, 'PendingEscalationConfirmation'), zipAttempts, escalationReason: 'verification_failed' });
+      if (zipAttempts >= MAX_ZIP_ATTEMPTS)
+        return to(dialog, {
+          ...cleared(dialog, 'PendingEscalationConfirmation'),
+          zipAttempts,
+          escalationReason: 'verification_failed',
+        });
       return to(dialog, { zipAttempts });
     }
     case 'intent_unclear':
@@ -125,11 +163,17 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
     case 'appointments_presented':
       // From any verified state: a caller who changes their mind starts the new path, and whatever was pending is dropped.
       if (!verified) return refuse(dialog, event);
-      return to(dialog, { ...cleared(dialog, 'PresentingAppointments'), presentedAppointmentIds: [...event.ids], purpose: event.purpose });
+      return to(dialog, {
+        ...cleared(dialog, 'PresentingAppointments'),
+        presentedAppointmentIds: [...event.ids],
+        purpose: event.purpose,
+      });
     case 'appointment_selected':
       if (dialog.state !== 'PresentingAppointments') return refuse(dialog, event);
-      if (!dialog.presentedAppointmentIds.includes(event.id)) return refuse(dialog, event, 'not among the appointments presented');
-      if (dialog.purpose === 'cancel') return to(dialog, { state: 'PendingCancellationConfirmation', selectedAppointmentId: event.id });
+      if (!dialog.presentedAppointmentIds.includes(event.id))
+        return refuse(dialog, event, 'not among the appointments presented');
+      if (dialog.purpose === 'cancel')
+        return to(dialog, { state: 'PendingCancellationConfirmation', selectedAppointmentId: event.id });
       if (dialog.purpose === 'reschedule') return to(dialog, { selectedAppointmentId: event.id });
       return refuse(dialog, event, 'the appointments were shown for information, not to pick one');
     case 'schedule_requested':
@@ -139,17 +183,31 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       if (dialog.state !== 'PendingScheduleDetails') return refuse(dialog, event);
       return to(dialog, { addressConfirmed: true });
     case 'slots_presented': {
-      const forReschedule = dialog.state === 'PresentingAppointments' && dialog.purpose === 'reschedule' && dialog.selectedAppointmentId !== null;
+      const forReschedule =
+        dialog.state === 'PresentingAppointments' &&
+        dialog.purpose === 'reschedule' &&
+        dialog.selectedAppointmentId !== null;
       const forSchedule = dialog.state === 'PendingScheduleDetails' && dialog.addressConfirmed;
       // Other windows, while choosing one or asked to confirm one: back to choosing.
-      const again = dialog.state === 'PresentingSlots' || dialog.state === 'PendingRescheduleConfirmation' || dialog.state === 'PendingScheduleConfirmation';
-      if (!forReschedule && !forSchedule && !again) return refuse(dialog, event, 'needs an appointment chosen to move, or the address on file confirmed for a new one');
+      const again =
+        dialog.state === 'PresentingSlots' ||
+        dialog.state === 'PendingRescheduleConfirmation' ||
+        dialog.state === 'PendingScheduleConfirmation';
+      if (!forReschedule && !forSchedule && !again)
+        return refuse(
+          dialog,
+          event,
+          'needs an appointment chosen to move, or the address on file confirmed for a new one',
+        );
       return to(dialog, { state: 'PresentingSlots', presentedSlotIds: [...event.ids], selectedSlotId: null });
     }
     case 'slot_selected':
       if (dialog.state !== 'PresentingSlots') return refuse(dialog, event);
       if (!dialog.presentedSlotIds.includes(event.id)) return refuse(dialog, event, 'not among the slots presented');
-      return to(dialog, { state: dialog.purpose === 'reschedule' ? 'PendingRescheduleConfirmation' : 'PendingScheduleConfirmation', selectedSlotId: event.id });
+      return to(dialog, {
+        state: dialog.purpose === 'reschedule' ? 'PendingRescheduleConfirmation' : 'PendingScheduleConfirmation',
+        selectedSlotId: event.id,
+      });
     case 'escalation_offered':
       // Offering a person replaces whatever was pending: a yes now can only mean the person.
       return to(dialog, { ...cleared(dialog, 'PendingEscalationConfirmation'), escalationReason: event.reason });
@@ -158,7 +216,11 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       if (!PENDING_CONFIRMATION.includes(dialog.state)) return refuse(dialog, event, 'nothing is waiting for a yes');
       return to(dialog, cleared(dialog, 'Completed'));
     case 'declined':
-      if (!PENDING_CONFIRMATION.includes(dialog.state) && !['PresentingSlots', 'PresentingAppointments', 'PendingScheduleDetails'].includes(dialog.state)) return refuse(dialog, event);
+      if (
+        !PENDING_CONFIRMATION.includes(dialog.state) &&
+        !['PresentingSlots', 'PresentingAppointments', 'PendingScheduleDetails'].includes(dialog.state)
+      )
+        return refuse(dialog, event);
       return to(dialog, cleared(dialog, verified ? 'VerifiedIdle' : 'CollectingVerification'));
     case 'escalated':
       return to(dialog, { ...cleared(dialog, 'Completed'), pendingIntent: null });
@@ -166,20 +228,30 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
 }
 
 /** Whether this conversation has used up its verification attempts. */
-export const verificationLocked = (dialog: Pick<Dialog, 'customerId' | 'zipAttempts'>): boolean => dialog.customerId === null && dialog.zipAttempts >= MAX_ZIP_ATTEMPTS;
+export const verificationLocked = (dialog: Pick<Dialog, 'customerId' | 'zipAttempts'>): boolean =>
+  dialog.customerId === null && dialog.zipAttempts >= MAX_ZIP_ATTEMPTS;
 
 /** The side effect a confirmation state is waiting for, with its arguments from the dialog (never from the model). */
-export function pendingAction(dialog: Dialog):
+export function pendingAction(
+  dialog: Dialog,
+):
   | { tool: 'cancel_appointment'; appointmentId: string }
   | { tool: 'reschedule_appointment'; appointmentId: string; slotId: string }
   | { tool: 'create_appointment'; slotId: string }
   | { tool: 'escalate'; reason: string }
   | null {
-  if (dialog.state === 'PendingCancellationConfirmation' && dialog.selectedAppointmentId) return { tool: 'cancel_appointment', appointmentId: dialog.selectedAppointmentId };
+  if (dialog.state === 'PendingCancellationConfirmation' && dialog.selectedAppointmentId)
+    return { tool: 'cancel_appointment', appointmentId: dialog.selectedAppointmentId };
   if (dialog.state === 'PendingRescheduleConfirmation' && dialog.selectedAppointmentId && dialog.selectedSlotId) {
-    return { tool: 'reschedule_appointment', appointmentId: dialog.selectedAppointmentId, slotId: dialog.selectedSlotId };
+    return {
+      tool: 'reschedule_appointment',
+      appointmentId: dialog.selectedAppointmentId,
+      slotId: dialog.selectedSlotId,
+    };
   }
-  if (dialog.state === 'PendingScheduleConfirmation' && dialog.selectedSlotId) return { tool: 'create_appointment', slotId: dialog.selectedSlotId };
-  if (dialog.state === 'PendingEscalationConfirmation' && dialog.escalationReason) return { tool: 'escalate', reason: TICKET_REASONS[dialog.escalationReason] };
+  if (dialog.state === 'PendingScheduleConfirmation' && dialog.selectedSlotId)
+    return { tool: 'create_appointment', slotId: dialog.selectedSlotId };
+  if (dialog.state === 'PendingEscalationConfirmation' && dialog.escalationReason)
+    return { tool: 'escalate', reason: TICKET_REASONS[dialog.escalationReason] };
   return null;
 }

@@ -7,63 +7,140 @@ const tool = (name: string, args: unknown) => ({ kind: 'tool' as const, name, ar
 
 describe('policy gate', () => {
   it('lets through a valid, allowed tool with its parsed arguments (defaults applied)', () => {
-    expect(gate(verified, tool('list_appointments', {}))).toMatchObject({ decision: 'run', input: { limit: 3, purpose: 'info' } });
-    expect(gate(initialDialog(), tool('verify_account', { zip: '94107', phone: '+14155550100' }))).toMatchObject({ decision: 'run' });
+    expect(gate(verified, tool('list_appointments', {}))).toMatchObject({
+      decision: 'run',
+      input: { limit: 3, purpose: 'info' },
+    });
+    expect(gate(initialDialog(), tool('verify_account', { zip: '94107', phone: '+14155550100' }))).toMatchObject({
+      decision: 'run',
+    });
     expect(gate(initialDialog(), tool('service_policy', { topic: 'billing' }))).toMatchObject({ decision: 'run' });
     expect(gate(verified, { kind: 'answer' })).toEqual({ decision: 'answer' });
   });
 
   it('refuses customer tools before verification, keeping the intent behind them', () => {
-    expect(gate(initialDialog(), tool('list_appointments', {}))).toMatchObject({ decision: 'refuse', code: 'not_verified', intent: 'list_appointments' });
-    expect(gate(initialDialog(), tool('open_invoices', {}))).toMatchObject({ decision: 'refuse', code: 'not_verified', intent: 'billing' });
+    expect(gate(initialDialog(), tool('list_appointments', {}))).toMatchObject({
+      decision: 'refuse',
+      code: 'not_verified',
+      intent: 'list_appointments',
+    });
+    expect(gate(initialDialog(), tool('open_invoices', {}))).toMatchObject({
+      decision: 'refuse',
+      code: 'not_verified',
+      intent: 'billing',
+    });
   });
 
-  it('never runs a side effect from a proposal, even for the caller\'s own appointment', () => {
+  it("never runs a side effect from a proposal, even for the caller's own appointment", () => {
     for (const [name, args, intent] of [
       ['cancel_appointment', { appointmentId: 'apt_alex_1' }, 'cancel'],
       ['cancel_appointment', { appointmentId: 'apt_jordan_1' }, 'cancel'], // someone else's
       ['reschedule_appointment', { appointmentId: 'apt_alex_1', slotId: 'slot_1' }, 'reschedule'],
       ['create_appointment', { slotId: 'slot_1' }, 'schedule'],
     ] as const) {
-      expect(gate(verified, tool(name, args))).toMatchObject({ decision: 'refuse', code: 'needs_confirmation', intent });
-      expect(gate({ ...verified, state: 'PendingCancellationConfirmation', selectedAppointmentId: 'apt_alex_1' }, tool(name, args))).toMatchObject({ decision: 'refuse', code: 'needs_confirmation' });
+      expect(gate(verified, tool(name, args))).toMatchObject({
+        decision: 'refuse',
+        code: 'needs_confirmation',
+        intent,
+      });
+      expect(
+        gate(
+          { ...verified, state: 'PendingCancellationConfirmation', selectedAppointmentId: 'apt_alex_1' },
+          tool(name, args),
+        ),
+      ).toMatchObject({ decision: 'refuse', code: 'needs_confirmation' });
     }
   });
 
   it('refuses verification once the conversation used up its attempts', () => {
     const locked = { ...initialDialog(), zipAttempts: MAX_ZIP_ATTEMPTS };
-    expect(gate(locked, tool('verify_account', { zip: '94107', phone: '+14155550100' }))).toMatchObject({ decision: 'refuse', code: 'verification_locked' });
-    expect(gate({ ...initialDialog(), zipAttempts: MAX_ZIP_ATTEMPTS - 1 }, tool('verify_account', { zip: '94107', phone: '+14155550100' }))).toMatchObject({ decision: 'run' });
+    expect(gate(locked, tool('verify_account', { zip: '94107', phone: '+14155550100' }))).toMatchObject({
+      decision: 'refuse',
+      code: 'verification_locked',
+    });
+    expect(
+      gate(
+        { ...initialDialog(), zipAttempts: MAX_ZIP_ATTEMPTS - 1 },
+        tool('verify_account', { zip: '94107', phone: '+14155550100' }),
+      ),
+    ).toMatchObject({ decision: 'run' });
   });
 
   it('refuses invalid arguments with the field named, and unknown tools', () => {
-    expect(gate(initialDialog(), tool('verify_account', { zip: '9410' }))).toEqual({ decision: 'refuse', code: 'invalid_arguments', reason: 'verify_account: zip: must be exactly 5 digits' });
-    expect(gate(verified, tool('list_appointments', { limit: 99 }))).toMatchObject({ decision: 'refuse', code: 'invalid_arguments', reason: expect.stringContaining('limit') });
+    expect(gate(initialDialog(), tool('verify_account', { zip: '9410' }))).toEqual({
+      decision: 'refuse',
+      code: 'invalid_arguments',
+      reason: 'verify_account: zip: must be exactly 5 digits',
+    });
+    expect(gate(verified, tool('list_appointments', { limit: 99 }))).toMatchObject({
+      decision: 'refuse',
+      code: 'invalid_arguments',
+      reason: expect.stringContaining('limit'),
+    });
     expect(gate(verified, tool('delete_account', {}))).toMatchObject({ decision: 'refuse', code: 'unknown_action' });
-    expect(gate(verified, tool('verify_account', { zip: '94107' }))).toMatchObject({ decision: 'refuse', code: 'not_offered' });
+    expect(gate(verified, tool('verify_account', { zip: '94107' }))).toMatchObject({
+      decision: 'refuse',
+      code: 'not_offered',
+    });
   });
 
-  it('lets a verified caller start something else from any state: a new visit is offered wherever a yes or a choice is awaited', () => {
-    for (const state of ['PresentingAppointments', 'PresentingSlots', 'PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleDetails', 'PendingScheduleConfirmation'] as const) {
-      expect(gate({ ...verified, state }, tool('schedule_new_visit', {}))).toMatchObject({ decision: 'choice', choice: 'schedule_new_visit' });
-      expect(gate({ ...verified, state }, tool('list_appointments', { purpose: 'cancel' }))).toMatchObject({ decision: 'run' });
-    }
-    expect(choicesFor(initialDialog())).toEqual(['note_intent']);
-    expect(choicesFor({ ...initialDialog(), state: 'PendingEscalationConfirmation' })).toEqual(['confirm', 'note_intent']);
-  });
+  it(
+    'lets a verified caller start something else from any state: a new visit is offered wherever a yes or a ' +
+      'choice is awaited',
+    () => {
+      for (const state of [
+        'PresentingAppointments',
+        'PresentingSlots',
+        'PendingCancellationConfirmation',
+        'PendingRescheduleConfirmation',
+        'PendingScheduleDetails',
+        'PendingScheduleConfirmation',
+      ] as const) {
+        expect(gate({ ...verified, state }, tool('schedule_new_visit', {}))).toMatchObject({
+          decision: 'choice',
+          choice: 'schedule_new_visit',
+        });
+        expect(gate({ ...verified, state }, tool('list_appointments', { purpose: 'cancel' }))).toMatchObject({
+          decision: 'run',
+        });
+      }
+      expect(choicesFor(initialDialog())).toEqual(['note_intent']);
+      expect(choicesFor({ ...initialDialog(), state: 'PendingEscalationConfirmation' })).toEqual([
+        'confirm',
+        'note_intent',
+      ]);
+    },
+  );
 
   it('offers a decline wherever a list or the address question waits for an answer', () => {
     for (const state of ['PresentingAppointments', 'PresentingSlots', 'PendingScheduleDetails'] as const) {
-      expect(gate({ ...verified, state }, tool('decline', {}))).toEqual({ decision: 'choice', choice: 'decline', input: {} });
+      expect(gate({ ...verified, state }, tool('decline', {}))).toEqual({
+        decision: 'choice',
+        choice: 'decline',
+        input: {},
+      });
     }
     expect(gate(verified, tool('decline', {}))).toMatchObject({ decision: 'refuse', code: 'not_offered' });
   });
 
   it('accepts only the choices the current state offers', () => {
-    expect(choicesFor({ ...verified, state: 'PendingCancellationConfirmation' })).toEqual(['confirm', 'schedule_new_visit']);
-    expect(gate({ ...verified, state: 'PendingCancellationConfirmation' }, tool('confirm', { answer: 'yes' }))).toEqual({ decision: 'choice', choice: 'confirm', input: { answer: 'yes' } });
-    expect(gate(verified, tool('confirm', { answer: 'yes' }))).toMatchObject({ decision: 'refuse', code: 'not_offered' });
-    expect(gate({ ...verified, state: 'PresentingSlots' }, tool('select_slot', { slotId: 5 }))).toMatchObject({ decision: 'refuse', code: 'invalid_arguments' });
-    expect(gate({ ...verified, state: 'PresentingAppointments' }, tool('select_appointment', { appointmentId: 'apt_x' }))).toMatchObject({ decision: 'choice', choice: 'select_appointment' });
+    expect(choicesFor({ ...verified, state: 'PendingCancellationConfirmation' })).toEqual([
+      'confirm',
+      'schedule_new_visit',
+    ]);
+    expect(gate({ ...verified, state: 'PendingCancellationConfirmation' }, tool('confirm', { answer: 'yes' }))).toEqual(
+      { decision: 'choice', choice: 'confirm', input: { answer: 'yes' } },
+    );
+    expect(gate(verified, tool('confirm', { answer: 'yes' }))).toMatchObject({
+      decision: 'refuse',
+      code: 'not_offered',
+    });
+    expect(gate({ ...verified, state: 'PresentingSlots' }, tool('select_slot', { slotId: 5 }))).toMatchObject({
+      decision: 'refuse',
+      code: 'invalid_arguments',
+    });
+    expect(
+      gate({ ...verified, state: 'PresentingAppointments' }, tool('select_appointment', { appointmentId: 'apt_x' })),
+    ).toMatchObject({ decision: 'choice', choice: 'select_appointment' });
   });
 });

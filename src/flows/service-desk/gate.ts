@@ -29,9 +29,25 @@ export type GateDecision =
   | { decision: 'run'; tool: DeskTool; input: unknown }
   | { decision: 'choice'; choice: ChoiceName; input: Record<string, unknown> }
   | { decision: 'answer' }
-  | { decision: 'refuse'; code: 'unknown_action' | 'invalid_arguments' | 'not_verified' | 'needs_confirmation' | 'not_offered' | 'verification_locked'; reason: string; intent?: Intent };
+  | {
+      decision: 'refuse';
+      code:
+        | 'unknown_action'
+        | 'invalid_arguments'
+        | 'not_verified'
+        | 'needs_confirmation'
+        | 'not_offered'
+        | 'verification_locked';
+      reason: string;
+      intent?: Intent;
+    };
 
-const CONFIRMING: readonly DialogState[] = ['PendingCancellationConfirmation', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation', 'PendingEscalationConfirmation'];
+const CONFIRMING: readonly DialogState[] = [
+  'PendingCancellationConfirmation',
+  'PendingRescheduleConfirmation',
+  'PendingScheduleConfirmation',
+  'PendingEscalationConfirmation',
+];
 
 /**
  * The choices each state offers (besides the tools every state offers). A verified caller may
@@ -60,30 +76,54 @@ export function gate(dialog: Dialog, plan: ActionPlan): GateDecision {
   const args = plan.arguments ?? {};
   if (plan.name in CHOICES) {
     const choice = plan.name as ChoiceName;
-    if (!choicesFor(dialog).includes(choice)) return { decision: 'refuse', code: 'not_offered', reason: `${choice} is not a choice in ${dialog.state}` };
+    if (!choicesFor(dialog).includes(choice))
+      return { decision: 'refuse', code: 'not_offered', reason: `${choice} is not a choice in ${dialog.state}` };
     const parsed = CHOICES[choice].safeParse(args);
-    if (!parsed.success) return { decision: 'refuse', code: 'invalid_arguments', reason: `${choice}: ${describeIssues(parsed.error)}` };
+    if (!parsed.success)
+      return { decision: 'refuse', code: 'invalid_arguments', reason: `${choice}: ${describeIssues(parsed.error)}` };
     return { decision: 'choice', choice, input: parsed.data };
   }
   const tool = deskTool(plan.name);
   if (!tool) return { decision: 'refuse', code: 'unknown_action', reason: `there is no tool named ${plan.name}` };
   const parsed = tool.input.safeParse(args);
-  if (!parsed.success) return { decision: 'refuse', code: 'invalid_arguments', reason: `${tool.name}: ${describeIssues(parsed.error)}` };
+  if (!parsed.success)
+    return { decision: 'refuse', code: 'invalid_arguments', reason: `${tool.name}: ${describeIssues(parsed.error)}` };
   if (tool.customerScoped && dialog.customerId === null) {
-    return { decision: 'refuse', code: 'not_verified', reason: `${tool.name} needs a verified caller`, ...intentOf(tool.name) };
+    return {
+      decision: 'refuse',
+      code: 'not_verified',
+      reason: `${tool.name} needs a verified caller`,
+      ...intentOf(tool.name),
+    };
   }
   // Side effects never run from a proposal: the options are shown and a yes collected first.
-  if (tool.sideEffect) return { decision: 'refuse', code: 'needs_confirmation', reason: `${tool.name} needs the options shown and an explicit yes`, ...intentOf(tool.name) };
-  if (tool.name === 'verify_account' && dialog.customerId !== null) return { decision: 'refuse', code: 'not_offered', reason: 'the caller is already verified' };
-  if (tool.name === 'verify_account' && verificationLocked(dialog)) return { decision: 'refuse', code: 'verification_locked', reason: 'too many failed verifications in this conversation' };
+  if (tool.sideEffect)
+    return {
+      decision: 'refuse',
+      code: 'needs_confirmation',
+      reason: `${tool.name} needs the options shown and an explicit yes`,
+      ...intentOf(tool.name),
+    };
+  if (tool.name === 'verify_account' && dialog.customerId !== null)
+    return { decision: 'refuse', code: 'not_offered', reason: 'the caller is already verified' };
+  if (tool.name === 'verify_account' && verificationLocked(dialog))
+    return {
+      decision: 'refuse',
+      code: 'verification_locked',
+      reason: 'too many failed verifications in this conversation',
+    };
   return { decision: 'run', tool, input: parsed.data };
 }
 
 /** The intent behind a refused tool, so the flow can take the proper path to it. */
 function intentOf(name: string): { intent?: Intent } {
   const intents: Record<string, Intent> = {
-    cancel_appointment: 'cancel', reschedule_appointment: 'reschedule', create_appointment: 'schedule', list_appointments: 'list_appointments',
-    get_available_slots: 'schedule', open_invoices: 'billing',
+    cancel_appointment: 'cancel',
+    reschedule_appointment: 'reschedule',
+    create_appointment: 'schedule',
+    list_appointments: 'list_appointments',
+    get_available_slots: 'schedule',
+    open_invoices: 'billing',
   };
   return intents[name] ? { intent: intents[name] } : {};
 }

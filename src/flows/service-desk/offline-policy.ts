@@ -25,7 +25,7 @@ function acknowledge(said: string): string {
   if (has(said, /\b\d{5}\b/)) return 'One moment while I check that.';
   if (has(said, /cancel/)) return "Okay, let's sort out that cancellation.";
   if (has(said, /reschedul|move|change/)) return "Sure, let's find you a new time.";
-  if (has(said, /schedul|book|availab/)) return "Happy to set up a visit.";
+  if (has(said, /schedul|book|availab/)) return 'Happy to set up a visit.';
   if (has(said, /appointment/)) return 'Let me look into your appointments.';
   if (has(said, /bill|invoice|owe|pay/)) return 'Let me pull up your billing.';
   return 'Got it.';
@@ -36,7 +36,8 @@ function intentOf(said: string): string | null {
   if (has(said, /cancel/)) return 'cancel';
   if (has(said, /reschedul|move my|move it|change my/)) return 'reschedule';
   // "book it" / "book that" answer a question about a window; they are no new request.
-  if (has(said, /\bschedul|\bbook\b(?! (it|that|this)\b)|availab|new appointment|another appointment|new visit/)) return 'schedule';
+  if (has(said, /\bschedul|\bbook\b(?! (it|that|this)\b)|availab|new appointment|another appointment|new visit/))
+    return 'schedule';
   if (has(said, /next appointment|when is my/)) return 'next_appointment';
   if (has(said, /appointments?/)) return 'list_appointments';
   if (has(said, /bill|invoice|owe|pay/)) return 'billing';
@@ -50,7 +51,13 @@ const ABANDON = /^(never ?mind|forget (it|that)|cancel that|none of (them|those)
 /** Words that point at the one option listed. */
 const THAT_ONE = /\b(it|that|this|that one|this one|the one)\b/;
 // "one" alone is not an ordinal: "the second one" must not read as the first.
-const ORDINALS: Array<[RegExp, number]> = [[/\b(first|1st|1)\b/, 0], [/\b(second|2nd|two|2)\b/, 1], [/\b(third|3rd|three|3)\b/, 2], [/\b(fourth|4th|four|4)\b/, 3], [/\b(fifth|5th|five|5)\b/, 4]];
+const ORDINALS: Array<[RegExp, number]> = [
+  [/\b(first|1st|1)\b/, 0],
+  [/\b(second|2nd|two|2)\b/, 1],
+  [/\b(third|3rd|three|3)\b/, 2],
+  [/\b(fourth|4th|four|4)\b/, 3],
+  [/\b(fifth|5th|five|5)\b/, 4],
+];
 
 /** The option the caller points at. The only one listed only when they point at it or say yes: "no" is never a pick. */
 function pick(system: string, said: string, kind: 'Appointment' | 'Window'): string | null {
@@ -65,7 +72,8 @@ type Call = { name: string; arguments: Record<string, unknown> };
 
 function decide(system: string, said: string, offered: Set<string>): Call | null {
   const text = said.trim().toLowerCase();
-  if (/address on file|my address|which address/.test(text) && offered.has('lookup_account')) return { name: 'lookup_account', arguments: {} };
+  if (/address on file|my address|which address/.test(text) && offered.has('lookup_account'))
+    return { name: 'lookup_account', arguments: {} };
   const policy = /polic|\bfee/.test(text) ? policyTopic(text) : null;
   if (policy) return { name: 'service_policy', arguments: { topic: policy } };
   // "Sure, reschedule it": the yes or no in front does not hide the request after it.
@@ -79,8 +87,17 @@ function decide(system: string, said: string, offered: Set<string>): Call | null
   if (offered.has('confirm') && !changedMind) return null;
   const zip = /\b(\d{5})\b/.exec(said)?.[1];
   if (zip && offered.has('verify_account')) {
-    const phone = /(\+?\d[\d\s().-]{8,}\d)/.exec(said.replace(zip, ''))?.[1] ?? /The caller's phone number is (\+\d+)/.exec(system)?.[1];
-    return { name: 'verify_account', arguments: { zip, ...(phone ? { phone: phone.startsWith('+') ? phone : `+1${phone.replace(/\D/g, '')}` } : {}), ...(intent ? { intent } : {}) } };
+    const phone =
+      /(\+?\d[\d\s().-]{8,}\d)/.exec(said.replace(zip, ''))?.[1] ??
+      /The caller's phone number is (\+\d+)/.exec(system)?.[1];
+    return {
+      name: 'verify_account',
+      arguments: {
+        zip,
+        ...(phone ? { phone: phone.startsWith('+') ? phone : `+1${phone.replace(/\D/g, '')}` } : {}),
+        ...(intent ? { intent } : {}),
+      },
+    };
   }
   if (offered.has('note_intent') && intent) return { name: 'note_intent', arguments: { intent } };
   switch (intent) {
@@ -90,7 +107,9 @@ function decide(system: string, said: string, offered: Set<string>): Call | null
     case 'reschedule':
       return { name: 'list_appointments', arguments: { purpose: intent } };
     case 'schedule':
-      return offered.has('schedule_new_visit') ? { name: 'schedule_new_visit', arguments: {} } : { name: 'get_available_slots', arguments: {} };
+      return offered.has('schedule_new_visit')
+        ? { name: 'schedule_new_visit', arguments: {} }
+        : { name: 'get_available_slots', arguments: {} };
     case 'next_appointment':
       return { name: 'list_appointments', arguments: { purpose: 'info', limit: 1 } };
     case 'list_appointments':
@@ -104,9 +123,16 @@ function decide(system: string, said: string, offered: Set<string>): Call | null
 
 /** The answer to what the dialog is waiting for: a yes or no, an address confirmation, a pick from a list. */
 function answerPending(system: string, text: string, offered: Set<string>): Call | null {
-  if (offered.has('confirm')) return YES.test(text) ? { name: 'confirm', arguments: { answer: 'yes' } } : NO.test(text) ? { name: 'confirm', arguments: { answer: 'no' } } : null;
-  if (offered.has('decline') && (ABANDON.test(text) || (NO.test(text) && !offered.has('confirm_address')))) return { name: 'decline', arguments: {} };
-  if (offered.has('confirm_address') && (YES.test(text) || NO.test(text))) return { name: 'confirm_address', arguments: { confirmed: YES.test(text) } };
+  if (offered.has('confirm'))
+    return YES.test(text)
+      ? { name: 'confirm', arguments: { answer: 'yes' } }
+      : NO.test(text)
+        ? { name: 'confirm', arguments: { answer: 'no' } }
+        : null;
+  if (offered.has('decline') && (ABANDON.test(text) || (NO.test(text) && !offered.has('confirm_address'))))
+    return { name: 'decline', arguments: {} };
+  if (offered.has('confirm_address') && (YES.test(text) || NO.test(text)))
+    return { name: 'confirm_address', arguments: { confirmed: YES.test(text) } };
   if (offered.has('select_slot')) {
     const id = pick(system, text, 'Window');
     if (id) return { name: 'select_slot', arguments: { slotId: id } };
@@ -134,32 +160,78 @@ interface Selected {
 
 const PHRASES: Array<[RegExp, (match: RegExpExecArray, selected: Selected) => string]> = [
   [/^A caller has just connected/, () => 'Hi, thanks for contacting Acme Pest Control. How can I help you today?'],
-  [/^Ask for the phone number and ZIP code/, () => "I can help with that. First, what's the phone number and 5-digit ZIP code on your account?"],
+  [
+    /^Ask for the phone number and ZIP code/,
+    () => "I can help with that. First, what's the phone number and 5-digit ZIP code on your account?",
+  ],
   [/^The caller is verified as (.+)\.$/, (m) => `Thanks, ${m[1]}, you're verified.`],
-  [/^Verification failed/, () => "Sorry, I couldn't match that phone number and ZIP code. Could you check them and try again?"],
-  [/^Ask for the phone number on the account, with the ZIP code/, () => 'Could you give me the phone number on the account, along with its 5-digit ZIP code?'],
-  [/^The caller could not be verified; offer/, () => "I'm sorry, I couldn't verify those details. I can connect you with a person who can help. Shall I do that? Please answer yes or no."],
+  [
+    /^Verification failed/,
+    () => "Sorry, I couldn't match that phone number and ZIP code. Could you check them and try again?",
+  ],
+  [
+    /^Ask for the phone number on the account, with the ZIP code/,
+    () => 'Could you give me the phone number on the account, along with its 5-digit ZIP code?',
+  ],
+  [
+    /^The caller could not be verified; offer/,
+    () =>
+      "I'm sorry, I couldn't verify those details. I can connect you with a person who can help. Shall I do that? Please answer yes or no.",
+  ],
   [/^Ask which appointment to (\w+)\.$/, (m) => `Which appointment would you like to ${m[1]}?`],
   [/^Ask which window suits/, () => 'Which of these windows works for you?'],
-  [/^Ask the caller to confirm cancelling/, (_, s) => `Shall I cancel your ${s.appointment ?? 'appointment'}? Please answer yes or no.`],
-  [/^Ask the caller to confirm moving/, (_, s) => `Shall I move your ${s.appointment ?? 'appointment'} to ${s.window ?? 'that window'}? Please answer yes or no.`],
-  [/^Ask the caller to confirm booking/, (_, s) => `Shall I book a visit on ${s.window ?? 'that window'}? Please answer yes or no.`],
-  [/^Ask the caller to pick one of the (\w+)/, (m) => `Which of the ${m[1]} I listed do you mean? You can say "the first one".`],
-  [/^Before looking for windows, .*address on file: (.+)\.$/, (m) => `Is the visit for ${m[1]}? Please answer yes or no.`],
+  [
+    /^Ask the caller to confirm cancelling/,
+    (_, s) => `Shall I cancel your ${s.appointment ?? 'appointment'}? Please answer yes or no.`,
+  ],
+  [
+    /^Ask the caller to confirm moving/,
+    (_, s) =>
+      `Shall I move your ${s.appointment ?? 'appointment'} to ${s.window ?? 'that window'}? Please answer yes or no.`,
+  ],
+  [
+    /^Ask the caller to confirm booking/,
+    (_, s) => `Shall I book a visit on ${s.window ?? 'that window'}? Please answer yes or no.`,
+  ],
+  [
+    /^Ask the caller to pick one of the (\w+)/,
+    (m) => `Which of the ${m[1]} I listed do you mean? You can say "the first one".`,
+  ],
+  [
+    /^Before looking for windows, .*address on file: (.+)\.$/,
+    (m) => `Is the visit for ${m[1]}? Please answer yes or no.`,
+  ],
   [/^Done: (cancelled|moved|booked) (.+)\.$/, (m) => `Done, ${changed(m[1]!, m[2]!)}.`],
-  [/^Done earlier, not yet told to the caller: (cancelled|moved|booked) (.+)\.$/, (m) => `Just so you know, ${changed(m[1]!, m[2]!, 'already ')}.`],
+  [
+    /^Done earlier, not yet told to the caller: (cancelled|moved|booked) (.+)\.$/,
+    (m) => `Just so you know, ${changed(m[1]!, m[2]!, 'already ')}.`,
+  ],
   [/^Nothing was changed/, () => "No problem, I've left everything as it was."],
   [/^The caller has no upcoming appointments/, () => "You don't have any upcoming appointments."],
   [/^There are no open windows/, () => "I'm sorry, there are no open windows in that range."],
-  [/^A person will call back; the ticket number is (\S+)\.$/, (m) => `A member of our team will call you back. Your ticket number is ${m[1]}.`],
-  [/^Done earlier, not yet told to the caller: A person will call back; the ticket number is (\S+)\.$/, (m) => `Just so you know, a member of our team will call you back. Your ticket number is ${m[1]}.`],
+  [
+    /^A person will call back; the ticket number is (\S+)\.$/,
+    (m) => `A member of our team will call you back. Your ticket number is ${m[1]}.`,
+  ],
+  [
+    /^Done earlier, not yet told to the caller: A person will call back; the ticket number is (\S+)\.$/,
+    (m) => `Just so you know, a member of our team will call you back. Your ticket number is ${m[1]}.`,
+  ],
   [/^The caller does not want a person now/, () => 'All right. Is there anything else I can help you with?'],
   [/^open_invoices returned: (.+)$/, (m) => invoices(m[1]!)],
   [/^service_policy returned: (.+)$/, (m) => (JSON.parse(m[1]!) as { policy: string }).policy],
-  [/^We can only book at the address on file/, () => 'I can only book at the address on file; a person can help change it. Shall I connect you? Please answer yes or no.'],
+  [
+    /^We can only book at the address on file/,
+    () =>
+      'I can only book at the address on file; a person can help change it. Shall I connect you? Please answer ' +
+      'yes or no.',
+  ],
   [/^Ask what the caller would like to do/, () => 'What would you like to do next?'],
   [/^Ask the caller to clarify/, () => GENERIC],
-  [/^The account is (.+), service address (.+)\.$/, (m) => `The account is in the name of ${m[1]}, and the service address on file is ${m[2]}.`],
+  [
+    /^The account is (.+), service address (.+)\.$/,
+    (m) => `The account is in the name of ${m[1]}, and the service address on file is ${m[2]}.`,
+  ],
   [/^nothing was looked up/, () => 'Is there anything else I can help you with?'],
 ];
 
@@ -180,7 +252,10 @@ const GENERIC = "Sorry, I didn't quite follow. Could you tell me what you'd like
 
 function narrate(system: string): string {
   const sentences: string[] = [];
-  const selected = { appointment: /^Selected appointment: (.+)$/m.exec(system)?.[1] ?? null, window: /^Selected window: (.+)$/m.exec(system)?.[1] ?? null };
+  const selected = {
+    appointment: /^Selected appointment: (.+)$/m.exec(system)?.[1] ?? null,
+    window: /^Selected window: (.+)$/m.exec(system)?.[1] ?? null,
+  };
   for (const [, fact] of system.matchAll(/^Fact: (.+)$/gm)) {
     const phrase = PHRASES.find(([pattern]) => pattern.test(fact!));
     const match = phrase && phrase[0].exec(fact!);
@@ -189,7 +264,16 @@ function narrate(system: string): string {
   }
   const appointments = [...system.matchAll(/^Appointment (\d+): (.+)$/gm)].map(([, n, text]) => `${n}. ${text}`);
   const windows = [...system.matchAll(/^Window (\d+): (.+)$/gm)].map(([, n, text]) => `${n}. ${text}`);
-  const lists = [...(appointments.length ? [appointments.length === 1 ? `Your appointment: ${appointments[0]!.slice(3)}.` : `Your upcoming appointments:\n${appointments.join('\n')}`] : []), ...(windows.length ? [`Open windows:\n${windows.join('\n')}`] : [])];
+  const lists = [
+    ...(appointments.length
+      ? [
+          appointments.length === 1
+            ? `Your appointment: ${appointments[0]!.slice(3)}.`
+            : `Your upcoming appointments:\n${appointments.join('\n')}`,
+        ]
+      : []),
+    ...(windows.length ? [`Open windows:\n${windows.join('\n')}`] : []),
+  ];
   // Lists before the question that closes them.
   const questions = sentences.filter((s) => s.endsWith('?'));
   const statements = sentences.filter((s) => !s.endsWith('?'));

@@ -73,7 +73,17 @@ async function prepareDeskTurn(request: TurnRequest, options: ServiceDeskOptions
     if (input.kind === 'event') return greet(context);
     const presented = await presentedOptions(options.crm, dialog, today);
     const callerPhone = request.participant?.phoneNumber ?? null;
-    const turn = await runDeskTurn(context, { crm: options.crm, dialog, callerPhone, phoneRegion: options.phoneRegion, today, interpreterModel: options.interpreterModel, userText: input.text, presented, commitChange });
+    const turn = await runDeskTurn(context, {
+      crm: options.crm,
+      dialog,
+      callerPhone,
+      phoneRegion: options.phoneRegion,
+      today,
+      interpreterModel: options.interpreterModel,
+      userText: input.text,
+      presented,
+      commitChange,
+    });
     next = turn.dialog;
     return turn.result;
   };
@@ -101,30 +111,67 @@ const parseDialog = (stored: unknown): Dialog => {
 function auditRecord(executed: ExecutedToolCall, request: TurnRequest, ids: IdGenerator) {
   const { call, outcome } = executed;
   return {
-    id: ids.next('tool'), turnId: request.turnId, conversationId: request.conversation.id, round: executed.round, name: call.name, arguments: call.arguments,
-    result: outcome.result, status: outcome.status, durationMs: Math.round(executed.durationMs), createdAt: request.now,
+    id: ids.next('tool'),
+    turnId: request.turnId,
+    conversationId: request.conversation.id,
+    round: executed.round,
+    name: call.name,
+    arguments: call.arguments,
+    result: outcome.result,
+    status: outcome.status,
+    durationMs: Math.round(executed.durationMs),
+    createdAt: request.now,
   };
 }
 
 async function greet(context: Parameters<NonNullable<PreparedTurn['run']>>[0]): Promise<ToolLoopResult> {
   context.onModelCall?.();
   const started = context.elapsed();
-  const facts = { userText: '', notes: ['A caller has just connected. Greet them and ask how you can help.'], appointments: [], slots: [], selected: { appointment: null, slot: null } };
-  const response = await context.provider.complete({ messages: narratorPrompt(facts, []) }, { signal: context.signal, onTextDelta: context.onTextDelta });
-  return { text: response.text, endedBy: 'reply', toolCalls: [], modelCalls: 1, toolRounds: 0, modelMs: context.elapsed() - started, toolMs: 0, model: response.model };
+  const facts = {
+    userText: '',
+    notes: ['A caller has just connected. Greet them and ask how you can help.'],
+    appointments: [],
+    slots: [],
+    selected: { appointment: null, slot: null },
+  };
+  const response = await context.provider.complete(
+    { messages: narratorPrompt(facts, []) },
+    { signal: context.signal, onTextDelta: context.onTextDelta },
+  );
+  return {
+    text: response.text,
+    endedBy: 'reply',
+    toolCalls: [],
+    modelCalls: 1,
+    toolRounds: 0,
+    modelMs: context.elapsed() - started,
+    toolMs: 0,
+    model: response.model,
+  };
 }
 
 /** The appointments and windows last shown, with their details, so "the second one" can be mapped to an id. */
 async function presentedOptions(crm: Crm, dialog: Dialog, today: string) {
   const appointments =
     dialog.customerId && dialog.presentedAppointmentIds.length > 0
-      ? (await crm.upcomingAppointments(dialog.customerId, today, 50)).filter((a) => dialog.presentedAppointmentIds.includes(a.id))
+      ? (await crm.upcomingAppointments(dialog.customerId, today, 50)).filter((a) =>
+          dialog.presentedAppointmentIds.includes(a.id),
+        )
       : [];
-  const slots = dialog.presentedSlotIds.length > 0 ? (await crm.availableSlots(today, '9999-12-31', 500)).filter((s) => dialog.presentedSlotIds.includes(s.id)) : [];
-  const order = <T extends { id: string }>(items: T[], ids: string[]) => ids.map((id) => items.find((item) => item.id === id)).filter((item): item is T => item !== undefined);
-  return { appointments: order(appointments, dialog.presentedAppointmentIds), slots: order(slots, dialog.presentedSlotIds) };
+  const slots =
+    dialog.presentedSlotIds.length > 0
+      ? (await crm.availableSlots(today, '9999-12-31', 500)).filter((s) => dialog.presentedSlotIds.includes(s.id))
+      : [];
+  const order = <T extends { id: string }>(items: T[], ids: string[]) =>
+    ids.map((id) => items.find((item) => item.id === id)).filter((item): item is T => item !== undefined);
+  return {
+    appointments: order(appointments, dialog.presentedAppointmentIds),
+    slots: order(slots, dialog.presentedSlotIds),
+  };
 }
 
 function localDate(at: Date, zone: string): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+  return new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(
+    at,
+  );
 }

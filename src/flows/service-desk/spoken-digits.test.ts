@@ -15,7 +15,13 @@ describe('spokenDigits', () => {
   });
 
   it('gives the phone reader every way a caller says or types a US number', () => {
-    for (const said of ['415-555-0100', '(415) 555-0100', '4155550100', '+1 415 555 0100', 'four one five five five five zero one zero zero']) {
+    for (const said of [
+      '415-555-0100',
+      '(415) 555-0100',
+      '4155550100',
+      '+1 415 555 0100',
+      'four one five five five five zero one zero zero',
+    ]) {
       expect(canonicalPhone(spokenDigits(said), 'US'), said).toBe('+14155550100');
     }
   });

@@ -30,7 +30,10 @@ export function markedRole<R extends string>(markers: Readonly<Record<R, string>
   return (Object.keys(markers) as R[]).find((role) => system.startsWith(markers[role]));
 }
 
-const UNRECOGNISED: OfflineStep = { text: 'The offline demo model has no rules for this conversation. Configure LLM_BASE_URL for a real model.', toolCalls: [] };
+const UNRECOGNISED: OfflineStep = {
+  text: 'The offline demo model has no rules for this conversation. Configure LLM_BASE_URL for a real model.',
+  toolCalls: [],
+};
 
 /** The step the first policy that recognises the request gives. */
 export function offlineStep(policies: readonly OfflinePolicy[], request: LlmRequest): OfflineStep {
@@ -55,8 +58,17 @@ export function createOfflineDemoProvider(policies: readonly OfflinePolicy[]): L
       options?.signal?.throwIfAborted();
       const step = offlineStep(policies, request);
       if (step.text) options?.onTextDelta?.(step.text);
-      const toolCalls = step.toolCalls.map((call) => ({ id: `offline_${++callId}`, name: call.name, arguments: JSON.stringify(call.arguments) }));
-      return { text: step.text, toolCalls, finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop', model: 'offline-demo' } satisfies LlmResponse;
+      const toolCalls = step.toolCalls.map((call) => ({
+        id: `offline_${++callId}`,
+        name: call.name,
+        arguments: JSON.stringify(call.arguments),
+      }));
+      return {
+        text: step.text,
+        toolCalls,
+        finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop',
+        model: 'offline-demo',
+      } satisfies LlmResponse;
     },
   };
 }

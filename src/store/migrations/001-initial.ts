@@ -10,8 +10,12 @@ export function initialMigration(dialect: SqlDialect): Migration {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the column names are not tracked here
   const withId = (table: CreateTableBuilder<string, never>): CreateTableBuilder<string, any> =>
     dialect === 'postgres'
-      ? table.addColumn('id', 'text', (c) => c.primaryKey()).addColumn('ordinal', 'bigint', (c) => c.notNull().generatedAlwaysAsIdentity())
-      : table.addColumn('ordinal', 'integer', (c) => c.primaryKey().autoIncrement()).addColumn('id', 'text', (c) => c.notNull().unique());
+      ? table
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('ordinal', 'bigint', (c) => c.notNull().generatedAlwaysAsIdentity())
+      : table
+          .addColumn('ordinal', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('id', 'text', (c) => c.notNull().unique());
 
   return {
     async up(db: Kysely<unknown>): Promise<void> {
@@ -44,7 +48,11 @@ export function initialMigration(dialect: SqlDialect): Migration {
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .addColumn('updated_at', 'bigint', (c) => c.notNull())
         .execute();
-      await s.createIndex('conversations_participant').on('conversations').columns(['participant_id', 'created_at']).execute();
+      await s
+        .createIndex('conversations_participant')
+        .on('conversations')
+        .columns(['participant_id', 'created_at'])
+        .execute();
 
       await s
         .createTable('messages')
@@ -102,7 +110,13 @@ export function initialMigration(dialect: SqlDialect): Migration {
         .addColumn('updated_at', 'bigint', (c) => c.notNull())
         .execute();
       // At most one pending timer per key; running, done, failed and cancelled ones never block it.
-      await s.createIndex('timers_pending_dedup_key').unique().on('timers').column('dedup_key').where(sql.ref('status'), '=', sql.lit('pending')).execute();
+      await s
+        .createIndex('timers_pending_dedup_key')
+        .unique()
+        .on('timers')
+        .column('dedup_key')
+        .where(sql.ref('status'), '=', sql.lit('pending'))
+        .execute();
       await s.createIndex('timers_due').on('timers').columns(['status', 'due_at']).execute();
       await s.createIndex('timers_lease').on('timers').columns(['status', 'lease_until']).execute();
       await s.createIndex('timers_participant').on('timers').columns(['participant_id', 'status']).execute();
@@ -162,7 +176,11 @@ export function initialMigration(dialect: SqlDialect): Migration {
         .addColumn('started_at', 'bigint', (c) => c.notNull())
         .addColumn('finished_at', 'bigint', (c) => c.notNull())
         .execute();
-      await s.createIndex('turns_conversation').on('turns').columns(['conversation_id', 'started_at', 'ordinal']).execute();
+      await s
+        .createIndex('turns_conversation')
+        .on('turns')
+        .columns(['conversation_id', 'started_at', 'ordinal'])
+        .execute();
 
       // No foreign key on turn_id: a turn's tool calls are written before the turn record.
       await withId(s.createTable('tool_calls'))
@@ -176,7 +194,11 @@ export function initialMigration(dialect: SqlDialect): Migration {
         .addColumn('duration_ms', 'bigint', (c) => c.notNull())
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
-      await s.createIndex('tool_calls_conversation').on('tool_calls').columns(['conversation_id', 'created_at', 'round', 'ordinal']).execute();
+      await s
+        .createIndex('tool_calls_conversation')
+        .on('tool_calls')
+        .columns(['conversation_id', 'created_at', 'round', 'ordinal'])
+        .execute();
 
       await s
         .createTable('events')

@@ -17,7 +17,11 @@ export function channelsMigration(): Migration {
         .addColumn('updated_at', 'bigint', (c) => c.notNull())
         .addPrimaryKeyConstraint('channel_contacts_pk', ['channel', 'contact_id'])
         .execute();
-      await s.createIndex('channel_contacts_participant').on('channel_contacts').columns(['channel', 'participant_id']).execute();
+      await s
+        .createIndex('channel_contacts_participant')
+        .on('channel_contacts')
+        .columns(['channel', 'participant_id'])
+        .execute();
 
       await s.alterTable('outbox').addColumn('provider_message_id', 'text').execute();
       await s.alterTable('outbox').addColumn('delivery_status', 'text').execute();

@@ -10,7 +10,11 @@ export function leasesMigration(): Migration {
         .addColumn('owner', 'text', (c) => c.notNull())
         .addColumn('lease_until', 'bigint', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('inbox_conversation_pending').on('inbox').columns(['conversation_id', 'status', 'ordinal']).execute();
+      await db.schema
+        .createIndex('inbox_conversation_pending')
+        .on('inbox')
+        .columns(['conversation_id', 'status', 'ordinal'])
+        .execute();
     },
   };
 }

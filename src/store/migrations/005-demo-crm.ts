@@ -36,7 +36,11 @@ export function demoCrmMigration(): Migration {
         .addColumn('notes', 'text')
         .addColumn('slot_id', 'text')
         .execute();
-      await s.createIndex('crm_appointments_customer').on('crm_appointments').columns(['customer_id', 'status', 'date']).execute();
+      await s
+        .createIndex('crm_appointments_customer')
+        .on('crm_appointments')
+        .columns(['customer_id', 'status', 'date'])
+        .execute();
       await s
         .createTable('crm_invoices')
         .addColumn('id', 'text', (c) => c.primaryKey())

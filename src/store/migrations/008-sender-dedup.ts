@@ -16,7 +16,9 @@ export function senderDedupMigration(dialect: SqlDialect): Migration {
     async up(db: Kysely<unknown>): Promise<void> {
       if (dialect === 'postgres') {
         await sql`alter table inbox drop constraint inbox_channel_message_unique`.execute(db);
-        await sql`alter table inbox add constraint inbox_sender_message_unique unique (channel, sender, channel_message_id)`.execute(db);
+        await sql`alter table inbox add constraint inbox_sender_message_unique unique (channel, sender, channel_message_id)`.execute(
+          db,
+        );
       } else {
         await rebuildSqliteInbox(db);
       }
@@ -29,7 +31,10 @@ export function senderDedupMigration(dialect: SqlDialect): Migration {
   };
 }
 
-const INBOX_COLUMNS = sql.raw('ordinal, id, channel, channel_message_id, sender, text, participant_id, conversation_id, status, error, received_at, processed_at');
+const INBOX_COLUMNS = sql.raw(
+  'ordinal, id, channel, channel_message_id, sender, text, participant_id, conversation_id, status, error, ' +
+    'received_at, processed_at',
+);
 
 async function rebuildSqliteInbox(db: Kysely<unknown>): Promise<void> {
   await sql`create table inbox_008 (
@@ -54,6 +59,10 @@ async function rebuildSqliteInbox(db: Kysely<unknown>): Promise<void> {
   await s.createIndex('inbox_pending').on('inbox').columns(['status', 'received_at', 'ordinal']).execute();
   await s.createIndex('inbox_participant').on('inbox').column('participant_id').execute();
   await s.createIndex('inbox_conversation').on('inbox').column('conversation_id').execute();
-  await s.createIndex('inbox_conversation_pending').on('inbox').columns(['conversation_id', 'status', 'ordinal']).execute();
+  await s
+    .createIndex('inbox_conversation_pending')
+    .on('inbox')
+    .columns(['conversation_id', 'status', 'ordinal'])
+    .execute();
   await s.createIndex('inbox_sender').on('inbox').columns(['channel', 'sender', 'received_at']).execute();
 }

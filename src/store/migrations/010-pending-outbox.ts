@@ -8,7 +8,12 @@ import { sql, type Kysely, type Migration } from 'kysely';
 export function pendingOutboxMigration(): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createIndex('outbox_pending_conversation').on('outbox').columns(['conversation_id', 'ordinal']).where(sql.ref('status'), '=', 'pending').execute();
+      await db.schema
+        .createIndex('outbox_pending_conversation')
+        .on('outbox')
+        .columns(['conversation_id', 'ordinal'])
+        .where(sql.ref('status'), '=', 'pending')
+        .execute();
     },
   };
 }

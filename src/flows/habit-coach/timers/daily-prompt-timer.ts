@@ -23,11 +23,23 @@ export function dailyPromptTimer(
   deps: Pick<HabitTimerDeps, 'ids' | 'random'>,
   notOnDayOf?: Date,
 ): NewTimer {
-  return dailyPromptTimerDueAt(schedule, conversationId, nextFireTime(schedule, after, deps.random, notOnDayOf), after, deps);
+  return dailyPromptTimerDueAt(
+    schedule,
+    conversationId,
+    nextFireTime(schedule, after, deps.random, notOnDayOf),
+    after,
+    deps,
+  );
 }
 
 /** The timer row that fires a schedule's prompt at a time already chosen. */
-export function dailyPromptTimerDueAt(schedule: Schedule, conversationId: string, dueAt: Date, createdAt: Date, deps: Pick<HabitTimerDeps, 'ids'>): NewTimer {
+export function dailyPromptTimerDueAt(
+  schedule: Schedule,
+  conversationId: string,
+  dueAt: Date,
+  createdAt: Date,
+  deps: Pick<HabitTimerDeps, 'ids'>,
+): NewTimer {
   return {
     id: deps.ids.next('tmr'),
     kind: DAILY_PROMPT_TIMER,
@@ -51,7 +63,9 @@ export function dailyPromptTimerKind(deps: HabitTimerDeps) {
     payload: z.object({ scheduleId: z.string() }),
     handle: async (timer, { scheduleId }, context) => {
       await whileActive(deps, timer, async (conversation, participant) => {
-        const schedule = (await deps.store.listSchedules(participant.id)).find((candidate) => candidate.id === scheduleId);
+        const schedule = (await deps.store.listSchedules(participant.id)).find(
+          (candidate) => candidate.id === scheduleId,
+        );
         if (!schedule) return;
         const profile = (await deps.store.getProfile(participant.id)) ?? emptyProfile(participant.id, context.now);
         const prompt = await generatePrompt(deps, participant, profile, context.signal);
@@ -62,12 +76,20 @@ export function dailyPromptTimerKind(deps: HabitTimerDeps) {
           const now = deps.clock.now();
           // "Once per day" is the participant's local day, whatever zone the schedule is pinned to.
           const zone = participant.timezone ?? current.timezone;
-          const pollToday = !profile.fieldUpdatedAt.intensity_poll || localDate(profile.fieldUpdatedAt.intensity_poll, zone) !== localDate(now, zone);
+          const pollToday =
+            !profile.fieldUpdatedAt.intensity_poll ||
+            localDate(profile.fieldUpdatedAt.intensity_poll, zone) !== localDate(now, zone);
           const drafts: OutgoingDraft[] = [
             { text: prompt.text, source: 'timer' },
             { text: donePoll().question, kind: 'poll', poll: donePoll(), source: 'timer' },
           ];
-          if (pollToday) drafts.push({ text: intensityPoll(profile.intensity).question, kind: 'poll', poll: intensityPoll(profile.intensity), source: 'timer' });
+          if (pollToday)
+            drafts.push({
+              text: intensityPoll(profile.intensity).question,
+              kind: 'poll',
+              poll: intensityPoll(profile.intensity),
+              source: 'timer',
+            });
           await deps.outgoing.append(tx, { conversation, participant }, drafts, { now, turnId: null });
           await tx.saveProfile(afterPrompt(profile, prompt, now, pollToday));
           await armFollowUps(tx, deps, participant, conversation.id, now);
@@ -79,26 +101,48 @@ export function dailyPromptTimerKind(deps: HabitTimerDeps) {
     // This prompt is lost after its retries; the schedule is not: its next occurrence is armed.
     giveUp: async (timer, { scheduleId }) => {
       await whileActive(deps, timer, async (conversation, participant) => {
-        const schedule = (await deps.store.listSchedules(participant.id)).find((candidate) => candidate.id === scheduleId);
-        if (schedule) await deps.store.scheduleTimer(dailyPromptTimer(schedule, conversation.id, deps.clock.now(), deps, timer.dueAt));
+        const schedule = (await deps.store.listSchedules(participant.id)).find(
+          (candidate) => candidate.id === scheduleId,
+        );
+        if (schedule)
+          await deps.store.scheduleTimer(
+            dailyPromptTimer(schedule, conversation.id, deps.clock.now(), deps, timer.dueAt),
+          );
       });
     },
   });
 }
 
-async function generatePrompt(deps: HabitTimerDeps, participant: Participant, profile: Profile, signal: AbortSignal): Promise<{ text: string; generated: boolean }> {
-  if (!profile.fields.prompt_anchor || !profile.fields.preferred_time) return { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
+async function generatePrompt(
+  deps: HabitTimerDeps,
+  participant: Participant,
+  profile: Profile,
+  signal: AbortSignal,
+): Promise<{ text: string; generated: boolean }> {
+  if (!profile.fields.prompt_anchor || !profile.fields.preferred_time)
+    return { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
   try {
-    const response = await deps.provider.complete({ messages: promptGeneratorMessages(participant, profile, deps.generatorPrompt) }, { signal });
+    const response = await deps.provider.complete(
+      { messages: promptGeneratorMessages(participant, profile, deps.generatorPrompt) },
+      { signal },
+    );
     const text = response.text.trim();
     return text ? { text, generated: true } : { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
   } catch (error) {
-    deps.logger.warn({ participantId: participant.id, err: describeError(error) }, 'prompt generation failed; sending the fallback prompt');
+    deps.logger.warn(
+      { participantId: participant.id, err: describeError(error) },
+      'prompt generation failed; sending the fallback prompt',
+    );
     return { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
   }
 }
 
-function afterPrompt(profile: Profile, prompt: { text: string; generated: boolean }, now: Date, pollToday: boolean): Profile {
+function afterPrompt(
+  profile: Profile,
+  prompt: { text: string; generated: boolean },
+  now: Date,
+  pollToday: boolean,
+): Profile {
   const fieldUpdatedAt: Record<string, Date> = { ...profile.fieldUpdatedAt, total_prompts: now };
   if (pollToday) fieldUpdatedAt.intensity_poll = now;
   return {
@@ -112,13 +156,30 @@ function afterPrompt(profile: Profile, prompt: { text: string; generated: boolea
 }
 
 /** Reminder, auto-feedback and feedback nudge after a prompt; each replaces the pending one. */
-async function armFollowUps(tx: StoreTx, deps: HabitTimerDeps, participant: Participant, conversationId: string, now: Date): Promise<void> {
+async function armFollowUps(
+  tx: StoreTx,
+  deps: HabitTimerDeps,
+  participant: Participant,
+  conversationId: string,
+  now: Date,
+): Promise<void> {
   const payload = { promptSentAt: now.toISOString() };
   const arm = (kind: string, key: string, delayMs: number, extra: object = {}) =>
     delayMs > 0
-      ? tx.scheduleTimer({ id: deps.ids.next('tmr'), kind, conversationId, participantId: participant.id, dedupKey: key, dueAt: later(now, delayMs), payload: { ...payload, ...extra }, createdAt: now })
+      ? tx.scheduleTimer({
+          id: deps.ids.next('tmr'),
+          kind,
+          conversationId,
+          participantId: participant.id,
+          dedupKey: key,
+          dueAt: later(now, delayMs),
+          payload: { ...payload, ...extra },
+          createdAt: now,
+        })
       : Promise.resolve();
   await arm('reminder', timerKeys.reminder(participant.id), deps.delays.reminderMs);
   await arm('auto-feedback', timerKeys.autoFeedback(participant.id), deps.delays.autoFeedbackMs);
-  await arm('feedback-nudge', timerKeys.feedbackNudge(participant.id), deps.delays.feedbackInitialMs, { stage: 'initial' });
+  await arm('feedback-nudge', timerKeys.feedbackNudge(participant.id), deps.delays.feedbackInitialMs, {
+    stage: 'initial',
+  });
 }

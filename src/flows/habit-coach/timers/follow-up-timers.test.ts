@@ -28,7 +28,9 @@ describe('the state-transition timer', () => {
   it('fails (to run again later) instead of completing when the conversation changed under it', async () => {
     const { deps, tx } = depsWithStaleVersion();
     const kind = stateTransitionTimerKind(deps);
-    await expect(kind.handle(timer, { target: 'FEEDBACK' }, { now: NOW, signal: new AbortController().signal })).rejects.toMatchObject({ code: 'version_conflict' });
+    await expect(
+      kind.handle(timer, { target: 'FEEDBACK' }, { now: NOW, signal: new AbortController().signal }),
+    ).rejects.toMatchObject({ code: 'version_conflict' });
     expect(tx.updateConversation).toHaveBeenCalledWith('c1', 3, { subState: 'FEEDBACK' }, NOW);
     expect(tx.completeTimer).not.toHaveBeenCalled();
   });

@@ -4,11 +4,19 @@ import { AppError } from '../../../core/errors.ts';
 import { emptyProfile } from '../../../core/profile.ts';
 import type { StoreTx } from '../../../store/store.ts';
 import { defineTimerKind } from '../../../timers/timer-kinds.ts';
-import { later, repliedSince, timerKeys, whileActive, whileStillActive, type HabitTimerDeps } from './habit-timer-deps.ts';
+import {
+  later,
+  repliedSince,
+  timerKeys,
+  whileActive,
+  whileStillActive,
+  type HabitTimerDeps,
+} from './habit-timer-deps.ts';
 
 export const REMINDER_TEXT = "Friendly check-in: how did today's habit go? Reply whenever you're ready.";
 export const FEEDBACK_NUDGE_TEXT = 'How did it go with your habit today? A one-word answer is plenty.';
-export const FEEDBACK_FOLLOWUP_TEXT = "Just checking in once more about today's habit. Whatever happened, I'd love to hear.";
+export const FEEDBACK_FOLLOWUP_TEXT =
+  "Just checking in once more about today's habit. Whatever happened, I'd love to hear.";
 /** A prompt sent this recently means a newer auto-feedback timer will handle it. */
 const RECENT_PROMPT_MS = 4.5 * 60_000;
 
@@ -23,7 +31,10 @@ export function reminderTimerKind(deps: HabitTimerDeps) {
       await whileActive(deps, timer, async (conversation, participant) => {
         if (await repliedSince(deps.store, conversation.id, promptSentAt)) return;
         await whileStillActive(deps, participant.id, async (tx) => {
-          await deps.outgoing.append(tx, { conversation, participant }, [{ text: REMINDER_TEXT, source: 'timer' }], { now: deps.clock.now(), turnId: null });
+          await deps.outgoing.append(tx, { conversation, participant }, [{ text: REMINDER_TEXT, source: 'timer' }], {
+            now: deps.clock.now(),
+            turnId: null,
+          });
           await tx.completeTimer(timer.id, deps.clock.now()); // with its effects: never sent twice
         });
       });
@@ -41,7 +52,12 @@ export function autoFeedbackTimerKind(deps: HabitTimerDeps) {
         if (conversation.subState === 'FEEDBACK') return;
         const profile = (await deps.store.getProfile(participant.id)) ?? emptyProfile(participant.id, promptSentAt);
         const last = profile.lastPromptSentAt;
-        if (last && last.getTime() > promptSentAt.getTime() && deps.clock.now().getTime() - last.getTime() < RECENT_PROMPT_MS) return;
+        if (
+          last &&
+          last.getTime() > promptSentAt.getTime() &&
+          deps.clock.now().getTime() - last.getTime() < RECENT_PROMPT_MS
+        )
+          return;
         await whileStillActive(deps, participant.id, async (tx) => {
           await moveSubState(tx, conversation, 'FEEDBACK', deps.clock.now());
           await tx.completeTimer(timer.id, deps.clock.now());
@@ -62,13 +78,21 @@ export function feedbackNudgeTimerKind(deps: HabitTimerDeps) {
         await whileStillActive(deps, participant.id, async (tx) => {
           const now = deps.clock.now();
           const text = stage === 'initial' ? FEEDBACK_NUDGE_TEXT : FEEDBACK_FOLLOWUP_TEXT;
-          await deps.outgoing.append(tx, { conversation, participant }, [{ text, source: 'timer' }], { now, turnId: null });
+          await deps.outgoing.append(tx, { conversation, participant }, [{ text, source: 'timer' }], {
+            now,
+            turnId: null,
+          });
           await tx.completeTimer(timer.id, now);
           if (stage === 'initial' && deps.delays.feedbackFollowupMs > 0) {
             await tx.scheduleTimer({
-              id: deps.ids.next('tmr'), kind: 'feedback-nudge', conversationId: conversation.id, participantId: participant.id,
-              dedupKey: timerKeys.feedbackNudge(participant.id), dueAt: later(now, deps.delays.feedbackFollowupMs),
-              payload: { promptSentAt: promptSentAt.toISOString(), stage: 'followup' }, createdAt: now,
+              id: deps.ids.next('tmr'),
+              kind: 'feedback-nudge',
+              conversationId: conversation.id,
+              participantId: participant.id,
+              dedupKey: timerKeys.feedbackNudge(participant.id),
+              dueAt: later(now, deps.delays.feedbackFollowupMs),
+              payload: { promptSentAt: promptSentAt.toISOString(), stage: 'followup' },
+              createdAt: now,
             });
           }
         });
@@ -102,5 +126,9 @@ export function stateTransitionTimerKind(deps: HabitTimerDeps) {
  */
 async function moveSubState(tx: StoreTx, conversation: Conversation, subState: string, now: Date): Promise<void> {
   const updated = await tx.updateConversation(conversation.id, conversation.version, { subState }, now);
-  if (!updated) throw new AppError('version_conflict', `conversation ${conversation.id} changed while its timer ran`, { fault: 'system', retryable: true });
+  if (!updated)
+    throw new AppError('version_conflict', `conversation ${conversation.id} changed while its timer ran`, {
+      fault: 'system',
+      retryable: true,
+    });
 }

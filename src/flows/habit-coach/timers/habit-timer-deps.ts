@@ -46,7 +46,9 @@ export async function whileActive(
   work: (conversation: Conversation, participant: Participant) => Promise<void>,
 ): Promise<boolean> {
   const conversation = await deps.store.getConversation(timer.conversationId);
-  const participant = conversation?.participantId ? await deps.store.getParticipant(conversation.participantId) : undefined;
+  const participant = conversation?.participantId
+    ? await deps.store.getParticipant(conversation.participantId)
+    : undefined;
   if (!conversation || !participant || participant.status !== 'active') return false;
   await work(conversation, participant);
   return true;
@@ -56,7 +58,11 @@ export async function whileActive(
  * A timer's effects, committed only if the participant is still active at commit time (a pause
  * may land while the timer's work, a prompt generation say, was running).
  */
-export function whileStillActive(deps: HabitTimerDeps, participantId: string, work: (tx: StoreTx) => Promise<void>): Promise<void> {
+export function whileStillActive(
+  deps: HabitTimerDeps,
+  participantId: string,
+  work: (tx: StoreTx) => Promise<void>,
+): Promise<void> {
   return deps.store.transaction(async (tx) => {
     if ((await tx.lockParticipant(participantId))?.status === 'active') await work(tx);
   });

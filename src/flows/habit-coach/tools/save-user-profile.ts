@@ -18,9 +18,21 @@ export const saveUserProfileInput = z.object({
   last_blocker: text('Deprecated alias of last_barrier.'),
   last_motivator: text('What helped last time.'),
   last_tweak: text('The small change agreed for next time.'),
-  tone_tags: z.array(z.string().max(50)).max(15).optional().describe('Tone preferences observed, from the tone whitelist.'),
-  tone_update_source: z.enum(['explicit', 'implicit']).optional().describe('"explicit" when the participant asked for it; "implicit" when inferred.'),
-  tone_confidence: z.number().min(0).max(1).optional().describe('How sure you are of an implicit tone observation (0-1).'),
+  tone_tags: z
+    .array(z.string().max(50))
+    .max(15)
+    .optional()
+    .describe('Tone preferences observed, from the tone whitelist.'),
+  tone_update_source: z
+    .enum(['explicit', 'implicit'])
+    .optional()
+    .describe('"explicit" when the participant asked for it; "implicit" when inferred.'),
+  tone_confidence: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe('How sure you are of an implicit tone observation (0-1).'),
 });
 
 /** Field-by-field merge of profile facts, plus tone proposals. */
@@ -28,7 +40,8 @@ export function saveUserProfileTool(state: HabitTurnState) {
   return defineTool({
     name: 'save_user_profile',
     description:
-      'Save facts about the participant to their profile as soon as you learn them. Only non-empty values that differ from the stored ones change anything; empty values never clear a field.',
+      'Save facts about the participant to their profile as soon as you learn them. Only non-empty values that ' +
+      'differ from the stored ones change anything; empty values never clear a field.',
     input: saveUserProfileInput,
     execute: (input) => {
       const { tone_tags, tone_update_source, tone_confidence, ...fields } = input;
@@ -37,11 +50,14 @@ export function saveUserProfileTool(state: HabitTurnState) {
       if (merged.changed.length > 0) {
         state.profile = merged.profile;
         state.profileChanged = true;
-        lines.push(`Saved: ${merged.changed.map((field) => `${field} = "${merged.profile.fields[field]}"`).join(', ')}.`);
+        lines.push(
+          `Saved: ${merged.changed.map((field) => `${field} = "${merged.profile.fields[field]}"`).join(', ')}.`,
+        );
       } else {
         lines.push('No profile field changed (the values were empty or already stored).');
       }
-      if (tone_tags !== undefined) lines.push(applyTone(state, tone_tags, tone_update_source ?? 'implicit', tone_confidence));
+      if (tone_tags !== undefined)
+        lines.push(applyTone(state, tone_tags, tone_update_source ?? 'implicit', tone_confidence));
       const missing = missingFields(state.profile);
       lines.push(missing.length > 0 ? `Still missing: ${missing.join(', ')}.` : 'The intake profile is complete.');
       state.notes.push(`save_user_profile: ${merged.changed.join(', ') || 'no change'}`);
@@ -50,14 +66,24 @@ export function saveUserProfileTool(state: HabitTurnState) {
   });
 }
 
-function applyTone(state: HabitTurnState, rawTags: string[], source: 'explicit' | 'implicit', confidence: number | undefined): string {
+function applyTone(
+  state: HabitTurnState,
+  rawTags: string[],
+  source: 'explicit' | 'implicit',
+  confidence: number | undefined,
+): string {
   const tags = normalizeToneTags(rawTags);
   const dropped = rawTags.length - tags.length;
   const { state: tone, outcome } = updateTone(state.profile.tone, { tags, source, confidence }, state.startedAt);
   const note = dropped > 0 ? ` (${dropped} unknown or repeated tag(s) ignored)` : '';
   switch (outcome) {
     case 'applied':
-      state.profile = { ...state.profile, tone, fieldUpdatedAt: { ...state.profile.fieldUpdatedAt, tone: state.startedAt }, updatedAt: state.startedAt };
+      state.profile = {
+        ...state.profile,
+        tone,
+        fieldUpdatedAt: { ...state.profile.fieldUpdatedAt, tone: state.startedAt },
+        updatedAt: state.startedAt,
+      };
       state.profileChanged = true;
       return `Tone updated${note}; active tone tags: ${tone.active.join(', ') || 'none'}.`;
     case 'rate-limited':

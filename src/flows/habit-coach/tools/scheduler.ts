@@ -8,7 +8,10 @@ import type { HabitTurnState } from '../habit-turn-state.ts';
 
 export const schedulerInput = z.object({
   action: z.enum(['create', 'list', 'delete']),
-  type: z.enum(['fixed', 'random']).optional().describe('For create: a fixed daily time, or a random time in a window each day.'),
+  type: z
+    .enum(['fixed', 'random'])
+    .optional()
+    .describe('For create: a fixed daily time, or a random time in a window each day.'),
   fixed_time: z.string().max(10).optional().describe('For fixed: HH:MM, 24-hour, e.g. "08:00".'),
   random_start_time: z.string().max(10).optional().describe('For random: window start, HH:MM.'),
   random_end_time: z.string().max(10).optional().describe('For random: window end, HH:MM, after the start.'),
@@ -28,7 +31,7 @@ export function schedulerTool(state: HabitTurnState, deps: SchedulerDeps) {
   return defineTool({
     name: 'scheduler',
     description:
-      'Manage daily habit-prompt schedules: create (fixed HH:MM, or random within a window), list, or delete by schedule_id. Times are read in the participant\'s time zone unless timezone is given.',
+      "Manage daily habit-prompt schedules: create (fixed HH:MM, or random within a window), list, or delete by schedule_id. Times are read in the participant's time zone unless timezone is given.",
     input: schedulerInput,
     execute: (input) => {
       switch (input.action) {
@@ -60,7 +63,10 @@ function createSchedule(state: HabitTurnState, deps: SchedulerDeps, input: Sched
     createdAt: state.startedAt,
   };
   const duplicate = state.schedules.find((existing) => sameTiming(existing, schedule));
-  if (duplicate) return toolError(`an identical schedule already exists (${duplicate.id}, ${describeSchedule(duplicate)}). Nothing was created.`);
+  if (duplicate)
+    return toolError(
+      `an identical schedule already exists (${duplicate.id}, ${describeSchedule(duplicate)}). Nothing was created.`,
+    );
   state.schedules.push(schedule);
   state.createdSchedules.push(schedule);
   state.notes.push(`scheduler: created ${schedule.id}`);
@@ -73,8 +79,10 @@ function createSchedule(state: HabitTurnState, deps: SchedulerDeps, input: Sched
 type Times = { error: string } | Pick<Schedule, 'fixedTime' | 'windowStart' | 'windowEnd'>;
 
 function fixedTimes(input: SchedulerInput): Times {
-  if (!input.fixed_time) return { error: 'fixed_time is required for a fixed schedule (HH:MM, 24-hour, e.g. "08:00").' };
-  if (parseClockTime(input.fixed_time) === null) return { error: `fixed_time "${input.fixed_time}" is not a valid HH:MM time (24-hour, e.g. "08:00").` };
+  if (!input.fixed_time)
+    return { error: 'fixed_time is required for a fixed schedule (HH:MM, 24-hour, e.g. "08:00").' };
+  if (parseClockTime(input.fixed_time) === null)
+    return { error: `fixed_time "${input.fixed_time}" is not a valid HH:MM time (24-hour, e.g. "08:00").` };
   return { fixedTime: normalize(input.fixed_time), windowStart: null, windowEnd: null };
 }
 
@@ -86,8 +94,15 @@ function windowTimes(input: SchedulerInput): Times {
   const end = parseClockTime(input.random_end_time);
   if (start === null) return { error: `random_start_time "${input.random_start_time}" is not a valid HH:MM time.` };
   if (end === null) return { error: `random_end_time "${input.random_end_time}" is not a valid HH:MM time.` };
-  if (end <= start) return { error: `random_end_time (${input.random_end_time}) must be after random_start_time (${input.random_start_time}).` };
-  return { fixedTime: null, windowStart: normalize(input.random_start_time), windowEnd: normalize(input.random_end_time) };
+  if (end <= start)
+    return {
+      error: `random_end_time (${input.random_end_time}) must be after random_start_time (${input.random_start_time}).`,
+    };
+  return {
+    fixedTime: null,
+    windowStart: normalize(input.random_start_time),
+    windowEnd: normalize(input.random_end_time),
+  };
 }
 
 function normalize(time: string): string {
@@ -96,7 +111,13 @@ function normalize(time: string): string {
 }
 
 function sameTiming(a: Schedule, b: Schedule): boolean {
-  return a.kind === b.kind && a.fixedTime === b.fixedTime && a.windowStart === b.windowStart && a.windowEnd === b.windowEnd && a.timezone === b.timezone;
+  return (
+    a.kind === b.kind &&
+    a.fixedTime === b.fixedTime &&
+    a.windowStart === b.windowStart &&
+    a.windowEnd === b.windowEnd &&
+    a.timezone === b.timezone
+  );
 }
 
 /** Each schedule with the time its armed timer sends the next prompt (never a fresh draw). */

@@ -18,7 +18,8 @@ export function transitionStateTool(state: HabitTurnState) {
   return defineTool({
     name: 'transition_state',
     description:
-      'Move the conversation to INTAKE (build or repair the profile) or FEEDBACK (follow up on habit prompts), now or after delay_minutes. A new delayed transition replaces a pending one; an immediate one cancels it.',
+      'Move the conversation to INTAKE (build or repair the profile) or FEEDBACK (follow up on habit prompts), ' +
+      'now or after delay_minutes. A new delayed transition replaces a pending one; an immediate one cancels it.',
     input: transitionStateInput,
     execute: ({ target_state, delay_minutes }) => {
       if (delay_minutes === undefined) {
