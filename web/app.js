@@ -201,6 +201,14 @@ function buildDetail() {
   followConversation(state.selectedId);
 }
 
+/** A status event as an operator reads it: the tool and its outcome when there is one, else the text. */
+function operatorStatus(event) {
+  const tool = event.data?.tool;
+  if (!tool) return event.text;
+  if (event.data.phase === 'started') return `${tool}: ${event.text}`;
+  return `${tool} ${event.data.status === 'ok' ? 'done' : 'failed'}`;
+}
+
 /** The live transcript, the streaming reply, the engine's activity and the chat box. */
 function conversationPanel(chat) {
   return el(
@@ -376,7 +384,8 @@ function onStreamEvent(event) {
     bubble.textContent += event.text;
   } else if (event.type === 'status') {
     const activity = $('#activity');
-    activity.prepend(el('li', {}, `${fmtTime(event.at)} · ${event.text}`));
+    // Operators see which tool ran; the person sees only the phrase (the event's text).
+    activity.prepend(el('li', {}, `${fmtTime(event.at)} · ${operatorStatus(event)}`));
     while (activity.children.length > 6) activity.lastChild.remove();
   } else if (event.type === 'final' || event.type === 'resync' || (event.type === 'speaking' && !event.data.speaking)) {
     if (event.type !== 'final' || event.messageId === bubble.dataset.messageId) bubble.hidden = true;
