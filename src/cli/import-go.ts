@@ -1,0 +1,54 @@
+import { parseArgs } from 'node:util';
+import { loadConfig, loadDotEnv } from '../config/config.ts';
+import { randomIds } from '../core/clock.ts';
+import { importGoStudy, reportTable } from '../migration/go/import-go-study.ts';
+import { openStore } from '../store/open-store.ts';
+
+const USAGE =
+  'usage: npm run import:go -- --from <Go state.db path> [--dry-run]   (into DATABASE_URL; DEFAULT_PHONE_REGION reads numbers without a country code)';
+
+/** Imports a Go PromptPipe study (its SQLite database, read-only) into this server's database. */
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      from: { type: 'string' },
+      'dry-run': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help || !values.from) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  if (/^postgres(ql)?:\/\//.test(values.from)) {
+    console.error(
+      'a PostgreSQL Go database is not read yet (docs/decisions/014-go-migration.md): point --from at a SQLite copy',
+    );
+    return 2;
+  }
+  const config = loadConfig(loadDotEnv('.env', process.env));
+  const store = await openStore(config.database.url, config.database);
+  try {
+    const report = await importGoStudy(store, values.from, {
+      dryRun: values['dry-run'],
+      region: config.conversation.phoneRegion,
+      ids: randomIds,
+      now: new Date(),
+      prepMinutes: config.habit.prepMinutes,
+      random: Math.random,
+      channel: config.whatsapp ? 'whatsapp' : config.twilio ? 'twilio' : 'webhook',
+    });
+    console.log(reportTable(report, values['dry-run']));
+    return report.problems.length > 0 ? 1 : 0;
+  } finally {
+    await store.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`import failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

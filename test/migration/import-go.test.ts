@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomIds } from '../../src/core/clock.ts';
+import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
+import { importGoStudy } from '../../src/migration/go/import-go-study.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import { sayAndWait, startTestServer, tempSqliteUrl, type TestServer } from '../kit/test-server.ts';
+
+// A copy of ../shared/fixtures/go-promptpipe/state.db (its README documents every format).
+const FIXTURE = new URL('../fixtures/go-promptpipe/state.db', import.meta.url).pathname;
+const NOW = new Date('2026-03-20T12:00:00Z');
+const url = tempSqliteUrl();
+const options = {
+  region: 'US' as const,
+  ids: randomIds,
+  now: NOW,
+  prepMinutes: 10,
+  random: () => 0.5,
+  channel: 'webhook',
+};
+let server: TestServer;
+
+beforeAll(async () => {
+  const store = await openStore(url);
+  try {
+    const dry = await importGoStudy(store, FIXTURE, { ...options, dryRun: true });
+    expect(dry.imported).toHaveLength(6);
+    expect(await store.countParticipants()).toBe(0); // a dry run writes nothing
+    const first = await importGoStudy(store, FIXTURE, { ...options, dryRun: false });
+    expect(first).toMatchObject({ skipped: [], problems: [] });
+    const second = await importGoStudy(store, FIXTURE, { ...options, dryRun: false });
+    expect(second).toMatchObject({ imported: [], problems: [] });
+    expect(second.skipped).toHaveLength(6); // a second run changes nothing
+  } finally {
+    await store.close();
+  }
+  // Which module answered, by its prompt: the follow-up on daily prompts, or the intake conversation.
+  const provider = createScriptedProvider((request) => ({
+    text: `${/following up on a person's daily habit/.test(request.messages[0]?.content ?? '') ? 'feedback' : 'intake'}: ${request.messages.at(-1)?.content}`,
+  }));
+  server = await startTestServer({ DATABASE_URL: url, CLOCK: 'virtual', CLOCK_START: NOW.toISOString() }, { provider });
+});
+afterAll(() => server?.close());
+
+const participants = async () =>
+  (await server.request('GET', '/conversation/participants')).body.result as Array<Record<string, any>>;
+
+describe('a Go PromptPipe study imported', () => {
+  it('keeps every participant with an E.164 phone, their status, sub-state, profile and history', async () => {
+    const list = await participants();
+    expect(list.map((p) => [p.phone_number, p.name, p.status, p.sub_state, p.timezone])).toEqual([
+      ['+14165550101', 'Maya Chen', 'active', 'FEEDBACK', 'America/Toronto'],
+      ['+16135550142', 'Chloé Dubois', 'completed', 'FEEDBACK', 'America/Toronto'],
+      ['+442079460958', 'Daniel Okafor', 'active', 'FEEDBACK', 'Europe/London'],
+      ['+16475550187', 'Priya Nair', 'paused', 'FEEDBACK', 'UTC'],
+      ['+12125550147', 'Tom Becker', 'withdrawn', 'FEEDBACK', null],
+      ['+16045550199', null, 'active', 'INTAKE', null],
+    ]);
+    const maya = list[0]!;
+    const profile = await server.store.getProfile(maya.id);
+    expect(profile).toMatchObject({
+      successCount: 12,
+      totalPrompts: 17,
+      intensity: 'normal',
+      tone: { active: ['concise'] },
+    });
+    const history = (await server.request('GET', `/conversation/participants/${maya.id}/history?all=true`)).body.result
+      .messages;
+    expect(history).toHaveLength(50);
+    expect(history.every((message: { text: string }) => !message.text.startsWith('<Hint:'))).toBe(true);
+  });
+
+  it("arms the next daily prompt at the imported time in the schedule's zone, only for active participants", async () => {
+    const [maya, chloe] = await participants();
+    const timers = await server.store.listPendingTimers(maya!.id);
+    // 08:30 Toronto minus the 10-minute prep: 08:20 EDT, the same day (it is 08:00 there) = 12:20 UTC.
+    expect(timers.map((timer) => [timer.kind, timer.dueAt.toISOString()])).toEqual([
+      ['daily-prompt', '2026-03-20T12:20:00.000Z'],
+    ]);
+    expect(await server.store.listPendingTimers(chloe!.id)).toEqual([]);
+  });
+
+  it('continues a feedback conversation and an intake where they were', async () => {
+    expect(await sayAndWait(server, '+14165550101', 'did it today')).toEqual(['feedback: did it today']);
+    expect(await sayAndWait(server, '+16045550199', 'mornings work best')).toEqual(['intake: mornings work best']);
+  });
+});
