@@ -1,4 +1,5 @@
 import { loadConfig, loadDotEnv, ConfigError } from './config/config.ts';
+import { describeError, isStoreUnavailable } from './core/errors.ts';
 import { createLogger } from './core/logger.ts';
 import { startServer } from './server.ts';
 
@@ -43,12 +44,35 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
+/** The start-up failures people cause by configuration, said in their terms; undefined for the rest. */
+function startupProblem(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const env = process.env;
+  if (code === 'EADDRINUSE')
+    return `PORT ${env.PORT ?? '8080'} is already in use on ${env.HOST ?? '127.0.0.1'}: stop the other server or set PORT`;
+  if (code === 'EACCES') return `PORT ${env.PORT ?? '8080'} needs privileges on this machine: use a PORT above 1023`;
+  if (code === 'EADDRNOTAVAIL') return `HOST ${env.HOST ?? ''} is not an address of this machine`;
+  if (isStoreUnavailable(error))
+    return `DATABASE_URL: ${(error as Error).message.replace(/; retry shortly$/, '')} (${describeError((error as Error).cause)})`;
+  if (code === 'ENOTFOUND' || code === 'ECONNREFUSED')
+    return `DATABASE_URL: the database cannot be reached (${describeError(error)})`;
+  if (/password authentication failed|database ".*" does not exist|role ".*" does not exist/.test(describeError(error)))
+    return `DATABASE_URL: ${describeError(error)}`;
+  return undefined;
+}
+
 main().catch((error) => {
   // Configuration files (assistant profiles, MCP servers) are read as the server starts.
   if (error instanceof ConfigError) {
     process.stderr.write(`PromptPipe cannot start: invalid configuration\n${error.message}\n`);
     process.exit(78);
   }
-  process.stderr.write(`PromptPipe failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  const known = startupProblem(error);
+  // A problem a newcomer can fix gets one line naming the variable; anything else its stack.
+  process.stderr.write(
+    known
+      ? `PromptPipe cannot start: ${known}\n`
+      : `PromptPipe failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -1,0 +1,54 @@
+import { execFile } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+
+/** Starts src/main.ts as a newcomer would, expecting it to refuse; resolves with its stderr. */
+async function refusedStart(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
+  try {
+    await run(
+      process.execPath,
+      ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', 'src/main.ts'],
+      {
+        env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'silent', DATABASE_URL: 'sqlite::memory:', ...env },
+        timeout: 20_000,
+      },
+    );
+    throw new Error('the server started');
+  } catch (error) {
+    const failed = error as { code: number; stderr: string };
+    return { code: failed.code, stderr: failed.stderr };
+  }
+}
+
+describe('start-up problems a newcomer causes', () => {
+  it('say in one line which variable is wrong: a port in use, a database that cannot be reached or does not exist', async () => {
+    const taken = http.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const inUse = await refusedStart({ PORT: String(port) });
+      expect(inUse).toEqual({
+        code: 1,
+        stderr: `PromptPipe cannot start: PORT ${port} is already in use on 127.0.0.1: stop the other server or set PORT\n`,
+      });
+    } finally {
+      taken.close();
+    }
+    const unreachable = await refusedStart({
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:9/none',
+      DATABASE_CONNECT_TIMEOUT_MS: '2000',
+    });
+    expect(unreachable.stderr).toMatch(
+      /^PromptPipe cannot start: DATABASE_URL: the database cannot be reached \(connect ECONNREFUSED 127\.0\.0\.1:9\)\n$/,
+    );
+    const bad = await refusedStart({ PORT: 'eighty' });
+    expect(bad).toMatchObject({
+      code: 78,
+      stderr: expect.stringMatching(/^PromptPipe cannot start: invalid configuration\nPORT: /),
+    });
+  });
+});
