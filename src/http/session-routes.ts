@@ -58,6 +58,11 @@ export const sessionMessageBody = z.discriminatedUnion('type', [
 ]);
 const resyncBody = z.strictObject({ lastEventId: z.number().int().nonnegative() });
 const startBody = z.strictObject({ flow: z.string().min(1).max(40) });
+const sessionListQuery = z.strictObject({
+  flow: z.string().min(1).max(40).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
 /** What a client may send on the socket. */
 export const socketFrame = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('resync'), lastEventId: z.number().int().nonnegative() }),
@@ -154,6 +159,34 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
   });
 
   resource(app, '/api/conversations', {
+    GET: {
+      schema: {
+        tags,
+        summary:
+          'Web sessions, newest first (?flow=, ?limit=, ?offset=): flow, state, created at, last activity; total and a next link',
+        querystring: jsonSchema(sessionListQuery),
+      },
+      handler: async (request, reply) => {
+        const query = parseRequest(sessionListQuery, request.query, 'query');
+        const { sessions, total } = await deps.store.listSessions(query);
+        const nextOffset = query.offset + sessions.length;
+        const params = new URLSearchParams({
+          limit: String(query.limit),
+          offset: String(nextOffset),
+          ...(query.flow ? { flow: query.flow } : {}),
+        });
+        const next = nextOffset < total ? `/api/conversations?${params}` : null;
+        if (next) void reply.header('link', `<${next}>; rel="next"`);
+        const result = sessions.map((session) => ({
+          id: session.id,
+          flow: session.flow,
+          state: session.state,
+          created_at: session.createdAt.toISOString(),
+          last_activity_at: session.lastActivityAt.toISOString(),
+        }));
+        return { ...ok(undefined, result), total, limit: query.limit, offset: query.offset, next };
+      },
+    },
     POST: {
       schema: {
         tags,

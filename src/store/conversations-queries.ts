@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Conversation } from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
@@ -11,6 +11,7 @@ type ConversationOperations = Pick<
   | 'insertConversation'
   | 'getConversation'
   | 'findConversationByParticipant'
+  | 'listSessions'
   | 'updateConversation'
   | 'setConversationChannel'
 >;
@@ -50,6 +51,31 @@ export function conversationQueries(ctx: QueryContext): ConversationOperations {
     async getConversation(id) {
       const row = await byId.first(ctx, { id });
       return row && toConversation(row);
+    },
+
+    async listSessions(filter) {
+      let query = db.selectFrom('conversations as c').where('c.participant_id', 'is', null);
+      if (filter.flow) query = query.where('c.flow', '=', filter.flow);
+      const [rows, count] = await Promise.all([
+        query
+          .selectAll('c')
+          .select(
+            sql<number | null>`(select max(m.created_at) from messages m where m.conversation_id = c.id)`.as(
+              'last_message_at',
+            ),
+          )
+          .orderBy('c.created_at', 'desc')
+          .orderBy('c.id')
+          .limit(filter.limit)
+          .offset(filter.offset)
+          .execute(),
+        query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      ]);
+      const sessions = rows.map((row) => ({
+        ...toConversation(row),
+        lastActivityAt: fromMs(row.last_message_at ?? row.created_at),
+      }));
+      return { sessions, total: Number(count.n) };
     },
 
     async findConversationByParticipant(participantId) {

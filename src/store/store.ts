@@ -62,6 +62,15 @@ export interface StoreOperations {
   getConversation(id: string): Promise<Conversation | undefined>;
   findConversationByParticipant(participantId: string): Promise<Conversation | undefined>;
   /**
+   * Web sessions (conversations without a participant), newest first, each with the time of its
+   * last message (its creation when it has none), and how many there are in all.
+   */
+  listSessions(filter: {
+    flow?: string;
+    limit: number;
+    offset: number;
+  }): Promise<{ sessions: Array<Conversation & { lastActivityAt: Date }>; total: number }>;
+  /**
    * Writes `patch` and increments the version when the stored version is `expectedVersion`.
    * Returns the new row, or undefined when the version did not match (someone else wrote first).
    */

@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../kit/test-server.ts';
+import { openWebSession } from '../kit/web-session.ts';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+describe('GET /api/conversations', () => {
+  it('lists web sessions newest first with their last activity, by flow, a page at a time', async () => {
+    const first = await openWebSession(server, 'echo');
+    const second = await openWebSession(server, 'echo');
+    const desk = await openWebSession(server, 'service-desk');
+    await first.say('still here');
+    const all = await server.request('GET', '/api/conversations');
+    expect(all.body).toMatchObject({ status: 'ok', total: 3, next: null });
+    expect(all.body.result.map((session: { id: string }) => session.id)).toEqual([desk.id, second.id, first.id]);
+    const latest = all.body.result[2];
+    expect(Date.parse(latest.last_activity_at)).toBeGreaterThan(Date.parse(latest.created_at));
+    const echoes = await server.request('GET', '/api/conversations?flow=echo&limit=1');
+    expect(echoes.body).toMatchObject({
+      total: 2,
+      next: '/api/conversations?limit=1&offset=1&flow=echo',
+      result: [{ id: second.id, flow: 'echo' }],
+    });
+    expect(echoes.headers.get('link')).toBe('</api/conversations?limit=1&offset=1&flow=echo>; rel="next"');
+    expect(await server.request('GET', '/api/conversations?limit=0')).toMatchObject({
+      status: 400,
+      body: { field: 'limit' },
+    });
+  });
+});
