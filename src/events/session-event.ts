@@ -4,7 +4,7 @@ import { z } from 'zod';
  * The session stream's wire protocol (spec 004 "Event protocol"), defined once. Every event a
  * client receives, over WebSocket or SSE, parses with `sessionEventSchema`.
  */
-export const EVENT_TYPES = ['token', 'status', 'final', 'error', 'resync', 'speaking', 'pong'] as const;
+export const EVENT_TYPES = ['token', 'status', 'final', 'error', 'resync', 'speaking', 'pong', 'ack'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const EVENT_ROLES = ['assistant', 'system'] as const;
 
@@ -72,6 +72,17 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ ...common, type: z.literal('speaking'), data: z.object({ speaking: z.boolean() }) }),
   /** The answer to a client's `ping` frame, to that client only (like `error` and `resync`: seq 0, not logged). */
   z.object({ ...common, type: z.literal('pong') }),
+  /** The answer to a client's input frame (a message, a transcript, a barge-in), to that client only. */
+  z.object({
+    ...common,
+    type: z.literal('ack'),
+    data: z.object({
+      ref: z.string().nullable(),
+      inboxId: z.string().optional(),
+      duplicate: z.boolean().optional(),
+      interrupted: z.boolean().optional(),
+    }),
+  }),
 ]);
 export type SessionEvent = z.output<typeof sessionEventSchema>;
 

@@ -12,6 +12,7 @@ import { conversationSummary } from '../events/conversation-summary.ts';
 import type { EventHub } from '../events/event-hub.ts';
 import type { SessionEvent } from '../events/session-event.ts';
 import type { Store } from '../store/store.ts';
+import { principalOf, type Principal } from './auth.ts';
 import { errorBody, parseRequest } from './http-errors.ts';
 import { jsonSchema } from './participant-schemas.ts';
 import { ok } from './participant-routes.ts';
@@ -64,10 +65,25 @@ const sessionListQuery = z.strictObject({
   offset: z.coerce.number().int().min(0).default(0),
 });
 /** What a client may send on the socket. */
+const ref = z.string().min(1).max(100).optional();
+const spoken = z.string().trim().min(1, 'must not be empty').max(32_000);
 export const socketFrame = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('resync'), lastEventId: z.number().int().nonnegative() }),
   z.strictObject({ type: z.literal('ping') }),
+  // The same inputs as POST …/message, each answered with an `ack` carrying the client's `ref`.
+  z.strictObject({ type: z.literal('message'), text: spoken, message_id: z.string().min(1).max(200).optional(), ref }),
+  z.strictObject({
+    type: z.literal('final_transcript'),
+    text: spoken,
+    message_id: z.string().min(1).max(200).optional(),
+    ref,
+  }),
+  z.strictObject({ type: z.literal('barge_in'), ref }),
 ]);
+export type InputFrame = Extract<z.output<typeof socketFrame>, { type: 'message' | 'final_transcript' | 'barge_in' }>;
+/** Handles a client's input frame; undefined for a socket that may only read. */
+export type SocketInput =
+  ((frame: InputFrame) => Promise<{ inboxId?: string; duplicate?: boolean; interrupted?: boolean }>) | undefined;
 
 /** The bits of a `ws` socket the stream uses (the plugin's types are not installed). */
 export interface Socket {
@@ -136,7 +152,13 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
       try {
         const conversation = await conversationOf(request);
         const { lastEventId } = parseRequest(cursorQuery, request.query, 'query');
-        streamToSocket(socket, deps.events, conversation.id, lastEventId ?? null);
+        streamToSocket(
+          socket,
+          deps.events,
+          conversation.id,
+          lastEventId ?? null,
+          socketInput(deps, conversation, principalOf(request)),
+        );
       } catch (error) {
         socket.send(JSON.stringify(errorEvent('', error)));
         socket.close(1008, 'bad request');
@@ -313,7 +335,25 @@ function errorEvent(conversationId: string, error: unknown): SessionEvent {
   return { type: 'error', ...clientOnly(conversationId), text: message, data: { code, ...(field ? { field } : {}) } };
 }
 
-export function streamToSocket(socket: Socket, events: EventHub, conversationId: string, cursor: number | null): void {
+/** What a socket's principal may send: the operator and a client token with "write" may; a ticket only reads. */
+function socketInput(deps: SessionRouteDeps, conversation: Conversation, principal: Principal): SocketInput {
+  const canWrite = principal.kind === 'admin' || (principal.kind === 'client' && principal.scopes.includes('write'));
+  if (!canWrite) return undefined;
+  return async (frame) => {
+    if (frame.type === 'barge_in') return { interrupted: deps.engine.interrupt(conversation.id) };
+    const outcome = await submitText(deps, conversation, frame.text, frame.message_id ?? null);
+    refuseReusedMessageId(outcome, frame.message_id);
+    return { inboxId: outcome.inboxId, duplicate: outcome.duplicate };
+  };
+}
+
+export function streamToSocket(
+  socket: Socket,
+  events: EventHub,
+  conversationId: string,
+  cursor: number | null,
+  input?: SocketInput,
+): void {
   let detach: (() => void) | undefined;
   let closed = false;
   const send = (event: SessionEvent) => {
@@ -366,8 +406,22 @@ export function streamToSocket(socket: Socket, events: EventHub, conversationId:
     if (verdict === 'drop') return;
     const frame = parseFrame(String(data));
     if (!frame.success) return send(errorEvent(conversationId, frame.error));
-    if (frame.data.type === 'resync') follow(frame.data.lastEventId);
-    else send({ type: 'pong', ...clientOnly(conversationId) });
+    const parsed = frame.data;
+    if (parsed.type === 'resync') return follow(parsed.lastEventId);
+    if (parsed.type === 'ping') return send({ type: 'pong', ...clientOnly(conversationId) });
+    if (!input)
+      return send(
+        errorEvent(
+          conversationId,
+          new AppError('forbidden', `type: ${parsed.type} needs the "write" scope; this socket may only read`, {
+            field: 'type',
+          }),
+        ),
+      );
+    void input(parsed).then(
+      (result) => send({ type: 'ack', ...clientOnly(conversationId), data: { ref: parsed.ref ?? null, ...result } }),
+      (error: unknown) => send(errorEvent(conversationId, error)),
+    );
   });
   socket.on('close', () => {
     closed = true;
