@@ -17,7 +17,8 @@ export interface TurnNarration {
   /** After the turn committed: announce what it wrote, stop speaking. */
   committed(turnId: string): Promise<void>;
   /** The turn was interrupted (barge-in) or failed before committing: stop speaking. */
-  cancelled(reason: 'interrupted' | 'failed'): Promise<void>;
+  /** `code`: why a failed turn failed (an error code), for the `error` event a client shows. */
+  cancelled(reason: 'interrupted' | 'failed', code?: string): Promise<void>;
 }
 
 export interface Narrator {

@@ -10,7 +10,7 @@ import type {
   TurnRecord,
 } from '../core/domain.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
-import { AppError, describeError, isModelUnavailable } from '../core/errors.ts';
+import { AppError, describeError, isAppError, isModelUnavailable } from '../core/errors.ts';
 import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
 import type { Store, StoreTx } from '../store/store.ts';
 import {
@@ -181,7 +181,7 @@ export class TurnRunner {
       await (interrupted ? narration?.cancelled('interrupted') : narration?.committed(turnId));
       return { turnId, status, reply, ...(handOff.length > 0 ? { handedOff: true } : {}) };
     } catch (error) {
-      await narration?.cancelled('failed');
+      await narration?.cancelled('failed', isAppError(error) ? error.code : 'internal');
       throw error;
     }
   }

@@ -100,9 +100,20 @@ class EventNarration implements TurnNarration {
     await this.#hub.setSpeaking(this.#conversationId, false, this.#turnNo, this.#messageId);
   }
 
-  async cancelled(reason: 'interrupted' | 'failed'): Promise<void> {
+  async cancelled(reason: 'interrupted' | 'failed', code = 'internal'): Promise<void> {
     this.#close();
     await this.#hub.setSpeaking(this.#conversationId, false, this.#turnNo, this.#messageId);
+    if (reason === 'failed') {
+      // The message is kept: the engine runs the turn again, or answers it with an apology.
+      await this.#hub.emit(this.#conversationId, {
+        type: 'error',
+        role: 'system',
+        turnId: this.#turnNo,
+        messageId: this.#messageId,
+        text: 'This reply did not complete; the message is kept.',
+        data: { code },
+      });
+    }
     if (reason === 'interrupted') {
       await this.#hub.emit(this.#conversationId, {
         type: 'status',

@@ -6,6 +6,7 @@ import {
   type FakeAnswer,
   type FakeOpenAiServer,
 } from '../kit/fake-openai-server.ts';
+import { EventClient } from '../kit/event-client.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 
@@ -44,10 +45,10 @@ const say = (phone: string, text: string) => server.request('POST', '/conversati
 
 describe('a model outage', () => {
   it('keeps messages waiting, tells the person once, and answers everything in order once the model is back', async () => {
-    expect(
-      (await server.request('POST', '/conversation/participants', { phone_number: PHONE, name: 'Ada' })).status,
-    ).toBe(201);
+    const enrolled = await server.request('POST', '/conversation/participants', { phone_number: PHONE, name: 'Ada' });
+    expect(enrolled.status).toBe(201);
     await waitFor(() => texts(PHONE).length === 1, { what: 'the greeting' });
+    const stream = await EventClient.connect(server.url, enrolled.body.result.id);
 
     model.down = true;
     expect((await say(PHONE, 'first')).status).toBe(202);
@@ -64,6 +65,9 @@ describe('a model outage', () => {
       body: { status: 'degraded', model_status: { state: 'failing', lastErrorTransient: true } },
     });
     expect(texts(LATE)).toEqual([]);
+    // A client following the conversation sees each failed attempt end with an error event.
+    await waitFor(() => stream.of('error').length > 0, { what: 'an error event' });
+    expect(stream.of('error')[0]).toMatchObject({ data: { code: 'llm_unavailable' } });
 
     model.down = false;
     await waitFor(() => texts(PHONE).length === 4 && texts(LATE).length === 1, {
@@ -73,6 +77,7 @@ describe('a model outage', () => {
     await server.settle();
     expect(texts(PHONE)).toEqual(['welcome', MODEL_OUTAGE_NOTICE, 'echo: first', 'echo: second']);
     expect(texts(LATE)).toEqual(['welcome']);
+    stream.close();
     expect((await server.request('GET', '/health')).body).toMatchObject({
       status: 'ok',
       model_status: { state: 'ok', consecutiveFailures: 0 },
