@@ -16,7 +16,7 @@ import { FailureLimiter } from './failure-limiter.ts';
 import { TokenSigner } from './signed-token.ts';
 import { tokenRoutes } from './token-routes.ts';
 import { errorBody, handleError } from './http-errors.ts';
-import { checkStore } from './store-health.ts';
+import { checkStore, HEALTH_TIMEOUT_MS } from './store-health.ts';
 import { adminRoutes } from './admin-routes.ts';
 import { consoleRoutes } from './console-routes.ts';
 import { inboundRoutes } from './inbound-routes.ts';
@@ -177,6 +177,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           model: deps.model,
           ...(model ? { model_status: model } : {}),
           backlog: deps.engine.backlog,
+          ...(health.ok ? { queues: await queuesOf(deps, deps.healthTimeoutMs) } : {}),
         };
         return reply.status(health.ok ? 200 : 503).send(body);
       },
@@ -197,4 +198,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.whatsapp) whatsappRoutes(app, { ...deps, whatsapp: deps.whatsapp });
   if (deps.twilio) twilioRoutes(app, { ...deps, twilio: deps.twilio });
   return app;
+}
+
+/**
+ * What waits, for `/health`: pending messages and deliveries, timers past due, and how old the
+ * oldest of each is (seconds, on the conversation clock). Null when the store does not answer in time.
+ */
+async function queuesOf(deps: AppDeps, timeoutMs = HEALTH_TIMEOUT_MS) {
+  const now = deps.clock.now();
+  const age = (date: Date | null) => (date ? Math.max(0, Math.round((now.getTime() - date.getTime()) / 1000)) : null);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
+  try {
+    const backlog = await Promise.race([deps.store.backlog(now).catch(() => null), late]);
+    if (!backlog) return null;
+    return {
+      turns: deps.engine.backlog,
+      inbox_pending: backlog.inboxPending,
+      oldest_inbox_age_s: age(backlog.oldestInboxAt),
+      outbox_pending: backlog.outboxPending,
+      oldest_outbox_age_s: age(backlog.oldestOutboxAt),
+      timers_overdue: backlog.timersOverdue,
+      timer_lateness_s: age(backlog.oldestOverdueTimerAt),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -16,6 +16,7 @@ import { contactQueries } from './contacts-queries.ts';
 import { leaseQueries } from './leases-queries.ts';
 import { searchQueries } from './search-queries.ts';
 import { virtualClockQueries } from './virtual-clock-queries.ts';
+import { backlogQueries } from './backlog-queries.ts';
 
 /** Every operation of the port, bound to one query context (the store's pool, or a transaction). */
 export function storeOperations(ctx: QueryContext): StoreOperations {
@@ -34,6 +35,7 @@ export function storeOperations(ctx: QueryContext): StoreOperations {
     ...leaseQueries(ctx),
     ...searchQueries(ctx),
     ...virtualClockQueries(ctx),
+    ...backlogQueries(ctx),
   };
 }
 

@@ -263,6 +263,15 @@ export interface StoreOperations {
   eventRange(
     conversationId: string,
   ): Promise<{ first: number; last: number; lastTurnNo: number | null; lastMessageSeq: number | null } | undefined>;
+  /** What waits right now: pending inbox and outbox rows, timers past due, and the oldest of each. */
+  backlog(now: Date): Promise<{
+    inboxPending: number;
+    oldestInboxAt: Date | null;
+    outboxPending: number;
+    oldestOutboxAt: Date | null;
+    timersOverdue: number;
+    oldestOverdueTimerAt: Date | null;
+  }>;
   /** Deletes the events with seq < `beforeSeq`; returns how many went. */
   pruneEvents(conversationId: string, beforeSeq: number): Promise<number>;
 }

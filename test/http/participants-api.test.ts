@@ -274,6 +274,17 @@ describe('participant resource', () => {
       status: 200,
       body: { status: 'ok', store: 'sqlite', store_ok: true, model: { provider: 'scripted' } },
     });
+    // Nothing waits once the enrolments above are answered and delivered.
+    await server.settle();
+    expect((await server.request('GET', '/health')).body.queues).toEqual({
+      turns: 0,
+      inbox_pending: 0,
+      oldest_inbox_age_s: null,
+      outbox_pending: 0,
+      oldest_outbox_age_s: null,
+      timers_overdue: 0,
+      timer_lateness_s: null,
+    });
     const openapi = await server.request('GET', '/openapi.json');
     expect(openapi.body.openapi).toMatch(/^3\./);
     const enrolSchema =

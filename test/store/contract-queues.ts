@@ -148,6 +148,33 @@ export function queuesContract(store: () => Store): void {
     });
   });
 
+  describe('backlog', () => {
+    it('counts what waits (pending inbox and outbox, timers past due) and dates the oldest of each', async () => {
+      const { p, c } = await setup();
+      expect(await store().backlog(at(10_000))).toEqual({
+        inboxPending: 0,
+        oldestInboxAt: null,
+        outboxPending: 0,
+        oldestOutboxAt: null,
+        timersOverdue: 0,
+        oldestOverdueTimerAt: null,
+      });
+      await store().insertInbox(inboxItem({ receivedAt: at(1000) }));
+      await store().insertInbox(inboxItem({ receivedAt: at(3000) }));
+      await store().enqueueOutbox([outboxItem(c.id, { createdAt: at(2000) })]);
+      await store().scheduleTimer(timer(c.id, p.id, { dedupKey: 'overdue:1', dueAt: at(4000) }));
+      await store().scheduleTimer(timer(c.id, p.id, { dedupKey: 'future:1', dueAt: at(20_000) }));
+      expect(await store().backlog(at(10_000))).toEqual({
+        inboxPending: 2,
+        oldestInboxAt: at(1000),
+        outboxPending: 1,
+        oldestOutboxAt: at(2000),
+        timersOverdue: 1,
+        oldestOverdueTimerAt: at(4000),
+      });
+    });
+  });
+
   describe('inbox', () => {
     it('records once per channel message id and returns the earlier item for duplicates', async () => {
       const { p, c } = await setup();
