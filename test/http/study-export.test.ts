@@ -112,3 +112,18 @@ describe('spreadsheetSafe', () => {
       expect(spreadsheetSafe(plain), plain).toBe(plain);
   });
 });
+
+describe('writeStudyExport (npm run export)', () => {
+  it('writes the same files as the download, straight from the database', async () => {
+    const { mkdtempSync, readFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { writeStudyExport } = await import('../../src/flows/habit-coach/study-export.ts');
+    const directory = join(mkdtempSync(join(tmpdir(), 'export-')), 'study');
+    const written = await writeStudyExport(server.store, { deidentify: false }, directory);
+    const downloaded = await exportFiles();
+    expect(written).toEqual([...downloaded.keys()]);
+    for (const name of written)
+      expect(readFileSync(join(directory, name), 'utf8'), name).toBe(downloaded.get(name)!.text);
+  });
+});

@@ -1,4 +1,8 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import yazl from 'yazl';
 import type {
@@ -280,6 +284,36 @@ export interface ExportOptions {
   deidentify: boolean;
 }
 
+/** Each file of the export as a stream of CSV text, in order, the codebook last. */
+export function exportFiles(store: Store, options: ExportOptions): Array<{ name: string; csv: Readable }> {
+  const kept = (columns: ReadonlyArray<Column<never>>) =>
+    columns.filter((column) => !(options.deidentify && column.personal));
+  const file = (name: string, source: Readable, columns: ReadonlyArray<{ name: string }>) => {
+    const csv = source.pipe(csvWriter(columns));
+    // A file that fails half-way (the database went away) fails its CSV stream, never ends it short.
+    source.on('error', (error) => csv.destroy(error));
+    return { name, csv };
+  };
+  const codebook = EXPORT_FILES.flatMap((exported) =>
+    kept(exported.columns).map((column) => [exported.name, column.name, column.type, column.meaning]),
+  );
+  return [
+    ...EXPORT_FILES.map((exported) =>
+      file(
+        exported.name,
+        Readable.from(fileRows(store, exported, kept(exported.columns), options)),
+        kept(exported.columns),
+      ),
+    ),
+    file('codebook.csv', Readable.from(codebook), [
+      { name: 'file' },
+      { name: 'column' },
+      { name: 'type' },
+      { name: 'meaning' },
+    ]),
+  ];
+}
+
 /**
  * The study as a ZIP of CSV files (RFC 4180, UTF-8, a header row each) and `codebook.csv`,
  * streamed: participants are read a page at a time and each file is written as it is read, so
@@ -288,29 +322,23 @@ export interface ExportOptions {
 export function studyExport(store: Store, options: ExportOptions): Readable {
   const zip = new yazl.ZipFile();
   const output = new PassThrough();
-  // A file that fails half-way (the database went away) ends the download with an error, never a short ZIP.
-  const add = (rows: Readable, columns: ReadonlyArray<{ name: string }>, name: string) => {
-    rows.on('error', (error) => output.destroy(error));
-    zip.addReadStream(rows.pipe(csvWriter(columns)), name);
-  };
-  const kept = (columns: ReadonlyArray<Column<never>>) =>
-    columns.filter((column) => !(options.deidentify && column.personal));
-  for (const exported of EXPORT_FILES)
-    add(
-      Readable.from(fileRows(store, exported, kept(exported.columns), options)),
-      kept(exported.columns),
-      exported.name,
-    );
-  const codebook = EXPORT_FILES.flatMap((exported) =>
-    kept(exported.columns).map((column) => [exported.name, column.name, column.type, column.meaning]),
-  );
-  add(
-    Readable.from(codebook),
-    [{ name: 'file' }, { name: 'column' }, { name: 'type' }, { name: 'meaning' }],
-    'codebook.csv',
-  );
+  for (const { name, csv } of exportFiles(store, options)) {
+    csv.on('error', (error) => output.destroy(error)); // the download ends with an error, never a short ZIP
+    zip.addReadStream(csv, name);
+  }
   zip.end();
   return zip.outputStream.pipe(output);
+}
+
+/** The same files written into `directory` (created if missing), one after another. */
+export async function writeStudyExport(store: Store, options: ExportOptions, directory: string): Promise<string[]> {
+  await mkdir(directory, { recursive: true });
+  const written: string[] = [];
+  for (const { name, csv } of exportFiles(store, options)) {
+    await pipeline(csv, createWriteStream(join(directory, name)));
+    written.push(name);
+  }
+  return written;
 }
 
 function csvWriter(columns: ReadonlyArray<{ name: string }>) {
