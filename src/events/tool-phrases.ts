@@ -12,7 +12,7 @@ const STARTED: Record<string, string> = {
   reschedule_appointment: 'Moving the appointment…',
   create_appointment: 'Booking the appointment…',
   open_invoices: 'Looking up your bills…',
-  escalate: 'Passing this to a colleague…',
+  escalate: 'Opening a support ticket…',
   service_policy: 'Checking our policy…',
   calculator: 'Calculating…',
   current_time: 'Checking the time…',
@@ -21,7 +21,7 @@ const STARTED: Record<string, string> = {
   delete_note: 'Deleting a note…',
   recall_conversation: 'Remembering what we talked about…',
   save_user_profile: 'Noting that down…',
-  scheduler: 'Setting up your reminders…',
+  scheduler: 'Setting up your daily prompts…',
   generate_habit_prompt: 'Writing your prompt…',
   transition_state: 'One moment…',
 };
