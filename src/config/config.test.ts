@@ -287,6 +287,12 @@ describe('loadConfig errors', () => {
     ['ASSISTANT_HELPER_TIMEOUT_MS', '0'],
     ['WHATSAPP_TEMPLATE_TEXT_LENGTH', '1001'],
     ['WHATSAPP_TEMPLATE_TEXT_LENGTH', 'ten'],
+    ['CORS_ORIGINS', 'app.example.org'],
+    ['CORS_ORIGINS', 'https://app.example.org/path'],
+    ['METRICS_PUBLIC', 'yes please'],
+    ['MODEL_OUTAGE_NOTICE', 'x'.repeat(501)],
+    ['LLM_TEMPERATURE', 'warm'],
+    ['DEFAULT_PHONE_REGION', 'Canada'],
   ];
 
   it.each(bad)('%s=%j is rejected with a message naming the variable', (name, value) => {

@@ -246,6 +246,15 @@ describe('participant resource', () => {
       status: 200,
       body: { result: { cohort: 'arm-A' } },
     });
+    const tooLong = await server.request('POST', '/conversation/participants', {
+      phone_number: '+14165550263',
+      cohort: 'x'.repeat(101),
+    });
+    expect(tooLong).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'cohort' } });
+    expect(await server.request('GET', '/conversation/participants?cohort=')).toMatchObject({
+      status: 400,
+      body: { field: 'cohort' },
+    });
     const listed = await server.request('GET', '/conversation/participants?cohort=arm-A&limit=1');
     expect(listed.body).toMatchObject({ total: 2, next: '/conversation/participants?limit=1&offset=1&cohort=arm-A' });
     expect(listed.body.result.map((p: { cohort: string }) => p.cohort)).toEqual(['arm-A']);

@@ -68,9 +68,9 @@ describe('GET /study/export', () => {
     );
     expect(messages.map((row) => row.text)).toContain('\'=HYPERLINK("http://evil.example","click")'); // a spreadsheet will not run it
     expect(files.get('turns.csv')!.rows.filter((row) => row.trigger === 'message')).toHaveLength(2);
-    expect(files.get('deliveries.csv')!.rows.every((row) => row.conversation_id === messages[0]!.conversation_id)).toBe(
-      true,
-    );
+    const deliveries = files.get('deliveries.csv')!.rows;
+    expect(deliveries.length).toBeGreaterThan(0);
+    expect(deliveries.every((row) => row.conversation_id === messages[0]!.conversation_id)).toBe(true);
 
     const codebook = files.get('codebook.csv')!.rows;
     for (const [name, { text }] of files) {
@@ -82,6 +82,21 @@ describe('GET /study/export', () => {
       ).toEqual(header);
     }
     expect(codebook.every((row) => row.type && row.meaning)).toBe(true);
+  });
+
+  it('refuses a query it does not understand, naming the field', async () => {
+    expect(await server.request('GET', '/study/export?deidentify=maybe')).toMatchObject({
+      status: 400,
+      body: { field: 'deidentify' },
+    });
+    expect(await server.request('GET', '/study/export?status=gone')).toMatchObject({
+      status: 400,
+      body: { field: 'status' },
+    });
+    expect(await server.request('GET', '/study/export?cohort=')).toMatchObject({
+      status: 400,
+      body: { field: 'cohort' },
+    });
   });
 
   it('de-identified, leaves out phones, names and free text, and the codebook with them', async () => {
