@@ -64,17 +64,20 @@ for (let index = 0; index < allConversations(opts); index++) {
     createdAt: new Date(),
     updatedAt: new Date(),
   });
-  await server.store.insertConversation({
-    id: `c${index}`,
-    participantId: `p${index}`,
-    flow: 'habit-coach',
-    channel: 'webhook',
-    state: 'CONVERSATION_ACTIVE',
-    subState: 'INTAKE',
-    version: 0,
-    createdAt: new Date(),
-    updatedAt: new Date(),
-  });
+  await server.store.insertConversation(
+    {
+      id: `c${index}`,
+      participantId: `p${index}`,
+      flow: 'habit-coach',
+      channel: 'webhook',
+      state: 'CONVERSATION_ACTIVE',
+      subState: 'INTAKE',
+      version: 0,
+      createdAt: new Date(),
+      updatedAt: new Date(),
+    },
+    { transcriptSearch: false },
+  ); // as enrolment does for a flow that never searches its transcript
   phones.push(phone);
 }
 

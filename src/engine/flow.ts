@@ -106,6 +106,8 @@ export interface Flow {
   readonly subStates: readonly string[];
   /** False for flows a web session may run without a participant (the service desk). */
   readonly needsParticipant?: boolean;
+  /** True for flows that search their transcript (the assistant's recall): only theirs is full-text indexed. */
+  readonly searchesTranscript?: boolean;
   /**
    * Rewrites a person's message before it is stored anywhere (the inbox, then the transcript):
    * the assistant redacts secrets and caps the length. Must be idempotent.

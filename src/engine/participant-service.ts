@@ -63,7 +63,7 @@ export class ParticipantService {
     const drafted = this.#draft(input, this.#deps.clock.now());
     await this.#deps.store.transaction(async (tx) => {
       await tx.insertParticipant(drafted.participant);
-      await tx.insertConversation(drafted.conversation);
+      await tx.insertConversation(drafted.conversation, searchOption(drafted.flow));
     });
     const greeting = options.greet === false ? Promise.resolve() : this.#greet(drafted);
     return { participant: drafted.participant, conversation: drafted.conversation, greeting };
@@ -78,9 +78,9 @@ export class ParticipantService {
     const now = this.#deps.clock.now();
     const drafts = inputs.map((input) => this.#draft(input, now));
     await this.#deps.store.transaction(async (tx) => {
-      for (const { participant, conversation } of drafts) {
+      for (const { participant, conversation, flow } of drafts) {
         await tx.insertParticipant(participant);
-        await tx.insertConversation(conversation);
+        await tx.insertConversation(conversation, searchOption(flow));
       }
     });
     void (async () => {
@@ -168,7 +168,7 @@ export class ParticipantService {
       createdAt: now,
       updatedAt: now,
     };
-    await store.insertConversation(conversation);
+    await store.insertConversation(conversation, searchOption(flow));
     engine
       .trigger(conversation.id, { kind: 'event', trigger: 'greeting', hint: flow.greetingHint(null) })
       .catch((error) =>
@@ -347,3 +347,6 @@ export class ParticipantService {
 export function notFound(id: string): AppError {
   return new AppError('participant_not_found', `participant ${id} does not exist`, { field: 'id' });
 }
+
+/** Only a flow that searches its transcript has it full-text indexed (decision 020). */
+const searchOption = (flow: Flow) => ({ transcriptSearch: flow.searchesTranscript === true });

@@ -31,7 +31,7 @@ const byParticipant = prepared((db, a: { participantId: string }) =>
 export function conversationQueries(ctx: QueryContext): ConversationOperations {
   const { db } = ctx;
   return {
-    async insertConversation(c) {
+    async insertConversation(c, options = {}) {
       await db
         .insertInto('conversations')
         .values({
@@ -44,6 +44,7 @@ export function conversationQueries(ctx: QueryContext): ConversationOperations {
           version: c.version,
           created_at: toMs(c.createdAt),
           updated_at: toMs(c.updatedAt),
+          transcript_search: options.transcriptSearch ?? true,
         })
         .execute();
     },

@@ -9,6 +9,7 @@ import { classifyFaults } from './classify-faults.ts';
 import { isQueryReadTimeout } from './db-errors.ts';
 import { SqliteFaults } from './sqlite-faults.ts';
 import { statementName } from './prepared.ts';
+import { StatusLiteralsPlugin } from './status-literals.ts';
 
 export interface OpenStoreOptions {
   /** PostgreSQL schema to use, created when missing (default `public`). Ignored for SQLite. */
@@ -64,7 +65,10 @@ async function openSqliteStore(path: string, options: OpenStoreOptions): Promise
   }
   const database = openNodeSqlite(path);
   const faults = new SqliteFaults({ database, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
-  const db = new Kysely<Database>({ dialect: faults.dialect(new SqliteDialect({ database })) });
+  const db = new Kysely<Database>({
+    dialect: faults.dialect(new SqliteDialect({ database })),
+    plugins: [new StatusLiteralsPlugin()],
+  });
   const destroy = async () => {
     await db.destroy();
     await database.close();
@@ -93,7 +97,7 @@ async function openPostgresStore(url: string, options: OpenStoreOptions): Promis
     throw new Error(`invalid PostgreSQL schema name ${JSON.stringify(schema)}: use letters, digits and underscores`);
   await ensureSchema(url, schema, options);
   const pool = createPgPool(url, schema, options);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new StatusLiteralsPlugin()] });
   const destroy = () => db.destroy();
   try {
     await migrateToLatest(db, 'postgres', { schema, logger: options.logger });

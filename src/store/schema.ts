@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /**
  * The tables as Kysely sees them. Timestamps are epoch milliseconds (`bigint` columns, parsed to
@@ -81,6 +81,8 @@ export interface ConversationsTable {
   version: number;
   created_at: number;
   updated_at: number;
+  /** Its messages feed the full-text index (SQLite; migration 012): 1/0 or a boolean, by dialect. */
+  transcript_search: ColumnType<number | boolean, boolean | undefined, boolean>;
 }
 
 export interface MessagesTable {

@@ -102,6 +102,7 @@ async function searchPostgres(
     select * from (select m.*, ts_rank(to_tsvector('english', m.text), q) as score
       from messages m, (select ${query} as q) as query
       where m.conversation_id = ${conversationId} and m.role in ('user', 'assistant')
+        and (select transcript_search from conversations where id = ${conversationId})
         and to_tsvector('english', m.text) @@ q and m.created_at >= ${from} and m.created_at <= ${to}) as found
     order by score desc, seq desc limit ${limit}`.execute(ctx.db);
   return result.rows;

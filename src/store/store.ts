@@ -58,7 +58,8 @@ export interface StoreOperations {
   deleteParticipant(id: string): Promise<boolean>;
 
   // Conversations
-  insertConversation(conversation: Conversation): Promise<void>;
+  /** `transcriptSearch` (default true): its messages feed the full-text index (`Flow.searchesTranscript`). */
+  insertConversation(conversation: Conversation, options?: { transcriptSearch?: boolean }): Promise<void>;
   getConversation(id: string): Promise<Conversation | undefined>;
   findConversationByParticipant(participantId: string): Promise<Conversation | undefined>;
   /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.ts';
-import { at, message, participantWithConversation, uid } from './store-fixtures.ts';
+import { at, conversation, message, participant, participantWithConversation, uid } from './store-fixtures.ts';
 
 const HOUR = 3_600_000;
 
@@ -39,6 +39,16 @@ export function searchContract(store: () => Store): void {
         [],
       );
       expect(await store().searchMessages(id, { keywords: [], limit: 10 })).toEqual([]);
+    });
+
+    it('finds nothing in a conversation whose flow does not search its transcript (it is not indexed)', async () => {
+      const p = participant();
+      const c = conversation(p.id);
+      await store().insertParticipant(p);
+      await store().insertConversation(c, { transcriptSearch: false });
+      await store().appendMessages([message(c.id, { text: 'My dentist appointment is on Friday', createdAt: at(0) })]);
+      expect(await store().searchMessages(c.id, { keywords: ['dentist'], limit: 10 })).toEqual([]);
+      expect((await store().listMessages(c.id)).map((m) => m.text)).toEqual(['My dentist appointment is on Friday']);
     });
 
     it('finds words whose letters carry combining marks (Hindi, vowelled Arabic)', async () => {

@@ -49,6 +49,7 @@ export function createAssistantFlow(options: AssistantOptions): Flow {
     initialState: () => ({ state: 'ACTIVE', subState: null }),
     subStates: [],
     needsParticipant: false,
+    searchesTranscript: true,
     redactInput: (text) => redact(text).text,
     greetingHint: () =>
       '[The user has just opened a conversation. Greet them in one or two sentences and say what you can help with.]',
