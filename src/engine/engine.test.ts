@@ -156,6 +156,45 @@ describe('Engine retries', () => {
     },
   );
 
+  it('keeps a message pending when a failure of another kind cannot be given up either: a later one never goes first', async () => {
+    // Issue #18 item 4 without an outage: the turn fails (not the store), and so does the give-up's
+    // commit. The test above throws a store fault, which takes the outage path and never gives up.
+    const later: InboxItem = { ...item, id: 'in_2', channelMessageId: 'm2', text: 'later' };
+    const pending = [item, later];
+    let broken = true; // every turn fails and no give-up is recorded, until the later message is tried
+    const answered: string[] = [];
+    const runner = {
+      async run(_conversationId: string, input: { inboxId: string }): Promise<TurnSummary> {
+        if (broken) {
+          if (input.inboxId === 'in_2') broken = false;
+          throw new Error('a bug');
+        }
+        answered.push(input.inboxId);
+        pending.splice(
+          pending.findIndex((entry) => entry.id === input.inboxId),
+          1,
+        );
+        return { turnId: 'turn_1', status: 'completed', reply: 'ok' };
+      },
+      giveUp: async () => !broken,
+    } as unknown as TurnRunner;
+    const store = { listPendingInboxOf: async () => [...pending] } as unknown as Store;
+    const engine = new Engine({
+      store,
+      runner,
+      clock: systemClock,
+      logger,
+      dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
+      leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
+    });
+    const jobs = await Promise.allSettled([engine.processInbox(item), engine.processInbox(later)]);
+    expect(answered).toEqual([]);
+    expect(jobs.map((job) => job.status)).toEqual(['rejected', 'rejected']); // both left pending
+    broken = false;
+    expect(await engine.processInbox(later)).toMatchObject({ status: 'completed' }); // the sweep, later
+    expect(answered).toEqual(['in_1', 'in_2']);
+  });
+
   it('sweeps a conversation stuck behind such a message with one job, not one per message waiting', async () => {
     const pending = ['in_1', 'in_2', 'in_3'].map((id, index) => ({ ...item, id, channelMessageId: `m${index}` }));
     const tried: string[] = [];
