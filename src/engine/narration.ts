@@ -1,3 +1,4 @@
+import type { Message, StoredEvent } from '../core/domain.ts';
 import type { LlmToolCall } from '../llm/llm-provider.ts';
 import type { ExecutedToolCall } from './tool-loop.ts';
 
@@ -14,7 +15,13 @@ export interface TurnNarration {
   toolFinished(executed: ExecutedToolCall): void;
   /** Latency so far, for the turn record: from the turn's start to the first token / status. */
   metrics(): { firstTokenMs: number | null; timeToStatusMs: number | null };
-  /** After the turn committed: announce what it wrote, stop speaking. */
+  /**
+   * Runs the turn's commit so that its events go into the same transaction: `work` calls
+   * `announce` with the messages it appends and writes the events it returns (the turn's own,
+   * a `final` per reply, `speaking: false`); they reach live listeners once `work` resolved.
+   */
+  commit<T>(work: (announce: AnnounceEvents) => Promise<T>): Promise<T>;
+  /** After a commit that did not announce (nothing of the turn was kept): announce what was written, stop speaking. */
   committed(turnId: string): Promise<void>;
   /** The turn was interrupted (barge-in) or failed before committing: stop speaking. */
   /** `code`: why a failed turn failed (an error code), for the `error` event a client shows. */
@@ -28,3 +35,6 @@ export interface Narrator {
    */
   begin(conversationId: string, replyMessageId: string, inboxId: string | null): Promise<TurnNarration>;
 }
+
+/** Given the messages a turn's commit appends, the session events that commit must write (decision 020). */
+export type AnnounceEvents = (messages: readonly Message[]) => StoredEvent[];

@@ -9,7 +9,7 @@ import { waitFor } from '../../test/kit/wait-for.ts';
 import { classifyStoreError } from '../store/classify-faults.ts';
 
 /**
- * The three outbox calls of a store, in memory, with the same claim rule as the real ones (the
+ * The outbox calls of a store, in memory, with the same claim rule as the real ones (the
  * first unsent item of each conversation, when due, hidden until `leaseUntil`), and a switch that
  * makes the store unreachable.
  */
@@ -29,14 +29,17 @@ function outboxStore(items: OutboxItem[]) {
       for (const item of due) item.nextAttemptAt = leaseUntil;
       return due.map((item) => ({ ...item }));
     },
-    async markOutboxSent(id: string, at: Date, attempts: number) {
+    /** One statement: every mark is written, or (a refused row, an outage) none. */
+    async markOutboxSentMany(marks: ReadonlyArray<{ id: string; at: Date; attempts: number }>) {
       reachable();
-      if (state.refuse.has(id)) throw new Error('value too long for type character varying');
+      const refused = marks.find((mark) => state.refuse.has(mark.id));
+      if (refused) throw new Error('value too long for type character varying');
       state.marks += 1;
-      Object.assign(
-        items.find((item) => item.id === id)!,
-        { status: 'sent', sentAt: at, attempts },
-      );
+      for (const { id, at, attempts } of marks)
+        Object.assign(
+          items.find((item) => item.id === id)!,
+          { status: 'sent', sentAt: at, attempts },
+        );
     },
     async releaseOutbox(ids: readonly string[], at: Date) {
       reachable();
@@ -139,6 +142,8 @@ describe('OutboxDispatcher', () => {
     await waitFor(() => state.released.length > 0, { what: 'the rest released' });
     expect(sent).toEqual(['h1', 'h2']);
     expect(state.claims).toBe(0);
+    // The "sent" mark is written with others shortly after the send (decision 020).
+    await waitFor(() => handed[0]!.status === 'sent', { what: "h1's sent mark" });
     expect(handed.map((row) => row.status)).toEqual(['sent', 'pending', 'pending']);
     expect(state.released).toEqual(['h3']);
     expect(handed[2]!.nextAttemptAt).toEqual(new Date(1_000_000)); // claimable now, behind h2's retry

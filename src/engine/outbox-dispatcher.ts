@@ -6,7 +6,7 @@ import type { EngineObserver } from '../observability/metrics.ts';
 import type { Clock } from '../core/clock.ts';
 import type { OutboxItem } from '../core/domain.ts';
 import { describeError, isStoreUnavailable } from '../core/errors.ts';
-import type { Store } from '../store/store.ts';
+import type { SentMark, Store } from '../store/store.ts';
 import { failpoint } from '../core/failpoint.ts';
 
 export interface OutboxDispatcherOptions {
@@ -42,6 +42,12 @@ export const DEFAULT_DELIVERY_CONCURRENCY = 16;
  */
 const CLAIM_MS = 30_000;
 
+/**
+ * How long a send's "sent" mark may wait to be written with others (decision 020). The next turn's
+ * commit or claim pass usually writes it sooner; a crash within the wait sends it again (same key).
+ */
+const MARK_DELAY_MS = 10;
+
 /** Delay before attempt `attempts + 1`: 1 s, 2 s, 4 s … capped at 5 minutes. */
 export function retryDelayMs(attempts: number): number {
   return Math.min(1000 * 2 ** Math.max(0, attempts - 1), 300_000);
@@ -66,11 +72,13 @@ export class OutboxDispatcher {
   /** Deliveries in flight, by outbox id. */
   readonly #inFlight = new Map<string, Promise<void>>();
   /**
-   * Sent, but the store did not take the "sent" mark (it was unreachable): marked before anything
-   * else is claimed, and never sent again by this process, so an outage between the send and the
-   * mark neither repeats the message nor holds the conversation's next one for the claim time.
+   * Sent, not yet marked sent, by outbox id: written in groups (decision 020) by the next turn's
+   * commit (`takeMarks`), before anything is claimed, or after `MARK_DELAY_MS`, and never sent again
+   * by this process. While the store is unreachable they wait here, so an outage between a send and
+   * its mark neither repeats the message nor holds the conversation's next one for the claim time.
    */
-  readonly #unmarked = new Map<string, { at: Date; attempts: number; providerMessageId: string | null }>();
+  readonly #marks = new Map<string, SentMark>();
+  #markTimer: NodeJS.Timeout | null = null;
   /** Rows a commit claimed for this process (`deliverClaimed`), one list per commit, waiting for a slot. */
   readonly #handedOff: OutboxItem[][] = [];
   /** A kick came while deliveries were in flight: claim again once one ends (it may have been blocked by them). */
@@ -165,13 +173,43 @@ export class OutboxDispatcher {
     this.#startHandedOff();
   }
 
-  /** Stops polling and claiming, and waits for the deliveries in flight. */
+  /** Stops polling and claiming, waits for the deliveries in flight and writes their marks. */
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#wakeUp();
     await this.#running;
     await Promise.allSettled(this.#inFlight.values());
+    await this.#writeMarks().catch((error: unknown) =>
+      this.#options.logger.error({ err: describeError(error) }, 'sent marks not written at shutdown'),
+    );
+  }
+
+  /** The marks waiting to be written, handed to a commit that writes them (`restoreMarks` if it fails). */
+  takeMarks(): SentMark[] {
+    if (this.#markTimer) clearTimeout(this.#markTimer);
+    this.#markTimer = null;
+    const marks = [...this.#marks.values()];
+    this.#marks.clear();
+    return marks;
+  }
+
+  /** Marks a commit took and could not write: they wait again. */
+  restoreMarks(marks: readonly SentMark[]): void {
+    for (const mark of marks) if (!this.#marks.has(mark.id)) this.#marks.set(mark.id, mark);
+    this.#scheduleMarks();
+  }
+
+  #scheduleMarks(): void {
+    if (this.#markTimer || this.#marks.size === 0) return;
+    this.#markTimer = setTimeout(() => {
+      this.#markTimer = null;
+      this.#writeMarks().catch((error: unknown) => {
+        this.#options.logger.warn({ err: describeError(error) }, 'sent marks not written yet');
+        this.#scheduleMarks();
+      });
+    }, MARK_DELAY_MS);
+    this.#markTimer.unref();
   }
 
   /** Claims while asked to or while deliveries are in flight (each one that ends may free the next). */
@@ -198,7 +236,7 @@ export class OutboxDispatcher {
   /** Claims due items into the free delivery slots until none is due or no slot is free. */
   async #pass(): Promise<void> {
     const { store, clock } = this.#options;
-    await this.#markSent();
+    await this.#writeMarks();
     // One item per conversation per claim, so a conversation's messages leave in order even
     // when several processes deliver; the next one is claimable once this one is sent.
     while (!this.#stopped) {
@@ -227,22 +265,46 @@ export class OutboxDispatcher {
   }
 
   /**
-   * Records the sends the store missed; throws (the pass fails, to be retried) while it is still
-   * unreachable. A mark the store refuses for another reason is given up, so one bad row cannot
-   * stop every delivery: its claim expires and it is sent again (at least once, same key).
+   * Writes the waiting marks in one statement; throws (the pass fails, to be retried) while the
+   * store is unreachable. Marks the store refuses for another reason are given up, so one bad row
+   * cannot stop every delivery: its claim expires and it is sent again (at least once, same key).
    */
-  async #markSent(): Promise<void> {
-    for (const [id, sent] of this.#unmarked) {
-      try {
-        await this.#options.store.markOutboxSent(id, sent.at, sent.attempts, sent.providerMessageId);
-      } catch (error) {
-        if (isStoreUnavailable(error)) throw error;
-        this.#options.logger.error(
-          { outboxId: id, err: describeError(error) },
-          'sent message could not be marked sent',
-        );
+  async #writeMarks(): Promise<void> {
+    const marks = this.takeMarks();
+    if (marks.length === 0) return;
+    try {
+      await this.#options.store.markOutboxSentMany(marks);
+    } catch (error) {
+      if (isStoreUnavailable(error)) {
+        this.restoreMarks(marks);
+        throw error;
       }
-      this.#unmarked.delete(id);
+      if (marks.length > 1) {
+        // One row the store refuses must not cost the others their marks: one at a time, then.
+        for (const mark of marks) this.#marks.set(mark.id, mark);
+        for (const mark of marks) await this.#writeMark(mark);
+        return;
+      }
+      this.#options.logger.error(
+        { outboxId: marks[0]!.id, err: describeError(error) },
+        'sent message could not be marked sent',
+      );
+    }
+  }
+
+  async #writeMark(mark: SentMark): Promise<void> {
+    if (!this.#marks.delete(mark.id)) return;
+    try {
+      await this.#options.store.markOutboxSentMany([mark]);
+    } catch (error) {
+      if (isStoreUnavailable(error)) {
+        this.restoreMarks([mark]);
+        throw error;
+      }
+      this.#options.logger.error(
+        { outboxId: mark.id, err: describeError(error) },
+        'sent message could not be marked sent',
+      );
     }
   }
 
@@ -251,11 +313,11 @@ export class OutboxDispatcher {
     const { store, clock, logger, channels, maxAttempts } = this.#options;
     const attempts = item.attempts + 1;
     const channel = channels.get(item.channel);
-    let sent: { at: Date; attempts: number; providerMessageId: string | null };
+    let sent: SentMark;
     try {
       if (!channel) throw new ChannelError(`no channel named "${item.channel}" is configured`, { retryable: false });
       const receipt = await this.#options.gate.send(channel, { ...item, participantId: item.participantId });
-      sent = { at: clock.now(), attempts, providerMessageId: receipt?.providerMessageId ?? null };
+      sent = { id: item.id, at: clock.now(), attempts, providerMessageId: receipt?.providerMessageId ?? null };
     } catch (error) {
       const retryable = !(error instanceof ChannelError) || error.retryable;
       const giveUp = !retryable || attempts >= maxAttempts;
@@ -270,13 +332,8 @@ export class OutboxDispatcher {
     }
     this.#options.observer?.delivered(item.channel, 'sent');
     failpoint('outbox.after-send');
-    try {
-      await store.markOutboxSent(item.id, sent.at, sent.attempts, sent.providerMessageId);
-    } catch (error) {
-      // Kept only once the mark failed: a pass that runs meanwhile must not mark it a second time.
-      this.#unmarked.set(item.id, sent);
-      throw error;
-    }
+    this.#marks.set(item.id, sent);
+    this.#scheduleMarks();
     return true;
   }
 }

@@ -57,7 +57,7 @@ export class Outgoing {
    * are not delivered. With `claimUntil`, the rows are written claimed by this process until then
    * when nothing of the conversation waits before them, and returned: the caller hands them to its
    * dispatcher after the commit (decision 009). Otherwise none are returned, and the dispatcher
-   * claims them as usual.
+   * claims them as usual. Also returns the messages appended (with their seqs), the person's first.
    */
   async append(
     tx: StoreTx,
@@ -65,11 +65,8 @@ export class Outgoing {
     drafts: OutgoingDraft[],
     context: { now: Date; turnId: string | null; claimUntil?: Date },
     transcriptOnly: NewMessage[] = [],
-  ): Promise<OutboxItem[]> {
-    if (drafts.length === 0) {
-      await tx.appendMessages(transcriptOnly);
-      return [];
-    }
+  ): Promise<{ messages: Message[]; claimed: OutboxItem[] }> {
+    if (drafts.length === 0) return { messages: await tx.appendMessages(transcriptOnly), claimed: [] };
     const { conversation, participant } = target;
     const firstNumbers = firstNumbersOfBatch(drafts.map((draft) => ({ poll: draft.poll ?? null })));
     const messages: NewMessage[] = drafts.map((draft, position) => ({
@@ -83,11 +80,9 @@ export class Outgoing {
       turnId: context.turnId,
       createdAt: context.now,
     }));
-    const appended = (await tx.appendMessages([...transcriptOnly, ...messages])).slice(transcriptOnly.length);
+    const all = await tx.appendMessages([...transcriptOnly, ...messages]);
+    const appended = all.slice(transcriptOnly.length);
     const capabilities = this.#channels.get(conversation.channel)?.capabilities ?? NO_LIMITS;
-    // Claimed for this process's dispatcher at once, unless an earlier message of the
-    // conversation still waits to go out (it goes first: the claim keeps the order).
-    const claimed = context.claimUntil !== undefined && !(await tx.hasPendingOutbox(conversation.id));
     const items: NewOutboxItem[] = [];
     for (const message of appended) {
       const parts = render(message, capabilities);
@@ -100,13 +95,19 @@ export class Outgoing {
           recipient: participant?.phoneNumber ?? conversation.id,
           ...part,
           idempotencyKey: parts.length === 1 ? message.id : `${message.id}#${index + 1}`,
-          nextAttemptAt: claimed ? context.claimUntil! : context.now,
+          nextAttemptAt: context.now,
           createdAt: context.now,
         }),
       );
     }
-    await tx.enqueueOutbox(items);
-    return claimed ? items.map(asPending) : [];
+    // Claimed for this process's dispatcher at once, unless an earlier message of the
+    // conversation still waits to go out (it goes first: the claim keeps the order).
+    const claimUntil = context.claimUntil;
+    const claimed = await tx.enqueueOutbox(items, claimUntil ? { claimUntil } : {});
+    return {
+      messages: all,
+      claimed: claimed ? items.map((item) => asPending({ ...item, nextAttemptAt: claimUntil! })) : [],
+    };
   }
 }
 

@@ -12,7 +12,7 @@ import type {
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import { AppError, describeError, isAppError, isModelUnavailable } from '../core/errors.ts';
 import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
-import type { Store, StoreTx } from '../store/store.ts';
+import type { SentMark, Store, StoreTx } from '../store/store.ts';
 import {
   answeredMessages,
   type ExtraMessage,
@@ -22,7 +22,7 @@ import {
   type TurnOutcome,
 } from './flow.ts';
 import { buildModelMessages, HISTORY_WINDOW } from './model-context.ts';
-import type { Narrator, TurnNarration } from './narration.ts';
+import type { AnnounceEvents, Narrator, TurnNarration } from './narration.ts';
 import type { Outgoing, OutgoingDraft } from './outgoing.ts';
 import { plainReply } from './plain-text.ts';
 import { runToolLoop, type ExecutedToolCall, type ToolLoopResult } from './tool-loop.ts';
@@ -55,7 +55,7 @@ export interface TurnRunnerDeps {
   /** The live audience of turns (the session event stream), when there is one. */
   narrator?: Narrator;
   /** This process's dispatcher: a turn's replies go to it straight from the commit (decision 009). */
-  deliveries?: Pick<OutboxDispatcher, 'claimUntil' | 'deliverClaimed'>;
+  deliveries?: Pick<OutboxDispatcher, 'claimUntil' | 'deliverClaimed' | 'takeMarks' | 'restoreMarks'>;
   /** Tool calls run per model response and per turn, in every flow's loop (default 8 and 24). */
   toolCallLimits?: ToolCallLimits;
   /** Told of each committed turn and its tool calls (metrics). */
@@ -131,45 +131,63 @@ export class TurnRunner {
       const status = interrupted ? 'cancelled' : error ? 'failed' : 'completed';
 
       let handOff: OutboxItem[] = [];
-      const committed = await store.transaction(async (tx) => {
-        const now = clock.now();
-        // Paused (or withdrawn) while the model ran: the message is kept, nothing the turn did is.
-        if (participant && (await tx.lockParticipant(participant.id))?.status !== 'active') {
-          await this.#keepMessageOnly(tx, conversation, input, now);
-          return false;
-        }
-        handOff = await this.#appendTranscript(
-          tx,
-          { conversation, participant },
-          input,
-          turnId,
-          { id: replyId, text: reply },
-          outcome.extraMessages ?? [],
-          now,
-        );
-        await prepared.commit(tx);
-        await this.#patchConversation(tx, conversation, outcome, now);
-        await tx.insertToolCalls(this.#toolCallRecords(executed, conversation.id, turnId, startedAt));
-        const latency = narration?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
-        await tx.insertTurn(
-          this.#turnRecord({
-            turnId,
-            conversation,
+      let announced = false;
+      let marks: SentMark[] = [];
+      const commitWork = (announce?: AnnounceEvents) =>
+        store.transaction(async (tx) => {
+          const now = clock.now();
+          // Earlier sends' "sent" marks ride along (decision 020): no commit of their own.
+          marks = this.#deps.deliveries?.takeMarks() ?? [];
+          if (marks.length > 0) await tx.markOutboxSentMany(marks);
+          // Paused (or withdrawn) while the model ran: the message is kept, nothing the turn did is.
+          if (participant && (await tx.lockParticipant(participant.id))?.status !== 'active') {
+            await this.#keepMessageOnly(tx, conversation, input, now);
+            return false;
+          }
+          const appended = await this.#appendTranscript(
+            tx,
+            { conversation, participant },
             input,
-            prepared,
-            result,
-            error,
-            status,
-            latency,
-            startedAt,
-            finishedAt: now,
-            started,
-          }),
-        );
-        if (input.kind === 'message')
-          for (const { inboxId } of answeredMessages(input)) await completeOnce(tx, inboxId, 'processed', now);
-        return true;
-      });
+            turnId,
+            { id: replyId, text: reply },
+            outcome.extraMessages ?? [],
+            now,
+          );
+          handOff = appended.claimed;
+          await prepared.commit(tx);
+          await this.#patchConversation(tx, conversation, outcome, now);
+          await tx.insertToolCalls(this.#toolCallRecords(executed, conversation.id, turnId, startedAt));
+          const latency = narration?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
+          await tx.insertTurn(
+            this.#turnRecord({
+              turnId,
+              conversation,
+              input,
+              prepared,
+              result,
+              error,
+              status,
+              latency,
+              startedAt,
+              finishedAt: now,
+              started,
+            }),
+          );
+          if (input.kind === 'message')
+            for (const { inboxId } of answeredMessages(input)) await completeOnce(tx, inboxId, 'processed', now);
+          if (announce) {
+            await tx.appendEvents(announce(appended.messages));
+            announced = true;
+          }
+          return true;
+        });
+      // The turn's session events commit with it (decision 020), unless it was interrupted.
+      const committed = await (narration && !interrupted ? narration.commit(commitWork) : commitWork()).catch(
+        (error: unknown) => {
+          this.#deps.deliveries?.restoreMarks(marks);
+          throw error;
+        },
+      );
       if (!committed) {
         await narration?.committed(turnId);
         return { turnId, status: 'skipped', reply: null };
@@ -178,7 +196,8 @@ export class TurnRunner {
       this.#observe(conversation.flow, status, started, executed);
       if (error)
         this.#deps.logger.warn({ conversationId, turnId, err: describeError(error) }, 'model failed; apology sent');
-      await (interrupted ? narration?.cancelled('interrupted') : narration?.committed(turnId));
+      if (interrupted) await narration?.cancelled('interrupted');
+      else if (!announced) await narration?.committed(turnId);
       return { turnId, status, reply, ...(handOff.length > 0 ? { handedOff: true } : {}) };
     } catch (error) {
       await narration?.cancelled('failed', isAppError(error) ? error.code : 'internal');
@@ -332,7 +351,7 @@ export class TurnRunner {
     reply: { id: string; text: string | null },
     extras: ExtraMessage[],
     now: Date,
-  ): Promise<OutboxItem[]> {
+  ): Promise<{ messages: Message[]; claimed: OutboxItem[] }> {
     // Each message of a batch stays its own message in the transcript.
     const own =
       input.kind === 'message'

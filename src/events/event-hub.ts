@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
-import type { Message } from '../core/domain.ts';
+import type { Message, StoredEvent } from '../core/domain.ts';
 import { describeError } from '../core/errors.ts';
+import type { AnnounceEvents } from '../engine/narration.ts';
 import type { Store } from '../store/store.ts';
 import { sessionEventSchema, type EventDraft, type SessionEvent, type SessionSnapshot } from './session-event.ts';
 
@@ -37,6 +38,8 @@ interface Stream {
   turnListeners: Set<TurnListener>;
   pending: SessionEvent[];
   flushScheduled: boolean;
+  /** A turn is running: its events wait for its commit (or `HOLD_MS`) instead of the next tick. */
+  holding: boolean;
   /** Every change to the stream runs on this chain, so events keep their order. */
   chain: Promise<unknown>;
 }
@@ -44,6 +47,8 @@ interface Stream {
 const SNAPSHOT_MESSAGES = 20;
 /** Pending events that trigger a flush at once, even if the event loop has not come round yet. */
 const FLUSH_BATCH = 256;
+/** How long a running turn's events may wait for its commit before they are written on their own. */
+const HOLD_MS = 200;
 
 /**
  * The per-conversation session event log: assigns gapless seqs, fans events out to live
@@ -82,6 +87,7 @@ export class EventHub {
   /** The next turn number of the conversation (monotonic, survives restarts through the log). */
   beginTurn(conversationId: string, inboxId: string | null = null): Promise<number> {
     return this.#run(conversationId, (stream) => {
+      stream.holding = true;
       const turnNo = ++stream.lastTurnNo;
       for (const listener of stream.turnListeners) listener({ turnNo, inboxId });
       return turnNo;
@@ -92,6 +98,55 @@ export class EventHub {
     const stream = this.#stream(conversationId);
     stream.turnListeners.add(listener);
     return () => stream.turnListeners.delete(listener);
+  }
+
+  /**
+   * Runs a turn's commit inside the conversation's stream, so its events go into the turn's own
+   * transaction (decision 020). `work` calls `announce` with the messages it appends and writes
+   * what it returns: the turn's events not yet written (already delivered live), a `final` for
+   * each assistant or system message (from memory: nothing is read back), and `speaking: false`.
+   * Once `work` resolves, the new events are delivered; if it throws, they are dropped (their seqs
+   * stay free) and the others wait for the next flush, as before. Nothing else is emitted on the
+   * conversation meanwhile, so the seqs stay gapless and in delivery order.
+   */
+  commitTurn<T>(conversationId: string, turnNo: number, work: (announce: AnnounceEvents) => Promise<T>): Promise<T> {
+    return this.#run(conversationId, async (stream) => {
+      let announced: { fresh: SessionEvent[]; lastMessageSeq: number } | undefined;
+      const announce: AnnounceEvents = (messages) => {
+        let seq = stream.nextSeq;
+        const fresh: SessionEvent[] = [];
+        for (const message of messages)
+          if (message.role !== 'user')
+            fresh.push(this.#event(conversationId, seq++, { ...finalOf(message), turnId: turnNo }));
+        if (stream.speaking)
+          fresh.push(
+            this.#event(conversationId, seq++, { type: 'speaking', turnId: turnNo, data: { speaking: false } }),
+          );
+        announced = { fresh, lastMessageSeq: Math.max(stream.lastMessageSeq, ...messages.map((m) => m.seq)) };
+        return [...stream.pending, ...fresh].map(toStored);
+      };
+      const result = await work(announce);
+      if (!announced) return result;
+      const { fresh, lastMessageSeq } = announced;
+      stream.pending = [];
+      stream.nextSeq += fresh.length;
+      stream.lastMessageSeq = lastMessageSeq;
+      stream.speaking = false;
+      stream.holding = false;
+      for (const event of fresh) this.#deliver(conversationId, stream, event);
+      this.#options.written(conversationId);
+      await this.#prune(conversationId, stream);
+      return result;
+    });
+  }
+
+  /** The turn is over without `commitTurn` announcing it: its events are written as usual from now. */
+  endTurn(conversationId: string): void {
+    const stream = this.#streams.get(conversationId);
+    if (!stream?.holding) return;
+    stream.holding = false;
+    if (stream.pending.length > 0)
+      void this.#run(conversationId, (s) => this.#flush(conversationId, s)).catch(() => undefined);
   }
 
   /**
@@ -278,6 +333,7 @@ export class EventHub {
         turnListeners: new Set(),
         pending: [],
         flushScheduled: false,
+        holding: false,
         chain: Promise.resolve(),
       };
       this.#streams.set(conversationId, stream);
@@ -313,17 +369,22 @@ export class EventHub {
     stream.loaded = true;
   }
 
-  #emitNow(conversationId: string, stream: Stream, draft: EventDraft): SessionEvent {
-    const event = sessionEventSchema.parse({
+  /** An event the engine built: typed already, so it is not parsed again (the log's rows are). */
+  #event(conversationId: string, seq: number, draft: EventDraft): SessionEvent {
+    return {
       turnId: null,
       messageId: null,
       role: 'assistant',
       correlationId: null,
       ...draft,
-      seq: stream.nextSeq,
+      seq,
       conversationId,
       at: this.#options.clock.now().toISOString(),
-    });
+    } as SessionEvent;
+  }
+
+  #emitNow(conversationId: string, stream: Stream, draft: EventDraft): SessionEvent {
+    const event = this.#event(conversationId, stream.nextSeq, draft);
     stream.nextSeq += 1;
     stream.pending.push(event);
     this.#deliver(conversationId, stream, event);
@@ -347,9 +408,9 @@ export class EventHub {
       void this.#run(conversationId, (s) => this.#flush(conversationId, s)).catch(() => undefined);
     if (stream.flushScheduled) return;
     stream.flushScheduled = true;
-    setImmediate(() => {
-      void this.#run(conversationId, (s) => this.#flush(conversationId, s)).catch(() => undefined);
-    });
+    const flush = () => void this.#run(conversationId, (s) => this.#flush(conversationId, s)).catch(() => undefined);
+    if (stream.holding) setTimeout(flush, HOLD_MS).unref();
+    else setImmediate(flush);
   }
 
   async #flush(conversationId: string, stream: Stream): Promise<void> {
@@ -358,16 +419,7 @@ export class EventHub {
     const batch = stream.pending;
     stream.pending = [];
     try {
-      await this.#options.store.appendEvents(
-        batch.map(({ seq, turnId, type, at, conversationId: _c, ...payload }) => ({
-          conversationId,
-          seq,
-          turnNo: turnId,
-          type,
-          payload,
-          at: new Date(at),
-        })),
-      );
+      await this.#options.store.appendEvents(batch.map(toStored));
     } catch (error) {
       if (!(await this.#options.store.getConversation(conversationId).catch(() => true))) {
         // The conversation was deleted (its participant removed): its events go with it.
@@ -383,6 +435,10 @@ export class EventHub {
       return;
     }
     this.#options.written(conversationId);
+    await this.#prune(conversationId, stream);
+  }
+
+  async #prune(conversationId: string, stream: Stream): Promise<void> {
     const keepFrom = stream.nextSeq - this.#options.retention;
     if (keepFrom > stream.firstSeq + Math.ceil(this.#options.retention / 10)) {
       await this.#options.store.pruneEvents(conversationId, keepFrom);
@@ -432,11 +488,16 @@ export class EventHub {
         stream.turnListeners.size === 0 &&
         stream.pending.length === 0 &&
         !stream.flushScheduled &&
+        !stream.holding &&
         !stream.speaking
       )
         this.#streams.delete(id);
     }
   }
+}
+
+function toStored({ seq, turnId, type, at, conversationId, ...payload }: SessionEvent): StoredEvent {
+  return { conversationId, seq, turnNo: turnId, type, payload, at: new Date(at) };
 }
 
 function finalOf(message: Message): EventDraft {

@@ -1,5 +1,5 @@
 import type { LlmToolCall } from '../llm/llm-provider.ts';
-import type { Narrator, TurnNarration } from '../engine/narration.ts';
+import type { AnnounceEvents, Narrator, TurnNarration } from '../engine/narration.ts';
 import { JsonGuard } from '../engine/plain-text.ts';
 import type { ExecutedToolCall } from '../engine/tool-loop.ts';
 import type { EventHub } from './event-hub.ts';
@@ -94,14 +94,21 @@ class EventNarration implements TurnNarration {
     return { firstTokenMs: round(this.#firstTokenMs), timeToStatusMs: round(this.#timeToStatusMs) };
   }
 
+  commit<T>(work: (announce: AnnounceEvents) => Promise<T>): Promise<T> {
+    this.#close();
+    return this.#hub.commitTurn(this.#conversationId, this.#turnNo, work);
+  }
+
   async committed(turnId: string): Promise<void> {
     this.#close();
     await this.#hub.syncMessages(this.#conversationId, { id: turnId, number: this.#turnNo });
     await this.#hub.setSpeaking(this.#conversationId, false, this.#turnNo, this.#messageId);
+    this.#hub.endTurn(this.#conversationId);
   }
 
   async cancelled(reason: 'interrupted' | 'failed', code = 'internal'): Promise<void> {
     this.#close();
+    this.#hub.endTurn(this.#conversationId);
     await this.#hub.setSpeaking(this.#conversationId, false, this.#turnNo, this.#messageId);
     if (reason === 'failed') {
       // The message is kept: the engine runs the turn again, or answers it with an apology.

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type QueryResult } from 'kysely';
 import type { Store, StoreExtension, StoreOperations, StoreTx } from './store.ts';
 import type { QueryContext, SqlDialect } from './query-context.ts';
 import type { Database } from './schema.ts';
@@ -73,12 +73,32 @@ function postgresTransactions(db: Kysely<Database>): TransactionRunner {
   return (work) => db.transaction().execute(work);
 }
 
+/** SQLite's direct way for prepared queries (`QueryContext.direct`), in a transaction or not. */
+export type DirectRunner = (
+  sqlText: string,
+  parameters: readonly unknown[],
+  inTransaction: boolean,
+) => QueryResult<unknown> | undefined;
+
 /** The `Store` over a Kysely instance of either dialect. `destroy` releases the driver. */
-export function createKyselyStore(db: Kysely<Database>, dialect: SqlDialect, destroy: () => Promise<void>): Store {
+export function createKyselyStore(
+  db: Kysely<Database>,
+  dialect: SqlDialect,
+  destroy: () => Promise<void>,
+  direct?: DirectRunner,
+): Store {
   const runTransaction = dialect === 'sqlite' ? sqliteTransactions(db) : postgresTransactions(db);
+  const inTransaction =
+    direct && ((sqlText: string, parameters: readonly unknown[]) => direct(sqlText, parameters, true));
 
   const transactionContext = (trx: Kysely<Database>): QueryContext => {
-    const ctx: QueryContext = { db: trx, dialect, inTransaction: true, atomic: (work) => work(ctx) };
+    const ctx: QueryContext = {
+      db: trx,
+      dialect,
+      inTransaction: true,
+      atomic: (work) => work(ctx),
+      ...(inTransaction ? { direct: inTransaction } : {}),
+    };
     return ctx;
   };
   const rootContext: QueryContext = {
@@ -86,6 +106,7 @@ export function createKyselyStore(db: Kysely<Database>, dialect: SqlDialect, des
     dialect,
     inTransaction: false,
     atomic: (work) => runTransaction((trx) => work(transactionContext(trx))),
+    ...(direct ? { direct: (sqlText, parameters) => direct(sqlText, parameters, false) } : {}),
   };
 
   let closing: Promise<void> | undefined;

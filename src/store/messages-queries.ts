@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Message, MessageKind, MessageRole, MessageSource } from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
@@ -19,6 +19,26 @@ const lastSeq = prepared((db, a: { conversationId: string }) =>
     .where('conversation_id', '=', a.conversationId),
 );
 const insertMessages = preparedInsert('messages');
+const COLUMNS = ['id', 'role', 'kind', 'text', 'poll', 'source', 'turn_id', 'created_at'] as const;
+/**
+ * SQLite: one conversation's messages in one statement, numbered after its last seq there and then
+ * (an uncorrelated subquery, evaluated once, before any row is written; the transaction is the
+ * store's only writer). Returns each id with its seq.
+ */
+const appendNumbered = new PreparedFamily((count: number) =>
+  prepared((db, a: Record<string, unknown>) => ({
+    compile: () => {
+      const rows = Array.from(
+        { length: count },
+        (_, row) => sql`(${sql.join([sql.lit(row + 1), ...COLUMNS.map((column) => sql`${a[`${row}:${column}`]}`)])})`,
+      );
+      return sql`insert into messages (conversation_id, seq, ${sql.join(COLUMNS.map((column) => sql.ref(column)))})
+        select ${a.conversationId}, (select coalesce(max(seq), 0) from messages where conversation_id = ${a.conversationId}) + column1,
+          ${sql.join(COLUMNS.map((_, index) => sql.ref(`column${index + 2}`)))}
+        from (values ${sql.join(rows)}) returning id, seq`.compile(db);
+    },
+  })),
+);
 type ListShape = { after: boolean; withoutSystem: boolean; limited: boolean };
 const listFamily = new PreparedFamily((shape: ListShape) =>
   prepared((db, a: { conversationId: string; afterSeq: number; limit: number }) => {
@@ -37,6 +57,21 @@ export function messageQueries(ctx: QueryContext): MessageOperations {
   return {
     async appendMessages(messages) {
       if (messages.length === 0) return [];
+      const conversationId = messages[0]!.conversationId;
+      if (ctx.dialect === 'sqlite' && messages.every((m) => m.conversationId === conversationId)) {
+        const args: Record<string, unknown> = { conversationId };
+        messages.forEach((m, row) => {
+          const values = { ...m, poll: pollToText(m.poll), turn_id: m.turnId, created_at: toMs(m.createdAt) };
+          for (const column of COLUMNS) args[`${row}:${column}`] = values[column as keyof typeof values];
+        });
+        const seqs = new Map(
+          (await appendNumbered.of(messages.length).rows(ctx, args)).map((row) => {
+            const { id, seq } = row as { id: string; seq: number };
+            return [id, Number(seq)];
+          }),
+        );
+        return messages.map((m) => ({ ...m, seq: seqs.get(m.id)! }));
+      }
       return ctx.atomic(async (ctx) => {
         const { db, dialect } = ctx;
         // Conversations in a fixed order, so two appends touching the same ones cannot deadlock.

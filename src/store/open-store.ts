@@ -79,7 +79,9 @@ async function openSqliteStore(path: string, options: OpenStoreOptions): Promise
     await destroy();
     throw error;
   }
-  const store = createKyselyStore(db, 'sqlite', destroy);
+  const store = createKyselyStore(db, 'sqlite', destroy, (sqlText, parameters, inTransaction) =>
+    database.runPrepared(sqlText, parameters, inTransaction, faults.directFault),
+  );
   options.onSqliteOpen?.((sqlText) => database.exec(sqlText));
   return {
     ...store,

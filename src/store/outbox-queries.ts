@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import {
   DELIVERY_STATUSES,
   type DeliveryStatus,
@@ -10,7 +10,7 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { OutboxTable } from './schema.ts';
 import { fromMs, fromMsOrNull, oneOf, pollFromText, pollToText, toMs } from './codec.ts';
-import { prepared, preparedInsert } from './prepared.ts';
+import { prepared, PreparedFamily, preparedInsert } from './prepared.ts';
 
 type OutboxOperations = Pick<
   StoreOperations,
@@ -21,12 +21,27 @@ type OutboxOperations = Pick<
   | 'listDueOutbox'
   | 'claimDueOutbox'
   | 'markOutboxSent'
+  | 'markOutboxSentMany'
   | 'markOutboxAttemptFailed'
   | 'listOutbox'
   | 'recordDeliveryReceipt'
 >;
 
 const STATUSES = ['pending', 'sent', 'failed'] as const satisfies readonly OutboxStatus[];
+
+/** Marks sends without a provider id (`[id, at ms, attempts]` rows as one JSON parameter) in one statement. */
+const markSentRows = prepared((db, a: { rows: string }, dialect) => ({
+  compile: () =>
+    (dialect === 'postgres'
+      ? sql`update outbox set status = 'sent', sent_at = m.at, attempts = m.attempts
+          from (select r ->> 0 as id, (r ->> 1)::bigint as at, (r ->> 2)::int as attempts
+                from jsonb_array_elements(${a.rows}::jsonb) as r) as m
+          where outbox.id = m.id`
+      : sql`update outbox set status = 'sent', sent_at = m.at, attempts = m.attempts
+          from (select value ->> 0 as id, value ->> 1 as at, value ->> 2 as attempts from json_each(${a.rows})) as m
+          where outbox.id = m.id`
+    ).compile(db),
+}));
 const KINDS = ['text', 'poll'] as const satisfies readonly MessageKind[];
 
 /** The statuses ranked below `status`: the only ones a receipt of `status` may replace. */
@@ -41,6 +56,41 @@ const pendingOf = prepared((db, a: { conversationId: string }) =>
     .limit(1),
 );
 const insertRows = preparedInsert('outbox');
+const COLUMNS = [
+  'id',
+  'conversation_id',
+  'participant_id',
+  'channel',
+  'recipient',
+  'kind',
+  'text',
+  'poll',
+  'idempotency_key',
+  'next_attempt_at',
+  'created_at',
+] as const;
+type Column = (typeof COLUMNS)[number];
+const AT = COLUMNS.indexOf('next_attempt_at');
+/**
+ * SQLite: one conversation's rows in one statement, claimed until `claimUntil` unless the
+ * conversation already has a row waiting (decided once, before any row is written: an
+ * uncorrelated subquery). Returns each row's `next_attempt_at`.
+ */
+const insertClaimed = new PreparedFamily((count: number) =>
+  prepared((db, a: Record<string, unknown>) => ({
+    compile: () => {
+      const rows = Array.from(
+        { length: count },
+        (_, row) => sql`(${sql.join(COLUMNS.map((column) => sql`${a[`${row}:${column}`]}`))})`,
+      );
+      const value = (index: number) => sql.ref(`column${index + 1}`);
+      return sql`insert into outbox (${sql.join(COLUMNS.map((column) => sql.ref(column)))}, status, attempts)
+        select ${sql.join(COLUMNS.map((_, index) => (index === AT ? sql`case when exists (select 1 from outbox where conversation_id = ${a.conversationId} and status = 'pending') then ${value(index)} else ${a.claimUntil} end` : value(index))))},
+          'pending', 0
+        from (values ${sql.join(rows)}) returning next_attempt_at`.compile(db);
+    },
+  })),
+);
 
 export function outboxQueries(ctx: QueryContext): OutboxOperations {
   const { db } = ctx;
@@ -75,8 +125,33 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
   };
 
   return {
-    async enqueueOutbox(items) {
-      if (items.length === 0) return;
+    async enqueueOutbox(items, options = {}) {
+      if (items.length === 0) return false;
+      const conversationId = items[0]!.conversationId;
+      if (options.claimUntil && !items.every((item) => item.conversationId === conversationId))
+        throw new Error('enqueueOutbox: rows written claimed must belong to one conversation');
+      if (options.claimUntil && ctx.dialect === 'sqlite') {
+        const args: Record<string, unknown> = { conversationId, claimUntil: toMs(options.claimUntil) };
+        items.forEach((item, row) => {
+          const values: Record<Column, unknown> = {
+            id: item.id,
+            conversation_id: item.conversationId,
+            participant_id: item.participantId,
+            channel: item.channel,
+            recipient: item.recipient,
+            kind: item.kind,
+            text: item.text,
+            poll: pollToText(item.poll),
+            idempotency_key: item.idempotencyKey,
+            next_attempt_at: toMs(item.nextAttemptAt),
+            created_at: toMs(item.createdAt),
+          };
+          for (const column of COLUMNS) args[`${row}:${column}`] = values[column];
+        });
+        const [first] = await insertClaimed.of(items.length).rows(ctx, args);
+        return Number((first as { next_attempt_at: number }).next_attempt_at) === args.claimUntil;
+      }
+      const claimed = options.claimUntil !== undefined && !(await this.hasPendingOutbox(conversationId));
       await insertRows(
         ctx,
         items.map((item) => ({
@@ -91,12 +166,13 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
           idempotency_key: item.idempotencyKey,
           status: 'pending',
           attempts: 0,
-          next_attempt_at: toMs(item.nextAttemptAt),
+          next_attempt_at: toMs(claimed ? options.claimUntil! : item.nextAttemptAt),
           last_error: null,
           created_at: toMs(item.createdAt),
           sent_at: null,
         })),
       );
+      return claimed;
     },
 
     async hasPendingOutbox(conversationId) {
@@ -193,6 +269,16 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
           receipt.error,
         );
       }
+    },
+
+    async markOutboxSentMany(marks) {
+      const plain = marks.filter((mark) => !mark.providerMessageId);
+      if (plain.length > 0)
+        await markSentRows.execute(ctx, {
+          rows: JSON.stringify(plain.map((mark) => [mark.id, toMs(mark.at), mark.attempts])),
+        });
+      for (const mark of marks)
+        if (mark.providerMessageId) await this.markOutboxSent(mark.id, mark.at, mark.attempts, mark.providerMessageId);
     },
 
     async recordDeliveryReceipt(receipt) {

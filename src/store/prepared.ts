@@ -44,6 +44,8 @@ export class PreparedQuery<A extends object, O> {
     const parameters = plan.slots.map((slot) =>
       'arg' in slot ? (args as Record<string, unknown>)[slot.arg] : slot.value,
     );
+    const direct = ctx.direct?.(plan.sql, parameters);
+    if (direct) return direct as QueryResult<O>;
     return ctx.db.executeQuery<O>({ sql: plan.sql, parameters, query: plan.query, queryId: createQueryId() });
   }
 

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, QueryResult } from 'kysely';
 import type { Database } from './schema.ts';
 
 export type SqlDialect = 'sqlite' | 'postgres';
@@ -15,4 +15,9 @@ export interface QueryContext {
   readonly inTransaction: boolean;
   /** Runs `work` atomically: inside the current transaction when there is one, else in a new one. */
   atomic<T>(work: (ctx: QueryContext) => Promise<T>): Promise<T>;
+  /**
+   * SQLite: runs a prepared query's compiled SQL directly on the connection (decision 020), or
+   * answers undefined when the statement must go through Kysely's driver after all.
+   */
+  readonly direct?: (sqlText: string, parameters: readonly unknown[]) => QueryResult<unknown> | undefined;
 }

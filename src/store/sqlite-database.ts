@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import type { QueryResult, SqliteDatabase, SqliteStatement } from 'kysely';
 import { SqliteCheckpointer } from './sqlite-checkpointer.ts';
 
 /** How many prepared statements are kept for reuse (Kysely prepares every query it runs). */
@@ -15,6 +15,9 @@ const STATEMENT_CACHE_SIZE = 256;
 export class NodeSqliteDatabase implements SqliteDatabase {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, SqliteStatement>();
+  /** Prepared queries' statements (`runPrepared`): a fixed set of SQL texts, kept for the connection's life. */
+  readonly #direct = new Map<string, StatementSync>();
+  readonly #readers = new WeakMap<StatementSync, boolean>();
   readonly #checkpointer: SqliteCheckpointer | null;
 
   constructor(db: DatabaseSync, checkpointer: SqliteCheckpointer | null = null) {
@@ -39,6 +42,36 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     return statement;
   }
 
+  /**
+   * Runs a prepared query's SQL at once, on statements compiled once and kept (decision 020): no
+   * builder, no driver round of promises. Undefined when it must take the driver's way instead:
+   * outside a transaction while one is open (it would run inside that one), or when another
+   * process holds the lock (the driver retries without blocking). `fault` is told of other errors.
+   */
+  runPrepared(
+    sqlText: string,
+    parameters: readonly unknown[],
+    inTransaction: boolean,
+    fault: (error: unknown) => 'retry' | 'throw',
+  ): QueryResult<unknown> | undefined {
+    if (!inTransaction && this.#db.isTransaction) return undefined;
+    let statement = this.#direct.get(sqlText);
+    if (!statement) {
+      statement = this.#db.prepare(sqlText);
+      this.#direct.set(sqlText, statement);
+      this.#readers.set(statement, statement.columns().length > 0);
+    }
+    const values = parameters.map(toSqliteValue);
+    try {
+      if (this.#readers.get(statement)) return { rows: statement.all(...values) };
+      const { changes, lastInsertRowid } = statement.run(...values);
+      return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
+    } catch (error) {
+      if (fault(error) === 'retry' && !inTransaction) return undefined;
+      throw error;
+    }
+  }
+
   /** True while a transaction is open on the connection. */
   get inTransaction(): boolean {
     return this.#db.isTransaction;
@@ -51,6 +84,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
 
   async close(): Promise<void> {
     this.#statements.clear();
+    this.#direct.clear();
     await this.#checkpointer?.stop();
     // The last connection to close checkpoints what is left and removes the WAL.
     if (this.#db.isOpen) this.#db.close();

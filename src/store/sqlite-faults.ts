@@ -80,6 +80,16 @@ export class SqliteFaults {
     });
   }
 
+  /**
+   * What to do about an error of a statement run outside the driver (`runPrepared`): a write
+   * fault is remembered as the driver's are; a lock another process holds is retried the driver's way.
+   */
+  readonly directFault = (error: unknown): 'retry' | 'throw' => {
+    const fault = databaseFault(error);
+    if (fault === 'full' || fault === 'io') this.#writeFault = error as Error;
+    return fault === 'busy' ? 'retry' : 'throw';
+  };
+
   /** @internal Runs one statement, retrying while another process holds the lock. */
   async execute(connection: LockedConnection, query: CompiledQuery): Promise<QueryResult<unknown>> {
     const deadline = Date.now() + this.#options.busyTimeoutMs;

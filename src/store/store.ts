@@ -168,7 +168,12 @@ export interface StoreOperations {
   hasPendingOutbox(conversationId: string): Promise<boolean>;
   /** Makes claimed rows claimable again now (a sender that will not send them after all). */
   releaseOutbox(ids: readonly string[], at: Date): Promise<void>;
-  enqueueOutbox(items: NewOutboxItem[]): Promise<void>;
+  /**
+   * Queues rows. With `claimUntil` (rows of one conversation): written claimed by the caller until
+   * then, unless the conversation already has a row waiting (theirs go after it, as claimed later);
+   * true when they were claimed (decision 009).
+   */
+  enqueueOutbox(items: NewOutboxItem[], options?: { claimUntil?: Date }): Promise<boolean>;
   getOutbox(id: string): Promise<OutboxItem | undefined>;
   /** Pending items due at `now`, oldest first. */
   listDueOutbox(now: Date, limit: number): Promise<OutboxItem[]>;
@@ -184,6 +189,8 @@ export interface StoreOperations {
    * before it (the send's answer raced the status webhook) are applied now.
    */
   markOutboxSent(id: string, at: Date, attempts: number, providerMessageId?: string | null): Promise<void>;
+  /** `markOutboxSent` for several items; those without a provider id in one statement (decision 020). */
+  markOutboxSentMany(marks: readonly SentMark[]): Promise<void>;
   /**
    * Records a provider's receipt once (`duplicate` when this status of this message was seen) and
    * raises the outbox item's delivery status if it ranks higher. `outboxId` is null while no sent
@@ -303,4 +310,12 @@ export interface Store extends StoreOperations {
 export interface StoreExtension<E> {
   readonly ops: E;
   transaction<T>(work: (tx: StoreTx, ext: E) => Promise<T>): Promise<T>;
+}
+
+/** A send to record: the outbox item, when it was accepted, its attempt, the provider's id for it. */
+export interface SentMark {
+  id: string;
+  at: Date;
+  attempts: number;
+  providerMessageId: string | null;
 }

@@ -272,6 +272,38 @@ export function queuesContract(store: () => Store): void {
       expect(await store().hasPendingOutbox(c.id)).toBe(false);
     });
 
+    it('writes rows claimed until a time unless the conversation has a row waiting, and says which', async () => {
+      const { c } = await setup();
+      const first = [outboxItem(c.id, { nextAttemptAt: at(0) }), outboxItem(c.id, { nextAttemptAt: at(0) })];
+      expect(await store().enqueueOutbox(first, { claimUntil: at(30_000) })).toBe(true); // the second row is no "row waiting"
+      expect((await store().listOutbox(c.id)).map((o) => o.nextAttemptAt)).toEqual([at(30_000), at(30_000)]);
+      const behind = outboxItem(c.id, { nextAttemptAt: at(1000) });
+      expect(await store().enqueueOutbox([behind], { claimUntil: at(31_000) })).toBe(false);
+      expect(await store().getOutbox(behind.id)).toMatchObject({ status: 'pending', nextAttemptAt: at(1000) });
+      expect(await store().enqueueOutbox([])).toBe(false);
+      const other = await setup();
+      await expect(
+        store().enqueueOutbox([outboxItem(c.id), outboxItem(other.c.id)], { claimUntil: at(1) }),
+      ).rejects.toThrow(/one conversation/);
+    });
+
+    it('marks several sends in one call, each with its own time and attempt; provider ids are kept', async () => {
+      const { c } = await setup();
+      const [a, b, w] = [outboxItem(c.id), outboxItem(c.id), outboxItem(c.id, { channel: 'whatsapp' })];
+      const untouched = outboxItem(c.id);
+      await store().enqueueOutbox([a, b, w, untouched]);
+      await store().markOutboxSentMany([
+        { id: a.id, at: at(100), attempts: 1, providerMessageId: null },
+        { id: b.id, at: at(200), attempts: 3, providerMessageId: null },
+        { id: w.id, at: at(300), attempts: 1, providerMessageId: 'wamid.MANY' },
+      ]);
+      expect(await store().getOutbox(a.id)).toMatchObject({ status: 'sent', sentAt: at(100), attempts: 1 });
+      expect(await store().getOutbox(b.id)).toMatchObject({ status: 'sent', sentAt: at(200), attempts: 3 });
+      expect(await store().getOutbox(w.id)).toMatchObject({ status: 'sent', providerMessageId: 'wamid.MANY' });
+      expect(await store().getOutbox(untouched.id)).toMatchObject({ status: 'pending', sentAt: null });
+      await store().markOutboxSentMany([]);
+    });
+
     it('delivers due items oldest first, then retries and gives up', async () => {
       const { p, c } = await setup();
       const poll = { question: 'How hard?', options: ['low', 'normal', 'high'] };

@@ -19,7 +19,9 @@ export function writePathMigration(dialect: SqlDialect): Migration {
       await s.dropIndex('inbox_pending').execute();
       await sql`create index inbox_pending on inbox (received_at, ordinal) where ${pending}`.execute(db);
       await s.dropIndex('inbox_conversation_pending').execute();
-      await sql`create index inbox_conversation_pending on inbox (conversation_id, ordinal) where ${pending}`.execute(db);
+      await sql`create index inbox_conversation_pending on inbox (conversation_id, ordinal) where ${pending}`.execute(
+        db,
+      );
       await s.dropIndex('outbox_due').execute();
       await sql`create index outbox_due on outbox (next_attempt_at, ordinal) where ${pending}`.execute(db);
       await s.dropIndex('outbox_provider_message').execute();
