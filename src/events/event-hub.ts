@@ -113,15 +113,11 @@ export class EventHub {
     return this.#run(conversationId, async (stream) => {
       let announced: { fresh: SessionEvent[]; lastMessageSeq: number } | undefined;
       const announce: AnnounceEvents = (messages) => {
-        let seq = stream.nextSeq;
-        const fresh: SessionEvent[] = [];
-        for (const message of messages)
-          if (message.role !== 'user')
-            fresh.push(this.#event(conversationId, seq++, { ...finalOf(message), turnId: turnNo }));
-        if (stream.speaking)
-          fresh.push(
-            this.#event(conversationId, seq++, { type: 'speaking', turnId: turnNo, data: { speaking: false } }),
-          );
+        const drafts: EventDraft[] = messages
+          .filter((message) => message.role !== 'user')
+          .map((message) => ({ ...finalOf(message), turnId: turnNo }));
+        if (stream.speaking) drafts.push({ type: 'speaking', turnId: turnNo, data: { speaking: false } });
+        const fresh = drafts.map((draft, index) => this.#event(conversationId, stream.nextSeq + index, draft));
         announced = { fresh, lastMessageSeq: Math.max(stream.lastMessageSeq, ...messages.map((m) => m.seq)) };
         return [...stream.pending, ...fresh].map(toStored);
       };
