@@ -148,7 +148,7 @@ describe('the Study view in headless Chromium', () => {
     await page.getByRole('button', { name: 'Adherence calendar of Ana' }).click();
     const days = page.locator('#calendar li.day');
     await expect.poll(() => days.count()).toBe(8);
-    expect(await days.evaluateAll((cells) => cells.map((cell) => (cell as HTMLElement).dataset.status))).toEqual([
+    expect(await days.evaluateAll((cells) => cells.map((cell) => cell.getAttribute('data-status')))).toEqual([
       'no_prompt',
       'done',
       'replied',

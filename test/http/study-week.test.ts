@@ -1,5 +1,7 @@
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHabitFixture, type HabitFixture } from '../timers/habit-fixture.ts';
+import { unzipText } from '../kit/unzip.ts';
+import { PROMPT_TEXT, startHabitFixture, type HabitFixture } from '../timers/habit-fixture.ts';
 
 /**
  * A week of a study on the virtual clock, driven through HTTP like a participant would: daily
@@ -13,12 +15,22 @@ beforeAll(async () => {
     phone: '+14165550161',
     timezone: 'America/Toronto',
     env: { STUDY_TIMEZONE: 'america/toronto' },
+    onUser: (text) =>
+      text === 'be brief please'
+        ? {
+            toolCalls: [
+              { name: 'save_user_profile', arguments: { tone_tags: ['concise'], tone_update_source: 'explicit' } },
+            ],
+          }
+        : undefined,
   });
   await fixture.say('set me up');
-  const replies: Array<string | null> = ['1', 'Not yet', null, 'done', 'Done', null];
-  for (const [index, reply] of replies.entries()) {
-    await fixture.advance(`2026-06-0${index + 2}T13:00:00Z`); // the prompt went out at 11:50 UTC
-    if (reply) await fixture.say(reply);
+  await fixture.say('be brief please');
+  // Day by day: the prompt goes out at 11:50 UTC; Done, Not yet, silence, done, Done and "more", still open.
+  const replies: string[][] = [['1'], ['Not yet'], [], ['done'], ['Done', '5'], []];
+  for (const [index, day] of replies.entries()) {
+    await fixture.advance(`2026-06-0${index + 2}T13:00:00Z`);
+    for (const reply of day) await fixture.say(reply);
   }
 }, 60_000);
 afterAll(() => fixture?.close());
@@ -37,12 +49,12 @@ describe('the overview after a simulated week', () => {
     });
     const columns = ['date', 'enrolled', 'prompts_sent', 'prompts_replied', 'done', 'replies', 'active_participants'];
     expect(series.map((day: Record<string, unknown>) => columns.map((column) => day[column]))).toEqual([
-      ['2026-06-01', 1, 0, 0, 0, 1, 1], // enrolled at 08:00, "set me up"
+      ['2026-06-01', 1, 0, 0, 0, 2, 1], // enrolled at 08:00, "set me up", "be brief please"
       ['2026-06-02', 1, 1, 1, 1, 1, 1],
       ['2026-06-03', 1, 1, 1, 0, 1, 1],
       ['2026-06-04', 1, 1, 0, 0, 0, 0],
       ['2026-06-05', 1, 1, 1, 1, 1, 1],
-      ['2026-06-06', 1, 1, 1, 1, 1, 1],
+      ['2026-06-06', 1, 1, 1, 1, 2, 1],
       ['2026-06-07', 1, 1, 0, 0, 0, 0],
     ]);
     // The series reads "done" from the transcript; the coach counted it in the profile as it went.
@@ -65,5 +77,66 @@ describe('the overview after a simulated week', () => {
     ]);
     const missing = await fixture.server.request('GET', '/study/participants/p_nobody/adherence');
     expect(missing).toMatchObject({ status: 404, body: { code: 'participant_not_found', field: 'id' } });
+  });
+});
+
+describe('the export after a simulated week', () => {
+  async function exported(): Promise<Map<string, Record<string, string>[]>> {
+    const response = await fetch(`${fixture.server.url}/study/export`);
+    const files = await unzipText(Buffer.from(await response.arrayBuffer()));
+    return new Map([...files].map(([name, text]) => [name, parse(text, { columns: true, bom: true })]));
+  }
+  const api = async (path: string) =>
+    (await fixture.server.request('GET', `/conversation/participants/${fixture.participantId}${path}`)).body.result;
+
+  it('re-read, gives the prompts, poll answers, profile changes and tone the API shows', async () => {
+    const files = await exported();
+    const history: Array<{ id: string; kind: string; source: string; text: string; poll?: { question: string } }> = (
+      await api('/history?all=true')
+    ).messages;
+    const state = await api('/state');
+
+    const prompts = files.get('prompts.csv')!;
+    const donePolls = history.filter((m) => m.source === 'timer' && m.poll?.question === 'Did you do it?');
+    expect(prompts.map((row) => row.poll_message_id)).toEqual(donePolls.map((m) => m.id));
+    expect(prompts.map((row) => [row.sent_local, row.scheduled_local, row.replied, row.answer, row.done])).toEqual([
+      ['2026-06-02T07:50:00.000-04:00', '2026-06-02T07:50:00.000-04:00', '1', 'Done', '1'],
+      ['2026-06-03T07:50:00.000-04:00', '2026-06-03T07:50:00.000-04:00', '1', 'Not yet', '0'],
+      ['2026-06-04T07:50:00.000-04:00', '2026-06-04T07:50:00.000-04:00', '0', '', '0'],
+      ['2026-06-05T07:50:00.000-04:00', '2026-06-05T07:50:00.000-04:00', '1', 'Done', '1'],
+      ['2026-06-06T07:50:00.000-04:00', '2026-06-06T07:50:00.000-04:00', '1', 'Done', '1'],
+      ['2026-06-07T07:50:00.000-04:00', '2026-06-07T07:50:00.000-04:00', '0', '', '0'],
+    ]);
+    expect(prompts.every((row) => row.text === PROMPT_TEXT)).toBe(true);
+    expect(prompts.filter((row) => row.done === '1')).toHaveLength(state.profile.success_count);
+
+    const answers = files.get('poll_answers.csv')!;
+    expect(answers.map((row) => [row.answer_text, row.question, row.option, row.option_number])).toEqual([
+      ['1', 'Did you do it?', 'Done', '1'],
+      ['Not yet', 'Did you do it?', 'Not yet', '2'],
+      ['done', 'Did you do it?', 'Done', '1'],
+      ['Done', 'Did you do it?', 'Done', '1'],
+      ['5', 'How should your next prompts feel?', 'Increase', '5'],
+    ]);
+    const byId = new Map(history.map((m) => [m.id, m]));
+    expect(answers.every((row) => byId.get(row.answer_message_id!)?.text === row.answer_text)).toBe(true);
+
+    const changes = files.get('profile_changes.csv')!;
+    expect(changes.map((row) => [row.field, row.old_value, row.new_value, row.source])).toEqual([
+      ['habit_domain', '', 'walking', 'save_user_profile'],
+      ['motivational_frame', '', 'energy', 'save_user_profile'],
+      ['preferred_time', '', '08:00', 'save_user_profile'],
+      ['prompt_anchor', '', 'after coffee', 'save_user_profile'],
+      ['intensity', 'normal', 'high', 'intensity_poll'],
+    ]);
+    // The last change of each field is the profile the API shows.
+    for (const row of changes) expect(state.profile[row.field!], row.field).toBe(row.new_value);
+
+    const tone = files.get('tone.csv')!;
+    expect(tone).toEqual([
+      expect.objectContaining({ source: 'explicit', proposed_tags: '["concise"]', active_tags: '["concise"]' }),
+    ]);
+    expect(JSON.parse(tone[0]!.scores!)).toEqual(state.profile.tone.scores);
+    expect(JSON.parse(tone[0]!.active_tags!)).toEqual(state.profile.tone.active);
   });
 });

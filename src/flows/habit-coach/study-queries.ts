@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Message } from '../../core/domain.ts';
 import { fromMs, fromMsOrNull, toMs } from '../../store/codec.ts';
 import { toMessage } from '../../store/messages-queries.ts';
+import { DAILY_PROMPT_TIMER } from './timers/daily-prompt-timer.ts';
 import type { QueryContext } from '../../store/query-context.ts';
 
 /** One participant of the study as the overview reads them: one row each, one query for all. */
@@ -55,6 +56,21 @@ export function studyQueries({ db }: QueryContext) {
         transcripts.set(participantId, transcript);
       }
       return transcripts;
+    },
+
+    /**
+     * When each daily prompt of a conversation was due, keyed by when it was sent (epoch ms): the
+     * prompt timer completes at the instant its messages are written.
+     */
+    async promptTimers(conversationId: string): Promise<Map<number, Date>> {
+      const rows = await db
+        .selectFrom('timers')
+        .select(['due_at', 'updated_at'])
+        .where('conversation_id', '=', conversationId)
+        .where('kind', '=', DAILY_PROMPT_TIMER)
+        .where('status', '=', 'done')
+        .execute();
+      return new Map(rows.map((row) => [Number(row.updated_at), fromMs(row.due_at)]));
     },
 
     async studyRows(filter: StudyFilter, since: Date): Promise<StudyRow[]> {

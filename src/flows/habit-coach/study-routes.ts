@@ -40,8 +40,9 @@ export function studyRoutes(
       schema: {
         tags: ['study'],
         summary:
-          'The study as a ZIP of CSV files (participants, messages, turns, tool_calls, deliveries) and ' +
-          'codebook.csv, streamed; ?deidentify=true leaves out phones, names and free text',
+          'The study as a ZIP of CSV files (participants, messages, prompts, poll_answers, profile_changes, ' +
+          'tone, turns, tool_calls, deliveries) and codebook.csv, streamed; ?deidentify=true leaves out phones, ' +
+          'names and free text',
         querystring: jsonSchema(exportQuery),
       },
       handler: async (request, reply) => {
