@@ -59,7 +59,8 @@ async function importCsv(text, dryRun, report, reportError) {
     report.replaceChildren(el('p.ok', {}, envelope.message));
     return envelope;
   } catch (error) {
-    if (!(error instanceof ApiError)) return reportError(error);
+    // Not the file's fault (no token, a server error): said where every other error is said.
+    if (!(error instanceof ApiError) || error.status !== 400) return reportError(error);
     report.replaceChildren(
       el('p.error', {}, error.message),
       error.problems.length

@@ -178,6 +178,7 @@ describe('the Study view in headless Chromium', () => {
     expect(problems.length).toBeGreaterThanOrEqual(2);
     expect(problems.every((row) => row.startsWith('5'))).toBe(true);
     expect(await page.isHidden('#import-run')).toBe(true);
+    await page.locator('#import-report').screenshot({ path: 'test-results/study-import-check.png' });
 
     const good = csv('+14165550204').toString().replace('Mars/Base', 'Europe/Paris');
     await page.setInputFiles('#import-file', { name: 'good.csv', mimeType: 'text/csv', buffer: Buffer.from(good) });
