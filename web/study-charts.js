@@ -64,13 +64,14 @@ function numbersTable(series) {
     {},
     el('summary', {}, 'The numbers per day'),
     table(
-      ['day', 'enrolled', 'prompts', 'replied', 'done', 'messages', 'active'],
+      ['day', 'enrolled', 'prompts', 'replied', 'done', 'still open', 'messages', 'active'],
       series.map((d) => [
         d.date,
         String(d.enrolled),
         String(d.prompts_sent),
         String(d.prompts_replied),
         String(d.done),
+        String(d.prompts_open),
         String(d.replies),
         String(d.active_participants),
       ]),

@@ -141,7 +141,7 @@ describe('the Study view in headless Chromium', () => {
     await page.locator('details.numbers summary').click();
     // June 7 in Toronto: Ana's prompt (done, replied) and Ben's (silent): 2 prompts, 1 replied, 1 done.
     const june7 = page.locator('details.numbers tr', { hasText: '2026-06-07' });
-    expect(await june7.locator('td').allTextContents()).toEqual(['2026-06-07', '4', '2', '1', '1', '1', '1']);
+    expect(await june7.locator('td').allTextContents()).toEqual(['2026-06-07', '4', '2', '1', '1', '0', '1', '1']);
   });
 
   it("shows a participant's adherence calendar", async () => {

@@ -43,19 +43,31 @@ describe('the overview after a simulated week', () => {
     expect(participants[0]).toMatchObject({
       prompts_sent: 6,
       done_count: 3,
-      response_rate: 0.667,
-      response_rate_recent: 0.667,
+      response_rate: 0.8, // 4 of the 5 settled prompts; the one still open is not counted yet
+      response_rate_recent: 0.8,
       current_streak: 2,
     });
-    const columns = ['date', 'enrolled', 'prompts_sent', 'prompts_replied', 'done', 'replies', 'active_participants'];
+    const columns = ['date', 'enrolled', 'prompts_sent', 'prompts_replied', 'done', 'prompts_open', 'replies'];
     expect(series.map((day: Record<string, unknown>) => columns.map((column) => day[column]))).toEqual([
-      ['2026-06-01', 1, 0, 0, 0, 2, 1], // enrolled at 08:00, "set me up", "be brief please"
-      ['2026-06-02', 1, 1, 1, 1, 1, 1],
-      ['2026-06-03', 1, 1, 1, 0, 1, 1],
+      ['2026-06-01', 1, 0, 0, 0, 0, 2], // enrolled at 08:00, "set me up", "be brief please"
+      ['2026-06-02', 1, 1, 1, 1, 0, 1],
+      ['2026-06-03', 1, 1, 1, 0, 0, 1],
       ['2026-06-04', 1, 1, 0, 0, 0, 0],
-      ['2026-06-05', 1, 1, 1, 1, 1, 1],
-      ['2026-06-06', 1, 1, 1, 1, 2, 1],
-      ['2026-06-07', 1, 1, 0, 0, 0, 0],
+      ['2026-06-05', 1, 1, 1, 1, 0, 1],
+      ['2026-06-06', 1, 1, 1, 1, 0, 2],
+      ['2026-06-07', 1, 1, 0, 0, 1, 0],
+    ]);
+    expect(series.map((day: { active_participants: number }) => day.active_participants)).toEqual([
+      1, 1, 1, 0, 1, 1, 0,
+    ]);
+    expect(series.map((day: { response_rate: number | null }) => day.response_rate)).toEqual([
+      null,
+      1,
+      1,
+      0,
+      1,
+      1,
+      null, // today's prompt is still open
     ]);
     // The series reads "done" from the transcript; the coach counted it in the profile as it went.
     const sum = (column: string) =>

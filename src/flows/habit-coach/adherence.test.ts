@@ -143,6 +143,11 @@ describe('the per-day series and the calendar, counted by hand', () => {
     expect([june4.response_rate, june4.done_rate]).toEqual([1, 1]);
     const june3 = dailySeries(subjects, 'America/Toronto', NOW)[2]!;
     expect([june3.response_rate, june3.done_rate]).toEqual([0, 0]);
+    // June 6's prompt is still open at noon: counted as sent, not yet as missed.
+    const june6 = dailySeries(subjects, 'America/Toronto', NOW)[5]!;
+    expect([june6.prompts_sent, june6.prompts_open, june6.response_rate]).toEqual([1, 1, null]);
+    const dayLater = dailySeries(subjects, 'America/Toronto', new Date('2026-06-07T13:00:00Z'))[5]!;
+    expect([dayLater.prompts_open, dayLater.response_rate]).toEqual([0, 0]);
     expect(dailySeries([], 'UTC', NOW)).toEqual([]);
   });
 

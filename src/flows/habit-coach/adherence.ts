@@ -101,17 +101,19 @@ function promptTextOf(messages: readonly Message[], poll: Message): Message | un
     : undefined;
 }
 
+/** A prompt still waiting: no reply yet, and under 24 h old. It counts neither as replied nor as missed. */
+export const isOpen = (outcome: PromptOutcome, now: Date): boolean =>
+  outcome.repliedAt === null && !outcome.answer && now.getTime() - outcome.sentAt.getTime() < POLL_OPEN_MS;
+
 /**
  * The current streak: how many of the latest prompts in a row were answered Done. The latest
- * prompt, while it is still open (under 24 h old, unanswered), neither counts nor breaks it.
+ * prompt, while it is still open, neither counts nor breaks it.
  */
 export function currentStreak(outcomes: readonly PromptOutcome[], now: Date): number {
   let streak = 0;
   for (let index = outcomes.length - 1; index >= 0; index -= 1) {
     const outcome = outcomes[index]!;
-    const stillOpen =
-      index === outcomes.length - 1 && !outcome.answer && now.getTime() - outcome.sentAt.getTime() < POLL_OPEN_MS;
-    if (stillOpen) continue;
+    if (index === outcomes.length - 1 && isOpen(outcome, now)) continue;
     if (!outcome.done) break;
     streak += 1;
   }

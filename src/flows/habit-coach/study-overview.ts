@@ -1,5 +1,5 @@
 import type { Message } from '../../core/domain.ts';
-import { currentStreak, promptOutcomes, type PromptOutcome } from './adherence.ts';
+import { currentStreak, isOpen, promptOutcomes, type PromptOutcome } from './adherence.ts';
 import type { StudyRow } from './study-queries.ts';
 import { dailySeries, rate, type SeriesSubject } from './study-series.ts';
 
@@ -74,9 +74,13 @@ function participantOverview(row: StudyRow, subject: SeriesSubject, now: Date) {
   };
 }
 
-/** Of the daily prompts in the transcript (all, and those of the last 7 days): the share that got a reply. */
-function responseRates(outcomes: readonly PromptOutcome[], now: Date) {
+/**
+ * Of the daily prompts in the transcript (all, and those of the last 7 days): the share that got
+ * a reply. A prompt still open is not counted yet.
+ */
+function responseRates(all: readonly PromptOutcome[], now: Date) {
   const since = now.getTime() - RECENT_DAYS * DAY_MS;
+  const outcomes = all.filter((outcome) => !isOpen(outcome, now));
   const recent = outcomes.filter((outcome) => outcome.sentAt.getTime() >= since);
   const replied = (list: readonly PromptOutcome[]) => list.filter((outcome) => outcome.repliedAt).length;
   return {

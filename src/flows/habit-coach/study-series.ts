@@ -1,6 +1,5 @@
 import { DateTime } from 'luxon';
-import type { PromptOutcome } from './adherence.ts';
-import { POLL_OPEN_MS } from './polls.ts';
+import { isOpen, type PromptOutcome } from './adherence.ts';
 
 /** What the per-day views read of one participant. */
 export interface SeriesSubject {
@@ -20,11 +19,15 @@ export interface SeriesDay {
   prompts_replied: number;
   /** Of that day's prompts: how many were answered Done. */
   done: number;
+  /** Of that day's prompts: how many still wait for a reply (under 24 h old); left out of the rates. */
+  prompts_open: number;
   /** Messages participants sent that day. */
   replies: number;
   /** Participants who sent at least one message that day. */
   active_participants: number;
+  /** Replied / (sent − open); null when no prompt of the day is settled. */
   response_rate: number | null;
+  /** Done / (sent − open). */
   done_rate: number | null;
 }
 
@@ -54,9 +57,9 @@ export function daysBetween(from: Date, to: Date, zone: string): string[] {
 }
 
 /**
- * The study per day in `zone`, from the first enrolment to today: prompts sent, replied and done
- * (counted on the day the prompt was sent, so a rate never passes 1), messages received and
- * participants active (counted on the day they wrote).
+ * The study per day in `zone`, from the first enrolment to today: prompts sent, replied, done and
+ * still open (counted on the day the prompt was sent, so a rate never passes 1), messages received
+ * and participants active (counted on the day they wrote).
  */
 export function dailySeries(subjects: readonly SeriesSubject[], zone: string, now: Date): SeriesDay[] {
   if (subjects.length === 0) return [];
@@ -72,6 +75,7 @@ export function dailySeries(subjects: readonly SeriesSubject[], zone: string, no
       day.prompts_sent += 1;
       if (outcome.repliedAt) day.prompts_replied += 1;
       if (outcome.done) day.done += 1;
+      if (isOpen(outcome, now)) day.prompts_open += 1;
     }
     const activeOn = new Set<string>();
     for (const reply of subject.replies) {
@@ -84,8 +88,8 @@ export function dailySeries(subjects: readonly SeriesSubject[], zone: string, no
   }
   return [...days.values()].map((day) => ({
     ...day,
-    response_rate: rate(day.prompts_replied, day.prompts_sent),
-    done_rate: rate(day.done, day.prompts_sent),
+    response_rate: rate(day.prompts_replied, day.prompts_sent - day.prompts_open),
+    done_rate: rate(day.done, day.prompts_sent - day.prompts_open),
   }));
 }
 
@@ -102,7 +106,7 @@ export function adherenceCalendar(subject: SeriesSubject, zone: string, now: Dat
     if (!day) continue;
     day.prompts += 1;
     if (outcome.repliedAt) day.replied += 1;
-    else if (now.getTime() - outcome.sentAt.getTime() < POLL_OPEN_MS) day.open += 1;
+    else if (isOpen(outcome, now)) day.open += 1;
     if (outcome.done) day.done += 1;
   }
   for (const reply of subject.replies) {
@@ -125,6 +129,7 @@ const emptyDay = (date: string) => ({
   prompts_sent: 0,
   prompts_replied: 0,
   done: 0,
+  prompts_open: 0,
   replies: 0,
   active_participants: 0,
 });
