@@ -8,6 +8,8 @@ export class ApiError extends Error {
     this.status = status;
     this.code = body?.code ?? 'http_error';
     this.field = body?.field;
+    /** Every row's problems, when the server listed them (a CSV import). */
+    this.problems = body?.problems ?? [];
   }
 }
 
@@ -38,9 +40,32 @@ export async function api(method, path, body) {
   return parsed?.result ?? parsed;
 }
 
-async function apiEnvelope(method, path, body) {
-  const init = { method, headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }) };
-  if (body !== undefined) init.body = JSON.stringify(body);
+/** A text body of another type (a CSV file); resolves with the whole envelope (message and result). */
+export function apiText(method, path, text, contentType) {
+  return apiEnvelope(method, path, text, contentType);
+}
+
+/** A file the server sends as an attachment: its bytes and the name it gave. */
+export async function apiDownload(path) {
+  const response = await fetch(path, { headers: headers() });
+  if (!response.ok) {
+    const text = await response.text();
+    let body;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = { message: text };
+    }
+    throw new ApiError(response.status, body);
+  }
+  const disposition = response.headers.get('content-disposition') ?? '';
+  const name = /filename="([^"]+)"/.exec(disposition)?.[1] ?? 'download';
+  return { name, blob: await response.blob() };
+}
+
+async function apiEnvelope(method, path, body, contentType = 'application/json') {
+  const init = { method, headers: headers(body === undefined ? {} : { 'content-type': contentType }) };
+  if (body !== undefined) init.body = contentType === 'application/json' ? JSON.stringify(body) : body;
   const response = await fetch(path, init);
   const text = await response.text();
   let parsed;

@@ -1,6 +1,7 @@
 // The operator console: participants, their live conversation, profile, timers and turns.
 import { api, apiAll, ApiError, followChanges, token } from './api.js';
-import { el, fmtRelative, fmtTime, json, section, table } from './render.js';
+import { el, fmtRelative, fmtTime, fmtUtc, json, section, table } from './render.js';
+import { refreshStudy, showStudy } from './study.js';
 
 const $ = (selector) => document.querySelector(selector);
 const state = { participants: [], selectedId: null, sessionId: null, sessions: [], clock: null, refreshing: new Set() };
@@ -69,7 +70,7 @@ async function loadClock() {
   box.replaceChildren(
     el(
       'span',
-      { id: 'clock-now', title: 'server clock' },
+      { id: 'clock-now', title: `server clock; ${fmtUtc(state.clock.now)}` },
       `${state.clock.mode === 'virtual' ? 'virtual clock' : 'clock'}: ${fmtTime(state.clock.now)}`,
     ),
   );
@@ -94,7 +95,7 @@ async function fastForward(advance) {
     announce(`Moving the clock ${advance}…`);
     const result = await api('POST', '/admin/clock', { advance });
     announce(`Clock moved to ${fmtTime(result.now)}; ${result.fired} timer(s) fired.`);
-    await Promise.all([loadClock(), refreshList(), refreshDetail()]);
+    await Promise.all([loadClock(), refreshList(), refreshDetail(), refreshStudy()]);
   } catch (error) {
     reportError(error);
   }
@@ -177,8 +178,11 @@ function selectFromHash() {
 /** The page skeleton, built once per selection so the chat box keeps its text across refreshes. */
 function buildDetail() {
   const detail = $('#detail');
+  $('#study-link').setAttribute('aria-current', state.selectedId ? 'false' : 'page');
   if (!state.selectedId) {
-    detail.replaceChildren(el('p.muted', {}, 'Select a participant, or enrol one.'));
+    // No participant chosen: the study at a glance, the first thing a coordinator sees.
+    followConversation(null);
+    void showStudy(detail, { onImported: refreshList, reportError });
     return;
   }
   const chat = el(
@@ -475,11 +479,11 @@ function renderMessages(messages, participant) {
     ...messages.map((message) =>
       el(
         `li.message.${message.role}`,
-        { dataset: { kind: message.kind, source: message.source } },
+        { dataset: { kind: message.kind, source: message.source }, title: fmtUtc(message.created_at) },
         el(
           'div.meta',
           {},
-          `${message.role}${message.source && message.source !== 'turn' ? ` · ${message.source}` : ''} · ${fmtTime(message.created_at)}`,
+          `${message.role}${message.source && message.source !== 'turn' ? ` · ${message.source}` : ''} · ${fmtTime(message.created_at, participant.timezone)}`,
         ),
         el('div.text', {}, message.poll ? message.poll.question : message.text),
         message.poll

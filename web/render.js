@@ -18,7 +18,41 @@ export function el(spec, props = {}, ...children) {
   return node;
 }
 
-export const fmtTime = (iso) => (iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 19) + 'Z' : '—');
+/** The browser's own time zone: where times are shown unless a participant's zone is given. */
+export const BROWSER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+const formats = new Map();
+function formatIn(timeZone) {
+  if (!formats.has(timeZone)) {
+    const options = { hourCycle: 'h23', timeZoneName: 'short', timeZone };
+    for (const part of ['year', 'month', 'day', 'hour', 'minute', 'second']) options[part] = '2-digit';
+    options.year = 'numeric';
+    formats.set(timeZone, new Intl.DateTimeFormat('en-US', options));
+  }
+  return formats.get(timeZone);
+}
+
+/** "2026-06-01 08:00:00 EDT": a time in `timeZone` (default the browser's), with its zone named. */
+export function fmtTime(iso, timeZone = BROWSER_ZONE) {
+  if (!iso) return '—';
+  let format;
+  try {
+    format = formatIn(timeZone || BROWSER_ZONE);
+  } catch {
+    format = formatIn(BROWSER_ZONE); // a zone this browser does not know
+  }
+  const parts = Object.fromEntries(format.formatToParts(new Date(iso)).map((part) => [part.type, part.value]));
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second} ${parts.timeZoneName}`;
+}
+
+/** The same instant in UTC, for a tooltip. */
+export const fmtUtc = (iso) => (iso ? `${new Date(iso).toISOString().replace('T', ' ').slice(0, 19)} UTC` : '');
+
+/** A <time> showing `iso` in `timeZone`, UTC on hover. */
+export function timeEl(iso, timeZone) {
+  if (!iso) return el('span.muted', {}, '—');
+  return el('time', { dateTime: iso, title: fmtUtc(iso) }, fmtTime(iso, timeZone));
+}
 
 /** "in 4h 10m" / "2m ago" relative to the server clock. */
 export function fmtRelative(iso, nowMs) {

@@ -68,6 +68,7 @@ describe('loadConfig defaults', () => {
           feedbackFollowupMs: 3 * 3_600_000,
         },
       },
+      study: { timeZone: 'UTC' },
       assistant: {
         profilesDir: undefined,
         defaultProfile: 'life',
@@ -207,6 +208,14 @@ describe('loadConfig LLM provider', () => {
     expect(loadConfig({ LLM_BASE_URL: 'https://api.example/v1', LLM_MODEL: 'llama3.1' }).llm.model).toBe('llama3.1');
   });
 
+  it('reads STUDY_TIMEZONE in any case as its canonical spelling, UTC by default, and names a zone it does not know', () => {
+    expect(loadConfig({}).study.timeZone).toBe('UTC');
+    expect(loadConfig({ STUDY_TIMEZONE: 'america/toronto' }).study.timeZone).toBe('America/Toronto');
+    expect(() => loadConfig({ STUDY_TIMEZONE: 'Toronto' })).toThrow(
+      /STUDY_TIMEZONE: must be an IANA time zone such as UTC or America\/Toronto \(got "Toronto"\)/,
+    );
+  });
+
   it('reads DEFAULT_PHONE_REGION in any case, and names a region it does not know', () => {
     expect(loadConfig({ DEFAULT_PHONE_REGION: 'gb' }).conversation.phoneRegion).toBe('GB');
     expect(() => loadConfig({ DEFAULT_PHONE_REGION: 'USA' })).toThrow(
@@ -293,6 +302,8 @@ describe('loadConfig errors', () => {
     ['MODEL_OUTAGE_NOTICE', 'x'.repeat(501)],
     ['LLM_TEMPERATURE', 'warm'],
     ['DEFAULT_PHONE_REGION', 'Canada'],
+    ['STUDY_TIMEZONE', 'Mars/Olympus_Mons'],
+    ['STUDY_TIMEZONE', '+05:00'],
   ];
 
   it.each(bad)('%s=%j is rejected with a message naming the variable', (name, value) => {

@@ -96,6 +96,10 @@ export interface AppConfig {
       readonly feedbackFollowupMs: number;
     };
   };
+  readonly study: {
+    /** The IANA zone whose calendar days the overview's per-day series counts in. */
+    readonly timeZone: string;
+  };
   readonly assistant: {
     /** Undefined = the shipped profiles. */
     readonly profilesDir: string | undefined;
@@ -244,6 +248,7 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
         feedbackFollowupMs: env.FEEDBACK_FOLLOWUP_DELAY,
       },
     },
+    study: { timeZone: env.STUDY_TIMEZONE },
     assistant: {
       profilesDir: env.ASSISTANT_PROFILES_DIR,
       defaultProfile: env.ASSISTANT_DEFAULT_PROFILE,

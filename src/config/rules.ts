@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { webhookSigningKey } from '../channels/standard-webhooks.ts';
 import { parseDuration } from '../core/duration.ts';
 import { phoneRegion } from '../core/phone.ts';
+import { canonicalTimeZone } from '../core/time-zone.ts';
 
 /**
  * zod schemas for one variable's raw (trimmed, non-empty) string. Each fails with one message
@@ -61,6 +62,14 @@ export function region() {
   return rule(
     (raw) => phoneRegion(raw) ?? undefined,
     (raw) => `must be a two-letter region code such as US or GB ${got(raw)}`,
+  );
+}
+
+/** An IANA time zone in any case, in its canonical spelling (`america/toronto` → `America/Toronto`). */
+export function timeZone() {
+  return rule(
+    (raw) => canonicalTimeZone(raw) ?? undefined,
+    (raw) => `must be an IANA time zone such as UTC or America/Toronto ${got(raw)}`,
   );
 }
 

@@ -16,6 +16,7 @@ import {
   secret,
   signingSecret,
   templateName,
+  timeZone,
   token,
   twilioSender,
   twilioSid,
@@ -81,6 +82,8 @@ export const envSchema = z.object({
   AUTO_FEEDBACK_DELAY: duration(),
   FEEDBACK_INITIAL_TIMEOUT: duration(),
   FEEDBACK_FOLLOWUP_DELAY: duration(),
+
+  STUDY_TIMEZONE: timeZone(),
 
   ASSISTANT_PROFILES_DIR: z.string().optional(),
   ASSISTANT_DEFAULT_PROFILE: token('a profile name'),

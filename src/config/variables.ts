@@ -251,6 +251,14 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Habit coach', 'FEEDBACK_FOLLOWUP_DELAY', '3h', 'Follow-up nudge after the first one (duration; 0 = off).'),
 
   v(
+    'Study',
+    'STUDY_TIMEZONE',
+    'UTC',
+    "IANA time zone (any case, e.g. America/Toronto) whose calendar days the study overview's per-day series " +
+      'counts in: prompts sent, replies, done, active participants per day.',
+  ),
+
+  v(
     'Assistant',
     'ASSISTANT_PROFILES_DIR',
     undefined,

@@ -1,12 +1,21 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ChangeFeed } from '../engine/change-feed.ts';
 import { resource } from './resource.ts';
 
 const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+/** A dependency's file, from wherever npm installed it. */
+const vendor = (path: string) => createRequire(import.meta.url).resolve(path);
 
-/** The console's files: fixed names, read once, served from memory (no CDN, no directory walking). */
+/**
+ * The console's files: fixed names, read once, served from memory (no CDN, no directory walking).
+ * uPlot (the Study view's charts) is served from its npm package, so it is the version the lockfile pins.
+ */
 const FILES: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/docs': { file: 'docs.html', type: 'text/html; charset=utf-8' },
@@ -14,7 +23,12 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/console/docs.js': { file: 'docs.js', type: 'text/javascript; charset=utf-8' },
   '/console/api.js': { file: 'api.js', type: 'text/javascript; charset=utf-8' },
   '/console/render.js': { file: 'render.js', type: 'text/javascript; charset=utf-8' },
+  '/console/study.js': { file: 'study.js', type: JS },
+  '/console/study-charts.js': { file: 'study-charts.js', type: JS },
+  '/console/study-files.js': { file: 'study-files.js', type: JS },
   '/console/styles.css': { file: 'styles.css', type: 'text/css; charset=utf-8' },
+  '/console/uplot.js': { file: vendor('uplot/dist/uPlot.esm.js'), type: JS },
+  '/console/uplot.css': { file: vendor('uplot/dist/uPlot.min.css'), type: CSS },
 };
 export const CONSOLE_PUBLIC_PATHS = Object.keys(FILES);
 
@@ -28,7 +42,7 @@ const HEARTBEAT_MS = 15_000;
 
 export function consoleRoutes(app: FastifyInstance, changes: ChangeFeed): void {
   for (const [path, { file, type }] of Object.entries(FILES)) {
-    const body = readFileSync(`${WEB_DIR}${file}`);
+    const body = readFileSync(isAbsolute(file) ? file : `${WEB_DIR}${file}`);
     resource(app, path, {
       GET: {
         schema: { hide: true },

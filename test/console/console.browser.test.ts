@@ -14,7 +14,7 @@ beforeAll(async () => {
   // The offline demo model and the virtual clock, as in the README's start command.
   server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z' });
   browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, timezoneId: 'UTC' });
   page.setDefaultTimeout(8_000);
   page.on('pageerror', (error) => pageErrors.push(String(error)));
   page.on('console', (message) => {
@@ -41,7 +41,7 @@ async function chat(text: string, reply: RegExp): Promise<void> {
 describe('operator console in headless Chromium', () => {
   it('names the offline demo model and shows the virtual clock controls', async () => {
     await expect.poll(() => page.textContent('#model-badge')).toContain('offline demo model — configure LLM_BASE_URL');
-    await expect.poll(() => page.textContent('#clock-now')).toContain('2026-06-01 12:00:00Z');
+    await expect.poll(() => page.textContent('#clock-now')).toContain('2026-06-01 12:00:00 UTC');
     expect(await page.getByRole('button', { name: 'fast-forward +1 day' }).isVisible()).toBe(true);
   });
 

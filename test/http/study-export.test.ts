@@ -44,6 +44,10 @@ describe('GET /study/export', () => {
     expect([...files.keys()]).toEqual([
       'participants.csv',
       'messages.csv',
+      'prompts.csv',
+      'poll_answers.csv',
+      'profile_changes.csv',
+      'tone.csv',
       'turns.csv',
       'tool_calls.csv',
       'deliveries.csv',
@@ -82,6 +86,14 @@ describe('GET /study/export', () => {
       ).toEqual(header);
     }
     expect(codebook.every((row) => row.type && row.meaning)).toBe(true);
+    // An enum column lists the values it takes; no other column does.
+    const enums = codebook.filter((row) => row.type === 'enum');
+    expect(enums.length).toBeGreaterThan(10);
+    expect(enums.filter((row) => !row.allowed_values)).toEqual([]);
+    expect(codebook.filter((row) => row.type !== 'enum' && row.allowed_values)).toEqual([]);
+    expect(codebook.find((row) => row.file === 'prompts.csv' && row.column === 'answer')).toMatchObject({
+      allowed_values: 'Done | Not yet',
+    });
   });
 
   it('refuses a query it does not understand, naming the field', async () => {

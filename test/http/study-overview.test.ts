@@ -125,6 +125,23 @@ describe('GET /study/overview', () => {
       flagged: { no_reply_48h: 2, delivery_failing: 1, intake_incomplete_24h: 1, paused: 1 },
     });
 
+    // No daily prompt is in these transcripts: no response rate, no streak; replies still count per day (UTC).
+    expect(byName.Engaged).toMatchObject({ response_rate: null, response_rate_recent: null, current_streak: 0 });
+    const { series, time_zone: zone } = response.body.result;
+    expect(zone).toBe('UTC');
+    expect(
+      series.map((day: { date: string; enrolled: number; replies: number }) => [day.date, day.enrolled, day.replies]),
+    ).toEqual([
+      ['2026-06-03', 2, 0],
+      ['2026-06-04', 2, 1],
+      ['2026-06-05', 3, 0],
+      ['2026-06-06', 3, 1],
+      ['2026-06-07', 3, 1],
+      ['2026-06-08', 4, 0],
+      ['2026-06-09', 4, 0],
+      ['2026-06-10', 4, 1],
+    ]);
+
     await server.request('PUT', `/conversation/participants/${engaged.id}`, { cohort: 'arm-A' });
     const armA = await server.request('GET', '/study/overview?cohort=arm-A');
     expect(

@@ -28,7 +28,7 @@ export const habitCoachModule: FlowModule = {
         return {
           flow,
           routes: (app) =>
-            studyRoutes(app, { clock, store: host.store, rows: (filter, since) => study.ops.studyRows(filter, since) }),
+            studyRoutes(app, { clock, store: host.store, queries: study.ops, timeZone: config.study.timeZone }),
           timerKinds: ({ store, outgoing, logger: log }) =>
             habitTimerKinds({
               store,

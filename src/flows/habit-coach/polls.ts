@@ -115,10 +115,15 @@ function countSuccess(state: HabitTurnState, pollSentAt: Date): void {
   state.notes.push('poll: success counted');
 }
 
-function moveIntensity(state: HabitTurnState, answer: string): void {
+/** The intensity an answer to the intensity poll leads to: one step, clamped. */
+export function nextIntensity(current: Intensity, answer: string): Intensity {
   const step = answer === 'Increase' ? 1 : answer === 'Decrease' ? -1 : 0;
-  const index = Math.min(INTENSITIES.length - 1, Math.max(0, INTENSITIES.indexOf(state.profile.intensity) + step));
-  const next = INTENSITIES[index]!;
+  const index = Math.min(INTENSITIES.length - 1, Math.max(0, INTENSITIES.indexOf(current) + step));
+  return INTENSITIES[index]!;
+}
+
+function moveIntensity(state: HabitTurnState, answer: string): void {
+  const next = nextIntensity(state.profile.intensity, answer);
   state.notes.push(`poll: intensity ${state.profile.intensity} → ${next}`);
   if (next === state.profile.intensity) return;
   const now = state.startedAt;

@@ -5,60 +5,32 @@ import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import yazl from 'yazl';
-import type {
-  Conversation,
-  Message,
-  OutboxItem,
-  Participant,
-  ParticipantStatus,
-  ToolCallRecord,
-  TurnRecord,
+import {
+  DELIVERY_STATUSES,
+  PARTICIPANT_STATUSES,
+  type Message,
+  type OutboxItem,
+  type ParticipantStatus,
+  type ToolCallRecord,
+  type TurnRecord,
 } from '../../core/domain.ts';
 import type { Store } from '../../store/store.ts';
+import { adherenceFiles } from './export-adherence-files.ts';
+import {
+  file,
+  idColumns,
+  iso,
+  ofConversation,
+  type Cell,
+  type Column,
+  type ExportFile,
+  type ExportSource,
+  type Subject,
+} from './export-columns.ts';
+import { profileFiles } from './export-profile-files.ts';
+import { studyQueries } from './study-queries.ts';
 
-type Cell = string | number | null;
-
-/** One column of an exported file, as the codebook describes it. */
-interface Column<Row> {
-  name: string;
-  type: 'string' | 'integer' | 'datetime' | 'enum' | 'json';
-  meaning: string;
-  /** Contact data or free text: left out of a de-identified export. */
-  personal?: boolean;
-  value: (row: Row) => Cell;
-}
-
-/** A participant and their conversation: what every file's rows hang off. */
-export interface Subject {
-  participant: Participant;
-  conversation: Conversation | undefined;
-}
-
-interface ExportFile {
-  name: string;
-  columns: ReadonlyArray<Column<never>>;
-  rows: (subject: Subject, store: Store) => Promise<readonly unknown[]>;
-}
-
-/** A file of rows of one type; its columns read those rows. */
-function file<Row>(
-  name: string,
-  rows: (subject: Subject, store: Store) => Promise<readonly Row[]>,
-  columns: ReadonlyArray<Column<Row>>,
-): ExportFile {
-  return { name, rows, columns: columns as ReadonlyArray<Column<never>> };
-}
-
-const iso = (date: Date | null | undefined): string | null => date?.toISOString() ?? null;
-const ofConversation =
-  <Row>(read: (conversation: Conversation, store: Store) => Promise<readonly Row[]>) =>
-  async (subject: Subject, store: Store) =>
-    subject.conversation ? read(subject.conversation, store) : [];
-
-const idColumns = {
-  participant: { name: 'participant_id', type: 'string', meaning: 'The participant (joins participants.csv)' },
-  conversation: { name: 'conversation_id', type: 'string', meaning: 'The conversation (joins participants.csv)' },
-} as const;
+export type { Subject } from './export-columns.ts';
 
 /** Every file of the export, in order; the codebook is written from these definitions. */
 export const EXPORT_FILES: readonly ExportFile[] = [
@@ -88,7 +60,13 @@ export const EXPORT_FILES: readonly ExportFile[] = [
       meaning: 'IANA time zone of the participant',
       value: (s) => s.participant.timezone,
     },
-    { name: 'status', type: 'enum', meaning: 'active | paused | withdrawn', value: (s) => s.participant.status },
+    {
+      name: 'status',
+      type: 'enum',
+      meaning: 'Participation status at export time',
+      values: PARTICIPANT_STATUSES,
+      value: (s) => s.participant.status,
+    },
     {
       name: 'cohort',
       type: 'string',
@@ -116,13 +94,14 @@ export const EXPORT_FILES: readonly ExportFile[] = [
     {
       name: 'sub_state',
       type: 'enum',
-      meaning: 'INTAKE | FEEDBACK (habit coach), at export time',
+      meaning: 'The module the next turn goes to (habit coach), at export time',
+      values: ['INTAKE', 'FEEDBACK'],
       value: (s) => s.conversation?.subState ?? null,
     },
   ]),
   file<Message & { participantId: string }>(
     'messages.csv',
-    async (subject, store) =>
+    async (subject, { store }) =>
       subject.conversation
         ? (await store.listMessages(subject.conversation.id)).map((m) => ({
             ...m,
@@ -142,14 +121,16 @@ export const EXPORT_FILES: readonly ExportFile[] = [
       {
         name: 'role',
         type: 'enum',
-        meaning: 'user (the participant) | assistant (sent to them) | system',
+        meaning: 'user (the participant), assistant (sent to them) or system (a note)',
+        values: ['user', 'assistant', 'system'],
         value: (m) => m.role,
       },
-      { name: 'kind', type: 'enum', meaning: 'text | poll', value: (m) => m.kind },
+      { name: 'kind', type: 'enum', meaning: 'Text or a poll', values: ['text', 'poll'], value: (m) => m.kind },
       {
         name: 'source',
         type: 'enum',
-        meaning: 'participant | model | timer | operator | system: what produced it',
+        meaning: 'What produced it',
+        values: ['participant', 'model', 'timer', 'operator', 'system'],
         value: (m) => m.source,
       },
       {
@@ -179,16 +160,19 @@ export const EXPORT_FILES: readonly ExportFile[] = [
       },
     ],
   ),
+  ...adherenceFiles,
+  ...profileFiles,
   file<TurnRecord>(
     'turns.csv',
-    ofConversation((conversation, store) => store.listTurns(conversation.id)),
+    ofConversation((conversation, { store }) => store.listTurns(conversation.id)),
     [
       { name: 'turn_id', type: 'string', meaning: 'Id of the turn', value: (t) => t.id },
       { ...idColumns.conversation, value: (t) => t.conversationId },
       {
         name: 'trigger',
         type: 'enum',
-        meaning: 'message | greeting | timer: what started the turn',
+        meaning: 'What started the turn',
+        values: ['message', 'greeting', 'timer'],
         value: (t) => t.trigger,
       },
       {
@@ -197,7 +181,13 @@ export const EXPORT_FILES: readonly ExportFile[] = [
         meaning: 'The flow module that handled it (INTAKE, FEEDBACK, ...)',
         value: (t) => t.module,
       },
-      { name: 'status', type: 'enum', meaning: 'completed | failed | skipped | cancelled', value: (t) => t.status },
+      {
+        name: 'status',
+        type: 'enum',
+        meaning: 'How the turn ended (cancelled: the participant interrupted it)',
+        values: ['completed', 'failed', 'cancelled'],
+        value: (t) => t.status,
+      },
       { name: 'model_calls', type: 'integer', meaning: 'Model calls of the turn', value: (t) => t.modelCalls },
       { name: 'tool_rounds', type: 'integer', meaning: 'Rounds of tool calls', value: (t) => t.toolRounds },
       { name: 'total_ms', type: 'integer', meaning: 'Duration of the turn in ms', value: (t) => t.totalMs },
@@ -207,14 +197,20 @@ export const EXPORT_FILES: readonly ExportFile[] = [
   ),
   file<ToolCallRecord>(
     'tool_calls.csv',
-    ofConversation((conversation, store) => store.listToolCalls(conversation.id)),
+    ofConversation((conversation, { store }) => store.listToolCalls(conversation.id)),
     [
       { name: 'tool_call_id', type: 'string', meaning: 'Id of the call', value: (c) => c.id },
       { name: 'turn_id', type: 'string', meaning: 'The turn (joins turns.csv)', value: (c) => c.turnId },
       { ...idColumns.conversation, value: (c) => c.conversationId },
       { name: 'round', type: 'integer', meaning: "Round of the turn's tool loop", value: (c) => c.round },
       { name: 'name', type: 'string', meaning: 'Tool name (save_user_profile, scheduler, ...)', value: (c) => c.name },
-      { name: 'status', type: 'enum', meaning: 'ok | error', value: (c) => c.status },
+      {
+        name: 'status',
+        type: 'enum',
+        meaning: 'Whether the call ran',
+        values: ['ok', 'error'],
+        value: (c) => c.status,
+      },
       { name: 'duration_ms', type: 'integer', meaning: 'Duration in ms', value: (c) => c.durationMs },
       { name: 'created_at', type: 'datetime', meaning: 'When it ran (ISO 8601, UTC)', value: (c) => iso(c.createdAt) },
       {
@@ -235,13 +231,19 @@ export const EXPORT_FILES: readonly ExportFile[] = [
   ),
   file<OutboxItem>(
     'deliveries.csv',
-    ofConversation((conversation, store) => store.listOutbox(conversation.id)),
+    ofConversation((conversation, { store }) => store.listOutbox(conversation.id)),
     [
       { name: 'delivery_id', type: 'string', meaning: 'Id of the outbound message', value: (d) => d.id },
       { ...idColumns.conversation, value: (d) => d.conversationId },
       { name: 'channel', type: 'string', meaning: 'whatsapp | twilio | webhook | web', value: (d) => d.channel },
-      { name: 'kind', type: 'enum', meaning: 'text | poll', value: (d) => d.kind },
-      { name: 'status', type: 'enum', meaning: 'pending | sent | failed', value: (d) => d.status },
+      { name: 'kind', type: 'enum', meaning: 'Text or a poll', values: ['text', 'poll'], value: (d) => d.kind },
+      {
+        name: 'status',
+        type: 'enum',
+        meaning: 'Where the delivery stands',
+        values: ['pending', 'sent', 'failed'],
+        value: (d) => d.status,
+      },
       { name: 'attempts', type: 'integer', meaning: 'Delivery attempts made', value: (d) => d.attempts },
       { name: 'created_at', type: 'datetime', meaning: 'Queued (ISO 8601, UTC)', value: (d) => iso(d.createdAt) },
       {
@@ -253,7 +255,8 @@ export const EXPORT_FILES: readonly ExportFile[] = [
       {
         name: 'delivery_status',
         type: 'enum',
-        meaning: "The provider's last receipt: sent | delivered | read | failed",
+        meaning: "The provider's furthest receipt; empty until one arrives",
+        values: DELIVERY_STATUSES,
         value: (d) => d.deliveryStatus,
       },
       {
@@ -286,6 +289,7 @@ export interface ExportOptions {
 
 /** Each file of the export as a stream of CSV text, in order, the codebook last. */
 export function exportFiles(store: Store, options: ExportOptions): Array<{ name: string; csv: Readable }> {
+  const source: ExportSource = { store, study: store.extend(studyQueries).ops };
   const kept = (columns: ReadonlyArray<Column<never>>) =>
     columns.filter((column) => !(options.deidentify && column.personal));
   const file = (name: string, source: Readable, columns: ReadonlyArray<{ name: string }>) => {
@@ -295,13 +299,19 @@ export function exportFiles(store: Store, options: ExportOptions): Array<{ name:
     return { name, csv };
   };
   const codebook = EXPORT_FILES.flatMap((exported) =>
-    kept(exported.columns).map((column) => [exported.name, column.name, column.type, column.meaning]),
+    kept(exported.columns).map((column) => [
+      exported.name,
+      column.name,
+      column.type,
+      column.meaning,
+      column.values?.join(' | ') ?? null,
+    ]),
   );
   return [
     ...EXPORT_FILES.map((exported) =>
       file(
         exported.name,
-        Readable.from(fileRows(store, exported, kept(exported.columns), options)),
+        Readable.from(fileRows(source, exported, kept(exported.columns), options)),
         kept(exported.columns),
       ),
     ),
@@ -310,6 +320,7 @@ export function exportFiles(store: Store, options: ExportOptions): Array<{ name:
       { name: 'column' },
       { name: 'type' },
       { name: 'meaning' },
+      { name: 'allowed_values' },
     ]),
   ];
 }
@@ -351,13 +362,13 @@ function csvWriter(columns: ReadonlyArray<{ name: string }>) {
 }
 
 async function* fileRows(
-  store: Store,
+  source: ExportSource,
   exported: ExportFile,
   columns: ReadonlyArray<Column<never>>,
   options: ExportOptions,
 ): AsyncGenerator<Cell[]> {
-  for await (const subject of subjects(store, options)) {
-    for (const row of await exported.rows(subject, store))
+  for await (const subject of subjects(source.store, options)) {
+    for (const row of await exported.rows(subject, source))
       yield columns.map((column) => (column.value as (row: unknown) => Cell)(row));
   }
 }

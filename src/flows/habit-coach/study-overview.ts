@@ -1,4 +1,7 @@
+import type { Message } from '../../core/domain.ts';
+import { currentStreak, isOpen, promptOutcomes, type PromptOutcome } from './adherence.ts';
 import type { StudyRow } from './study-queries.ts';
+import { dailySeries, rate, type SeriesSubject } from './study-series.ts';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -6,9 +9,22 @@ export const RECENT_DAYS = 7;
 
 export type StudyFlag = 'no_reply_48h' | 'delivery_failing' | 'paused' | 'intake_incomplete_24h';
 
-/** What a coordinator reads per participant, and the study's totals: plain numbers a test can count by hand. */
-export function studyOverview(rows: readonly StudyRow[], now: Date) {
-  const participants = rows.map((row) => participantOverview(row, now));
+/** Who is read, when, and in which zone the series' days are counted. */
+export interface OverviewInput {
+  rows: readonly StudyRow[];
+  /** Participant id → their messages and the polls sent to them, in seq order. */
+  transcripts: ReadonlyMap<string, readonly Message[]>;
+  timeZone: string;
+  now: Date;
+}
+
+/**
+ * What a coordinator reads per participant, the study's totals and its per-day series: plain
+ * numbers a test can count by hand.
+ */
+export function studyOverview({ rows, transcripts, timeZone, now }: OverviewInput) {
+  const subjects = rows.map((row) => subjectOf(row, transcripts.get(row.id) ?? []));
+  const participants = rows.map((row, index) => participantOverview(row, subjects[index]!, now));
   const totals = {
     participants: participants.length,
     by_status: countBy(participants.map((participant) => participant.status)),
@@ -20,12 +36,22 @@ export function studyOverview(rows: readonly StudyRow[], now: Date) {
   return {
     generated_at: now.toISOString(),
     recent_days: RECENT_DAYS,
+    time_zone: timeZone,
     totals: { ...totals, done_rate: rate(totals.done_count, totals.prompts_sent) },
     participants,
+    series: dailySeries(subjects, timeZone, now),
   };
 }
 
-function participantOverview(row: StudyRow, now: Date) {
+function subjectOf(row: StudyRow, transcript: readonly Message[]): SeriesSubject {
+  return {
+    enrolledAt: row.enrolledAt,
+    outcomes: promptOutcomes(transcript),
+    replies: transcript.filter((message) => message.role === 'user').map((message) => message.createdAt),
+  };
+}
+
+function participantOverview(row: StudyRow, subject: SeriesSubject, now: Date) {
   return {
     id: row.id,
     name: row.name,
@@ -42,7 +68,24 @@ function participantOverview(row: StudyRow, now: Date) {
     last_prompt_at: row.lastPromptAt?.toISOString() ?? null,
     last_reply_at: row.lastReplyAt?.toISOString() ?? null,
     replies_recent: row.recentReplies,
+    ...responseRates(subject.outcomes, now),
+    current_streak: currentStreak(subject.outcomes, now),
     flags: flagsOf(row, now),
+  };
+}
+
+/**
+ * Of the daily prompts in the transcript (all, and those of the last 7 days): the share that got
+ * a reply. A prompt still open is not counted yet.
+ */
+function responseRates(all: readonly PromptOutcome[], now: Date) {
+  const since = now.getTime() - RECENT_DAYS * DAY_MS;
+  const outcomes = all.filter((outcome) => !isOpen(outcome, now));
+  const recent = outcomes.filter((outcome) => outcome.sentAt.getTime() >= since);
+  const replied = (list: readonly PromptOutcome[]) => list.filter((outcome) => outcome.repliedAt).length;
+  return {
+    response_rate: rate(replied(outcomes), outcomes.length),
+    response_rate_recent: rate(replied(recent), recent.length),
   };
 }
 
@@ -60,7 +103,6 @@ function flagsOf(row: StudyRow, now: Date): StudyFlag[] {
   return flags;
 }
 
-const rate = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 1000) / 1000);
 const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
 const countBy = (values: readonly string[]) =>
   Object.fromEntries([...new Set(values)].map((value) => [value, values.filter((other) => other === value).length]));

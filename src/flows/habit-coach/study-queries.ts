@@ -1,5 +1,8 @@
 import { sql } from 'kysely';
+import type { Message } from '../../core/domain.ts';
 import { fromMs, fromMsOrNull, toMs } from '../../store/codec.ts';
+import { toMessage } from '../../store/messages-queries.ts';
+import { DAILY_PROMPT_TIMER } from './timers/daily-prompt-timer.ts';
 import type { QueryContext } from '../../store/query-context.ts';
 
 /** One participant of the study as the overview reads them: one row each, one query for all. */
@@ -22,10 +25,55 @@ export interface StudyRow {
   recentFailedDeliveries: number;
 }
 
+export interface StudyFilter {
+  status?: string | undefined;
+  cohort?: string | undefined;
+}
+
 /** The habit coach's study queries: a store extension of its module (decision 019). */
 export function studyQueries({ db }: QueryContext) {
   return {
-    async studyRows(filter: { status?: string; cohort?: string }, since: Date): Promise<StudyRow[]> {
+    /**
+     * What adherence is read from, per participant (id → transcript in seq order): their own
+     * messages and the polls sent to them. One query for the whole study.
+     */
+    async adherenceMessages(filter: StudyFilter): Promise<Map<string, Message[]>> {
+      let query = db
+        .selectFrom('messages as m')
+        .innerJoin('conversations as c', 'c.id', 'm.conversation_id')
+        .innerJoin('participants as p', 'p.id', 'c.participant_id')
+        .selectAll('m')
+        .select('p.id as participant_id')
+        .where((eb) => eb.or([eb('m.role', '=', 'user'), eb('m.kind', '=', 'poll')]))
+        .orderBy('m.conversation_id')
+        .orderBy('m.seq');
+      if (filter.status) query = query.where('p.status', '=', filter.status);
+      if (filter.cohort) query = query.where('p.cohort', '=', filter.cohort);
+      const transcripts = new Map<string, Message[]>();
+      for (const { participant_id: participantId, ...row } of await query.execute()) {
+        const transcript = transcripts.get(participantId) ?? [];
+        transcript.push(toMessage(row));
+        transcripts.set(participantId, transcript);
+      }
+      return transcripts;
+    },
+
+    /**
+     * When each daily prompt of a conversation was due, keyed by when it was sent (epoch ms): the
+     * prompt timer completes at the instant its messages are written.
+     */
+    async promptTimers(conversationId: string): Promise<Map<number, Date>> {
+      const rows = await db
+        .selectFrom('timers')
+        .select(['due_at', 'updated_at'])
+        .where('conversation_id', '=', conversationId)
+        .where('kind', '=', DAILY_PROMPT_TIMER)
+        .where('status', '=', 'done')
+        .execute();
+      return new Map(rows.map((row) => [Number(row.updated_at), fromMs(row.due_at)]));
+    },
+
+    async studyRows(filter: StudyFilter, since: Date): Promise<StudyRow[]> {
       const sinceMs = toMs(since);
       let query = db
         .selectFrom('participants as p')
@@ -78,3 +126,5 @@ export function studyQueries({ db }: QueryContext) {
     },
   };
 }
+
+export type StudyQueries = ReturnType<typeof studyQueries>;

@@ -2,13 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
 import { PARTICIPANT_STATUSES } from '../../core/domain.ts';
+import { AppError } from '../../core/errors.ts';
 import { parseRequest } from '../../http/http-errors.ts';
-import { jsonSchema } from '../../http/participant-schemas.ts';
+import { jsonSchema, participantParams } from '../../http/participant-schemas.ts';
 import { resource } from '../../http/resource.ts';
 import type { Store } from '../../store/store.ts';
 import { studyExport } from './study-export.ts';
+import { currentStreak, promptOutcomes } from './adherence.ts';
 import { RECENT_DAYS, studyOverview } from './study-overview.ts';
-import type { StudyRow } from './study-queries.ts';
+import { adherenceCalendar } from './study-series.ts';
+import type { StudyQueries } from './study-queries.ts';
 
 const overviewQuery = z.strictObject({
   status: z.enum(PARTICIPANT_STATUSES).optional(),
@@ -27,7 +30,9 @@ export function studyRoutes(
   deps: {
     clock: Clock;
     store: Store;
-    rows: (filter: { status?: string; cohort?: string }, since: Date) => Promise<StudyRow[]>;
+    queries: Pick<StudyQueries, 'studyRows' | 'adherenceMessages'>;
+    /** The zone whose calendar days the per-day series counts in (`STUDY_TIMEZONE`). */
+    timeZone: string;
   },
 ): void {
   resource(app, '/study/export', {
@@ -35,8 +40,9 @@ export function studyRoutes(
       schema: {
         tags: ['study'],
         summary:
-          'The study as a ZIP of CSV files (participants, messages, turns, tool_calls, deliveries) and ' +
-          'codebook.csv, streamed; ?deidentify=true leaves out phones, names and free text',
+          'The study as a ZIP of CSV files (participants, messages, prompts, poll_answers, profile_changes, ' +
+          'tone, turns, tool_calls, deliveries) and codebook.csv, streamed; ?deidentify=true leaves out phones, ' +
+          'names and free text',
         querystring: jsonSchema(exportQuery),
       },
       handler: async (request, reply) => {
@@ -57,16 +63,50 @@ export function studyRoutes(
       schema: {
         tags: ['study'],
         summary:
-          'Per participant: prompts sent, done count and rate, last reply, recent replies, flags ' +
-          '(no_reply_48h, delivery_failing, paused, intake_incomplete_24h); and study totals',
+          'Per participant: prompts sent, done count and rate, response rates, current streak, last reply, ' +
+          'recent replies, flags (no_reply_48h, delivery_failing, paused, intake_incomplete_24h); study totals; ' +
+          'and a per-day series in STUDY_TIMEZONE (prompts sent, replied, done, replies, active participants)',
         querystring: jsonSchema(overviewQuery),
       },
       handler: async (request) => {
         const query = parseRequest(overviewQuery, request.query, 'query');
         const now = deps.clock.now();
-        const rows = await deps.rows(query, new Date(now.getTime() - RECENT_DAYS * 86_400_000));
-        return { status: 'ok', result: studyOverview(rows, now) };
+        const rows = await deps.queries.studyRows(query, new Date(now.getTime() - RECENT_DAYS * 86_400_000));
+        const transcripts = await deps.queries.adherenceMessages(query);
+        return { status: 'ok', result: studyOverview({ rows, transcripts, timeZone: deps.timeZone, now }) };
       },
     },
   });
+  resource(app, '/study/participants/:id/adherence', {
+    GET: {
+      schema: {
+        tags: ['study'],
+        summary:
+          "A participant's adherence calendar in their own time zone: one day per date since enrolment " +
+          '(done, replied, no_reply, no_prompt, with counts) and their current streak',
+        params: jsonSchema(participantParams),
+      },
+      handler: async (request) => {
+        const { id } = parseRequest(participantParams, request.params, 'params');
+        return { status: 'ok', result: await participantAdherence(deps, id) };
+      },
+    },
+  });
+}
+
+async function participantAdherence(deps: { clock: Clock; store: Store; timeZone: string }, id: string) {
+  const participant = await deps.store.getParticipant(id);
+  if (!participant) throw new AppError('participant_not_found', `participant ${id} does not exist`, { field: 'id' });
+  const conversation = await deps.store.findConversationByParticipant(id);
+  const transcript = conversation ? await deps.store.listMessages(conversation.id) : [];
+  const outcomes = promptOutcomes(transcript);
+  const replies = transcript.filter((message) => message.role === 'user').map((message) => message.createdAt);
+  const zone = participant.timezone ?? deps.timeZone;
+  const now = deps.clock.now();
+  return {
+    participant_id: id,
+    time_zone: zone,
+    current_streak: currentStreak(outcomes, now),
+    days: adherenceCalendar({ enrolledAt: participant.enrolledAt, outcomes, replies }, zone, now),
+  };
 }
