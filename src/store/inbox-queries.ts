@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { InboxItem, InboxStatus } from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
@@ -19,6 +19,25 @@ type InboxOperations = Pick<
 
 const STATUSES = ['pending', 'processed', 'failed', 'ignored'] as const satisfies readonly InboxStatus[];
 
+const insertOnce = prepared((db, a: Insertable<InboxTable>) =>
+  db
+    .insertInto('inbox')
+    .values({
+      id: a.id,
+      channel: a.channel,
+      channel_message_id: a.channel_message_id,
+      sender: a.sender,
+      text: a.text,
+      participant_id: a.participant_id,
+      conversation_id: a.conversation_id,
+      status: a.status,
+      error: a.error,
+      received_at: a.received_at,
+      processed_at: a.processed_at,
+    })
+    .onConflict((oc) => oc.columns(['channel', 'sender', 'channel_message_id']).doNothing())
+    .returning('id'),
+);
 const pendingOf = prepared((db, a: { conversationId: string; limit: number }) =>
   db
     .selectFrom('inbox')
@@ -43,24 +62,19 @@ export function inboxQueries(ctx: QueryContext): InboxOperations {
       // ON CONFLICT DO NOTHING is race-safe on both dialects: a concurrent duplicate waits for the
       // first writer and then writes nothing. NULL channel message ids never conflict. Ids are
       // per sender: two clients may both send "m1" (decision 008).
-      const inserted = await db
-        .insertInto('inbox')
-        .values({
-          id: item.id,
-          channel: item.channel,
-          channel_message_id: item.channelMessageId,
-          sender: item.sender,
-          text: item.text,
-          participant_id: item.participantId,
-          conversation_id: item.conversationId,
-          status: item.status,
-          error: item.error,
-          received_at: toMs(item.receivedAt),
-          processed_at: toMsOrNull(item.processedAt),
-        })
-        .onConflict((oc) => oc.columns(['channel', 'sender', 'channel_message_id']).doNothing())
-        .returning('id')
-        .executeTakeFirst();
+      const inserted = await insertOnce.first(ctx, {
+        id: item.id,
+        channel: item.channel,
+        channel_message_id: item.channelMessageId,
+        sender: item.sender,
+        text: item.text,
+        participant_id: item.participantId,
+        conversation_id: item.conversationId,
+        status: item.status,
+        error: item.error,
+        received_at: toMs(item.receivedAt),
+        processed_at: toMsOrNull(item.processedAt),
+      });
       if (inserted) return { item: { ...item }, duplicate: false };
       const earlier = await db
         .selectFrom('inbox')
@@ -99,6 +113,7 @@ export function inboxQueries(ctx: QueryContext): InboxOperations {
         .selectAll()
         .where('channel', '=', channel)
         .where('sender', '=', sender)
+        .where('participant_id', 'is', null)
         .where('received_at', '>=', toMs(since))
         .orderBy('received_at')
         .orderBy('ordinal')

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type QueryResult } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type QueryResult } from 'kysely';
 import type { Store, StoreExtension, StoreOperations, StoreTx } from './store.ts';
 import type { QueryContext, SqlDialect } from './query-context.ts';
 import type { Database } from './schema.ts';
@@ -51,23 +51,27 @@ type TransactionRunner = <T>(work: (trx: Kysely<Database>) => Promise<T>) => Pro
 function sqliteTransactions(db: Kysely<Database>): TransactionRunner {
   return (work) =>
     db.connection().execute(async (connection) => {
-      await sql`begin immediate`.execute(connection);
+      await connection.executeQuery(BEGIN);
       let result;
       try {
         result = await work(connection);
       } catch (error) {
-        await sql`rollback`.execute(connection).catch(() => undefined);
+        await connection.executeQuery(ROLLBACK).catch(() => undefined);
         throw error;
       }
       try {
-        await sql`commit`.execute(connection);
+        await connection.executeQuery(COMMIT);
       } catch (error) {
-        await sql`rollback`.execute(connection).catch(() => undefined);
+        await connection.executeQuery(ROLLBACK).catch(() => undefined);
         throw error;
       }
       return result;
     });
 }
+
+const BEGIN = CompiledQuery.raw('begin immediate');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
 
 function postgresTransactions(db: Kysely<Database>): TransactionRunner {
   return (work) => db.transaction().execute(work);

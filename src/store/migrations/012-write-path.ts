@@ -5,7 +5,8 @@ import type { SqlDialect } from '../query-context.ts';
  * The write path, step two (decision 020): fewer index pages written per turn.
  * - Indexes that serve "what is pending" hold only pending rows: a row leaves them once when it
  *   is done instead of moving inside them, and they stay small. Queries name the status as a
- *   literal so the planner uses them (`StatusLiteralsPlugin`).
+ *   literal so the planner uses them (`StatusLiteralsPlugin`). One such index serves the inbox.
+ * - Senders are found by time only when not enrolled (the once-a-day answer).
  * - The provider-message index holds only rows that have a provider id (most never do).
  * - The conversation-by-participant lookup is served in index order (no sort).
  * - Only conversations whose flow searches its transcript feed the full-text index
@@ -16,10 +17,15 @@ export function writePathMigration(dialect: SqlDialect): Migration {
     async up(db: Kysely<unknown>): Promise<void> {
       const s = db.schema;
       const pending = sql`status = 'pending'`;
+      // The sweep's "every pending item" reads the small pending index below and sorts.
       await s.dropIndex('inbox_pending').execute();
-      await sql`create index inbox_pending on inbox (received_at, ordinal) where ${pending}`.execute(db);
       await s.dropIndex('inbox_conversation_pending').execute();
       await sql`create index inbox_conversation_pending on inbox (conversation_id, ordinal) where ${pending}`.execute(
+        db,
+      );
+      // Senders are looked up by time only when nobody is enrolled under them (once a day each).
+      await s.dropIndex('inbox_sender').execute();
+      await sql`create index inbox_sender on inbox (channel, sender, received_at) where participant_id is null`.execute(
         db,
       );
       await s.dropIndex('outbox_due').execute();
