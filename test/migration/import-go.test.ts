@@ -1,9 +1,11 @@
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomIds } from '../../src/core/clock.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { importGoStudy } from '../../src/migration/go/import-go-study.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { sayAndWait, startTestServer, tempSqliteUrl, type TestServer } from '../kit/test-server.ts';
+import { unzipText } from '../kit/unzip.ts';
 
 // A copy of ../shared/fixtures/go-promptpipe/state.db (its README documents every format).
 const FIXTURE = new URL('../fixtures/go-promptpipe/state.db', import.meta.url).pathname;
@@ -29,7 +31,7 @@ beforeAll(async () => {
     expect(first).toMatchObject({ skipped: [], problems: [] });
     const second = await importGoStudy(store, FIXTURE, { ...options, dryRun: false });
     expect(second).toMatchObject({ imported: [], problems: [] });
-    expect(second.skipped).toHaveLength(6); // a second run changes nothing
+    expect(second.skipped.map((skipped) => skipped.reason)).toEqual(Array(6).fill('imported before')); // by Go id
   } finally {
     await store.close();
   }
@@ -77,6 +79,28 @@ describe('a Go PromptPipe study imported', () => {
       ['daily-prompt', '2026-03-20T12:20:00.000Z'],
     ]);
     expect(await server.store.listPendingTimers(chloe!.id)).toEqual([]);
+  });
+
+  it("keeps each participant's Go id, shown in the study export, and does not bring back one deleted here", async () => {
+    const response = await fetch(`${server.url}/study/export`);
+    const csv = (await unzipText(Buffer.from(await response.arrayBuffer()))).get('participants.csv')!;
+    const rows = parse(csv, { columns: true, bom: true }) as Array<Record<string, string>>;
+    expect(rows.map((row) => [row.go_id, row.phone_number])).toEqual([
+      ['p_6ddb126738635da7b462fec7b5d13883', '+14165550101'],
+      ['p_e42018b77a9c2d8bd0855410951a08a4', '+16135550142'],
+      ['p_532a3eabdce57b73c7d2a28f6277ac48', '+442079460958'],
+      ['p_6ea029feca8c22ece9ff829b5aa01f6c', '+16475550187'],
+      ['p_7df88ee4d9359cc2349c88c778a0241b', '+12125550147'],
+      ['p_f89de48b36576c832f1956b8ce727202', '+16045550199'],
+    ]);
+    const tom = rows.find((row) => row.go_id === 'p_7df88ee4d9359cc2349c88c778a0241b')!;
+    expect((await server.request('DELETE', `/conversation/participants/${tom.participant_id}`)).status).toBe(200);
+    const again = await importGoStudy(server.store, FIXTURE, { ...options, dryRun: false });
+    expect(again.imported).toEqual([]);
+    expect(again.skipped.find((skipped) => skipped.goId === tom.go_id)?.reason).toBe(
+      'imported before, deleted here since',
+    );
+    expect(await server.store.countParticipants()).toBe(5);
   });
 
   it('continues a feedback conversation and an intake where they were', async () => {

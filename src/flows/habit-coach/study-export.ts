@@ -14,6 +14,7 @@ import type {
   ToolCallRecord,
   TurnRecord,
 } from '../../core/domain.ts';
+import { goIdQueries } from '../../store/go-ids-queries.ts';
 import type { Store } from '../../store/store.ts';
 
 type Cell = string | number | null;
@@ -32,6 +33,8 @@ interface Column<Row> {
 export interface Subject {
   participant: Participant;
   conversation: Conversation | undefined;
+  /** Their id on the Go PromptPipe when they were imported from it (`npm run import:go`). */
+  goId: string | null;
 }
 
 interface ExportFile {
@@ -67,6 +70,12 @@ export const EXPORT_FILES: readonly ExportFile[] = [
       ...idColumns.participant,
       meaning: 'Stable id of the participant; joins every other file',
       value: (s) => s.participant.id,
+    },
+    {
+      name: 'go_id',
+      type: 'string',
+      meaning: 'Their participant id on the Go PromptPipe (p_...) when imported from it; empty otherwise',
+      value: (s) => s.goId,
     },
     {
       name: 'phone_number',
@@ -365,10 +374,14 @@ async function* fileRows(
 const PAGE = 200;
 
 async function* subjects(store: Store, options: ExportOptions): AsyncGenerator<Subject> {
+  const goIds = store.extend(goIdQueries).ops;
   for (let offset = 0; ; offset += PAGE) {
     const page = await store.listParticipants({ status: options.status, cohort: options.cohort, limit: PAGE, offset });
-    for (const participant of page)
-      yield { participant, conversation: await store.findConversationByParticipant(participant.id) };
+    const imported = await goIds.goIdsOf(page.map((participant) => participant.id));
+    for (const participant of page) {
+      const conversation = await store.findConversationByParticipant(participant.id);
+      yield { participant, conversation, goId: imported.get(participant.id) ?? null };
+    }
     if (page.length < PAGE) return;
   }
 }

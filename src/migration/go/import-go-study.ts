@@ -1,4 +1,5 @@
-import type { Store } from '../../store/store.ts';
+import { goIdQueries, type GoIdQueries } from '../../store/go-ids-queries.ts';
+import type { Store, StoreExtension } from '../../store/store.ts';
 import {
   mapGoParticipant,
   type ImportedParticipant,
@@ -9,8 +10,8 @@ import { readGoStudy } from './read-go-study.ts';
 
 export interface ImportReport {
   imported: ImportedParticipant[];
-  /** Already here (same phone number): a second run changes nothing. */
-  skipped: Array<{ goId: string; phoneNumber: string }>;
+  /** Already here (imported before, by its Go id; or enrolled with the same phone): a second run changes nothing. */
+  skipped: Array<{ goId: string; phoneNumber: string; reason: string }>;
   problems: ImportProblem[];
 }
 
@@ -25,6 +26,7 @@ export async function importGoStudy(
   options: MapOptions & { dryRun: boolean },
 ): Promise<ImportReport> {
   const { participants, queuedJobs } = readGoStudy(sourcePath);
+  const goIds = store.extend(goIdQueries);
   const report: ImportReport = { imported: [], skipped: [], problems: [] };
   for (const row of participants) {
     const mapped = mapGoParticipant(row, queuedJobs, options);
@@ -32,13 +34,14 @@ export async function importGoStudy(
       report.problems.push(mapped);
       continue;
     }
-    if (await store.findParticipantByPhone(mapped.participant.phoneNumber)) {
-      report.skipped.push({ goId: row.id, phoneNumber: mapped.participant.phoneNumber });
+    const reason = await alreadyHere(store, goIds.ops, mapped);
+    if (reason) {
+      report.skipped.push({ goId: row.id, phoneNumber: mapped.participant.phoneNumber, reason });
       continue;
     }
     if (!options.dryRun) {
       try {
-        await write(store, mapped);
+        await write(goIds, mapped, options.now);
       } catch (error) {
         report.problems.push({
           goId: row.id,
@@ -53,9 +56,19 @@ export async function importGoStudy(
   return report;
 }
 
-async function write(store: Store, imported: ImportedParticipant): Promise<void> {
-  await store.transaction(async (tx) => {
+/** Why a Go participant is not imported again, or undefined when they are new here. */
+async function alreadyHere(store: Store, goIds: GoIdQueries, imported: ImportedParticipant) {
+  const known = await goIds.findGoId(imported.goId);
+  if (known) return known.participantId ? 'imported before' : 'imported before, deleted here since';
+  if (await store.findParticipantByPhone(imported.participant.phoneNumber)) return 'phone already enrolled here';
+  return undefined;
+}
+
+/** One participant and everything of theirs, with their Go id, in one transaction. */
+async function write(goIds: StoreExtension<GoIdQueries>, imported: ImportedParticipant, now: Date): Promise<void> {
+  await goIds.transaction(async (tx, ids) => {
     await tx.insertParticipant(imported.participant);
+    await ids.recordGoId({ goId: imported.goId, participantId: imported.participant.id, importedAt: now });
     await tx.insertConversation(imported.conversation);
     await tx.appendMessages(imported.messages);
     await tx.saveProfile(imported.profile);
@@ -86,7 +99,7 @@ export function reportTable(report: ImportReport, dryRun: boolean): string {
     );
   }
   for (const skipped of report.skipped)
-    lines.push(`${skipped.goId} | ${skipped.phoneNumber} | already here, unchanged`);
+    lines.push(`${skipped.goId} | ${skipped.phoneNumber} | unchanged: ${skipped.reason}`);
   for (const problem of report.problems) lines.push(`${problem.goId} | problem: ${problem.field}: ${problem.message}`);
   return lines.join('\n');
 }

@@ -11,6 +11,7 @@ import { senderDedupMigration } from './008-sender-dedup.ts';
 import { writeProbeMigration } from './009-write-probe.ts';
 import { pendingOutboxMigration } from './010-pending-outbox.ts';
 import { cohortMigration } from './011-cohort.ts';
+import { goIdsMigration } from './013-go-ids.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -29,5 +30,7 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '009_write_probe': writeProbeMigration(),
     '010_pending_outbox': pendingOutboxMigration(),
     '011_cohort': cohortMigration(),
+    // 012 is reserved for a change in flight.
+    '013_go_ids': goIdsMigration(),
   };
 }
