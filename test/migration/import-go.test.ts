@@ -24,12 +24,12 @@ let server: TestServer;
 beforeAll(async () => {
   const store = await openStore(url);
   try {
-    const dry = await importGoStudy(store, FIXTURE, { ...options, dryRun: true });
+    const dry = await importGoStudy(store, { from: FIXTURE }, { ...options, dryRun: true });
     expect(dry.imported).toHaveLength(6);
     expect(await store.countParticipants()).toBe(0); // a dry run writes nothing
-    const first = await importGoStudy(store, FIXTURE, { ...options, dryRun: false });
+    const first = await importGoStudy(store, { from: FIXTURE }, { ...options, dryRun: false });
     expect(first).toMatchObject({ skipped: [], problems: [] });
-    const second = await importGoStudy(store, FIXTURE, { ...options, dryRun: false });
+    const second = await importGoStudy(store, { from: FIXTURE }, { ...options, dryRun: false });
     expect(second).toMatchObject({ imported: [], problems: [] });
     expect(second.skipped.map((skipped) => skipped.reason)).toEqual(Array(6).fill('imported before')); // by Go id
   } finally {
@@ -95,7 +95,7 @@ describe('a Go PromptPipe study imported', () => {
     ]);
     const tom = rows.find((row) => row.go_id === 'p_7df88ee4d9359cc2349c88c778a0241b')!;
     expect((await server.request('DELETE', `/conversation/participants/${tom.participant_id}`)).status).toBe(200);
-    const again = await importGoStudy(server.store, FIXTURE, { ...options, dryRun: false });
+    const again = await importGoStudy(server.store, { from: FIXTURE }, { ...options, dryRun: false });
     expect(again.imported).toEqual([]);
     expect(again.skipped.find((skipped) => skipped.goId === tom.go_id)?.reason).toBe(
       'imported before, deleted here since',

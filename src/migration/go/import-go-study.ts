@@ -6,7 +6,7 @@ import {
   type ImportProblem,
   type MapOptions,
 } from './map-go-participant.ts';
-import { readGoStudy } from './read-go-study.ts';
+import { readGoStudy, type GoSource } from './read-go-study.ts';
 
 export interface ImportReport {
   imported: ImportedParticipant[];
@@ -16,16 +16,16 @@ export interface ImportReport {
 }
 
 /**
- * Reads a Go PromptPipe SQLite database and writes its participants into `store`, one
+ * Reads a Go PromptPipe database (SQLite or PostgreSQL) and writes its participants into `store`, one
  * transaction each: a participant whose write fails is rolled back and reported, the others
  * stay. A dry run maps and checks everything and writes nothing.
  */
 export async function importGoStudy(
   store: Store,
-  sourcePath: string,
+  source: GoSource,
   options: MapOptions & { dryRun: boolean },
 ): Promise<ImportReport> {
-  const { participants, queuedJobs } = readGoStudy(sourcePath);
+  const { participants, queuedJobs } = await readGoStudy(source);
   const goIds = store.extend(goIdQueries);
   const report: ImportReport = { imported: [], skipped: [], problems: [] };
   for (const row of participants) {
