@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomIds } from '../../src/core/clock.ts';
 import { importGoStudy } from '../../src/migration/go/import-go-study.ts';
 import type { GoSource } from '../../src/migration/go/read-go-study.ts';
+import { GoDatabaseError } from '../../src/store/go-database-check.ts';
 import { goIdQueries } from '../../src/store/go-ids-queries.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
@@ -91,6 +92,23 @@ describe('a Go PromptPipe study on PostgreSQL', () => {
     expect(fromSqlite.map((p) => p.messages.length)).toEqual([50, 50, 41, 39, 11, 7]);
     expect(fromPostgres).toEqual(fromSqlite);
     expect(await digest()).toBe(before);
+  });
+
+  it('is refused as our own database, with nothing written to it', async () => {
+    const before = await digest();
+    await expect(openStore(PG_URL, { schema: SCHEMA })).rejects.toThrow(GoDatabaseError);
+    expect(await digest()).toBe(before);
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    try {
+      const ours = await client.query(
+        'select 1 from information_schema.tables where table_schema = $1 and table_name = $2',
+        [SCHEMA, 'migrations'],
+      );
+      expect(ours.rowCount).toBe(0);
+    } finally {
+      await client.end();
+    }
   });
 
   it('reads its timestamps in the Go server’s zone (they carry none there)', async () => {
