@@ -61,6 +61,14 @@ async function contents(store: Store) {
         profile,
         schedules: (await store.listSchedules(id)).map(({ id: _s, participantId: _r, ...schedule }) => schedule),
         timers: (await store.listPendingTimers(id)).map(({ kind, dueAt }) => ({ kind, dueAt })),
+        deliveries: (await store.listOutbox(_c)).map(
+          ({ idempotencyKey, sentAt, deliveryStatus, deliveryStatusAt }) => ({
+            idempotencyKey,
+            sentAt,
+            deliveryStatus,
+            deliveryStatusAt,
+          }),
+        ),
       };
     }),
   );
@@ -89,7 +97,8 @@ describe('a Go PromptPipe study on PostgreSQL', () => {
     const fromSqlite = await imported({ from: GO_SQLITE_FIXTURE });
     const fromPostgres = await imported({ from: PG_URL, schema: SCHEMA });
     expect(fromSqlite).toHaveLength(6);
-    expect(fromSqlite.map((p) => p.messages.length)).toEqual([50, 50, 41, 39, 11, 7]);
+    expect(fromSqlite.map((p) => p.messages.length)).toEqual([58, 63, 41, 39, 11, 7]);
+    expect(fromSqlite.map((p) => p.deliveries.length)).toEqual([71, 76, 62, 55, 15, 4]);
     expect(fromPostgres).toEqual(fromSqlite);
     expect(await digest()).toBe(before);
   });

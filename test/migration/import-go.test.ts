@@ -1,3 +1,4 @@
+import { DatabaseSync } from 'node:sqlite';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomIds } from '../../src/core/clock.ts';
@@ -67,7 +68,13 @@ describe('a Go PromptPipe study imported', () => {
     });
     const history = (await server.request('GET', `/conversation/participants/${maya.id}/history?all=true`)).body.result
       .messages;
-    expect(history).toHaveLength(50);
+    // Go kept her last 50 messages; the 8 replies before them come from its responses table.
+    expect(history).toHaveLength(58);
+    expect(history[0]).toMatchObject({
+      role: 'user',
+      text: 'personalize first pls',
+      created_at: '2026-03-02T14:06:51.000Z',
+    });
     expect(history.every((message: { text: string }) => !message.text.startsWith('<Hint:'))).toBe(true);
   });
 
@@ -79,6 +86,42 @@ describe('a Go PromptPipe study imported', () => {
       ['daily-prompt', '2026-03-20T12:20:00.000Z'],
     ]);
     expect(await server.store.listPendingTimers(chloe!.id)).toEqual([]);
+  });
+
+  it("keeps Go's receipts as deliveries and its responses in the transcripts: GET /receipts and /responses answer as Go's did", async () => {
+    const go = new DatabaseSync(FIXTURE, { readOnly: true });
+    const goReceipts = go.prepare('select recipient, status, time from receipts').all();
+    const goResponses = go.prepare('select sender, body, time from responses').all();
+    go.close();
+    const phones = new Set((await participants()).map((p) => p.phone_number));
+    const e164 = (address: unknown) => (String(address).startsWith('+') ? String(address) : `+${address}`);
+    const sorted = <T>(rows: T[]) => rows.map((row) => JSON.stringify(row)).sort();
+    const expectedReceipts = goReceipts
+      .map((row) => ({ to: e164(row.recipient), status: row.status, time: row.time }))
+      .filter((row) => phones.has(row.to)); // the LID, the operator's test number and the stranger are no participant
+    expect(expectedReceipts.length).toBeGreaterThan(600);
+    const receipts = (await server.request('GET', '/receipts')).body.result;
+    expect(sorted(receipts)).toEqual(sorted(expectedReceipts));
+    const expectedResponses = goResponses
+      .map((row) => ({ from: row.sender, body: row.body, time: row.time }))
+      .filter((row) => phones.has(String(row.from)));
+    expect(expectedResponses).toHaveLength(118);
+    // The kept history's own times: Go stored a reply there a second or two after it came in.
+    const byText = (rows: Array<{ from: unknown; body: unknown; time: unknown }>) =>
+      rows
+        .map(({ from, body, time }) => ({ key: `${from} ${body}`, time: Number(time) }))
+        .sort((a, b) => (a.key === b.key ? a.time - b.time : a.key < b.key ? -1 : 1));
+    const responses = byText((await server.request('GET', '/responses')).body.result);
+    const expected = byText(expectedResponses);
+    expect(responses.map((row) => row.key)).toEqual(expected.map((row) => row.key));
+    expect(
+      responses.every((row, index) => row.time - expected[index]!.time >= 0 && row.time - expected[index]!.time <= 3),
+    ).toBe(true);
+
+    const [maya] = await participants();
+    const deliveries = (await server.request('GET', `/conversation/participants/${maya!.id}/deliveries`)).body.result;
+    expect(deliveries).toHaveLength(71);
+    expect(deliveries[0]).toMatchObject({ status: 'sent', channel: 'whatsapp', delivery_status: 'read' });
   });
 
   it("keeps each participant's Go id, shown in the study export, and does not bring back one deleted here", async () => {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { GoReceiptRow, GoResponseRow } from './map-go-history.ts';
 import type { GoJobRow, GoParticipantRow, GoSource, GoStudy } from './read-go-study.ts';
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -31,7 +32,19 @@ export async function readGoPostgres(source: GoSource): Promise<GoStudy> {
       `select kind, ${iso('run_at')} as run_at, payload_json::text as payload_json from jobs where status = 'queued'`,
       [zone],
     );
-    return { participants: participants.rows, queuedJobs: jobs.rows };
+    // BIGINT comes back as text: the times as numbers, as SQLite gives them.
+    const receipts = await client.query<GoReceiptRow>(
+      'select id, recipient, status, time::float8 as time from receipts order by id',
+    );
+    const responses = await client.query<GoResponseRow>(
+      'select id, sender, body, time::float8 as time from responses order by id',
+    );
+    return {
+      participants: participants.rows,
+      queuedJobs: jobs.rows,
+      receipts: receipts.rows,
+      responses: responses.rows,
+    };
   } finally {
     await client.query('rollback').catch(() => undefined);
     await client.end();

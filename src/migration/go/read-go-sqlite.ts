@@ -1,4 +1,5 @@
 import { DatabaseSync } from 'node:sqlite';
+import type { GoReceiptRow, GoResponseRow } from './map-go-history.ts';
 import type { GoJobRow, GoParticipantRow, GoStudy } from './read-go-study.ts';
 
 /** The Go server's SQLite database (`state.db`), opened read-only. */
@@ -16,7 +17,14 @@ export function readGoSqlite(path: string): GoStudy {
     const queuedJobs = database
       .prepare(`select kind, run_at, payload_json from jobs where status = 'queued'`)
       .all() as unknown as GoJobRow[];
-    return { participants, queuedJobs };
+    const receipts = database.prepare(`select id, recipient, status, time from receipts order by id`).all();
+    const responses = database.prepare(`select id, sender, body, time from responses order by id`).all();
+    return {
+      participants,
+      queuedJobs,
+      receipts: receipts as unknown as GoReceiptRow[],
+      responses: responses as unknown as GoResponseRow[],
+    };
   } finally {
     database.close();
   }

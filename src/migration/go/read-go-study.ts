@@ -1,3 +1,4 @@
+import type { GoReceiptRow, GoResponseRow } from './map-go-history.ts';
 import { readGoPostgres } from './read-go-postgres.ts';
 import { readGoSqlite } from './read-go-sqlite.ts';
 
@@ -26,6 +27,9 @@ export interface GoJobRow {
 export interface GoStudy {
   participants: GoParticipantRow[];
   queuedJobs: GoJobRow[];
+  /** In Go's order (`id`). */
+  receipts: GoReceiptRow[];
+  responses: GoResponseRow[];
 }
 
 /** Where a Go PromptPipe database is: a SQLite file, or a PostgreSQL URL (its schema, its server's zone). */
