@@ -123,7 +123,8 @@ describe('POST /send (test-send.sh)', () => {
 
   it('refuses to message a paused participant (409) and anyone without the API token (401)', async () => {
     const id = await idOf(TEST_PHONE_2);
-    await call('PUT', `/conversation/participants/${id}`, { status: 'paused' });
+    const paused = await call('PUT', `/conversation/participants/${id}`, { status: 'paused' });
+    expect(paused.body.message).toBe('Participant updated successfully'); // Go's words
     expect(await call('POST', '/send', { to: TEST_PHONE_2, body: 'hi' })).toMatchObject({
       status: 409,
       body: { code: 'participant_inactive', field: 'to' },
@@ -315,3 +316,20 @@ async function idOf(phone: string): Promise<string> {
   }>;
   return list.find((p) => p.phone_number === `+${phone}`)!.id;
 }
+
+describe('with the offline demo model', () => {
+  it('refuses a genai prompt rather than send the demo model’s canned text', async () => {
+    const offline = await startTestServer();
+    try {
+      await offline.request('POST', '/conversation/participants', { phone_number: TEST_PHONE });
+      const genai = { to: TEST_PHONE, type: 'genai', system_prompt: 'You are a coach', user_prompt: 'Motivate me' };
+      expect(await offline.request('POST', '/send', genai)).toMatchObject({
+        status: 400,
+        body: { code: 'invalid_request', field: 'type' },
+      });
+      expect((await offline.request('POST', '/send', { to: TEST_PHONE, body: 'static is fine' })).status).toBe(200);
+    } finally {
+      await offline.close();
+    }
+  });
+});

@@ -137,7 +137,10 @@ describe('a Go PromptPipe study imported', () => {
       ['p_f89de48b36576c832f1956b8ce727202', '+16045550199'],
     ]);
     const tom = rows.find((row) => row.go_id === 'p_7df88ee4d9359cc2349c88c778a0241b')!;
-    expect((await server.request('DELETE', `/conversation/participants/${tom.participant_id}`)).status).toBe(200);
+    expect(await server.request('DELETE', `/conversation/participants/${tom.participant_id}`)).toMatchObject({
+      status: 200,
+      body: { status: 'ok', message: 'Participant deleted successfully' },
+    });
     const again = await importGoStudy(server.store, { from: FIXTURE }, { ...options, dryRun: false });
     expect(again.imported).toEqual([]);
     expect(again.skipped.find((skipped) => skipped.goId === tom.go_id)?.reason).toBe(
