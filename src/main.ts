@@ -2,6 +2,7 @@ import { loadConfig, loadDotEnv, ConfigError } from './config/config.ts';
 import { describeError, isStoreUnavailable } from './core/errors.ts';
 import { createLogger } from './core/logger.ts';
 import { startServer } from './server.ts';
+import { GoDatabaseError } from './store/go-database-check.ts';
 
 /** How long after `SHUTDOWN_TIMEOUT_MS` the process exits even if closing has not finished. */
 const SHUTDOWN_GRACE_MS = 5000;
@@ -52,6 +53,7 @@ function startupProblem(error: unknown): string | undefined {
     return `PORT ${env.PORT ?? '8080'} is already in use on ${env.HOST ?? '127.0.0.1'}: stop the other server or set PORT`;
   if (code === 'EACCES') return `PORT ${env.PORT ?? '8080'} needs privileges on this machine: use a PORT above 1023`;
   if (code === 'EADDRNOTAVAIL') return `HOST ${env.HOST ?? ''} is not an address of this machine`;
+  if (error instanceof GoDatabaseError) return error.message;
   if (isStoreUnavailable(error))
     return `DATABASE_URL: ${(error as Error).message.replace(/; retry shortly$/, '')} (${describeError((error as Error).cause)})`;
   if (code === 'ENOTFOUND' || code === 'ECONNREFUSED')

@@ -25,6 +25,7 @@ import { SlidingWindowThrottle } from './engine/turn-throttle.ts';
 import type { FlowModule, StartedFlowModule } from './flows/flow-module.ts';
 import { FLOW_MODULES } from './flows/registry.ts';
 import { buildApp } from './http/app.ts';
+import { goScheduleTimerKind } from './http/go-platform/schedule-timer.ts';
 import type { LlmProvider } from './llm/llm-provider.ts';
 import { ModelHealth } from './llm/model-health.ts';
 import { Metrics } from './observability/metrics.ts';
@@ -33,7 +34,7 @@ import { createOpenAiCompatibleProvider } from './llm/openai-compatible-provider
 import { openStore, type OpenStoreOptions } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
 import type { ClockControlDeps } from './timers/clock-control.ts';
-import { TimerKindRegistry } from './timers/timer-kinds.ts';
+import { TimerKindRegistry, type TimerKind } from './timers/timer-kinds.ts';
 import { TimerWorker } from './timers/timer-worker.ts';
 import { VirtualClock, virtualClockStart } from './timers/virtual-clock.ts';
 
@@ -269,6 +270,7 @@ export async function startServer(
   });
   const kinds = new TimerKindRegistry().register(
     ...started.flatMap((module) => module.timerKinds?.({ ...host, outgoing }) ?? []),
+    goScheduleTimerKind({ ...host, outgoing }) as TimerKind<never>,
   );
   const worker = new TimerWorker({ store, kinds, clock, logger, serialize: (id, work) => engine.exclusive(id, work) });
   // Turns first, then deliveries (a turn queues them), then any turn a delivery outcome queued.
@@ -307,6 +309,7 @@ export async function startServer(
     version: VERSION,
     whatsapp: config.whatsapp,
     twilio: config.twilio,
+    goPlatform: { outgoing, ids, provider, realModel: provider.name !== 'offline-demo' },
   });
 
   if (store.dialect === 'postgres') {

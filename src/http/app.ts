@@ -32,6 +32,8 @@ import { registerCors } from './cors.ts';
 import { metricsRoute } from './metrics-route.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { ModelHealth } from '../llm/model-health.ts';
+import type { GoPlatformDeps } from './go-platform/platform-deps.ts';
+import { goPlatformRoutes } from './go-platform/platform-routes.ts';
 
 /** Largest WebSocket frame a client may send (frames are small JSON commands). */
 const MAX_FRAME_BYTES = 16 * 1024;
@@ -72,6 +74,8 @@ export interface AppDeps {
   /** Provider webhooks, present when the channel is configured. */
   whatsapp?: { appSecret: string; verifyToken: string; phoneNumberId: string } | undefined;
   twilio?: { authToken: string; publicBaseUrl: string | undefined } | undefined;
+  /** The Go PromptPipe's platform routes (`/send`, `/schedule`, `/receipts`, ...); absent in tests that need none. */
+  goPlatform?: Omit<GoPlatformDeps, 'store' | 'engine' | 'participants' | 'clock' | 'phoneRegion'>;
 }
 
 /** The HTTP surface. Validation is ours (zod, at the edge); Fastify's schemas only feed OpenAPI. */
@@ -195,6 +199,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   sessionRoutes(app, deps);
   uiStreamRoute(app, deps);
   tokenRoutes(app, { ...deps, tickets, signer });
+  if (deps.goPlatform) goPlatformRoutes(app, { ...deps, ...deps.goPlatform });
   if (deps.whatsapp) whatsappRoutes(app, { ...deps, whatsapp: deps.whatsapp });
   if (deps.twilio) twilioRoutes(app, { ...deps, twilio: deps.twilio });
   return app;

@@ -161,7 +161,7 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
         const id = idOf(request.params);
         const body = parseRequest(participantUpdateBody, request.body, 'body');
         const patch = { ...body, ...(body.timezone !== undefined ? { timezone: checkTimeZone(body.timezone) } : {}) };
-        return ok('Participant updated', participantJson(await participants.update(id, patch)));
+        return ok('Participant updated successfully', participantJson(await participants.update(id, patch)));
       },
     },
     DELETE: {
@@ -172,7 +172,7 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
       },
       handler: async (request) => {
         await participants.remove(idOf(request.params));
-        return ok('Participant removed');
+        return ok('Participant deleted successfully');
       },
     },
   });

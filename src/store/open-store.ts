@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Store } from './store.ts';
 import type { Database } from './schema.ts';
 import { createKyselyStore } from './kysely-store.ts';
+import { refuseGoPostgresSchema, refuseGoSqliteFile } from './go-database-check.ts';
 import { migrateToLatest, type MigrationLogger } from './migrate.ts';
 import { openNodeSqlite } from './sqlite-database.ts';
 import { classifyFaults } from './classify-faults.ts';
@@ -63,6 +64,7 @@ async function openSqliteStore(path: string, options: OpenStoreOptions): Promise
   if (path === '' || (path.startsWith(':') && path !== ':memory:')) {
     throw new Error(`invalid SQLite URL "sqlite:${path}": expected sqlite:<path> or sqlite::memory:`);
   }
+  refuseGoSqliteFile(path);
   const database = openNodeSqlite(path);
   const faults = new SqliteFaults({ database, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
   const db = new Kysely<Database>({
@@ -102,6 +104,7 @@ async function openPostgresStore(url: string, options: OpenStoreOptions): Promis
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new StatusLiteralsPlugin()] });
   const destroy = () => db.destroy();
   try {
+    await refuseGoPostgresSchema(db, schema);
     await migrateToLatest(db, 'postgres', { schema, logger: options.logger });
   } catch (error) {
     await destroy();

@@ -1,5 +1,9 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -50,5 +54,20 @@ describe('start-up problems a newcomer causes', () => {
       code: 78,
       stderr: expect.stringMatching(/^PromptPipe cannot start: invalid configuration\nPORT: /),
     });
+  });
+
+  it('on a Go PromptPipe database, says so in one line naming the importer, and leaves the file as it was', async () => {
+    const goDatabase = join(mkdtempSync(join(tmpdir(), 'promptpipe-go-')), 'state.db');
+    copyFileSync(new URL('../fixtures/go-promptpipe/state.db', import.meta.url), goDatabase);
+    const digest = () => createHash('sha256').update(readFileSync(goDatabase)).digest('hex');
+    const before = digest();
+    expect(await refusedStart({ DATABASE_URL: `sqlite:${goDatabase}` })).toEqual({
+      code: 1,
+      stderr:
+        'PromptPipe cannot start: DATABASE_URL is a Go PromptPipe database (its conversation_participants and ' +
+        'flow_states, none of our tables): point DATABASE_URL at a new database, then bring the study over with ' +
+        'npm run import:go -- --from <this database>\n',
+    });
+    expect(digest()).toBe(before);
   });
 });

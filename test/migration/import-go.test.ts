@@ -1,9 +1,12 @@
+import { DatabaseSync } from 'node:sqlite';
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomIds } from '../../src/core/clock.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { importGoStudy } from '../../src/migration/go/import-go-study.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { sayAndWait, startTestServer, tempSqliteUrl, type TestServer } from '../kit/test-server.ts';
+import { unzipText } from '../kit/unzip.ts';
 
 // A copy of ../shared/fixtures/go-promptpipe/state.db (its README documents every format).
 const FIXTURE = new URL('../fixtures/go-promptpipe/state.db', import.meta.url).pathname;
@@ -22,14 +25,14 @@ let server: TestServer;
 beforeAll(async () => {
   const store = await openStore(url);
   try {
-    const dry = await importGoStudy(store, FIXTURE, { ...options, dryRun: true });
+    const dry = await importGoStudy(store, { from: FIXTURE }, { ...options, dryRun: true });
     expect(dry.imported).toHaveLength(6);
     expect(await store.countParticipants()).toBe(0); // a dry run writes nothing
-    const first = await importGoStudy(store, FIXTURE, { ...options, dryRun: false });
+    const first = await importGoStudy(store, { from: FIXTURE }, { ...options, dryRun: false });
     expect(first).toMatchObject({ skipped: [], problems: [] });
-    const second = await importGoStudy(store, FIXTURE, { ...options, dryRun: false });
+    const second = await importGoStudy(store, { from: FIXTURE }, { ...options, dryRun: false });
     expect(second).toMatchObject({ imported: [], problems: [] });
-    expect(second.skipped).toHaveLength(6); // a second run changes nothing
+    expect(second.skipped.map((skipped) => skipped.reason)).toEqual(Array(6).fill('imported before')); // by Go id
   } finally {
     await store.close();
   }
@@ -65,7 +68,13 @@ describe('a Go PromptPipe study imported', () => {
     });
     const history = (await server.request('GET', `/conversation/participants/${maya.id}/history?all=true`)).body.result
       .messages;
-    expect(history).toHaveLength(50);
+    // Go kept her last 50 messages; the 8 replies before them come from its responses table.
+    expect(history).toHaveLength(58);
+    expect(history[0]).toMatchObject({
+      role: 'user',
+      text: 'personalize first pls',
+      created_at: '2026-03-02T14:06:51.000Z',
+    });
     expect(history.every((message: { text: string }) => !message.text.startsWith('<Hint:'))).toBe(true);
   });
 
@@ -77,6 +86,67 @@ describe('a Go PromptPipe study imported', () => {
       ['daily-prompt', '2026-03-20T12:20:00.000Z'],
     ]);
     expect(await server.store.listPendingTimers(chloe!.id)).toEqual([]);
+  });
+
+  it("keeps Go's receipts as deliveries and its responses in the transcripts: GET /receipts and /responses answer as Go's did", async () => {
+    const go = new DatabaseSync(FIXTURE, { readOnly: true });
+    const goReceipts = go.prepare('select recipient, status, time from receipts').all();
+    const goResponses = go.prepare('select sender, body, time from responses').all();
+    go.close();
+    const phones = new Set((await participants()).map((p) => p.phone_number));
+    const e164 = (address: unknown) => (String(address).startsWith('+') ? String(address) : `+${address}`);
+    const sorted = <T>(rows: T[]) => rows.map((row) => JSON.stringify(row)).sort();
+    const expectedReceipts = goReceipts
+      .map((row) => ({ to: e164(row.recipient), status: row.status, time: row.time }))
+      .filter((row) => phones.has(row.to)); // the LID, the operator's test number and the stranger are no participant
+    expect(expectedReceipts.length).toBeGreaterThan(600);
+    const receipts = (await server.request('GET', '/receipts')).body.result;
+    expect(sorted(receipts)).toEqual(sorted(expectedReceipts));
+    const expectedResponses = goResponses
+      .map((row) => ({ from: row.sender, body: row.body, time: row.time }))
+      .filter((row) => phones.has(String(row.from)));
+    expect(expectedResponses).toHaveLength(118);
+    // The kept history's own times: Go stored a reply there a second or two after it came in.
+    const byText = (rows: Array<{ from: unknown; body: unknown; time: unknown }>) =>
+      rows
+        .map(({ from, body, time }) => ({ key: `${from} ${body}`, time: Number(time) }))
+        .sort((a, b) => (a.key === b.key ? a.time - b.time : a.key < b.key ? -1 : 1));
+    const responses = byText((await server.request('GET', '/responses')).body.result);
+    const expected = byText(expectedResponses);
+    expect(responses.map((row) => row.key)).toEqual(expected.map((row) => row.key));
+    expect(
+      responses.every((row, index) => row.time - expected[index]!.time >= 0 && row.time - expected[index]!.time <= 3),
+    ).toBe(true);
+
+    const [maya] = await participants();
+    const deliveries = (await server.request('GET', `/conversation/participants/${maya!.id}/deliveries`)).body.result;
+    expect(deliveries).toHaveLength(71);
+    expect(deliveries[0]).toMatchObject({ status: 'sent', channel: 'whatsapp', delivery_status: 'read' });
+  });
+
+  it("keeps each participant's Go id, shown in the study export, and does not bring back one deleted here", async () => {
+    const response = await fetch(`${server.url}/study/export`);
+    const csv = (await unzipText(Buffer.from(await response.arrayBuffer()))).get('participants.csv')!;
+    const rows = parse(csv, { columns: true, bom: true }) as Array<Record<string, string>>;
+    expect(rows.map((row) => [row.go_id, row.phone_number])).toEqual([
+      ['p_6ddb126738635da7b462fec7b5d13883', '+14165550101'],
+      ['p_e42018b77a9c2d8bd0855410951a08a4', '+16135550142'],
+      ['p_532a3eabdce57b73c7d2a28f6277ac48', '+442079460958'],
+      ['p_6ea029feca8c22ece9ff829b5aa01f6c', '+16475550187'],
+      ['p_7df88ee4d9359cc2349c88c778a0241b', '+12125550147'],
+      ['p_f89de48b36576c832f1956b8ce727202', '+16045550199'],
+    ]);
+    const tom = rows.find((row) => row.go_id === 'p_7df88ee4d9359cc2349c88c778a0241b')!;
+    expect(await server.request('DELETE', `/conversation/participants/${tom.participant_id}`)).toMatchObject({
+      status: 200,
+      body: { status: 'ok', message: 'Participant deleted successfully' },
+    });
+    const again = await importGoStudy(server.store, { from: FIXTURE }, { ...options, dryRun: false });
+    expect(again.imported).toEqual([]);
+    expect(again.skipped.find((skipped) => skipped.goId === tom.go_id)?.reason).toBe(
+      'imported before, deleted here since',
+    );
+    expect(await server.store.countParticipants()).toBe(5);
   });
 
   it('continues a feedback conversation and an intake where they were', async () => {

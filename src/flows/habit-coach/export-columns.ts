@@ -23,6 +23,8 @@ export interface Column<Row> {
 export interface Subject {
   participant: Participant;
   conversation: Conversation | undefined;
+  /** Their id on the Go PromptPipe when they were imported from it (`npm run import:go`). */
+  goId: string | null;
 }
 
 /** Where rows are read from: the engine's store and the habit coach's study queries. */

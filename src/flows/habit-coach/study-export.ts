@@ -14,6 +14,7 @@ import {
   type ToolCallRecord,
   type TurnRecord,
 } from '../../core/domain.ts';
+import { goIdQueries } from '../../store/go-ids-queries.ts';
 import type { Store } from '../../store/store.ts';
 import { adherenceFiles } from './export-adherence-files.ts';
 import {
@@ -39,6 +40,12 @@ export const EXPORT_FILES: readonly ExportFile[] = [
       ...idColumns.participant,
       meaning: 'Stable id of the participant; joins every other file',
       value: (s) => s.participant.id,
+    },
+    {
+      name: 'go_id',
+      type: 'string',
+      meaning: 'Their participant id on the Go PromptPipe (p_...) when imported from it; empty otherwise',
+      value: (s) => s.goId,
     },
     {
       name: 'phone_number',
@@ -376,10 +383,14 @@ async function* fileRows(
 const PAGE = 200;
 
 async function* subjects(store: Store, options: ExportOptions): AsyncGenerator<Subject> {
+  const goIds = store.extend(goIdQueries).ops;
   for (let offset = 0; ; offset += PAGE) {
     const page = await store.listParticipants({ status: options.status, cohort: options.cohort, limit: PAGE, offset });
-    for (const participant of page)
-      yield { participant, conversation: await store.findConversationByParticipant(participant.id) };
+    const imported = await goIds.goIdsOf(page.map((participant) => participant.id));
+    for (const participant of page) {
+      const conversation = await store.findConversationByParticipant(participant.id);
+      yield { participant, conversation, goId: imported.get(participant.id) ?? null };
+    }
     if (page.length < PAGE) return;
   }
 }

@@ -1,44 +1,56 @@
-import type { Store } from '../../store/store.ts';
+import { goIdQueries, type GoIdQueries } from '../../store/go-ids-queries.ts';
+import type { Store, StoreExtension, StoreTx } from '../../store/store.ts';
 import {
   mapGoParticipant,
   type ImportedParticipant,
   type ImportProblem,
   type MapOptions,
 } from './map-go-participant.ts';
-import { readGoStudy } from './read-go-study.ts';
+import type { ImportedDelivery } from './map-go-history.ts';
+import { readGoStudy, type GoSource, type GoStudy } from './read-go-study.ts';
 
 export interface ImportReport {
   imported: ImportedParticipant[];
-  /** Already here (same phone number): a second run changes nothing. */
-  skipped: Array<{ goId: string; phoneNumber: string }>;
+  /** Already here (imported before, by its Go id; or enrolled with the same phone): a second run changes nothing. */
+  skipped: Array<{ goId: string; phoneNumber: string; reason: string }>;
   problems: ImportProblem[];
+  /** Go receipts and responses of numbers no participant has (an operator's test, a stranger, a WhatsApp LID). */
+  unattributed: { receipts: number; responses: number };
 }
 
 /**
- * Reads a Go PromptPipe SQLite database and writes its participants into `store`, one
+ * Reads a Go PromptPipe database (SQLite or PostgreSQL) and writes its participants into `store`, one
  * transaction each: a participant whose write fails is rolled back and reported, the others
  * stay. A dry run maps and checks everything and writes nothing.
  */
 export async function importGoStudy(
   store: Store,
-  sourcePath: string,
+  source: GoSource,
   options: MapOptions & { dryRun: boolean },
 ): Promise<ImportReport> {
-  const { participants, queuedJobs } = readGoStudy(sourcePath);
-  const report: ImportReport = { imported: [], skipped: [], problems: [] };
-  for (const row of participants) {
-    const mapped = mapGoParticipant(row, queuedJobs, options);
+  const study = await readGoStudy(source);
+  const goIds = store.extend(goIdQueries);
+  const records = recordsByNumber(study);
+  const report: ImportReport = {
+    imported: [],
+    skipped: [],
+    problems: [],
+    unattributed: unattributed(study, new Set(study.participants.map((row) => row.phone_number))),
+  };
+  for (const row of study.participants) {
+    const mapped = mapGoParticipant(row, { jobs: study.queuedJobs, ...records(row.phone_number) }, options);
     if ('message' in mapped) {
       report.problems.push(mapped);
       continue;
     }
-    if (await store.findParticipantByPhone(mapped.participant.phoneNumber)) {
-      report.skipped.push({ goId: row.id, phoneNumber: mapped.participant.phoneNumber });
+    const reason = await alreadyHere(store, goIds.ops, mapped);
+    if (reason) {
+      report.skipped.push({ goId: row.id, phoneNumber: mapped.participant.phoneNumber, reason });
       continue;
     }
     if (!options.dryRun) {
       try {
-        await write(store, mapped);
+        await write(goIds, mapped, options.now);
       } catch (error) {
         report.problems.push({
           goId: row.id,
@@ -53,15 +65,65 @@ export async function importGoStudy(
   return report;
 }
 
-async function write(store: Store, imported: ImportedParticipant): Promise<void> {
-  await store.transaction(async (tx) => {
+/**
+ * A Go number's receipts and responses. Go wrote `sent` receipts to the stored digits, and
+ * `delivered` / `read` receipts and responses from `+` and the digits WhatsApp gave (fixture README §1.3).
+ */
+function recordsByNumber(study: GoStudy) {
+  const group = <Row>(rows: Row[], key: (row: Row) => string) => {
+    const groups = new Map<string, Row[]>();
+    for (const row of rows) {
+      const list = groups.get(key(row));
+      if (list) list.push(row);
+      else groups.set(key(row), [row]);
+    }
+    return groups;
+  };
+  const receipts = group(study.receipts, (receipt) => receipt.recipient);
+  const responses = group(study.responses, (response) => response.sender);
+  return (digits: string) => ({
+    receipts: [...(receipts.get(digits) ?? []), ...(receipts.get(`+${digits}`) ?? [])],
+    responses: responses.get(`+${digits}`) ?? [],
+  });
+}
+
+function unattributed(study: GoStudy, numbers: ReadonlySet<string>) {
+  const foreign = (address: string) => !numbers.has(address.replace(/^\+/, ''));
+  return {
+    receipts: study.receipts.filter((receipt) => foreign(receipt.recipient)).length,
+    responses: study.responses.filter((response) => foreign(response.sender)).length,
+  };
+}
+
+/** Why a Go participant is not imported again, or undefined when they are new here. */
+async function alreadyHere(store: Store, goIds: GoIdQueries, imported: ImportedParticipant) {
+  const known = await goIds.findGoId(imported.goId);
+  if (known) return known.participantId ? 'imported before' : 'imported before, deleted here since';
+  if (await store.findParticipantByPhone(imported.participant.phoneNumber)) return 'phone already enrolled here';
+  return undefined;
+}
+
+/** One participant and everything of theirs, with their Go id, in one transaction. */
+async function write(goIds: StoreExtension<GoIdQueries>, imported: ImportedParticipant, now: Date): Promise<void> {
+  await goIds.transaction(async (tx, ids) => {
     await tx.insertParticipant(imported.participant);
+    await ids.recordGoId({ goId: imported.goId, participantId: imported.participant.id, importedAt: now });
     await tx.insertConversation(imported.conversation);
     await tx.appendMessages(imported.messages);
+    await writeDeliveries(tx, imported.deliveries);
     await tx.saveProfile(imported.profile);
     for (const schedule of imported.schedules) await tx.insertSchedule(schedule);
     for (const timer of imported.timers) await tx.scheduleTimer(timer);
   });
+}
+
+/** Go's sends as deliveries already sent, with WhatsApp's reports: history the dispatcher never picks up. */
+async function writeDeliveries(tx: StoreTx, deliveries: readonly ImportedDelivery[]): Promise<void> {
+  await tx.enqueueOutbox(deliveries.map((delivery) => delivery.item));
+  for (const { item, sentAt, reports } of deliveries) {
+    await tx.markOutboxSent(item.id, sentAt, 1, item.idempotencyKey);
+    for (const report of reports) await tx.recordDeliveryReceipt(report);
+  }
 }
 
 /** The report as a table a person reads at the end of a run. */
@@ -70,7 +132,7 @@ export function reportTable(report: ImportReport, dryRun: boolean): string {
     `${dryRun ? 'Would import' : 'Imported'}: ${report.imported.length}; already here: ${report.skipped.length}; problems: ${report.problems.length}`,
     '',
   ];
-  lines.push('go id | phone | status | sub-state | messages | schedules | timers');
+  lines.push('go id | phone | status | sub-state | messages | deliveries | schedules | timers');
   for (const item of report.imported) {
     const { participant, conversation } = item;
     lines.push(
@@ -80,13 +142,21 @@ export function reportTable(report: ImportReport, dryRun: boolean): string {
         participant.status,
         conversation.subState,
         item.messages.length,
+        item.deliveries.length,
         item.schedules.length,
         item.timers.length,
       ].join(' | '),
     );
   }
   for (const skipped of report.skipped)
-    lines.push(`${skipped.goId} | ${skipped.phoneNumber} | already here, unchanged`);
+    lines.push(`${skipped.goId} | ${skipped.phoneNumber} | unchanged: ${skipped.reason}`);
   for (const problem of report.problems) lines.push(`${problem.goId} | problem: ${problem.field}: ${problem.message}`);
+  const { receipts, responses } = report.unattributed;
+  if (receipts + responses > 0)
+    lines.push(
+      '',
+      `Not imported: ${receipts} receipt(s) and ${responses} response(s) of numbers that are no participant's ` +
+        "(an operator's test send, a stranger, receipts WhatsApp sent from a LID number).",
+    );
   return lines.join('\n');
 }

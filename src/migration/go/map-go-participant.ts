@@ -9,6 +9,13 @@ import { canonicalTimeZone } from '../../core/time-zone.ts';
 import { dailyPromptTimer } from '../../flows/habit-coach/timers/daily-prompt-timer.ts';
 import { timerKeys } from '../../flows/habit-coach/timers/habit-timer-deps.ts';
 import { goPhone, goTime, nested, stateData, text } from './go-values.ts';
+import {
+  goDeliveries,
+  type GoReceiptRow,
+  type GoResponseRow,
+  type ImportedDelivery,
+  withResponses,
+} from './map-go-history.ts';
 import type { GoJobRow, GoParticipantRow } from './read-go-study.ts';
 
 /** Everything of one Go participant, as our rows. */
@@ -16,7 +23,10 @@ export interface ImportedParticipant {
   goId: string;
   participant: Participant;
   conversation: Conversation;
+  /** The transcript: Go's kept history, and the responses it does not hold, in time order. */
   messages: NewMessage[];
+  /** Every send Go recorded (its receipts), with WhatsApp's reports on it. */
+  deliveries: ImportedDelivery[];
   profile: Profile;
   schedules: Schedule[];
   timers: NewTimer[];
@@ -69,7 +79,7 @@ const NOT_SAID = /^<Hint: |^I've executed the following tools: /;
  */
 export function mapGoParticipant(
   row: GoParticipantRow,
-  jobs: readonly GoJobRow[],
+  records: { jobs: readonly GoJobRow[]; receipts: readonly GoReceiptRow[]; responses: readonly GoResponseRow[] },
   options: MapOptions,
 ): ImportedParticipant | ImportProblem {
   const problem = (field: string, message: string): ImportProblem => ({ goId: row.id, field, message });
@@ -115,25 +125,32 @@ export function mapGoParticipant(
     updatedAt: options.now,
   };
   const schedules = goSchedules.flatMap((schedule) => toSchedule(schedule, participant, options));
+  const kept = nested<GoHistory>(data, 'conversationHistory')?.messages ?? [];
+  const target = { conversationId: conversation.id, participantId: participant.id, phoneNumber: phone };
   return {
     goId: row.id,
     participant,
     conversation,
-    messages: history(data, conversation.id, options.ids),
+    messages: withResponses(
+      history(kept, conversation.id, options.ids),
+      records.responses,
+      conversation.id,
+      options.ids,
+    ),
+    deliveries: goDeliveries(records.receipts, target, options.ids),
     profile: toProfile(nested<GoProfile>(data, 'userProfile'), data, participant.id, options.now),
     schedules,
     timers:
       participant.status === 'active'
         ? [
             ...schedules.map((schedule) => dailyPromptTimer(schedule, conversation.id, options.now, options)),
-            ...reminders(row.id, jobs, conversation.id, participant.id, options),
+            ...reminders(row.id, records.jobs, conversation.id, participant.id, options),
           ]
         : [],
   };
 }
 
-function history(data: Record<string, string>, conversationId: string, ids: IdGenerator): NewMessage[] {
-  const messages = nested<GoHistory>(data, 'conversationHistory')?.messages ?? [];
+function history(messages: NonNullable<GoHistory['messages']>, conversationId: string, ids: IdGenerator): NewMessage[] {
   return messages
     .filter((message) => (message.role === 'user' || message.role === 'assistant') && !NOT_SAID.test(message.content))
     .map((message) => ({

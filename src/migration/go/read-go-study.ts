@@ -1,6 +1,8 @@
-import { DatabaseSync } from 'node:sqlite';
+import type { GoReceiptRow, GoResponseRow } from './map-go-history.ts';
+import { readGoPostgres } from './read-go-postgres.ts';
+import { readGoSqlite } from './read-go-sqlite.ts';
 
-/** One Go participant with their flow state, as the Go SQLite store holds them. */
+/** One Go participant with their flow state, as the Go store holds them. */
 export interface GoParticipantRow {
   id: string;
   phone_number: string;
@@ -9,7 +11,9 @@ export interface GoParticipantRow {
   ethnicity: string | null;
   background: string | null;
   status: string;
+  /** SQLite: Go's DATETIME text with its offset; PostgreSQL: ISO 8601 (read in the Go server's zone). */
   enrolled_at: string;
+  /** JSON text of the `map[string]string`; null or '' when empty. */
   state_data: string | null;
 }
 
@@ -20,26 +24,31 @@ export interface GoJobRow {
   payload_json: string;
 }
 
-/**
- * The Go PromptPipe's SQLite database, opened read-only: the import never writes to it.
- * (PostgreSQL sources are not read yet.)
- */
-export function readGoStudy(path: string): { participants: GoParticipantRow[]; queuedJobs: GoJobRow[] } {
-  const database = new DatabaseSync(path, { readOnly: true });
-  try {
-    const participants = database
-      .prepare(
-        `select p.id, p.phone_number, p.name, p.gender, p.ethnicity, p.background, p.status, p.enrolled_at, f.state_data
-         from conversation_participants p
-         left join flow_states f on f.participant_id = p.id and f.flow_type = 'conversation'
-         order by p.enrolled_at`,
-      )
-      .all() as unknown as GoParticipantRow[];
-    const queuedJobs = database
-      .prepare(`select kind, run_at, payload_json from jobs where status = 'queued'`)
-      .all() as unknown as GoJobRow[];
-    return { participants, queuedJobs };
-  } finally {
-    database.close();
-  }
+export interface GoStudy {
+  participants: GoParticipantRow[];
+  queuedJobs: GoJobRow[];
+  /** In Go's order (`id`). */
+  receipts: GoReceiptRow[];
+  responses: GoResponseRow[];
+}
+
+/** Where a Go PromptPipe database is: a SQLite file, or a PostgreSQL URL (its schema, its server's zone). */
+export interface GoSource {
+  from: string;
+  /** PostgreSQL: the schema the Go tables are in (default `public`). */
+  schema?: string;
+  /**
+   * PostgreSQL: the Go server's own time zone (default UTC, as its Docker image ran). Go wrote
+   * local wall-clock times into columns without an offset.
+   */
+  zone?: string;
+}
+
+export function isPostgresUrl(from: string): boolean {
+  return /^postgres(ql)?:\/\//.test(from);
+}
+
+/** The Go PromptPipe's database, in either of its dialects, opened read-only: the import never writes to it. */
+export async function readGoStudy(source: GoSource): Promise<GoStudy> {
+  return isPostgresUrl(source.from) ? readGoPostgres(source) : readGoSqlite(source.from);
 }

@@ -12,6 +12,7 @@ import { writeProbeMigration } from './009-write-probe.ts';
 import { pendingOutboxMigration } from './010-pending-outbox.ts';
 import { cohortMigration } from './011-cohort.ts';
 import { writePathMigration } from './012-write-path.ts';
+import { goIdsMigration } from './013-go-ids.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -31,5 +32,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '010_pending_outbox': pendingOutboxMigration(),
     '011_cohort': cohortMigration(),
     '012_write_path': writePathMigration(dialect),
+    '013_go_ids': goIdsMigration(),
   };
 }

@@ -1,0 +1,100 @@
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { Clock, IdGenerator } from '../../core/clock.ts';
+import type { NewTimer } from '../../core/timer.ts';
+import type { Outgoing } from '../../engine/outgoing.ts';
+import type { LlmProvider } from '../../llm/llm-provider.ts';
+import type { Store, StoreTx } from '../../store/store.ts';
+import { defineTimerKind } from '../../timers/timer-kinds.ts';
+import { composePrompt } from './compose-prompt.ts';
+import { nextRun } from './go-schedule.ts';
+import { goPromptBody, goScheduleSchema } from './go-schemas.ts';
+
+export const GO_SCHEDULE_TIMER = 'go-schedule';
+
+/** One pending timer per schedule: its id is the schedule's, whichever row is next. */
+export const goScheduleKey = (scheduleId: string) => `go-schedule:${scheduleId}`;
+
+export const goSchedulePayload = z.object({
+  scheduleId: z.string(),
+  /** When `POST /schedule` created it (ISO 8601). */
+  createdAt: z.string(),
+  /** The zone its fields are read in: the schedule's, else the participant's, else UTC. */
+  zone: z.string(),
+  schedule: goScheduleSchema,
+  prompt: goPromptBody.omit({ to: true, schedule: true }),
+});
+export type GoSchedulePayload = z.output<typeof goSchedulePayload>;
+
+export interface GoScheduleDeps {
+  store: Store;
+  ids: IdGenerator;
+  outgoing: Outgoing;
+  clock: Clock;
+  logger: Logger;
+  provider: LlmProvider;
+}
+
+/**
+ * The timer row of a schedule's next send, or null when its fields match no date after `after`.
+ * It belongs to the conversation, not the participant: a pause cancels every timer of a
+ * participant's, and a series outlives a pause (its sends are skipped meanwhile).
+ */
+export function goScheduleTimer(
+  payload: GoSchedulePayload,
+  conversationId: string,
+  after: Date,
+  ids: IdGenerator,
+): NewTimer | null {
+  const dueAt = nextRun(payload.schedule, payload.zone, after);
+  if (!dueAt) return null;
+  return {
+    id: ids.next('tmr'),
+    kind: GO_SCHEDULE_TIMER,
+    conversationId,
+    participantId: null,
+    dedupKey: goScheduleKey(payload.scheduleId),
+    dueAt,
+    payload,
+    createdAt: after,
+  };
+}
+
+async function armNext(tx: StoreTx, deps: GoScheduleDeps, timer: NewTimer, payload: GoSchedulePayload, now: Date) {
+  const after = new Date(Math.max(now.getTime(), timer.dueAt.getTime()));
+  const next = goScheduleTimer(payload, timer.conversationId, after, deps.ids);
+  if (next) await tx.scheduleTimer(next);
+}
+
+/**
+ * A `POST /schedule` send: the prompt (generated for genai) goes out through the outbox to an
+ * active participant (Go kept sending to paused and finished people: not imported), and the
+ * next occurrence is armed, in one transaction with the timer's completion.
+ */
+export function goScheduleTimerKind(deps: GoScheduleDeps) {
+  return defineTimerKind({
+    kind: GO_SCHEDULE_TIMER,
+    payload: goSchedulePayload,
+    handle: async (timer, payload, context) => {
+      const conversation = await deps.store.getConversation(timer.conversationId);
+      const participant = conversation?.participantId && (await deps.store.getParticipant(conversation.participantId));
+      if (!conversation || !participant) return;
+      const drafts =
+        participant.status === 'active'
+          ? await composePrompt(payload.prompt, { provider: deps.provider, source: 'timer', signal: context.signal })
+          : [];
+      await deps.store.transaction(async (tx) => {
+        const now = deps.clock.now();
+        const current = await tx.lockParticipant(participant.id);
+        if (drafts.length > 0 && current?.status === 'active')
+          await deps.outgoing.append(tx, { conversation, participant: current }, drafts, { now, turnId: null });
+        await armNext(tx, deps, timer, payload, now);
+        await tx.completeTimer(timer.id, now); // with its effects: a process that dies after this never re-runs it
+      });
+    },
+    // This send is lost after its retries (the model was down); the series is not.
+    giveUp: async (timer, payload) => {
+      await deps.store.transaction((tx) => armNext(tx, deps, timer, payload, deps.clock.now()));
+    },
+  });
+}
