@@ -1,4 +1,5 @@
-import { CompiledQuery, sql, type Kysely, type QueryResult } from 'kysely';
+import { sql, type Kysely, type QueryResult } from 'kysely';
+import { sqliteGroupCommit, type TransactionRunner } from './sqlite-group-commit.ts';
 import type { Store, StoreExtension, StoreOperations, StoreTx } from './store.ts';
 import type { QueryContext, SqlDialect } from './query-context.ts';
 import type { Database } from './schema.ts';
@@ -39,40 +40,6 @@ export function storeOperations(ctx: QueryContext): StoreOperations {
   };
 }
 
-type TransactionRunner = <T>(work: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
-
-/**
- * SQLite: `BEGIN IMMEDIATE` on the single connection, held for the whole transaction. Kysely's
- * own `transaction()` would issue a deferred BEGIN, which can fail with SQLITE_BUSY when it first
- * writes. While the connection is held, plain calls on the store wait for it (the driver's
- * mutex) instead of running inside the transaction. So the work must not itself await a plain
- * call on the store: it would wait for ever.
- */
-function sqliteTransactions(db: Kysely<Database>): TransactionRunner {
-  return (work) =>
-    db.connection().execute(async (connection) => {
-      await connection.executeQuery(BEGIN);
-      let result;
-      try {
-        result = await work(connection);
-      } catch (error) {
-        await connection.executeQuery(ROLLBACK).catch(() => undefined);
-        throw error;
-      }
-      try {
-        await connection.executeQuery(COMMIT);
-      } catch (error) {
-        await connection.executeQuery(ROLLBACK).catch(() => undefined);
-        throw error;
-      }
-      return result;
-    });
-}
-
-const BEGIN = CompiledQuery.raw('begin immediate');
-const COMMIT = CompiledQuery.raw('commit');
-const ROLLBACK = CompiledQuery.raw('rollback');
-
 function postgresTransactions(db: Kysely<Database>): TransactionRunner {
   return (work) => db.transaction().execute(work);
 }
@@ -91,7 +58,7 @@ export function createKyselyStore(
   destroy: () => Promise<void>,
   direct?: DirectRunner,
 ): Store {
-  const runTransaction = dialect === 'sqlite' ? sqliteTransactions(db) : postgresTransactions(db);
+  const runTransaction = dialect === 'sqlite' ? sqliteGroupCommit(db) : postgresTransactions(db);
   const inTransaction =
     direct && ((sqlText: string, parameters: readonly unknown[]) => direct(sqlText, parameters, true));
 

@@ -1,0 +1,92 @@
+import { CompiledQuery, type Kysely } from 'kysely';
+import type { Database } from './schema.ts';
+
+export type TransactionRunner = <T>(work: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
+
+/** Most transactions one commit carries: a bound on how long the first of them waits for the last. */
+const MAX_GROUP = 64;
+
+const BEGIN = CompiledQuery.raw('begin immediate');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
+const SAVEPOINT = CompiledQuery.raw('savepoint member');
+const RELEASE = CompiledQuery.raw('release member');
+const ROLLBACK_MEMBER = CompiledQuery.raw('rollback to member');
+
+interface Member {
+  work: (trx: Kysely<Database>) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * SQLite transactions with group commit (decision 020). One writer at a time holds the store's
+ * only connection (`BEGIN IMMEDIATE`, so a write never fails half-way for a lock). A transaction
+ * asked for while a group runs joins it: each runs in a savepoint of its own, so one that fails
+ * rolls back alone and its neighbours go on, and the group commits once, which writes the pages
+ * they share (index pages, the tail of each table) once. A transaction asked for when nothing
+ * runs starts at once: a lone turn is never delayed. Each caller's promise settles after the
+ * group's COMMIT (or with the error that undid it).
+ *
+ * While the connection is held, plain calls on the store wait for it (the driver's mutex)
+ * instead of running inside the group, so a transaction's work must not await a plain call on
+ * the store: it would wait for ever.
+ */
+export function sqliteGroupCommit(db: Kysely<Database>): TransactionRunner {
+  const queue: Member[] = [];
+  let draining = false;
+
+  const drain = async () => {
+    draining = true;
+    try {
+      while (queue.length > 0) await db.connection().execute((connection) => runGroup(connection, queue));
+    } finally {
+      draining = false;
+    }
+  };
+
+  return <T>(work: (trx: Kysely<Database>) => Promise<T>) =>
+    new Promise<T>((resolve, reject) => {
+      queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!draining) void drain();
+    });
+}
+
+/** One group: BEGIN, each queued member in a savepoint (members that arrive meanwhile join), COMMIT. */
+async function runGroup(connection: Kysely<Database>, queue: Member[]): Promise<void> {
+  try {
+    await connection.executeQuery(BEGIN);
+  } catch (error) {
+    for (const member of queue.splice(0)) member.reject(error); // each would have failed alike
+    return;
+  }
+  const done: Array<{ member: Member; result: unknown }> = [];
+  const failAll = async (error: unknown) => {
+    await connection.executeQuery(ROLLBACK).catch(() => undefined);
+    for (const { member } of done) member.reject(error);
+  };
+  for (let count = 0; queue.length > 0 && count < MAX_GROUP; count++) {
+    const member = queue.shift()!;
+    try {
+      await connection.executeQuery(SAVEPOINT);
+      const result = await member.work(connection);
+      await connection.executeQuery(RELEASE);
+      done.push({ member, result });
+    } catch (error) {
+      member.reject(error);
+      try {
+        await connection.executeQuery(ROLLBACK_MEMBER);
+        await connection.executeQuery(RELEASE);
+      } catch {
+        // SQLite undid the whole transaction (a full disk, an I/O error): so is every member's work.
+        return failAll(error);
+      }
+    }
+  }
+  try {
+    await connection.executeQuery(COMMIT);
+  } catch (error) {
+    return failAll(error);
+  }
+  for (const { member, result } of done) member.resolve(result);
+}
