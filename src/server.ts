@@ -218,6 +218,7 @@ export async function startServer(
     toolCallLimits: config.llm.toolCallLimits,
     narrator: createNarrator(events),
     observer: metrics,
+    othersWorking: (): boolean => engine.backlog > 1,
   });
   const changes = new ChangeFeed();
   // Whatever else wrote to a conversation (a timer's prompt, an operator) reaches its stream too.

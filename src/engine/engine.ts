@@ -53,6 +53,8 @@ export class Engine {
   /** Inbox items with a job queued in this process, so the sweep does not queue them twice. */
   readonly #queuedInbox = new Set<string>();
   #sweeper: NodeJS.Timeout | null = null;
+  /** Turns `processInboxSoon` will queue on the next turn of the event loop. */
+  #starting = 0;
 
   constructor(deps: EngineDeps) {
     this.#deps = deps;
@@ -71,6 +73,19 @@ export class Engine {
     return this.#work(conversationId, (lease) => this.#drainThrough(conversationId, item.id, lease)).finally(() =>
       this.#queuedInbox.delete(item.id),
     );
+  }
+
+  /**
+   * `processInbox` on the next turn of the event loop, so that the caller's acknowledgement leaves
+   * first even when the model answers at once (node:sqlite resolves without yielding). Counted in
+   * `backlog` from now: a commit under way knows more turns are coming (group commit).
+   */
+  processInboxSoon(item: InboxItem): Promise<TurnSummary | undefined> {
+    this.#starting += 1;
+    return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.#starting -= 1;
+      return this.processInbox(item);
+    });
   }
 
   /** Queues an event turn (greeting, timer) for a conversation. */
@@ -147,9 +162,9 @@ export class Engine {
     this.#sweeper.unref();
   }
 
-  /** Turns queued or running. */
+  /** Turns queued or running, and those about to be queued. */
   get backlog(): number {
-    return this.#queue.size;
+    return this.#queue.size + this.#starting;
   }
 
   idle(): Promise<void> {

@@ -9,8 +9,6 @@ import type { Engine } from './engine.ts';
 import type { Outgoing } from './outgoing.ts';
 import type { ParticipantService } from './participant-service.ts';
 
-const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 export const UNKNOWN_SENDER_REPLY =
   "Thanks for your message. This number isn't enrolled in a program yet, so no one will reply here.";
 export const UNSUPPORTED_CONTENT_REPLY =
@@ -194,7 +192,7 @@ export class InboundService {
     if (message.unsupported) return { status: 'unsupported', inboxId: item.id, duplicate, differentText };
     // The turn starts on the next turn of the event loop, so the caller's acknowledgement leaves
     // first even when the model answers at once (node:sqlite resolves without yielding).
-    const turn = duplicate ? Promise.resolve() : nextTick().then(() => this.#deps.engine.processInbox(item));
+    const turn = duplicate ? Promise.resolve() : this.#deps.engine.processInboxSoon(item);
     turn.catch((error) =>
       this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'),
     );
@@ -218,7 +216,7 @@ export class InboundService {
     };
     const attempted = this.#item(message, null, conversation, 'pending');
     const { item, duplicate, differentText } = recorded(await this.#deps.store.insertInbox(attempted), attempted);
-    const turn = duplicate ? Promise.resolve() : nextTick().then(() => this.#deps.engine.processInbox(item));
+    const turn = duplicate ? Promise.resolve() : this.#deps.engine.processInboxSoon(item);
     turn.catch((error) =>
       this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'),
     );

@@ -58,6 +58,8 @@ export interface TurnRunnerDeps {
   deliveries?: Pick<OutboxDispatcher, 'claimUntil' | 'deliverClaimed' | 'takeMarks' | 'restoreMarks'>;
   /** Tool calls run per model response and per turn, in every flow's loop (default 8 and 24). */
   toolCallLimits?: ToolCallLimits;
+  /** True while other turns run in this process: a commit may wait a moment to share theirs (group commit). */
+  othersWorking?: () => boolean;
   /** Told of each committed turn and its tool calls (metrics). */
   observer?: Pick<EngineObserver, 'turnFinished' | 'toolCalled'>;
 }
@@ -134,53 +136,56 @@ export class TurnRunner {
       let announced = false;
       let marks: SentMark[] = [];
       const commitWork = (announce?: AnnounceEvents) =>
-        store.transaction(async (tx) => {
-          const now = clock.now();
-          // Earlier sends' "sent" marks ride along (decision 020): no commit of their own.
-          marks = this.#deps.deliveries?.takeMarks() ?? [];
-          if (marks.length > 0) await tx.markOutboxSentMany(marks);
-          // Paused (or withdrawn) while the model ran: the message is kept, nothing the turn did is.
-          if (participant && (await tx.lockParticipant(participant.id))?.status !== 'active') {
-            await this.#keepMessageOnly(tx, conversation, input, now);
-            return false;
-          }
-          const appended = await this.#appendTranscript(
-            tx,
-            { conversation, participant },
-            input,
-            turnId,
-            { id: replyId, text: reply },
-            outcome.extraMessages ?? [],
-            now,
-          );
-          handOff = appended.claimed;
-          await prepared.commit(tx);
-          await this.#patchConversation(tx, conversation, outcome, now);
-          await tx.insertToolCalls(this.#toolCallRecords(executed, conversation.id, turnId, startedAt));
-          const latency = narration?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
-          await tx.insertTurn(
-            this.#turnRecord({
-              turnId,
-              conversation,
+        store.transaction(
+          async (tx) => {
+            const now = clock.now();
+            // Earlier sends' "sent" marks ride along (decision 020): no commit of their own.
+            marks = this.#deps.deliveries?.takeMarks() ?? [];
+            if (marks.length > 0) await tx.markOutboxSentMany(marks);
+            // Paused (or withdrawn) while the model ran: the message is kept, nothing the turn did is.
+            if (participant && (await tx.lockParticipant(participant.id))?.status !== 'active') {
+              await this.#keepMessageOnly(tx, conversation, input, now);
+              return false;
+            }
+            const appended = await this.#appendTranscript(
+              tx,
+              { conversation, participant },
               input,
-              prepared,
-              result,
-              error,
-              status,
-              latency,
-              startedAt,
-              finishedAt: now,
-              started,
-            }),
-          );
-          if (input.kind === 'message')
-            for (const { inboxId } of answeredMessages(input)) await completeOnce(tx, inboxId, 'processed', now);
-          if (announce) {
-            await tx.appendEvents(announce(appended.messages));
-            announced = true;
-          }
-          return true;
-        });
+              turnId,
+              { id: replyId, text: reply },
+              outcome.extraMessages ?? [],
+              now,
+            );
+            handOff = appended.claimed;
+            await prepared.commit(tx);
+            await this.#patchConversation(tx, conversation, outcome, now);
+            await tx.insertToolCalls(this.#toolCallRecords(executed, conversation.id, turnId, startedAt));
+            const latency = narration?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
+            await tx.insertTurn(
+              this.#turnRecord({
+                turnId,
+                conversation,
+                input,
+                prepared,
+                result,
+                error,
+                status,
+                latency,
+                startedAt,
+                finishedAt: now,
+                started,
+              }),
+            );
+            if (input.kind === 'message')
+              for (const { inboxId } of answeredMessages(input)) await completeOnce(tx, inboxId, 'processed', now);
+            if (announce) {
+              await tx.appendEvents(announce(appended.messages));
+              announced = true;
+            }
+            return true;
+          },
+          { gather: this.#deps.othersWorking?.() === true },
+        );
       // The turn's session events commit with it (decision 020), unless it was interrupted.
       const committed = await (narration && !interrupted ? narration.commit(commitWork) : commitWork()).catch(
         (error: unknown) => {

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type QueryResult } from 'kysely';
 import { sqliteGroupCommit, type TransactionRunner } from './sqlite-group-commit.ts';
-import type { Store, StoreExtension, StoreOperations, StoreTx } from './store.ts';
+import type { Store, StoreExtension, StoreOperations, StoreTx, TransactionOptions } from './store.ts';
 import type { QueryContext, SqlDialect } from './query-context.ts';
 import type { Database } from './schema.ts';
 import { participantQueries } from './participants-queries.ts';
@@ -84,8 +84,8 @@ export function createKyselyStore(
   return {
     ...storeOperations(rootContext),
     dialect,
-    transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
-      return runTransaction((trx) => work(storeOperations(transactionContext(trx))));
+    transaction<T>(work: (tx: StoreTx) => Promise<T>, options?: TransactionOptions): Promise<T> {
+      return runTransaction((trx) => work(storeOperations(transactionContext(trx))), options);
     },
     extend<E>(queries: (ctx: QueryContext) => E): StoreExtension<E> {
       return {

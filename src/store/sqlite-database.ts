@@ -143,6 +143,8 @@ export function openNodeSqlite(path: string): NodeSqliteDatabase {
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');
     db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_WAIT_MS}`);
+    // Savepoints' sub-journals (group commit) and sorts stay in memory instead of temporary files.
+    db.exec('PRAGMA temp_store = MEMORY');
     if (memory) return new NodeSqliteDatabase(db);
     db.exec('PRAGMA wal_autocheckpoint = 0');
   } catch (error) {

@@ -30,11 +30,15 @@ describe('SQLite group commit', () => {
     await database.close();
   });
 
-  it('commits a lone transaction at once, in a savepoint of its own', async () => {
+  it('commits a lone transaction at once, without a savepoint', async () => {
     await open();
     const transaction = sqliteGroupCommit(db);
     expect(await transaction(async (trx) => (await insert(trx, 'a'), 'done'))).toBe('done');
-    expect(log).toEqual(['begin', 'savepoint', 'insert', 'release', 'commit']);
+    expect(log).toEqual(['begin', 'insert', 'commit']);
+    await expect(transaction(async (trx) => (await insert(trx, 'b'), await insert(trx, 'a')))).rejects.toThrow(
+      /UNIQUE/,
+    );
+    expect(await stored()).toEqual(['a']); // rolled back whole: 'b' is gone too
     expect(await stored()).toEqual(['a']);
   });
 
@@ -59,6 +63,23 @@ describe('SQLite group commit', () => {
     expect(await third).toBe(3);
     expect(await stored()).toEqual(['a', 'c']);
     expect(log.filter((statement) => statement === 'begin' || statement === 'commit')).toEqual(['begin', 'commit']);
+  });
+
+  it('rolls back a first transaction that fails whole, and lets those queued behind it commit', async () => {
+    await open();
+    const transaction = sqliteGroupCommit(db);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const failing = transaction(async (trx) => {
+      await insert(trx, 'a');
+      await gate;
+      throw new Error('the first turn failed');
+    });
+    const second = transaction(async (trx) => (await insert(trx, 'b'), 2));
+    release();
+    await expect(failing).rejects.toThrow('the first turn failed');
+    expect(await second).toBe(2);
+    expect(await stored()).toEqual(['b']);
   });
 
   it('settles every member with the error when the commit itself fails', async () => {

@@ -1,7 +1,10 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 
-export type TransactionRunner = <T>(work: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
+export type TransactionRunner = <T>(
+  work: (trx: Kysely<Database>) => Promise<T>,
+  options?: { gather?: boolean },
+) => Promise<T>;
 
 /** Most transactions one commit carries: a bound on how long the first of them waits for the last. */
 const MAX_GROUP = 64;
@@ -22,10 +25,13 @@ interface Member {
 /**
  * SQLite transactions with group commit (decision 020). One writer at a time holds the store's
  * only connection (`BEGIN IMMEDIATE`, so a write never fails half-way for a lock). A transaction
- * asked for while a group runs joins it: each runs in a savepoint of its own, so one that fails
- * rolls back alone and its neighbours go on, and the group commits once, which writes the pages
+ * asked for while a group runs joins it: each but the first runs in a savepoint of its own, so
+ * one that fails rolls back alone and its neighbours go on, and the group commits once, which writes the pages
  * they share (index pages, the tail of each table) once. A transaction asked for when nothing
- * runs starts at once: a lone turn is never delayed. Each caller's promise settles after the
+ * runs starts at once: a lone turn is never delayed. One that says other work is under way
+ * (`gather`: the engine has other turns running) waits for the event loop to come round, so that
+ * the turns whose model answered in the same round commit with it (node:sqlite never yields, so
+ * without that nothing would ever be running to join). Each caller's promise settles after the
  * group's COMMIT (or with the error that undid it).
  *
  * While the connection is held, plain calls on the store wait for it (the driver's mutex)
@@ -35,8 +41,10 @@ interface Member {
 export function sqliteGroupCommit(db: Kysely<Database>): TransactionRunner {
   const queue: Member[] = [];
   let draining = false;
+  let gathering = false;
 
   const drain = async () => {
+    gathering = false;
     draining = true;
     try {
       while (queue.length > 0) await db.connection().execute((connection) => runGroup(connection, queue));
@@ -45,10 +53,15 @@ export function sqliteGroupCommit(db: Kysely<Database>): TransactionRunner {
     }
   };
 
-  return <T>(work: (trx: Kysely<Database>) => Promise<T>) =>
+  return <T>(work: (trx: Kysely<Database>) => Promise<T>, options: { gather?: boolean } = {}) =>
     new Promise<T>((resolve, reject) => {
       queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (!draining) void drain();
+      if (draining) return;
+      if (!options.gather) void drain();
+      else if (!gathering) {
+        gathering = true;
+        setImmediate(() => void (gathering && drain()));
+      }
     });
 }
 
@@ -65,7 +78,17 @@ async function runGroup(connection: Kysely<Database>, queue: Member[]): Promise<
     await connection.executeQuery(ROLLBACK).catch(() => undefined);
     for (const { member } of done) member.reject(error);
   };
-  for (let count = 0; queue.length > 0 && count < MAX_GROUP; count++) {
+  // The first member needs no savepoint (a savepoint copies every page it changes into a
+  // sub-journal): if it fails, nothing else is in the transaction yet, and it is rolled back whole.
+  const first = queue.shift()!;
+  try {
+    done.push({ member: first, result: await first.work(connection) });
+  } catch (error) {
+    first.reject(error);
+    await connection.executeQuery(ROLLBACK).catch(() => undefined);
+    return; // the members queued meanwhile start a group of their own
+  }
+  for (let count = 1; queue.length > 0 && count < MAX_GROUP; count++) {
     const member = queue.shift()!;
     try {
       await connection.executeQuery(SAVEPOINT);

@@ -292,7 +292,7 @@ export interface Store extends StoreOperations {
    * Runs `work` in one transaction (SQLite: `BEGIN IMMEDIATE`), committing when it resolves and
    * rolling back when it throws. Transactions on one store never interleave their writes.
    */
-  transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: StoreTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * A flow module's own queries (its tables) bound to this store, and to each transaction next
    * to the engine's operations (decision 019): the port stays the engine's, a module owns its
@@ -318,4 +318,13 @@ export interface SentMark {
   at: Date;
   attempts: number;
   providerMessageId: string | null;
+}
+
+export interface TransactionOptions {
+  /**
+   * Other work is under way (the engine runs other turns): the transaction may wait for the event
+   * loop to come round so that transactions asked for in the same round commit with it (SQLite
+   * group commit, decision 020). Without it a transaction starts at once when nothing else runs.
+   */
+  gather?: boolean;
 }
