@@ -204,6 +204,7 @@ export async function startServer(
     stallMs: config.llm.timeoutMs + LEASE_STALL_MARGIN_MS,
     hooks: { acquired: (id) => events.catchUp(id), releasing: (id) => events.flush(id) },
     released: (id) => fanout?.notifyReleased(id),
+    wanted: (id) => fanout?.notifyWanted(id),
   });
   const runner = new TurnRunner({
     store,
@@ -322,6 +323,7 @@ export async function startServer(
       queryTimeoutMs: config.database.queryTimeoutMs,
       written: (id) => void (events.followed(id) && events.catchUp(id).catch(syncFailed(id))),
       released: (id) => leases.wake(id),
+      wanted: (id) => leases.wantedElsewhere(id),
       reconnected: () => void events.catchUpFollowed().catch(syncFailed('*')),
     });
   }

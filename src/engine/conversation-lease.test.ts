@@ -90,6 +90,62 @@ describe('a conversation lease', () => {
     expect(lost!.aborted).toBe(false);
     finish();
     await work;
-    expect(await takeAs('other')).toBe(true); // let go at the end
+    await waitFor(() => takeAs('other'), { what: 'the lease let go once its keep ended', timeoutMs: 5000 });
+  });
+});
+
+describe('a sticky lease (kept after its work)', () => {
+  const sticky = (store: Store, events: string[]) =>
+    new ConversationLeases({
+      store,
+      shared: true,
+      owner: 'me',
+      now: () => new Date(),
+      logger: pino({ level: 'silent' }),
+      ttlMs: 60_000,
+      keepMs: 60_000,
+      hooks: {
+        acquired: async (id) => void events.push(`acquired ${id}`),
+        releasing: async (id) => void events.push(`releasing ${id}`),
+      },
+      released: (id) => events.push(`released ${id}`),
+    });
+  const signal = new AbortController().signal;
+
+  it("serves the conversation's next work without taking it again, until another process asks for it", async () => {
+    const { store, takes, takeAs } = leaseTable();
+    const events: string[] = [];
+    const leases = sticky(store, events);
+    await leases.hold('conv', async () => undefined, signal);
+    await leases.hold('conv', async () => undefined, signal);
+    await leases.hold('conv', async () => undefined, signal);
+    expect(takes).toEqual(['me']); // one take for three turns, no release
+    expect(events).toEqual(['acquired conv']);
+    expect(await takeAs('other')).toBe(false);
+
+    leases.wantedElsewhere('conv'); // idle here: let go at once
+    await waitFor(() => events.includes('released conv'), { what: 'the kept lease let go' });
+    expect(events).toEqual(['acquired conv', 'releasing conv', 'released conv']);
+    expect(await takeAs('other')).toBe(true);
+  });
+
+  it('lets go at the end of the work when another process asked for it meanwhile, and at shutdown', async () => {
+    const { store, takeAs } = leaseTable();
+    const events: string[] = [];
+    const leases = sticky(store, events);
+    await leases.hold(
+      'conv',
+      async () => {
+        leases.wantedElsewhere('conv'); // busy here: noted
+        expect(events).toEqual(['acquired conv']);
+      },
+      signal,
+    );
+    expect(events).toEqual(['acquired conv', 'releasing conv', 'released conv']);
+    expect(await takeAs('other')).toBe(true);
+
+    await leases.hold('mine', async () => undefined, signal);
+    await leases.releaseKept();
+    expect(events.slice(-2)).toEqual(['releasing mine', 'released mine']);
   });
 });

@@ -36,6 +36,14 @@ export interface ConversationLeasesOptions {
   hooks?: LeaseHooks;
   /** Called once this process has let go of a conversation (to tell the other processes). */
   released?: (conversationId: string) => void;
+  /**
+   * How long a lease is kept after its work ended, for the conversation's next turn (sticky
+   * leases, decision 020): no take, no release, no notice per turn. Let go sooner when another
+   * process asks for it (`wanted`). 0 = let go at once. Default: a third of `ttlMs`.
+   */
+  keepMs?: number;
+  /** Called when another process holds a lease this one waits for (to ask it to let go when idle). */
+  wanted?: (conversationId: string) => void;
 }
 
 /** What the work under a lease sees of it. */
@@ -60,9 +68,23 @@ export class ConversationLeases {
   readonly #waiters = new Map<string, Set<() => void>>();
   /** "Let go" notices per conversation, so one that lands between a refused take and the wait is not lost. */
   readonly #releases = new Map<string, number>();
+  /** Until when (ms, the lease clock) each lease this process took or renewed lasts. */
+  readonly #until = new Map<string, number>();
+  /** Leases kept after their work ended, each with the timer that lets it go. */
+  readonly #kept = new Map<string, NodeJS.Timeout>();
+  /** Conversations another process asked for while this one worked on them: let go when the work ends. */
+  readonly #asked = new Set<string>();
 
   constructor(options: ConversationLeasesOptions) {
-    this.#options = { ttlMs: 10_000, stallMs: 300_000, retryMs: 50, maxRetryMs: 1000, ...options };
+    this.#options = {
+      ttlMs: 10_000,
+      stallMs: 300_000,
+      retryMs: 50,
+      maxRetryMs: 1000,
+      keepMs: (options.ttlMs ?? 10_000) / 3,
+      wanted: () => undefined,
+      ...options,
+    };
   }
 
   get ttlMs(): number {
@@ -76,27 +98,69 @@ export class ConversationLeases {
    */
   async hold<T>(conversationId: string, work: (lease: HeldLease) => Promise<T>, signal: AbortSignal): Promise<T> {
     if (!this.#options.shared) return work(NOT_SHARED);
-    await this.#acquire(conversationId, signal);
-    const { hooks = {}, ttlMs, logger } = this.#options;
+    const { hooks = {}, ttlMs, keepMs } = this.#options;
+    const kept = this.#resume(conversationId);
+    if (!kept) await this.#acquire(conversationId, signal);
     const renewer = this.#renewer(conversationId);
     const renewal = setInterval(renewer.tick, ttlMs / 3);
     renewal.unref();
     try {
-      await hooks.acquired?.(conversationId);
+      // Kept since its last work: nobody else wrote to the conversation meanwhile.
+      if (!kept) await hooks.acquired?.(conversationId);
       return await work(renewer.lease);
     } finally {
       clearInterval(renewal);
-      await hooks
-        .releasing?.(conversationId)
-        .catch((error: unknown) =>
-          logger.warn({ conversationId, err: describeError(error) }, 'lease release hook failed'),
-        );
-      const letGo = await this.#options.store.releaseLease(conversationId, this.#options.owner).then(
-        () => true,
-        () => false,
-      ); // it expires anyway
-      if (letGo) this.#options.released?.(conversationId);
+      if (keepMs > 0 && !renewer.lease.lost.aborted && !this.#asked.delete(conversationId)) this.#keep(conversationId);
+      else await this.#letGo(conversationId);
     }
+  }
+
+  /**
+   * Another process waits for this conversation: a lease kept idle is let go now, one in use when
+   * its work ends.
+   */
+  wantedElsewhere(conversationId: string): void {
+    if (this.#kept.has(conversationId)) void this.#letGo(conversationId);
+    else if (this.#until.has(conversationId)) this.#asked.add(conversationId);
+  }
+
+  /** Lets go of every lease kept idle (at shutdown). */
+  async releaseKept(): Promise<void> {
+    await Promise.all([...this.#kept.keys()].map((conversationId) => this.#letGo(conversationId)));
+  }
+
+  /** True when the lease was kept from the last work and lasts long enough for this one to start. */
+  #resume(conversationId: string): boolean {
+    const timer = this.#kept.get(conversationId);
+    if (!timer) return false;
+    clearTimeout(timer);
+    this.#kept.delete(conversationId);
+    const left = (this.#until.get(conversationId) ?? 0) - this.#options.now().getTime();
+    return left > this.#options.ttlMs / 2; // else take it again: that renews it (or finds it lost)
+  }
+
+  #keep(conversationId: string): void {
+    const timer = setTimeout(() => void this.#letGo(conversationId), this.#options.keepMs);
+    timer.unref();
+    this.#kept.set(conversationId, timer);
+  }
+
+  async #letGo(conversationId: string): Promise<void> {
+    const { hooks = {}, logger, store, owner } = this.#options;
+    const timer = this.#kept.get(conversationId);
+    if (timer) clearTimeout(timer);
+    this.#kept.delete(conversationId);
+    this.#until.delete(conversationId);
+    await hooks
+      .releasing?.(conversationId)
+      .catch((error: unknown) =>
+        logger.warn({ conversationId, err: describeError(error) }, 'lease release hook failed'),
+      );
+    const letGo = await store.releaseLease(conversationId, owner).then(
+      () => true,
+      () => false,
+    ); // it expires anyway
+    if (letGo) this.#options.released?.(conversationId);
   }
 
   /** Renews the lease on each tick unless the work has been silent for `stallMs`. */
@@ -146,6 +210,7 @@ export class ConversationLeases {
         const releasesBefore = this.#releases.get(conversationId);
         if (await this.#take(conversationId)) return;
         signal.throwIfAborted();
+        if (attempt === 0) this.#options.wanted(conversationId); // kept idle there: ask for it
         if (this.#releases.get(conversationId) !== releasesBefore) continue; // let go while we asked: ask again
         // Another process is working on it (or died holding it): wait, a little longer each time,
         // or until it says it let go.
@@ -173,13 +238,12 @@ export class ConversationLeases {
     });
   }
 
-  #take(conversationId: string): Promise<boolean> {
+  async #take(conversationId: string): Promise<boolean> {
     const now = this.#options.now();
-    return this.#options.store.acquireLease(
-      conversationId,
-      this.#options.owner,
-      now,
-      new Date(now.getTime() + this.#options.ttlMs),
-    );
+    const until = now.getTime() + this.#options.ttlMs;
+    const held = await this.#options.store.acquireLease(conversationId, this.#options.owner, now, new Date(until));
+    if (held) this.#until.set(conversationId, until);
+    else this.#until.delete(conversationId);
+    return held;
   }
 }

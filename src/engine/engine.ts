@@ -193,6 +193,7 @@ export class Engine {
       );
       await this.#queue.idle();
     }
+    await this.#deps.leases.releaseKept();
     await this.#deps.dispatcher.stop();
   }
 

@@ -14,6 +14,8 @@ export interface PgFanoutOptions {
   written: (conversationId: string) => void;
   /** Another process (or this one) let go of this conversation's lease. */
   released: (conversationId: string) => void;
+  /** Another process waits for this conversation's lease (whoever keeps it idle lets go). */
+  wanted?: (conversationId: string) => void;
   /** The listening connection was re-established: notifications may have been missed. */
   reconnected: () => void;
 }
@@ -23,8 +25,13 @@ export interface PgFanout {
   notify(conversationId: string): void;
   /** Tells every process that this one let go of the conversation's lease. */
   notifyReleased(conversationId: string): void;
+  /** Tells every process that this one waits for the conversation's lease. */
+  notifyWanted(conversationId: string): void;
   close(): Promise<void>;
 }
+
+/** On the lease channel, a payload `want:<id>` asks for the lease; a bare id says it was let go. */
+const WANTED = 'want:';
 
 /** How long notifications are gathered before they are sent, in ms. */
 const COALESCE_MS = 5;
@@ -49,7 +56,9 @@ export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout>
     next.on('notification', (message) => {
       if (!message.payload) return;
       if (message.channel === channel) options.written(message.payload);
-      else if (message.channel === leaseChannel) options.released(message.payload);
+      else if (message.channel !== leaseChannel) return;
+      else if (message.payload.startsWith(WANTED)) options.wanted?.(message.payload.slice(WANTED.length));
+      else options.released(message.payload);
     });
     next.on('error', (error) => {
       options.logger.warn({ err: describeError(error) }, 'event fan-out connection lost; reconnecting');
@@ -97,6 +106,7 @@ export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout>
   return {
     notify: (conversationId) => enqueue(channel, conversationId),
     notifyReleased: (conversationId) => enqueue(leaseChannel, conversationId),
+    notifyWanted: (conversationId) => enqueue(leaseChannel, `${WANTED}${conversationId}`),
     async close() {
       closed = true;
       if (timer) clearTimeout(timer);
