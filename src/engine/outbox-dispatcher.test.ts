@@ -149,6 +149,24 @@ describe('OutboxDispatcher', () => {
     expect(handed[2]!.nextAttemptAt).toEqual(new Date(1_000_000)); // claimable now, behind h2's retry
   });
 
+  it('claims again once a commit that carried the "sent" marks has written them (a claim meanwhile found the conversation busy)', async () => {
+    const claimedUntil = new Date(2_000_000);
+    const handed = item('t1', 't', claimedUntil); // a turn's reply, handed over by its commit
+    const reminder = item('t2', 't', new Date(0)); // queued behind it, for the claim
+    const { dispatcher, sent } = setup([handed, reminder]);
+    dispatcher.deliverClaimed([{ ...handed }]);
+    while (!sent.includes('t1')) await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve)); // its mark waits to be written with others
+    const marks = dispatcher.takeMarks(); // the next turn's commit takes them...
+    expect(marks.map((mark) => mark.id)).toEqual(['t1']);
+    await dispatcher.kick(); // ...and a claim runs before that commit ends: t1 still pending, t2 must wait
+    expect(sent).toEqual(['t1']);
+    Object.assign(handed, { status: 'sent' }); // what that commit wrote
+    dispatcher.marksWritten(marks);
+    await waitFor(() => sent.includes('t2'), { what: 't2 claimed at once, not at the next poll' });
+    expect(sent).toEqual(['t1', 't2']);
+  });
+
   it(
     'does not send again what the store missed marking sent, and sends the next message as soon as the store ' +
       'is back',

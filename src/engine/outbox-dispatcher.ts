@@ -79,6 +79,9 @@ export class OutboxDispatcher {
    */
   readonly #marks = new Map<string, SentMark>();
   #markTimer: NodeJS.Timeout | null = null;
+  /** Marks handed to a commit not yet known to be written; a claim meanwhile may have found their conversations blocked. */
+  #marksOut = 0;
+  #claimedWhileMarksOut = false;
   /** Rows a commit claimed for this process (`deliverClaimed`), one list per commit, waiting for a slot. */
   readonly #handedOff: OutboxItem[][] = [];
   /** A kick came while deliveries were in flight: claim again once one ends (it may have been blocked by them). */
@@ -185,19 +188,44 @@ export class OutboxDispatcher {
     );
   }
 
-  /** The marks waiting to be written, handed to a commit that writes them (`restoreMarks` if it fails). */
+  /**
+   * The marks waiting to be written, handed to a commit that writes them: it says `marksWritten`
+   * after its commit, or `restoreMarks` if it failed.
+   */
   takeMarks(): SentMark[] {
+    const marks = this.#take();
+    if (marks.length > 0) this.#marksOut += 1;
+    return marks;
+  }
+
+  /** A commit wrote the marks it took: a claim that ran meanwhile saw their rows still pending, so claim again. */
+  marksWritten(marks: readonly SentMark[]): void {
+    if (marks.length === 0) return;
+    this.#marksOut -= 1;
+    if (this.#marksOut === 0 && this.#claimedWhileMarksOut) {
+      this.#claimedWhileMarksOut = false;
+      void this.kick();
+    }
+  }
+
+  /** Marks a commit took and could not write: they wait again. */
+  restoreMarks(marks: readonly SentMark[]): void {
+    if (marks.length === 0) return;
+    this.#marksOut -= 1;
+    this.#requeue(marks);
+  }
+
+  #requeue(marks: readonly SentMark[]): void {
+    for (const mark of marks) if (!this.#marks.has(mark.id)) this.#marks.set(mark.id, mark);
+    this.#scheduleMarks();
+  }
+
+  #take(): SentMark[] {
     if (this.#markTimer) clearTimeout(this.#markTimer);
     this.#markTimer = null;
     const marks = [...this.#marks.values()];
     this.#marks.clear();
     return marks;
-  }
-
-  /** Marks a commit took and could not write: they wait again. */
-  restoreMarks(marks: readonly SentMark[]): void {
-    for (const mark of marks) if (!this.#marks.has(mark.id)) this.#marks.set(mark.id, mark);
-    this.#scheduleMarks();
   }
 
   #scheduleMarks(): void {
@@ -237,6 +265,7 @@ export class OutboxDispatcher {
   async #pass(): Promise<void> {
     const { store, clock } = this.#options;
     await this.#writeMarks();
+    if (this.#marksOut > 0) this.#claimedWhileMarksOut = true;
     // One item per conversation per claim, so a conversation's messages leave in order even
     // when several processes deliver; the next one is claimable once this one is sent.
     while (!this.#stopped) {
@@ -270,13 +299,13 @@ export class OutboxDispatcher {
    * cannot stop every delivery: its claim expires and it is sent again (at least once, same key).
    */
   async #writeMarks(): Promise<void> {
-    const marks = this.takeMarks();
+    const marks = this.#take();
     if (marks.length === 0) return;
     try {
       await this.#options.store.markOutboxSentMany(marks);
     } catch (error) {
       if (isStoreUnavailable(error)) {
-        this.restoreMarks(marks);
+        this.#requeue(marks);
         throw error;
       }
       if (marks.length > 1) {
@@ -298,7 +327,7 @@ export class OutboxDispatcher {
       await this.#options.store.markOutboxSentMany([mark]);
     } catch (error) {
       if (isStoreUnavailable(error)) {
-        this.restoreMarks([mark]);
+        this.#requeue([mark]);
         throw error;
       }
       this.#options.logger.error(

@@ -55,7 +55,7 @@ export interface TurnRunnerDeps {
   /** The live audience of turns (the session event stream), when there is one. */
   narrator?: Narrator;
   /** This process's dispatcher: a turn's replies go to it straight from the commit (decision 009). */
-  deliveries?: Pick<OutboxDispatcher, 'claimUntil' | 'deliverClaimed' | 'takeMarks' | 'restoreMarks'>;
+  deliveries?: Pick<OutboxDispatcher, 'claimUntil' | 'deliverClaimed' | 'takeMarks' | 'marksWritten' | 'restoreMarks'>;
   /** Tool calls run per model response and per turn, in every flow's loop (default 8 and 24). */
   toolCallLimits?: ToolCallLimits;
   /** True while other turns run in this process: a commit may wait a moment to share theirs (group commit). */
@@ -193,6 +193,7 @@ export class TurnRunner {
           throw error;
         },
       );
+      this.#deps.deliveries?.marksWritten(marks);
       if (!committed) {
         await narration?.committed(turnId);
         return { turnId, status: 'skipped', reply: null };
