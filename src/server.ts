@@ -191,6 +191,7 @@ export async function startServer(
     logger,
     maxAttempts: config.outbound.maxAttempts,
     concurrency: config.outbound.concurrency,
+    othersWorking: (): boolean => engine.backlog > 0,
   });
   let fanout: PgFanout | undefined;
   const events = new EventHub({ store, clock, logger, written: (id) => fanout?.notify(id) });

@@ -143,8 +143,11 @@ export class InboundService {
 
   /** The batch's inbox records, in one transaction; one message that writes only its inbox row (the common case) is one statement. */
   async #recordAll(messages: readonly InboundMessage[], senders: Sender[]): Promise<Recorded[]> {
-    if (messages.length === 1 && this.#insertOnly(messages[0]!, senders[0]!))
-      return [await this.#recordInbound(this.#deps.store, messages[0]!, senders[0]!)];
+    if (messages.length === 1 && this.#insertOnly(messages[0]!, senders[0]!)) {
+      // While turns run, the acknowledgement may share their commit (group commit, decision 020).
+      const gather = this.#deps.engine.backlog > 0;
+      return [await this.#deps.store.batched((ops) => this.#recordInbound(ops, messages[0]!, senders[0]!), { gather })];
+    }
     return this.#deps.store.transaction(async (tx) => {
       // Contacts first, in one order for every batch: two batches locking the same contacts
       // (PostgreSQL) wait for each other instead of deadlocking. Inbox rows keep the batch's order.

@@ -29,6 +29,7 @@ function outboxStore(items: OutboxItem[]) {
       for (const item of due) item.nextAttemptAt = leaseUntil;
       return due.map((item) => ({ ...item }));
     },
+    batched: <T>(work: (ops: unknown) => Promise<T>) => work(store),
     /** One statement: every mark is written, or (a refused row, an outage) none. */
     async markOutboxSentMany(marks: ReadonlyArray<{ id: string; at: Date; attempts: number }>) {
       reachable();

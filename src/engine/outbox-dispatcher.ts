@@ -30,6 +30,8 @@ export interface OutboxDispatcherOptions {
    * one: its next item is claimable only once the previous one is sent or has failed.
    */
   concurrency?: number;
+  /** True while turns run in this process: a mark write may share their commit (group commit, decision 020). */
+  othersWorking?: () => boolean;
 }
 
 /** Deliveries in flight at once when the options do not say. */
@@ -302,7 +304,8 @@ export class OutboxDispatcher {
     const marks = this.#take();
     if (marks.length === 0) return;
     try {
-      await this.#options.store.markOutboxSentMany(marks);
+      const gather = this.#options.othersWorking?.() === true;
+      await this.#options.store.batched((ops) => ops.markOutboxSentMany(marks), { gather });
     } catch (error) {
       if (isStoreUnavailable(error)) {
         this.#requeue(marks);

@@ -81,10 +81,15 @@ export function createKyselyStore(
   };
 
   let closing: Promise<void> | undefined;
+  const rootOperations = storeOperations(rootContext);
   return {
-    ...storeOperations(rootContext),
+    ...rootOperations,
     dialect,
     transaction<T>(work: (tx: StoreTx) => Promise<T>, options?: TransactionOptions): Promise<T> {
+      return runTransaction((trx) => work(storeOperations(transactionContext(trx))), options);
+    },
+    batched<T>(work: (ops: StoreOperations) => Promise<T>, options?: TransactionOptions): Promise<T> {
+      if (dialect === 'postgres' || !options?.gather) return work(rootOperations);
       return runTransaction((trx) => work(storeOperations(transactionContext(trx))), options);
     },
     extend<E>(queries: (ctx: QueryContext) => E): StoreExtension<E> {

@@ -294,6 +294,13 @@ export interface Store extends StoreOperations {
    */
   transaction<T>(work: (tx: StoreTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
+   * A write that needs no transaction of its own (one statement), committed with others when that
+   * helps (decision 020): on SQLite with `gather`, in the writer's group with whatever else this
+   * round of the event loop commits; otherwise at once, in autocommit (on PostgreSQL a transaction
+   * would only add round trips). Resolves once committed.
+   */
+  batched<T>(work: (ops: StoreOperations) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
    * A flow module's own queries (its tables) bound to this store, and to each transaction next
    * to the engine's operations (decision 019): the port stays the engine's, a module owns its
    * extension.
