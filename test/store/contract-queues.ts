@@ -254,6 +254,28 @@ export function queuesContract(store: () => Store): void {
     });
   });
 
+  describe('batched writes', () => {
+    it('are committed when they resolve, gathered with a transaction under way or on their own', async () => {
+      const { c } = await setup();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const first = outboxItem(c.id);
+      const running = store().transaction(async (tx) => {
+        await tx.enqueueOutbox([first]);
+        await gate;
+      });
+      const gathered = outboxItem(c.id);
+      const batched = store().batched((ops) => ops.enqueueOutbox([gathered]), { gather: true });
+      release();
+      await Promise.all([running, batched]);
+      const alone = outboxItem(c.id);
+      await store().batched((ops) => ops.enqueueOutbox([alone]));
+      expect((await store().listOutbox(c.id)).map((o) => o.id)).toEqual([first.id, gathered.id, alone.id]);
+      await expect(store().batched((ops) => ops.enqueueOutbox([alone]), { gather: true })).rejects.toThrow(); // a duplicate id
+      expect(await store().listOutbox(c.id)).toHaveLength(3);
+    });
+  });
+
   describe('outbox', () => {
     it('tells whether a conversation has a row not yet sent, and releases claimed rows to the claim', async () => {
       const { c } = await setup();
