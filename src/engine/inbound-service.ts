@@ -127,14 +127,17 @@ export class InboundService {
     const senders: Sender[] = [];
     for (const message of messages) {
       const key = `${message.channel}\n${message.contactId ?? ''}\n${message.sender}`;
-      const participant = known.has(key) ? known.get(key) : await this.#participantFor(message);
+      const found = known.has(key) ? { participant: known.get(key) } : await this.#senderOf(message);
+      const participant = found.participant;
       known.set(key, participant);
       if (!participant) {
         senders.push({ participant: undefined, conversation: undefined });
         continue;
       }
       const conversation =
-        conversations.get(participant.id) ?? (await this.#deps.participants.conversationOf(participant.id));
+        ('conversation' in found ? found.conversation : undefined) ??
+        conversations.get(participant.id) ??
+        (await this.#deps.participants.conversationOf(participant.id));
       conversations.set(participant.id, conversation);
       senders.push({ participant, conversation });
     }
@@ -291,6 +294,17 @@ export class InboundService {
       await outgoing.append(tx, target, [{ text: answer, role: 'system', source: 'system' }], { now, turnId: null });
     }
     return inserted;
+  }
+
+  /** The sender by their number and their conversation in one read when that is all it takes; else `#participantFor`. */
+  async #senderOf(
+    message: InboundMessage,
+  ): Promise<{ participant: Participant | undefined; conversation?: Conversation }> {
+    if (message.contactId === undefined && message.sender.startsWith('+')) {
+      const found = await this.#deps.store.findSenderByPhone(message.sender);
+      if (found) return found;
+    }
+    return { participant: await this.#participantFor(message) };
   }
 
   async #participantFor(

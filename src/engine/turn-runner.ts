@@ -92,11 +92,9 @@ export class TurnRunner {
 
   async run(conversationId: string, input: TurnInput, signals: TurnSignals): Promise<TurnSummary> {
     const { store, clock, ids } = this.#deps;
-    const conversation = await store.getConversation(conversationId);
-    if (!conversation) throw new AppError('not_found', `conversation ${conversationId} does not exist`);
-    const participant = conversation.participantId
-      ? ((await store.getParticipant(conversation.participantId)) ?? null)
-      : null;
+    const context = await store.getConversationWithParticipant(conversationId);
+    if (!context) throw new AppError('not_found', `conversation ${conversationId} does not exist`);
+    const { conversation, participant } = context;
     const turnId = ids.next('turn');
     if (participant && participant.status !== 'active') return this.#recordOnly(conversation, input, turnId);
 

@@ -18,6 +18,7 @@ import { leaseQueries } from './leases-queries.ts';
 import { searchQueries } from './search-queries.ts';
 import { virtualClockQueries } from './virtual-clock-queries.ts';
 import { backlogQueries } from './backlog-queries.ts';
+import { contextQueries } from './context-queries.ts';
 
 /** Every operation of the port, bound to one query context (the store's pool, or a transaction). */
 export function storeOperations(ctx: QueryContext): StoreOperations {
@@ -37,6 +38,7 @@ export function storeOperations(ctx: QueryContext): StoreOperations {
     ...searchQueries(ctx),
     ...virtualClockQueries(ctx),
     ...backlogQueries(ctx),
+    ...contextQueries(ctx),
   };
 }
 

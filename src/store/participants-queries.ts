@@ -133,7 +133,7 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
   };
 }
 
-function toParticipant(row: Selectable<ParticipantsTable>): Participant {
+export function toParticipant(row: Selectable<ParticipantsTable>): Participant {
   return {
     id: row.id,
     phoneNumber: row.phone_number,

@@ -60,6 +60,14 @@ export interface StoreOperations {
   // Conversations
   /** `transcriptSearch` (default true): its messages feed the full-text index (`Flow.searchesTranscript`). */
   insertConversation(conversation: Conversation, options?: { transcriptSearch?: boolean }): Promise<void>;
+  /** A conversation and its participant (null for a web session), in one read. */
+  getConversationWithParticipant(
+    conversationId: string,
+  ): Promise<{ conversation: Conversation; participant: Participant | null } | undefined>;
+  /** The participant with this phone number and their (oldest) conversation, in one read. */
+  findSenderByPhone(
+    phoneNumber: string,
+  ): Promise<{ participant: Participant; conversation: Conversation | undefined } | undefined>;
   getConversation(id: string): Promise<Conversation | undefined>;
   findConversationByParticipant(participantId: string): Promise<Conversation | undefined>;
   /**

@@ -117,6 +117,26 @@ export function recordsContract(store: () => Store): void {
   });
 
   describe('conversations', () => {
+    it('reads a conversation with its participant, and a sender with their conversation, in one read', async () => {
+      const p = participant({ name: 'Ada', status: 'paused', debug: true, cohort: 'arm-B' });
+      await store().insertParticipant(p);
+      const c = conversation(p.id, { subState: 'FEEDBACK' });
+      await store().insertConversation(c);
+      const web = conversation(null, { flow: 'service-desk', channel: 'web' });
+      await store().insertConversation(web);
+      expect(await store().getConversationWithParticipant(c.id)).toEqual({ conversation: c, participant: p });
+      expect(await store().getConversationWithParticipant(web.id)).toEqual({ conversation: web, participant: null });
+      expect(await store().getConversationWithParticipant('c_missing')).toBeUndefined();
+      expect(await store().findSenderByPhone(p.phoneNumber)).toEqual({ participant: p, conversation: c });
+      expect(await store().findSenderByPhone('+14165550999')).toBeUndefined();
+      const alone = participant();
+      await store().insertParticipant(alone);
+      expect(await store().findSenderByPhone(alone.phoneNumber)).toEqual({
+        participant: alone,
+        conversation: undefined,
+      });
+    });
+
     it('round-trips, finds by participant, and compare-and-sets on version', async () => {
       const p = participant();
       await store().insertParticipant(p);

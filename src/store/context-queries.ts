@@ -1,0 +1,77 @@
+import type { Selectable } from 'kysely';
+import type { StoreOperations } from './store.ts';
+import type { QueryContext } from './query-context.ts';
+import type { ConversationsTable, ParticipantsTable } from './schema.ts';
+import { prepared } from './prepared.ts';
+import { toConversation } from './conversations-queries.ts';
+import { toParticipant } from './participants-queries.ts';
+
+type ContextOperations = Pick<StoreOperations, 'getConversationWithParticipant' | 'findSenderByPhone'>;
+
+/** The participant's columns, read next to a conversation's as `p_<column>`. */
+const PARTICIPANT_COLUMNS = [
+  'id',
+  'ordinal',
+  'phone_number',
+  'name',
+  'gender',
+  'ethnicity',
+  'background',
+  'timezone',
+  'status',
+  'cohort',
+  'debug',
+  'enrolled_at',
+  'created_at',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof ParticipantsTable>;
+const participantColumns = PARTICIPANT_COLUMNS.map((column) => `p.${column} as p_${column}`) as never[];
+
+type Joined = Selectable<ConversationsTable> & Record<`p_${(typeof PARTICIPANT_COLUMNS)[number]}`, unknown>;
+
+const conversationById = prepared((db, a: { id: string }) =>
+  db
+    .selectFrom('conversations as c')
+    .leftJoin('participants as p', 'p.id', 'c.participant_id')
+    .selectAll('c')
+    .select(participantColumns)
+    .where('c.id', '=', a.id),
+);
+// One conversation per participant in practice; the oldest one wins if there are more.
+const senderByPhone = prepared((db, a: { phone: string }) =>
+  db
+    .selectFrom('participants as p')
+    .leftJoin('conversations as c', 'c.participant_id', 'p.id')
+    .selectAll('c')
+    .select(participantColumns)
+    .where('p.phone_number', '=', a.phone)
+    .orderBy('c.created_at')
+    .orderBy('c.id')
+    .limit(1),
+);
+
+function participantOf(row: Joined): ReturnType<typeof toParticipant> | null {
+  if (row.p_id === null) return null;
+  const fields = Object.fromEntries(PARTICIPANT_COLUMNS.map((column) => [column, row[`p_${column}`]]));
+  return toParticipant(fields as Selectable<ParticipantsTable>);
+}
+
+/**
+ * The reads a turn and an inbound message start with, one statement each (decision 020): a
+ * conversation with its participant, and a sender's participant with their conversation.
+ */
+export function contextQueries(ctx: QueryContext): ContextOperations {
+  return {
+    async getConversationWithParticipant(conversationId) {
+      const row = (await conversationById.first(ctx, { id: conversationId })) as Joined | undefined;
+      return row && { conversation: toConversation(row), participant: participantOf(row) };
+    },
+
+    async findSenderByPhone(phoneNumber) {
+      const row = (await senderByPhone.first(ctx, { phone: phoneNumber })) as Joined | undefined;
+      const participant = row && participantOf(row);
+      if (!row || !participant) return undefined;
+      return { participant, conversation: row.id === null ? undefined : toConversation(row) };
+    },
+  };
+}
