@@ -91,6 +91,11 @@ export class ConversationLeases {
     return this.#options.ttlMs;
   }
 
+  /** True when other processes share the store (PostgreSQL): work on a conversation may happen elsewhere. */
+  get shared(): boolean {
+    return this.#options.shared;
+  }
+
   /**
    * Runs `work` holding the conversation's lease. The lease is renewed while the work reports
    * progress; a holder silent for `stallMs` stops renewing it, and once it lapses another process

@@ -65,13 +65,16 @@ export class Engine {
    * that arrived before it (whichever process received it) is answered first. Resolves when its
    * turn has committed, or with undefined when another process answered it.
    */
-  processInbox(item: InboxItem): Promise<TurnSummary | undefined> {
+  processInbox(item: InboxItem, options: { first?: boolean } = {}): Promise<TurnSummary | undefined> {
     const conversationId = item.conversationId;
     if (!conversationId)
       throw new AppError('internal', `inbox item ${item.id} has no conversation`, { fault: 'system' });
     this.#queuedInbox.add(item.id);
-    return this.#work(conversationId, (lease) => this.#drainThrough(conversationId, item.id, lease)).finally(() =>
-      this.#queuedInbox.delete(item.id),
+    // Nothing of the conversation was pending before it, and no other process can have answered it
+    // since (one process on the store): the drain need not read the inbox first (decision 020).
+    const known = options.first === true && !this.#deps.leases.shared ? item : undefined;
+    return this.#work(conversationId, (lease) => this.#drainThrough(conversationId, item.id, lease, known)).finally(
+      () => this.#queuedInbox.delete(item.id),
     );
   }
 
@@ -80,11 +83,11 @@ export class Engine {
    * first even when the model answers at once (node:sqlite resolves without yielding). Counted in
    * `backlog` from now: a commit under way knows more turns are coming (group commit).
    */
-  processInboxSoon(item: InboxItem): Promise<TurnSummary | undefined> {
+  processInboxSoon(item: InboxItem, options: { first?: boolean } = {}): Promise<TurnSummary | undefined> {
     this.#starting += 1;
     return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       this.#starting -= 1;
-      return this.processInbox(item);
+      return this.processInbox(item, options);
     });
   }
 
@@ -215,9 +218,15 @@ export class Engine {
    * Answers the conversation's pending items in arrival order up to and including `inboxId`, a turn
    * each; once the sender is over the turn limit, one turn answers every message that piled up.
    */
-  async #drainThrough(conversationId: string, inboxId: string, lease: HeldLease): Promise<TurnSummary | undefined> {
-    for (;;) {
-      const pending = await this.#deps.store.listPendingInboxOf(conversationId, DRAIN_BATCH);
+  async #drainThrough(
+    conversationId: string,
+    inboxId: string,
+    lease: HeldLease,
+    first?: InboxItem,
+  ): Promise<TurnSummary | undefined> {
+    for (let round = 0; ; round++) {
+      const pending =
+        round === 0 && first ? [first] : await this.#deps.store.listPendingInboxOf(conversationId, DRAIN_BATCH);
       const target = pending.findIndex((item) => item.id === inboxId);
       if (target === -1 && pending.length < DRAIN_BATCH) return undefined; // answered already
       for (const item of target === -1 ? pending : pending.slice(0, target + 1)) {

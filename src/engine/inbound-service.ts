@@ -49,7 +49,7 @@ export type InboundResult = { inboxId: string; duplicate: boolean; differentText
   | { status: 'unsupported' }
 );
 
-type Recorded = { item: InboxItem; duplicate: boolean; differentText: boolean };
+type Recorded = { item: InboxItem; duplicate: boolean; differentText: boolean; behind?: boolean };
 /** A message's sender as resolved before its batch is recorded; both unset for someone not enrolled. */
 type Sender = { participant: Participant | undefined; conversation: Conversation | undefined };
 
@@ -66,7 +66,7 @@ const unsupportedAnswer = (message: InboundMessage, participant: Participant): s
   message.unsupported && participant.status === 'active' ? UNSUPPORTED_CONTENT_REPLY : null;
 
 /** An inbox insert's outcome, telling a redelivery (same text) from a reused id (another text). */
-function recorded(result: { item: InboxItem; duplicate: boolean }, attempted: InboxItem): Recorded {
+function recorded(result: { item: InboxItem; duplicate: boolean; behind?: boolean }, attempted: InboxItem): Recorded {
   return { ...result, differentText: result.duplicate && result.item.text !== attempted.text };
 }
 
@@ -190,7 +190,7 @@ export class InboundService {
   async #afterRecorded(
     message: InboundMessage,
     { participant, conversation }: Sender,
-    { item, duplicate, differentText }: Recorded,
+    { item, duplicate, differentText, behind }: Recorded,
     checked: Set<string>,
   ): Promise<InboundResult> {
     if (!participant || !conversation) return this.#unknownSender(item, duplicate, differentText, checked);
@@ -198,7 +198,7 @@ export class InboundService {
     if (message.unsupported) return { status: 'unsupported', inboxId: item.id, duplicate, differentText };
     // The turn starts on the next turn of the event loop, so the caller's acknowledgement leaves
     // first even when the model answers at once (node:sqlite resolves without yielding).
-    const turn = duplicate ? Promise.resolve() : this.#deps.engine.processInboxSoon(item);
+    const turn = duplicate ? Promise.resolve() : this.#deps.engine.processInboxSoon(item, { first: behind === false });
     turn.catch((error) =>
       this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'),
     );

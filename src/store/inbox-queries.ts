@@ -36,7 +36,20 @@ const insertOnce = prepared((db, a: Insertable<InboxTable>) =>
       processed_at: a.processed_at,
     })
     .onConflict((oc) => oc.columns(['channel', 'sender', 'channel_message_id']).doNothing())
-    .returning('id'),
+    .returning((eb) => [
+      'id',
+      // Whether an earlier item of its conversation was still pending when it arrived.
+      eb
+        .exists(
+          eb
+            .selectFrom('inbox as earlier')
+            .select('earlier.id')
+            .where('earlier.conversation_id', '=', eb.ref('inbox.conversation_id'))
+            .where('earlier.status', '=', 'pending')
+            .where('earlier.ordinal', '<', eb.ref('inbox.ordinal')),
+        )
+        .as('behind'),
+    ]),
 );
 const pendingOf = prepared((db, a: { conversationId: string; limit: number }) =>
   db
@@ -75,7 +88,7 @@ export function inboxQueries(ctx: QueryContext): InboxOperations {
         received_at: toMs(item.receivedAt),
         processed_at: toMsOrNull(item.processedAt),
       });
-      if (inserted) return { item: { ...item }, duplicate: false };
+      if (inserted) return { item: { ...item }, duplicate: false, behind: Boolean(inserted.behind) };
       const earlier = await db
         .selectFrom('inbox')
         .selectAll()

@@ -156,7 +156,8 @@ export interface StoreOperations {
    * before, nothing is written and the earlier item is returned with `duplicate: true`. Message
    * ids are per sender: another sender's same id is a new message.
    */
-  insertInbox(item: InboxItem): Promise<{ item: InboxItem; duplicate: boolean }>;
+  /** `behind` (a new item): an earlier item of its conversation was still pending when it was written. */
+  insertInbox(item: InboxItem): Promise<{ item: InboxItem; duplicate: boolean; behind?: boolean }>;
   getInbox(id: string): Promise<InboxItem | undefined>;
   /** Pending items in arrival order: what a restart must still process. */
   listPendingInbox(limit?: number): Promise<InboxItem[]>;

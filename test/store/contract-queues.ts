@@ -179,7 +179,7 @@ export function queuesContract(store: () => Store): void {
     it('records once per channel message id and returns the earlier item for duplicates', async () => {
       const { p, c } = await setup();
       const item = inboxItem({ channelMessageId: 'wamid.1', participantId: p.id, conversationId: c.id });
-      expect(await store().insertInbox(item)).toEqual({ item, duplicate: false });
+      expect(await store().insertInbox(item)).toEqual({ item, duplicate: false, behind: false });
       expect(await store().getInbox(item.id)).toEqual(item);
       const again = inboxItem({ channelMessageId: 'wamid.1', text: 'resent' });
       expect(await store().insertInbox(again)).toEqual({ item, duplicate: true });
@@ -191,13 +191,21 @@ export function queuesContract(store: () => Store): void {
       expect((await store().insertInbox(inboxItem({ channelMessageId: null }))).duplicate).toBe(false);
       expect((await store().insertInbox(inboxItem({ channelMessageId: null }))).duplicate).toBe(false);
       expect(await store().listPendingInbox()).toHaveLength(4);
+      // A second pending item of the conversation arrives behind the first; once that one is done, nothing is ahead.
+      const next = inboxItem({ participantId: p.id, conversationId: c.id });
+      expect(await store().insertInbox(next)).toMatchObject({ duplicate: false, behind: true });
+      await store().completeInbox(item.id, 'processed', at(1));
+      await store().completeInbox(next.id, 'processed', at(2));
+      expect(await store().insertInbox(inboxItem({ participantId: p.id, conversationId: c.id }))).toMatchObject({
+        behind: false,
+      });
     });
 
     it('dedupes message ids per sender: another sender may use the same id', async () => {
       const fromA = inboxItem({ channel: 'http', sender: '+14165550101', channelMessageId: 'm1', text: 'from A' });
       const fromB = inboxItem({ channel: 'http', sender: '+14165550102', channelMessageId: 'm1', text: 'from B' });
-      expect(await store().insertInbox(fromA)).toEqual({ item: fromA, duplicate: false });
-      expect(await store().insertInbox(fromB)).toEqual({ item: fromB, duplicate: false });
+      expect(await store().insertInbox(fromA)).toMatchObject({ item: fromA, duplicate: false });
+      expect(await store().insertInbox(fromB)).toMatchObject({ item: fromB, duplicate: false });
       // A's redelivery is still A's duplicate, and answers with A's item, not B's.
       expect(await store().insertInbox({ ...fromA, id: 'in_again_a' })).toEqual({ item: fromA, duplicate: true });
       expect(await store().insertInbox({ ...fromB, id: 'in_again_b', text: 'changed' })).toEqual({
