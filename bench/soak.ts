@@ -151,7 +151,23 @@ const schema = `soak_${new Date().toISOString().slice(0, 10).replaceAll('-', '')
 const sqliteFile = join(tmpdir(), `promptpipe-soak-${nonce}.sqlite`);
 let proxy: TcpProxy | null = null;
 let databaseUrl: string;
+/** Creates the soak's database when the server has none by that name (a fresh machine has only `test`). */
+async function ensureDatabase(url: string): Promise<void> {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  const maintenance = new URL(url);
+  maintenance.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: maintenance.href });
+  await admin.connect();
+  try {
+    const { rowCount } = await admin.query('select 1 from pg_database where datname = $1', [name]);
+    if (rowCount === 0) await admin.query(`create database "${name.replaceAll('"', '""')}"`);
+  } finally {
+    await admin.end();
+  }
+}
+
 if (opts.store === 'postgres') {
+  await ensureDatabase(PG_URL);
   const target = new URL(PG_URL);
   proxy = await new TcpProxy({ host: target.hostname, port: Number(target.port || 5432) }).up();
   const viaProxy = new URL(PG_URL);
