@@ -3,6 +3,7 @@ import {
   DELIVERY_STATUSES,
   type DeliveryStatus,
   type MessageKind,
+  type NewOutboxItem,
   type OutboxItem,
   type OutboxStatus,
 } from '../core/domain.ts';
@@ -92,6 +93,23 @@ const insertClaimed = new PreparedFamily((count: number) =>
   })),
 );
 
+/** A new row's own columns (status, attempts and the rest take their first values where it is written). */
+function outboxRow(item: NewOutboxItem, nextAttemptAt: Date) {
+  return {
+    id: item.id,
+    conversation_id: item.conversationId,
+    participant_id: item.participantId,
+    channel: item.channel,
+    recipient: item.recipient,
+    kind: item.kind,
+    text: item.text,
+    poll: pollToText(item.poll),
+    idempotency_key: item.idempotencyKey,
+    next_attempt_at: toMs(nextAttemptAt),
+    created_at: toMs(item.createdAt),
+  } satisfies Record<Column, string | number | null>;
+}
+
 export function outboxQueries(ctx: QueryContext): OutboxOperations {
   const { db } = ctx;
   /**
@@ -133,42 +151,21 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
       if (options.claimUntil && ctx.dialect === 'sqlite') {
         const args: Record<string, unknown> = { conversationId, claimUntil: toMs(options.claimUntil) };
         items.forEach((item, row) => {
-          const values: Record<Column, unknown> = {
-            id: item.id,
-            conversation_id: item.conversationId,
-            participant_id: item.participantId,
-            channel: item.channel,
-            recipient: item.recipient,
-            kind: item.kind,
-            text: item.text,
-            poll: pollToText(item.poll),
-            idempotency_key: item.idempotencyKey,
-            next_attempt_at: toMs(item.nextAttemptAt),
-            created_at: toMs(item.createdAt),
-          };
+          const values = outboxRow(item, item.nextAttemptAt);
           for (const column of COLUMNS) args[`${row}:${column}`] = values[column];
         });
         const [first] = await insertClaimed.of(items.length).rows(ctx, args);
         return Number((first as { next_attempt_at: number }).next_attempt_at) === args.claimUntil;
       }
       const claimed = options.claimUntil !== undefined && !(await this.hasPendingOutbox(conversationId));
+      const due = (item: NewOutboxItem) => (claimed ? options.claimUntil! : item.nextAttemptAt);
       await insertRows(
         ctx,
         items.map((item) => ({
-          id: item.id,
-          conversation_id: item.conversationId,
-          participant_id: item.participantId,
-          channel: item.channel,
-          recipient: item.recipient,
-          kind: item.kind,
-          text: item.text,
-          poll: pollToText(item.poll),
-          idempotency_key: item.idempotencyKey,
-          status: 'pending',
+          ...outboxRow(item, due(item)),
+          status: 'pending' as const,
           attempts: 0,
-          next_attempt_at: toMs(claimed ? options.claimUntil! : item.nextAttemptAt),
           last_error: null,
-          created_at: toMs(item.createdAt),
           sent_at: null,
         })),
       );
