@@ -34,6 +34,9 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { ModelHealth } from '../llm/model-health.ts';
 import type { GoPlatformDeps } from './go-platform/platform-deps.ts';
 import { goPlatformRoutes } from './go-platform/platform-routes.ts';
+import type { Tracing } from '../observability/tracing.ts';
+import type { ChannelHealth } from '../observability/observed-gate.ts';
+import { traceRequests } from '../observability/traced-requests.ts';
 
 /** Largest WebSocket frame a client may send (frames are small JSON commands). */
 const MAX_FRAME_BYTES = 16 * 1024;
@@ -68,12 +71,16 @@ export interface AppDeps {
   metricsPublic?: boolean;
   /** Shown on /health: whether model calls succeed. */
   modelHealth?: Pick<ModelHealth, 'status'>;
+  /** Shown on /health: each channel's last delivery error. */
+  channelHealth?: Pick<ChannelHealth, 'status'>;
   version: string;
   /** How long `/health` waits for the store (default `HEALTH_TIMEOUT_MS`). */
   healthTimeoutMs?: number;
   /** Provider webhooks, present when the channel is configured. */
   whatsapp?: { appSecret: string; verifyToken: string; phoneNumberId: string } | undefined;
   twilio?: { authToken: string; publicBaseUrl: string | undefined } | undefined;
+  /** OpenTelemetry traces: a span per request (decision 021); absent = off. */
+  tracing?: Tracing | undefined;
   /** The Go PromptPipe's platform routes (`/send`, `/schedule`, `/receipts`, ...); absent in tests that need none. */
   goPlatform?: Omit<GoPlatformDeps, 'store' | 'engine' | 'participants' | 'clock' | 'phoneRegion'>;
 }
@@ -98,6 +105,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       handleError(new AppError('invalid_request', `url: ${detail}`, { field: 'url' }), request, reply);
     },
   });
+  // First of all hooks: everything a request runs happens inside its span.
+  if (deps.tracing) traceRequests(app, deps.tracing);
   app.setValidatorCompiler(() => (value) => ({ value }));
   // A request still running when the server starts closing is answered on a connection that then
   // closes: kept alive, it would hold the shutdown until the client let go of it.
