@@ -37,6 +37,7 @@ import { goPlatformRoutes } from './go-platform/platform-routes.ts';
 import type { Tracing } from '../observability/tracing.ts';
 import type { ChannelHealth } from '../observability/observed-gate.ts';
 import { traceRequests } from '../observability/traced-requests.ts';
+import { completeDescription, recordRoutes } from './api-description.ts';
 
 /** Largest WebSocket frame a client may send (frames are small JSON commands). */
 const MAX_FRAME_BYTES = 16 * 1024;
@@ -107,6 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // First of all hooks: everything a request runs happens inside its span.
   if (deps.tracing) traceRequests(app, deps.tracing);
+  recordRoutes(app);
   app.setValidatorCompiler(() => (value) => ({ value }));
   // A request still running when the server starts closing is answered on a connection that then
   // closes: kept alive, it would hold the shutdown until the client let go of it.
@@ -146,6 +148,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       security: deps.apiToken ? [{ bearer: [] }] : [],
     },
+    // Responses, security per operation, the socket's frames and the outbound webhook (issue #20).
+    transformObject: (document) =>
+      completeDescription('openapiObject' in document ? document.openapiObject : {}, {
+        apiToken: Boolean(deps.apiToken),
+        metricsPublic: deps.metricsPublic === true,
+      }),
   });
   // Before the auth hook: the plugin's own hook must see every upgrade, so that a refused one is closed.
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
@@ -197,7 +205,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   resource(app, '/openapi.json', {
-    GET: { schema: { hide: true }, handler: async () => app.swagger() },
+    GET: { schema: { tags: ['server'], summary: 'This document (OpenAPI 3.1)' }, handler: async () => app.swagger() },
   });
   if (deps.metrics) metricsRoute(app, deps.metrics);
   for (const routes of deps.moduleRoutes ?? []) routes(app);
