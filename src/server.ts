@@ -319,6 +319,7 @@ export async function startServer(
     model: { provider: provider.name, model: provider.model },
     modelHealth,
     channelHealth,
+    timerWorker: worker,
     tracing,
     metrics,
     metricsPublic: config.server.metricsPublic,

@@ -37,6 +37,14 @@ function showHealth(health) {
     text = `The model cannot be reached (${model.consecutiveFailures} failed calls; last: ${model.lastError}). Messages wait and are answered once it is back.`;
   else if (model?.state === 'failing')
     text = `The model refuses requests (last: ${model.lastError}). Check LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; affected messages got an apology.`;
+  // A channel, the timer worker or a queue: /health names each problem in a line.
+  const others = (health.problems ?? []).filter(
+    (problem) => !problem.startsWith('model:') && !problem.startsWith('store:'),
+  );
+  if (health.status === 'degraded' && others.length)
+    text = [text, `Degraded: ${others.join('; ')}. Messages are kept and go out once it passes.`]
+      .filter(Boolean)
+      .join(' ');
   banner.textContent = text;
   banner.hidden = !text;
 }

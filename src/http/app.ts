@@ -17,6 +17,8 @@ import { TokenSigner } from './signed-token.ts';
 import { tokenRoutes } from './token-routes.ts';
 import { errorBody, handleError } from './http-errors.ts';
 import { checkStore, HEALTH_TIMEOUT_MS } from './store-health.ts';
+import { overallHealth } from './health.ts';
+import type { TimerWorker } from '../timers/timer-worker.ts';
 import { adminRoutes } from './admin-routes.ts';
 import { consoleRoutes } from './console-routes.ts';
 import { inboundRoutes } from './inbound-routes.ts';
@@ -74,6 +76,8 @@ export interface AppDeps {
   modelHealth?: Pick<ModelHealth, 'status'>;
   /** Shown on /health: each channel's last delivery error. */
   channelHealth?: Pick<ChannelHealth, 'status'>;
+  /** Shown on /health: whether the timer worker still moves. */
+  timerWorker?: Pick<TimerWorker, 'progress'>;
   version: string;
   /** How long `/health` waits for the store (default `HEALTH_TIMEOUT_MS`). */
   healthTimeoutMs?: number;
@@ -183,24 +187,42 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     GET: {
       schema: {
         tags: ['server'],
-        summary: 'Overall status (ok | degraded | down) and each dependency: store, model, backlog',
+        summary:
+          'Overall status (ok | degraded | down) and each dependency: store, model, channels, timer worker, queues',
       },
       handler: async (_request, reply) => {
-        const health = await checkStore(deps.store, deps.healthTimeoutMs);
+        const store = await checkStore(deps.store, deps.healthTimeoutMs);
         const model = deps.modelHealth?.status;
-        // Down (503) when the store cannot serve; degraded (200) while model calls fail: messages wait.
-        const status = !health.ok ? 'down' : model?.state === 'failing' ? 'degraded' : 'ok';
+        const channels = deps.channelHealth?.status;
+        const worker = deps.timerWorker?.progress;
+        const queues = store.ok ? await queuesOf(deps, deps.healthTimeoutMs) : undefined;
+        const now = new Date(); // wall time: the worker's last pass is wall time
+        // Down (503) when the store cannot serve; degraded (200) while something fails but messages wait.
+        const { status, problems } = overallHealth({ store, model, channels, timerWorker: worker, queues, now });
         const body = {
           status,
+          problems,
           store: deps.store.dialect,
-          store_ok: health.ok,
-          ...(health.ok ? {} : { store_problem: health.problem }),
+          store_ok: store.ok,
+          ...(store.ok ? {} : { store_problem: store.problem }),
           model: deps.model,
           ...(model ? { model_status: model } : {}),
+          ...(channels ? { channels } : {}),
+          ...(worker
+            ? {
+                timer_worker: {
+                  running: worker.running,
+                  last_pass_at: worker.lastProgressAt?.toISOString() ?? null,
+                  last_pass_age_s: worker.lastProgressAt
+                    ? Math.round((now.getTime() - worker.lastProgressAt.getTime()) / 1000)
+                    : null,
+                },
+              }
+            : {}),
           backlog: deps.engine.backlog,
-          ...(health.ok ? { queues: await queuesOf(deps, deps.healthTimeoutMs) } : {}),
+          ...(queues === undefined ? {} : { queues }),
         };
-        return reply.status(health.ok ? 200 : 503).send(body);
+        return reply.status(store.ok ? 200 : 503).send(body);
       },
     },
   });
