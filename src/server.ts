@@ -9,7 +9,6 @@ import { createWebChannel } from './channels/web-channel.ts';
 import type { AppConfig } from './config/config.ts';
 import { randomIds, systemClock, type Clock, type IdGenerator } from './core/clock.ts';
 import { ChangeFeed } from './engine/change-feed.ts';
-import { ChannelGate } from './engine/channel-gate.ts';
 import { EventHub } from './events/event-hub.ts';
 import { startPgFanout, type PgFanout } from './events/pg-fanout.ts';
 import { ConversationLeases } from './engine/conversation-lease.ts';
@@ -20,7 +19,7 @@ import { InboundService } from './engine/inbound-service.ts';
 import { OutboxDispatcher } from './engine/outbox-dispatcher.ts';
 import { Outgoing } from './engine/outgoing.ts';
 import { ParticipantService } from './engine/participant-service.ts';
-import { TurnRunner } from './engine/turn-runner.ts';
+import { TurnRunner, type TurnRunnerDeps } from './engine/turn-runner.ts';
 import { SlidingWindowThrottle } from './engine/turn-throttle.ts';
 import type { FlowModule, StartedFlowModule } from './flows/flow-module.ts';
 import { FLOW_MODULES } from './flows/registry.ts';
@@ -29,6 +28,9 @@ import { goScheduleTimerKind } from './http/go-platform/schedule-timer.ts';
 import type { LlmProvider } from './llm/llm-provider.ts';
 import { ModelHealth } from './llm/model-health.ts';
 import { Metrics } from './observability/metrics.ts';
+import { ChannelHealth, ObservedChannelGate } from './observability/observed-gate.ts';
+import { TracedTurnRunner, TurnTraces } from './observability/traced-turns.ts';
+import { traceModelCalls, Tracing } from './observability/tracing.ts';
 import { createOfflineDemoProvider } from './llm/offline/offline-demo-provider.ts';
 import { createOpenAiCompatibleProvider } from './llm/openai-compatible-provider.ts';
 import { openStore, type OpenStoreOptions } from './store/open-store.ts';
@@ -165,16 +167,24 @@ export async function startServer(
     deliveriesInFlight: (): number => dispatcher.inFlight,
     streamClients: (): number => events.subscribers,
   });
+  // Off unless an OTLP endpoint is configured (decision 021); then the model, turns, tools,
+  // deliveries and requests each get spans, from wrappers around them.
+  const tracing = config.tracing && new Tracing(config.tracing, VERSION);
   const modelHealth = new ModelHealth(metrics);
-  const provider = modelHealth.observe(overrides.provider ?? createProvider(config, flowModules));
+  const model = overrides.provider ?? createProvider(config, flowModules);
+  const provider = modelHealth.observe(tracing ? traceModelCalls(tracing, model) : model);
   const channels = createChannels(config, { logger, webhook: overrides.channel, fetch: overrides.fetch });
-  const gate = new ChannelGate({
-    store,
-    clock,
-    logger,
-    // Set once the participant service exists; nothing is sent before start-up ends.
-    unsubscribed: (participantId): Promise<void> => participants.pause(participantId),
-  });
+  const channelHealth = new ChannelHealth();
+  const gate = new ObservedChannelGate(
+    {
+      store,
+      clock,
+      logger,
+      // Set once the participant service exists; nothing is sent before start-up ends.
+      unsubscribed: (participantId): Promise<void> => participants.pause(participantId),
+    },
+    { health: channelHealth, tracing },
+  );
   const outgoing = new Outgoing({ ids, channels });
   const host = { config, store, provider, clock, ids, random, logger };
   const started: StartedFlowModule[] = [];
@@ -207,7 +217,7 @@ export async function startServer(
     released: (id) => fanout?.notifyReleased(id),
     wanted: (id) => fanout?.notifyWanted(id),
   });
-  const runner = new TurnRunner({
+  const runnerDeps: TurnRunnerDeps = {
     store,
     provider,
     flows,
@@ -221,7 +231,10 @@ export async function startServer(
     narrator: createNarrator(events),
     observer: metrics,
     othersWorking: (): boolean => engine.backlog > 1,
-  });
+  };
+  const runner = tracing
+    ? new TracedTurnRunner(runnerDeps, new TurnTraces(tracing, store))
+    : new TurnRunner(runnerDeps);
   const changes = new ChangeFeed();
   // Whatever else wrote to a conversation (a timer's prompt, an operator) reaches its stream too.
   // Under the conversation's lease: the event log has one writer at a time, across processes.
@@ -306,6 +319,9 @@ export async function startServer(
     phoneRegion: config.conversation.phoneRegion,
     model: { provider: provider.name, model: provider.model },
     modelHealth,
+    channelHealth,
+    timerWorker: worker,
+    tracing,
     metrics,
     metricsPublic: config.server.metricsPublic,
     moduleRoutes: started.flatMap((module) => (module.routes ? [module.routes] : [])),
@@ -358,6 +374,8 @@ export async function startServer(
       for (const module of started) await module.stop?.();
       dbClock?.stop();
       await store.close();
+      // Last: the spans of everything above are sent before the process goes.
+      await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'traces not all sent'));
     })();
     return closing;
   };

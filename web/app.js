@@ -37,6 +37,14 @@ function showHealth(health) {
     text = `The model cannot be reached (${model.consecutiveFailures} failed calls; last: ${model.lastError}). Messages wait and are answered once it is back.`;
   else if (model?.state === 'failing')
     text = `The model refuses requests (last: ${model.lastError}). Check LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; affected messages got an apology.`;
+  // A channel, the timer worker or a queue: /health names each problem in a line.
+  const others = (health.problems ?? []).filter(
+    (problem) => !problem.startsWith('model:') && !problem.startsWith('store:'),
+  );
+  if (health.status === 'degraded' && others.length)
+    text = [text, `Degraded: ${others.join('; ')}. Messages are kept and go out once it passes.`]
+      .filter(Boolean)
+      .join(' ');
   banner.textContent = text;
   banner.hidden = !text;
 }
@@ -276,11 +284,18 @@ const SESSION_FLOWS = {
   },
 };
 
+/** The web sessions the server keeps (newest first), so they are listed again after a reload. */
+async function loadSessions() {
+  const sessions = await api('GET', '/api/conversations?limit=50');
+  state.sessions = sessions.map(({ id, flow, created_at }) => ({ id, flow, createdAt: created_at }));
+  renderSessionList();
+}
+
 async function startSession() {
   try {
     const flow = $('#session-flow').value;
     const session = await api('POST', '/api/conversations', { flow });
-    state.sessions.unshift({ id: session.id, flow });
+    state.sessions.unshift({ id: session.id, flow, createdAt: new Date().toISOString() });
     location.hash = `#/s/${encodeURIComponent(session.id)}`;
   } catch (error) {
     reportError(error);
@@ -289,14 +304,21 @@ async function startSession() {
 
 function renderSessionList() {
   $('#session-list').replaceChildren(
-    ...state.sessions.map(({ id, flow }, index) =>
+    // Named by flow and the end of the id: the order of two sessions started at the same (virtual) instant is not
+    // fixed, so a running number could change across a reload.
+    ...state.sessions.map(({ id, flow, createdAt }) =>
       el(
         'li',
         {},
         el(
           'a',
-          { href: `#/s/${encodeURIComponent(id)}`, 'aria-current': id === state.sessionId ? 'page' : undefined },
-          `${SESSION_FLOWS[flow]?.title ?? 'Session'} ${state.sessions.length - index}`,
+          {
+            href: `#/s/${encodeURIComponent(id)}`,
+            'aria-current': id === state.sessionId ? 'page' : undefined,
+            title: createdAt ? `started ${fmtTime(createdAt)}` : undefined,
+            dataset: { id },
+          },
+          `${SESSION_FLOWS[flow]?.title ?? 'Session'} …${id.slice(-6)}`,
         ),
       ),
     ),
@@ -672,6 +694,7 @@ async function boot() {
   try {
     await loadHeader();
     await refreshList();
+    await loadSessions();
     selectFromHash();
     stopFollowing?.();
     stopFollowing = followChanges(onChange, (live) => ($('#live').textContent = live ? '● live' : '○ reconnecting'));

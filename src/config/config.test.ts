@@ -85,8 +85,45 @@ describe('loadConfig defaults', () => {
       whatsapp: undefined,
       twilio: undefined,
       log: { level: 'info', redact: true },
+      tracing: undefined,
       warnings: [],
     } satisfies AppConfig);
+  });
+
+  it('turns tracing on with an OTLP endpoint, and names the variable of each bad value', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/' }).tracing).toEqual({
+      url: 'http://127.0.0.1:4318/v1/traces',
+      headers: {},
+      serviceName: 'promptpipe',
+    });
+    expect(
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9999/traces',
+        OTEL_EXPORTER_OTLP_HEADERS: 'Authorization=Bearer%20abc, x-team=pp',
+        OTEL_SERVICE_NAME: 'pp-study',
+      }).tracing,
+    ).toEqual({
+      url: 'http://127.0.0.1:9999/traces',
+      headers: { authorization: 'Bearer abc', 'x-team': 'pp' },
+      serviceName: 'pp-study',
+    });
+    const problems = problemsOf;
+    expect(problems({ OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' })).toEqual([
+      'OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:// or https:// URL (got "grpc://collector:4317")',
+    ]);
+    expect(problems({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toEqual([
+      'OTEL_EXPORTER_OTLP_PROTOCOL: must be one of http/json (got "grpc")',
+    ]);
+    const secret = 'authorization=Bearer sec%ret';
+    const bad = problems({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x', OTEL_EXPORTER_OTLP_HEADERS: secret });
+    expect(bad).toEqual([
+      'OTEL_EXPORTER_OTLP_HEADERS: must be key=value pairs separated by commas, values percent-encoded (pair 1 is not)',
+    ]);
+    expect(bad.join()).not.toContain('sec');
+    expect(problems({ OTEL_EXPORTER_OTLP_HEADERS: 'a=b' })).toEqual([
+      'OTEL_EXPORTER_OTLP_HEADERS: only applies with OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (tracing is off)',
+    ]);
   });
 
   const SID = 'AC' + 'a1'.repeat(16);

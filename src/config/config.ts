@@ -146,8 +146,17 @@ export interface AppConfig {
       }
     | undefined;
   readonly log: { readonly level: LogLevel; readonly redact: boolean };
+  /** OpenTelemetry traces; undefined = off (no OTLP endpoint set). */
+  readonly tracing: TracingConfig | undefined;
   /** Said once at start-up: Go PromptPipe names read as ours, names that look like ours but are not. */
   readonly warnings: readonly string[];
+}
+
+export interface TracingConfig {
+  /** Where spans are POSTed (OTLP/HTTP, JSON). */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly serviceName: string;
 }
 
 export interface RateLimit {
@@ -293,6 +302,7 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
         }
       : undefined,
     log: { level: env.LOG_LEVEL, redact: env.LOG_REDACT },
+    tracing: tracingOf(env),
   };
 }
 
@@ -303,6 +313,15 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
+}
+
+/** The OTLP traces URL: the signal-specific variable as is, else `/v1/traces` on the base (the spec's rule). */
+function tracingOf(env: ParsedEnv): TracingConfig | undefined {
+  const url =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (env.OTEL_EXPORTER_OTLP_ENDPOINT && `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
+  if (!url) return undefined;
+  return { url, headers: env.OTEL_EXPORTER_OTLP_HEADERS ?? {}, serviceName: env.OTEL_SERVICE_NAME };
 }
 
 /** `MODEL_OUTAGE_NOTICE`: `on` is the shipped wording, `off` none, anything else the text itself. */

@@ -80,6 +80,36 @@ export function httpUrl() {
   );
 }
 
+/**
+ * OTLP headers as the OpenTelemetry spec writes them: `key=value` pairs separated by commas, values
+ * percent-encoded. Secret: a problem names the pair's position, never its value.
+ */
+export function headerList() {
+  return z.string().transform((raw, ctx): Record<string, string> => {
+    const headers: Record<string, string> = {};
+    const pairs = raw.split(',').map((pair) => pair.trim());
+    for (const [index, pair] of pairs.entries()) {
+      const equals = pair.indexOf('=');
+      const key = equals > 0 ? pair.slice(0, equals).trim() : '';
+      let value: string | undefined;
+      try {
+        value = decodeURIComponent(pair.slice(equals + 1).trim());
+      } catch {
+        value = undefined;
+      }
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key) || !value || /[\r\n]/.test(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be key=value pairs separated by commas, values percent-encoded (pair ${index + 1} is not)`,
+        });
+        return z.NEVER;
+      }
+      headers[key.toLowerCase()] = value;
+    }
+    return headers;
+  });
+}
+
 /** A comma-separated list of web origins (`https://app.example.org`), without paths. */
 export function origins() {
   return rule(

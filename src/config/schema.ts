@@ -7,6 +7,7 @@ import {
   databaseUrl,
   digits,
   duration,
+  headerList,
   positiveDuration,
   httpUrl,
   identifier,
@@ -26,6 +27,7 @@ export const LLM_PROVIDERS = ['openai', 'offline'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const CLOCK_MODES = ['system', 'virtual'] as const;
 export const SWITCHES = ['on', 'off'] as const;
+export const OTLP_PROTOCOLS = ['http/json'] as const;
 
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -120,6 +122,12 @@ export const envSchema = z.object({
 
   LOG_LEVEL: oneOf(LOG_LEVELS),
   LOG_REDACT: boolean(),
+
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl().optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: headerList().optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: oneOf(OTLP_PROTOCOLS),
+  OTEL_SERVICE_NAME: token('a service name'),
 });
 
 export type ParsedEnv = z.output<typeof envSchema>;
@@ -146,6 +154,16 @@ export function crossFieldProblems(raw: RawEnv): Array<{ variable: string; messa
     problems.push({
       variable: 'HOST',
       message: `is ${JSON.stringify(raw.HOST)}, reachable from other machines, but API_TOKEN is not set: set API_TOKEN (at least 16 characters) or listen on 127.0.0.1`,
+    });
+  }
+  if (
+    raw.OTEL_EXPORTER_OTLP_HEADERS !== undefined &&
+    raw.OTEL_EXPORTER_OTLP_ENDPOINT === undefined &&
+    raw.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined
+  ) {
+    problems.push({
+      variable: 'OTEL_EXPORTER_OTLP_HEADERS',
+      message: 'only applies with OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (tracing is off)',
     });
   }
   if (raw.TOKEN_SECRET !== undefined && raw.API_TOKEN === undefined) {

@@ -409,6 +409,36 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
 
   v('Logging', 'LOG_LEVEL', 'info', 'fatal, error, warn, info, debug, trace or silent.'),
   v('Logging', 'LOG_REDACT', 'true', 'Redact phone numbers and message text in logs (secrets are always redacted).'),
+
+  v(
+    'Tracing',
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    undefined,
+    'Turns on OpenTelemetry traces: the base URL of an OTLP/HTTP receiver (an OpenTelemetry Collector, Jaeger, ' +
+      'Tempo), e.g. http://127.0.0.1:4318; spans are POSTed as JSON to <url>/v1/traces. Unset = no tracing.',
+  ),
+  v(
+    'Tracing',
+    'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    undefined,
+    'The full URL spans are POSTed to, used as is (e.g. http://127.0.0.1:4318/v1/traces); turns tracing on too ' +
+      'and wins over OTEL_EXPORTER_OTLP_ENDPOINT.',
+  ),
+  v(
+    'Tracing',
+    'OTEL_EXPORTER_OTLP_HEADERS',
+    undefined,
+    'Headers sent with every export, as key=value pairs separated by commas (values percent-encoded), e.g. ' +
+      'authorization=Bearer%20abc. Only with tracing on.',
+    { secret: true },
+  ),
+  v(
+    'Tracing',
+    'OTEL_EXPORTER_OTLP_PROTOCOL',
+    'http/json',
+    'Only http/json (OTLP over HTTP, JSON bodies) is supported; grpc and http/protobuf are refused.',
+  ),
+  v('Tracing', 'OTEL_SERVICE_NAME', 'promptpipe', 'service.name of every span (the resource attribute).'),
 ]);
 
 export const CONFIG_VARIABLE_NAMES: ReadonlySet<string> = new Set(CONFIG_VARIABLES.map((variable) => variable.name));

@@ -182,6 +182,8 @@ export interface TurnRecord {
   error: string | null;
   startedAt: Date;
   finishedAt: Date;
+  /** The OpenTelemetry trace the turn ran in (32 hex digits); null or absent when tracing is off. */
+  traceId?: string | null;
 }
 
 export type ToolCallStatus = 'ok' | 'error';

@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
+import { activeTraceFields } from '../observability/trace-fields.ts';
 
 /** The application logger: pino, JSON lines. Pass it down; there is no module-level instance. */
 export type Logger = PinoLogger;
@@ -58,6 +59,8 @@ export function createLogger(options: LoggerOptions): Logger {
     level: options.level,
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: redactPaths(options.redact), censor: REDACTED },
+    // The active span's trace_id and span_id (tracing on), so a log line leads to its trace.
+    mixin: activeTraceFields,
   };
   return options.destination ? pino(config, options.destination) : pino(config);
 }

@@ -62,6 +62,8 @@ export interface TurnRunnerDeps {
   othersWorking?: () => boolean;
   /** Told of each committed turn and its tool calls (metrics). */
   observer?: Pick<EngineObserver, 'turnFinished' | 'toolCalled'>;
+  /** The trace of the conversation's running turn (tracing on), kept in its turn record. */
+  traceIdOf?: (conversationId: string) => string | undefined;
 }
 
 export interface TurnSummary {
@@ -455,6 +457,7 @@ export class TurnRunner {
       error: args.error ? describeError(args.error) : null,
       startedAt: args.startedAt,
       finishedAt: args.finishedAt,
+      traceId: this.#deps.traceIdOf?.(args.conversation.id) ?? null,
     };
   }
 }

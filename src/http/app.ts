@@ -17,6 +17,8 @@ import { TokenSigner } from './signed-token.ts';
 import { tokenRoutes } from './token-routes.ts';
 import { errorBody, handleError } from './http-errors.ts';
 import { checkStore, HEALTH_TIMEOUT_MS } from './store-health.ts';
+import { overallHealth } from './health.ts';
+import type { TimerWorker } from '../timers/timer-worker.ts';
 import { adminRoutes } from './admin-routes.ts';
 import { consoleRoutes } from './console-routes.ts';
 import { inboundRoutes } from './inbound-routes.ts';
@@ -34,6 +36,10 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { ModelHealth } from '../llm/model-health.ts';
 import type { GoPlatformDeps } from './go-platform/platform-deps.ts';
 import { goPlatformRoutes } from './go-platform/platform-routes.ts';
+import type { Tracing } from '../observability/tracing.ts';
+import type { ChannelHealth } from '../observability/observed-gate.ts';
+import { traceRequests } from '../observability/traced-requests.ts';
+import { completeDescription, recordRoutes } from './api-description.ts';
 
 /** Largest WebSocket frame a client may send (frames are small JSON commands). */
 const MAX_FRAME_BYTES = 16 * 1024;
@@ -68,12 +74,18 @@ export interface AppDeps {
   metricsPublic?: boolean;
   /** Shown on /health: whether model calls succeed. */
   modelHealth?: Pick<ModelHealth, 'status'>;
+  /** Shown on /health: each channel's last delivery error. */
+  channelHealth?: Pick<ChannelHealth, 'status'>;
+  /** Shown on /health: whether the timer worker still moves. */
+  timerWorker?: Pick<TimerWorker, 'progress'>;
   version: string;
   /** How long `/health` waits for the store (default `HEALTH_TIMEOUT_MS`). */
   healthTimeoutMs?: number;
   /** Provider webhooks, present when the channel is configured. */
   whatsapp?: { appSecret: string; verifyToken: string; phoneNumberId: string } | undefined;
   twilio?: { authToken: string; publicBaseUrl: string | undefined } | undefined;
+  /** OpenTelemetry traces: a span per request (decision 021); absent = off. */
+  tracing?: Tracing | undefined;
   /** The Go PromptPipe's platform routes (`/send`, `/schedule`, `/receipts`, ...); absent in tests that need none. */
   goPlatform?: Omit<GoPlatformDeps, 'store' | 'engine' | 'participants' | 'clock' | 'phoneRegion'>;
 }
@@ -98,6 +110,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       handleError(new AppError('invalid_request', `url: ${detail}`, { field: 'url' }), request, reply);
     },
   });
+  // First of all hooks: everything a request runs happens inside its span.
+  if (deps.tracing) traceRequests(app, deps.tracing);
+  recordRoutes(app);
   app.setValidatorCompiler(() => (value) => ({ value }));
   // A request still running when the server starts closing is answered on a connection that then
   // closes: kept alive, it would hold the shutdown until the client let go of it.
@@ -137,6 +152,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       security: deps.apiToken ? [{ bearer: [] }] : [],
     },
+    // Responses, security per operation, the socket's frames and the outbound webhook (issue #20).
+    transformObject: (document) =>
+      completeDescription('openapiObject' in document ? document.openapiObject : {}, {
+        apiToken: Boolean(deps.apiToken),
+        metricsPublic: deps.metricsPublic === true,
+      }),
   });
   // Before the auth hook: the plugin's own hook must see every upgrade, so that a refused one is closed.
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
@@ -166,29 +187,47 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     GET: {
       schema: {
         tags: ['server'],
-        summary: 'Overall status (ok | degraded | down) and each dependency: store, model, backlog',
+        summary:
+          'Overall status (ok | degraded | down) and each dependency: store, model, channels, timer worker, queues',
       },
       handler: async (_request, reply) => {
-        const health = await checkStore(deps.store, deps.healthTimeoutMs);
+        const store = await checkStore(deps.store, deps.healthTimeoutMs);
         const model = deps.modelHealth?.status;
-        // Down (503) when the store cannot serve; degraded (200) while model calls fail: messages wait.
-        const status = !health.ok ? 'down' : model?.state === 'failing' ? 'degraded' : 'ok';
+        const channels = deps.channelHealth?.status;
+        const worker = deps.timerWorker?.progress;
+        const queues = store.ok ? await queuesOf(deps, deps.healthTimeoutMs) : undefined;
+        const now = new Date(); // wall time: the worker's last pass is wall time
+        // Down (503) when the store cannot serve; degraded (200) while something fails but messages wait.
+        const { status, problems } = overallHealth({ store, model, channels, timerWorker: worker, queues, now });
         const body = {
           status,
+          problems,
           store: deps.store.dialect,
-          store_ok: health.ok,
-          ...(health.ok ? {} : { store_problem: health.problem }),
+          store_ok: store.ok,
+          ...(store.ok ? {} : { store_problem: store.problem }),
           model: deps.model,
           ...(model ? { model_status: model } : {}),
+          ...(channels ? { channels } : {}),
+          ...(worker
+            ? {
+                timer_worker: {
+                  running: worker.running,
+                  last_pass_at: worker.lastProgressAt?.toISOString() ?? null,
+                  last_pass_age_s: worker.lastProgressAt
+                    ? Math.round((now.getTime() - worker.lastProgressAt.getTime()) / 1000)
+                    : null,
+                },
+              }
+            : {}),
           backlog: deps.engine.backlog,
-          ...(health.ok ? { queues: await queuesOf(deps, deps.healthTimeoutMs) } : {}),
+          ...(queues === undefined ? {} : { queues }),
         };
-        return reply.status(health.ok ? 200 : 503).send(body);
+        return reply.status(store.ok ? 200 : 503).send(body);
       },
     },
   });
   resource(app, '/openapi.json', {
-    GET: { schema: { hide: true }, handler: async () => app.swagger() },
+    GET: { schema: { tags: ['server'], summary: 'This document (OpenAPI 3.1)' }, handler: async () => app.swagger() },
   });
   if (deps.metrics) metricsRoute(app, deps.metrics);
   for (const routes of deps.moduleRoutes ?? []) routes(app);

@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scopes a client token needs on this route (unset: client tokens are refused). */
     clientScopes?: readonly Scope[];
+    /** The 405 answer of a path's other methods (`resource`): not an operation of its own. */
+    methodNotAllowed?: boolean;
   }
 }
 

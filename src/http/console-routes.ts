@@ -45,7 +45,7 @@ export function consoleRoutes(app: FastifyInstance, changes: ChangeFeed): void {
     const body = readFileSync(isAbsolute(file) ? file : `${WEB_DIR}${file}`);
     resource(app, path, {
       GET: {
-        schema: { hide: true },
+        schema: { tags: ['console'], summary: `The console's ${path === '/' ? 'page' : path}` },
         handler: async (_request, reply) =>
           reply.headers({ ...SECURITY_HEADERS, 'content-type': type, 'cache-control': 'no-cache' }).send(body),
       },

@@ -192,6 +192,7 @@ export function turnJson(turn: TurnRecord, calls: ToolCallRecord[]) {
     error: turn.error,
     started_at: turn.startedAt.toISOString(),
     finished_at: turn.finishedAt.toISOString(),
+    trace_id: turn.traceId ?? null,
     tool_calls: calls.map((call) => ({
       name: call.name,
       round: call.round,

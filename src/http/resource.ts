@@ -28,6 +28,7 @@ export function resource(app: FastifyInstance, url: string, handlers: Partial<Re
     method: others,
     url,
     schema: { hide: true },
+    config: { methodNotAllowed: true },
     handler: async (request, reply) => {
       void reply.header('allow', allowed.join(', '));
       throw new AppError(

@@ -220,6 +220,7 @@ export interface TurnsTable {
   error: string | null;
   started_at: number;
   finished_at: number;
+  trace_id: string | null;
 }
 
 export interface ToolCallsTable {

@@ -37,6 +37,7 @@ export function turnQueries(ctx: QueryContext): TurnOperations {
           error: turn.error,
           started_at: toMs(turn.startedAt),
           finished_at: toMs(turn.finishedAt),
+          trace_id: turn.traceId ?? null,
         },
       ]);
     },
@@ -99,6 +100,7 @@ function toTurn(row: Selectable<TurnsTable>): TurnRecord {
     error: row.error,
     startedAt: fromMs(row.started_at),
     finishedAt: fromMs(row.finished_at),
+    traceId: row.trace_id,
   };
 }
 

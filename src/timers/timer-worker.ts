@@ -39,6 +39,8 @@ export class TimerWorker {
   readonly #abort = new AbortController();
   #wake: (() => void) | null = null;
   #loop: Promise<void> | null = null;
+  /** Wall time of the worker's last sign of life: a pass begun, a timer fired (`/health`). */
+  #lastProgressAt: number | null = null;
 
   constructor(options: TimerWorkerOptions) {
     this.#options = options;
@@ -46,6 +48,12 @@ export class TimerWorker {
 
   start(): void {
     this.#loop ??= this.#run();
+  }
+
+  /** Whether the loop runs (not with a virtual clock), and when it last moved (wall time). */
+  get progress(): { running: boolean; lastProgressAt: Date | null } {
+    const running = this.#loop !== null && !this.#abort.signal.aborted;
+    return { running, lastProgressAt: this.#lastProgressAt === null ? null : new Date(this.#lastProgressAt) };
   }
 
   /** A timer was written: look again now. */
@@ -76,6 +84,7 @@ export class TimerWorker {
       for (const timer of claimed) {
         if (this.#abort.signal.aborted) return fired;
         await this.#fire(timer, now, claimedAt);
+        this.#lastProgressAt = Date.now();
         fired += 1;
       }
     }
@@ -83,6 +92,7 @@ export class TimerWorker {
 
   async #run(): Promise<void> {
     while (!this.#abort.signal.aborted) {
+      this.#lastProgressAt = Date.now();
       try {
         await this.fireDue();
         await this.#sleepUntilNext();

@@ -126,11 +126,31 @@ describe('operator console in headless Chromium', () => {
     await chat('what did I say about milk?', /UTC\] User: note: buy oat milk/);
   });
 
+  it('lists the web sessions again after a reload, and opens one with its transcript', async () => {
+    await page.reload();
+    const links = page.locator('#session-list a');
+    await expect
+      .poll(async () => (await links.allTextContents()).map((text) => text.replace(/ …\w{6}$/, '')).sort())
+      .toEqual(['Assistant session', 'Service-desk session']);
+    await links.filter({ hasText: 'Service-desk session' }).click();
+    await expect.poll(() => page.textContent('#session-title')).toBe('Service-desk session');
+    await page
+      .locator('#messages li.assistant .text', { hasText: /Quarterly pest control/ })
+      .first()
+      .waitFor();
+    await expect.poll(() => page.textContent('#session-state')).toBe('PresentingAppointments');
+  });
+
   it('renders the API reference from /openapi.json', async () => {
     const docs = await browser.newPage();
     await docs.goto(`${server.url}/docs`);
     await docs.locator('.operation', { hasText: '/conversation/participants/{id}/timers' }).first().waitFor();
-    expect(await docs.textContent('#docs')).toContain('Enrol a participant');
+    const text = await docs.textContent('#docs');
+    expect(text).toContain('Enrol a participant');
+    // Responses with their schemas, the socket's frames, the outbound webhook.
+    expect(text).toMatch(/201 Enrolled; the greeting turn runs next/);
+    expect(text).toContain('WebSocket frames — server → client: SessionEvent; client → server: SocketFrame');
+    expect(text).toContain('outbound-message');
     await docs.close();
     expect(pageErrors).toEqual([]);
   });

@@ -249,6 +249,7 @@ describe('client tokens (POST /api/tokens)', () => {
       { bearer: [] },
       { client_token: ['write'] },
     ]);
-    expect(spec.paths['/api/conversations/{id}/summary'].get.security).toBeUndefined();
+    // Every operation states its requirement: the API token alone where client tokens are refused.
+    expect(spec.paths['/api/conversations/{id}/summary'].get.security).toEqual([{ bearer: [] }]);
   });
 });

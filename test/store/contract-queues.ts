@@ -401,7 +401,13 @@ export function queuesContract(store: () => Store): void {
     it('lists the last turns oldest first', async () => {
       const { c } = await setup();
       const turns = [
-        turn(c.id, { startedAt: at(3000), status: 'failed', error: 'boom', inboxId: 'in_1' }),
+        turn(c.id, {
+          startedAt: at(3000),
+          status: 'failed',
+          error: 'boom',
+          inboxId: 'in_1',
+          traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+        }),
         turn(c.id, { startedAt: at(1000), firstTokenMs: 41, timeToStatusMs: 400 }),
         turn(c.id, { startedAt: at(2000), modelMs: 12.6, status: 'cancelled' }),
       ];

@@ -168,6 +168,7 @@ export function turn(conversationId: string, overrides: Partial<TurnRecord> = {}
     error: null,
     startedAt: T0,
     finishedAt: at(140),
+    traceId: null,
     ...overrides,
   };
 }

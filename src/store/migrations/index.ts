@@ -13,6 +13,7 @@ import { pendingOutboxMigration } from './010-pending-outbox.ts';
 import { cohortMigration } from './011-cohort.ts';
 import { writePathMigration } from './012-write-path.ts';
 import { goIdsMigration } from './013-go-ids.ts';
+import { turnTraceMigration } from './015-turn-trace.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -33,5 +34,7 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '011_cohort': cohortMigration(),
     '012_write_path': writePathMigration(dialect),
     '013_go_ids': goIdsMigration(),
+    // 014 is kept for a colleague's migration in flight; numbers only need to sort.
+    '015_turn_trace': turnTraceMigration(),
   };
 }
