@@ -217,6 +217,16 @@ export interface StoredEvent {
   at: Date;
 }
 
+/**
+ * Who a web session (a conversation without a participant) is for: the phone the caller gave, and
+ * the person whose memory it shares (`p_…` a participant's id, `id:…` a key of the operator's,
+ * `tel:+…` a phone nobody is enrolled with). Either may be unknown.
+ */
+export interface SessionCaller {
+  phone: string | null;
+  person: string | null;
+}
+
 /** A note the assistant keeps for a conversation (its notes tool). */
 export interface Note {
   id: string;

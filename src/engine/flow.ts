@@ -97,6 +97,8 @@ export interface PreparedTurn {
   commit(tx: StoreTx): Promise<void>;
 }
 
+export type CallerField = 'phone' | 'id';
+
 /** A conversation flow: habit coaching, a service desk, an assistant. The engine knows no more. */
 export interface Flow {
   readonly id: string;
@@ -106,6 +108,12 @@ export interface Flow {
   readonly subStates: readonly string[];
   /** False for flows a web session may run without a participant (the service desk). */
   readonly needsParticipant?: boolean;
+  /**
+   * What a web session of this flow may be told about who is on the other end (`caller` when it
+   * starts, a message's `phoneNumber`): `phone` (the service desk verifies it with the ZIP),
+   * `id` (the operator's key for the person whose memory the session shares). Unset = nothing.
+   */
+  readonly callerFields?: ReadonlyArray<CallerField>;
   /** True for flows that search their transcript (the assistant's recall): only theirs is full-text indexed. */
   readonly searchesTranscript?: boolean;
   /**

@@ -25,6 +25,12 @@ export interface EnrollmentInput {
   flow?: string | undefined;
 }
 
+/** Who a web session is for, as the operator gives it (`phone` canonical). */
+export interface SessionCallerInput {
+  phone?: string | undefined;
+  id?: string | undefined;
+}
+
 export type ParticipantPatch = Partial<
   Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'cohort' | 'debug'>
 >;
@@ -147,7 +153,13 @@ export class ParticipantService {
    * A web session of a flow that needs no participant (the service desk): the conversation, then
    * its greeting turn (not awaited).
    */
-  async startSession(flowName: string): Promise<Conversation> {
+  /**
+   * Starts a web session of a flow that needs no participant, with who it is for when the
+   * operator says (`caller`, phone already canonical): stored with the conversation, before its
+   * greeting. The person whose memory the session shares is the participant enrolled with that
+   * phone, else the operator's `id`, else the phone itself.
+   */
+  async startSession(flowName: string, caller: SessionCallerInput = {}): Promise<Conversation> {
     const { store, clock, ids, engine, logger } = this.#deps;
     const flow = this.#flowNamed(flowName);
     if (flow.needsParticipant !== false) {
@@ -156,6 +168,12 @@ export class ParticipantService {
         `flow: "${flow.id}" needs a participant; enrol one (POST /conversation/participants with "flow") instead`,
         { field: 'flow' },
       );
+    }
+    for (const field of ['phone', 'id'] as const) {
+      if (caller[field] !== undefined && !flow.callerFields?.includes(field))
+        throw new AppError('invalid_request', `caller.${field}: the ${flow.id} flow ${takes(flow)}`, {
+          field: `caller.${field}`,
+        });
     }
     const now = clock.now();
     const conversation: Conversation = {
@@ -168,13 +186,41 @@ export class ParticipantService {
       createdAt: now,
       updatedAt: now,
     };
-    await store.insertConversation(conversation, searchOption(flow));
+    const person = await this.#personOf(caller);
+    await store.transaction(async (tx) => {
+      await tx.insertConversation(conversation, searchOption(flow));
+      if (caller.phone !== undefined || person !== null)
+        await tx.saveSessionCaller(conversation.id, { phone: caller.phone ?? null, person }, now);
+    });
     engine
       .trigger(conversation.id, { kind: 'event', trigger: 'greeting', hint: flow.greetingHint(null) })
       .catch((error) =>
         logger.error({ conversationId: conversation.id, err: describeError(error) }, 'greeting turn failed'),
       );
     return conversation;
+  }
+
+  /**
+   * The phone a web session's caller gave with a message (`phoneNumber`, already canonical), for
+   * the flow to verify; it never changes whose memory the session shares (a browser may say it).
+   * `field` names the request field in errors.
+   */
+  async setCallerPhone(conversation: Conversation, phone: string, field: string): Promise<void> {
+    if (conversation.participantId !== null)
+      throw new AppError('invalid_request', `${field}: this conversation is a participant's; their phone is known`, {
+        field,
+      });
+    const flow = this.#flowNamed(conversation.flow);
+    if (!flow.callerFields?.includes('phone'))
+      throw new AppError('invalid_request', `${field}: the ${flow.id} flow takes no phone number`, { field });
+    await this.#deps.store.saveSessionCaller(conversation.id, { phone }, this.#deps.clock.now());
+  }
+
+  async #personOf(caller: SessionCallerInput): Promise<string | null> {
+    const enrolled = caller.phone ? await this.#deps.store.findParticipantByPhone(caller.phone) : undefined;
+    if (enrolled) return enrolled.id;
+    if (caller.id !== undefined) return `id:${caller.id}`;
+    return caller.phone ? `tel:${caller.phone}` : null;
   }
 
   /** The flows a conversation may be started with. */
@@ -349,4 +395,10 @@ export function notFound(id: string): AppError {
 }
 
 /** Only a flow that searches its transcript has it full-text indexed (decision 020). */
+/** What the flow takes of a session's caller, for an error message. */
+function takes(flow: Flow): string {
+  const fields = flow.callerFields ?? [];
+  return fields.length === 0 ? 'takes no caller' : `takes only ${fields.map((f) => `caller.${f}`).join(' and ')}`;
+}
+
 const searchOption = (flow: Flow) => ({ transcriptSearch: flow.searchesTranscript === true });

@@ -15,11 +15,15 @@ import type { Store } from '../store/store.ts';
 import { principalOf, type Principal } from './auth.ts';
 import { errorBody, parseRequest } from './http-errors.ts';
 import { jsonSchema } from './participant-schemas.ts';
-import { ok } from './participant-routes.ts';
+import { ok, requirePhone } from './participant-routes.ts';
+import type { PhoneRegion } from '../core/phone.ts';
+import { spokenDigits } from '../core/spoken-digits.ts';
 import { resource } from './resource.ts';
 
 export interface SessionRouteDeps {
   store: Store;
+  /** National-format phone numbers (a caller's, a message's `phoneNumber`) are read in this region. */
+  phoneRegion?: PhoneRegion | undefined;
   engine: Engine;
   participants: ParticipantService;
   inbound: InboundService;
@@ -48,17 +52,33 @@ const text = z
   .trim()
   .max(MAX_SESSION_TEXT)
   .refine((value) => !isBlank(value), 'must contain text, not only spaces');
+/** A phone as a caller types or says it (spec 004's `phoneNumber`); read with `DEFAULT_PHONE_REGION`. */
+const phoneText = z.string().trim().min(1, 'must not be empty').max(120);
 export const sessionMessageBody = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.enum(['text', 'final_transcript']),
     text,
     message_id: z.string().min(1).max(200).optional(),
+    phoneNumber: phoneText.optional(),
   }),
   z.strictObject({ type: z.literal('partial_transcript'), text }),
   z.strictObject({ type: z.literal('barge_in') }),
 ]);
 const resyncBody = z.strictObject({ lastEventId: z.number().int().nonnegative() });
-const startBody = z.strictObject({ flow: z.string().min(1).max(40) });
+const startBody = z.strictObject({
+  flow: z.string().min(1).max(40),
+  /** Who the session is for, when the operator knows: the flows that take it say which fields. */
+  caller: z
+    .strictObject({
+      phone: phoneText.optional(),
+      id: z
+        .string()
+        .regex(/^[\w.:@+-]{1,200}$/, 'must be 1-200 letters, digits or . _ : @ + -')
+        .optional(),
+    })
+    .refine((caller) => caller.phone !== undefined || caller.id !== undefined, 'give caller.phone or caller.id')
+    .optional(),
+});
 const sessionListQuery = z.strictObject({
   flow: z.string().min(1).max(40).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
@@ -71,11 +91,18 @@ export const socketFrame = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('resync'), lastEventId: z.number().int().nonnegative() }),
   z.strictObject({ type: z.literal('ping') }),
   // The same inputs as POST …/message, each answered with an `ack` carrying the client's `ref`.
-  z.strictObject({ type: z.literal('message'), text: spoken, message_id: z.string().min(1).max(200).optional(), ref }),
+  z.strictObject({
+    type: z.literal('message'),
+    text: spoken,
+    message_id: z.string().min(1).max(200).optional(),
+    phoneNumber: phoneText.optional(),
+    ref,
+  }),
   z.strictObject({
     type: z.literal('final_transcript'),
     text: spoken,
     message_id: z.string().min(1).max(200).optional(),
+    phoneNumber: phoneText.optional(),
     ref,
   }),
   z.strictObject({ type: z.literal('barge_in'), ref }),
@@ -101,11 +128,19 @@ export interface Socket {
  * session of the service desk or the assistant) as the conversation's own.
  */
 export async function submitText(
-  deps: Pick<SessionRouteDeps, 'participants' | 'inbound'>,
+  deps: Pick<SessionRouteDeps, 'participants' | 'inbound' | 'phoneRegion'>,
   conversation: Conversation,
   text: string,
   messageId: string | null,
+  phoneNumber?: string,
 ) {
+  // The phone is kept before the message is queued, so the turn that answers it reads it.
+  if (phoneNumber !== undefined)
+    await deps.participants.setCallerPhone(
+      conversation,
+      requirePhone(spokenDigits(phoneNumber), 'phoneNumber', deps.phoneRegion),
+      'phoneNumber',
+    );
   const participant = conversation.participantId ? await deps.participants.get(conversation.participantId) : undefined;
   return participant
     ? deps.inbound.receive({ channel: 'web', sender: participant.phoneNumber, text, channelMessageId: messageId })
@@ -212,12 +247,18 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
     POST: {
       schema: {
         tags,
-        summary: 'Start a web session of a flow that needs no participant (the service desk); answers its id',
+        summary:
+          'Start a web session of a flow that needs no participant (the service desk, the assistant), with who it ' +
+          'is for when known (caller.phone, caller.id); answers its id',
         body: jsonSchema(startBody),
       },
       handler: async (request, reply) => {
         const body = parseRequest(startBody, request.body ?? {}, 'body');
-        const conversation = await deps.participants.startSession(body.flow);
+        const phone = body.caller?.phone;
+        const conversation = await deps.participants.startSession(body.flow, {
+          phone: phone === undefined ? undefined : requirePhone(spokenDigits(phone), 'caller.phone', deps.phoneRegion),
+          id: body.caller?.id,
+        });
         return reply.status(201).send(
           ok('Conversation started', {
             id: conversation.id,
@@ -255,7 +296,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
           });
           return { ok: true, callSessionId };
         }
-        const outcome = await submitText(deps, conversation, body.text, body.message_id ?? null);
+        const outcome = await submitText(deps, conversation, body.text, body.message_id ?? null, body.phoneNumber);
         refuseReusedMessageId(outcome, body.message_id);
         return reply
           .status(202)
@@ -341,7 +382,7 @@ function socketInput(deps: SessionRouteDeps, conversation: Conversation, princip
   if (!canWrite) return undefined;
   return async (frame) => {
     if (frame.type === 'barge_in') return { interrupted: deps.engine.interrupt(conversation.id) };
-    const outcome = await submitText(deps, conversation, frame.text, frame.message_id ?? null);
+    const outcome = await submitText(deps, conversation, frame.text, frame.message_id ?? null, frame.phoneNumber);
     refuseReusedMessageId(outcome, frame.message_id);
     return { inboxId: outcome.inboxId, duplicate: outcome.duplicate };
   };

@@ -11,6 +11,8 @@ type ConversationOperations = Pick<
   | 'insertConversation'
   | 'getConversation'
   | 'findConversationByParticipant'
+  | 'getSessionCaller'
+  | 'saveSessionCaller'
   | 'listSessions'
   | 'updateConversation'
   | 'setConversationChannel'
@@ -82,6 +84,27 @@ export function conversationQueries(ctx: QueryContext): ConversationOperations {
     async findConversationByParticipant(participantId) {
       const row = await byParticipant.first(ctx, { participantId });
       return row && toConversation(row);
+    },
+
+    async getSessionCaller(conversationId) {
+      const row = await db
+        .selectFrom('session_callers')
+        .select(['phone', 'person'])
+        .where('conversation_id', '=', conversationId)
+        .executeTakeFirst();
+      return row && { phone: row.phone, person: row.person };
+    },
+
+    async saveSessionCaller(conversationId, caller, now) {
+      const given = {
+        ...(caller.phone !== undefined ? { phone: caller.phone } : {}),
+        ...(caller.person !== undefined ? { person: caller.person } : {}),
+      };
+      await db
+        .insertInto('session_callers')
+        .values({ conversation_id: conversationId, phone: null, person: null, ...given, updated_at: toMs(now) })
+        .onConflict((oc) => oc.column('conversation_id').doUpdateSet({ ...given, updated_at: toMs(now) }))
+        .execute();
     },
 
     async setConversationChannel(id, channel, now) {

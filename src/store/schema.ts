@@ -45,6 +45,8 @@ export interface Database {
   crm_tickets: { id: string; customer_id: string | null; reason: string; created_at: number };
   flow_states: { conversation_id: string; data: string; updated_at: number };
   assistant_notes: { id: string; conversation_id: string; text: string; created_at: number };
+  /** Who a web session is for (migration 014): the caller's phone, the person whose memory it shares. */
+  session_callers: { conversation_id: string; phone: string | null; person: string | null; updated_at: number };
   /** One row (`id` = 'server') once a virtual clock has run. */
   virtual_clock: { id: string; at: number };
   /** Always empty: /health's write probe on SQLite. */

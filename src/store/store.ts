@@ -12,6 +12,7 @@ import type {
   OutboxItem,
   Participant,
   ParticipantStatus,
+  SessionCaller,
   StoredEvent,
   ToolCallRecord,
   TurnRecord,
@@ -70,6 +71,10 @@ export interface StoreOperations {
   ): Promise<{ participant: Participant; conversation: Conversation | undefined } | undefined>;
   getConversation(id: string): Promise<Conversation | undefined>;
   findConversationByParticipant(participantId: string): Promise<Conversation | undefined>;
+  /** Who a web session is for (migration 014); undefined when nobody said. */
+  getSessionCaller(conversationId: string): Promise<SessionCaller | undefined>;
+  /** Sets the fields of `caller` that are given (`undefined` keeps the stored value). */
+  saveSessionCaller(conversationId: string, caller: Partial<SessionCaller>, now: Date): Promise<void>;
   /**
    * Web sessions (conversations without a participant), newest first, each with the time of its
    * last message (its creation when it has none), and how many there are in all.

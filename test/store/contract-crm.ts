@@ -97,6 +97,18 @@ export function crmContract(store: () => Store): void {
       expect(await store().getFlowState(c.id)).toEqual({ state: 'Completed', ids: [] });
     });
 
+    it('keeps who a web session is for: each field set on its own, the other kept', async () => {
+      const { conversation, at } = await import('./store-fixtures.ts');
+      const c = conversation(null);
+      await store().insertConversation(c);
+      expect(await store().getSessionCaller(c.id)).toBeUndefined();
+      await store().saveSessionCaller(c.id, { phone: '+14155550100', person: 'id:crm-42' }, at(1));
+      await store().saveSessionCaller(c.id, { phone: '+14155550199' }, at(2));
+      expect(await store().getSessionCaller(c.id)).toEqual({ phone: '+14155550199', person: 'id:crm-42' });
+      await store().transaction((tx) => tx.saveSessionCaller(c.id, { person: null }, at(3)));
+      expect(await store().getSessionCaller(c.id)).toEqual({ phone: '+14155550199', person: null });
+    });
+
     it('is seeded once when several processes start together', async () => {
       const results = await Promise.all(Array.from({ length: 4 }, () => crmOf(store()).seedIfEmpty(TODAY)));
       expect(results.filter(Boolean).length).toBeLessThanOrEqual(1);

@@ -80,7 +80,7 @@ export function decisionPrompt(env: DeskTurnEnv, history: LlmMessage[]): LlmMess
     'Only pick ids from the lists below. Never invent ids. Scheduling a new visit is not rescheduling.',
     `State: ${dialog.state}. Caller verified: ${dialog.customerId ? 'yes' : 'no'}.`,
     env.callerPhone
-      ? `The caller's phone number is ${env.callerPhone}.`
+      ? `The caller's phone number is ${env.callerPhone}: verify_account needs only the ZIP code (pass a phone only if the caller gives another one).`
       : 'The caller has not given a phone number yet.',
     dialog.pendingIntent ? `Stated before verification: ${dialog.pendingIntent}.` : '',
     // A different request is a change of mind: its tool starts the new path, and a yes confirms only the task in progress.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { appointmentSchema, CrmError, invoiceSchema, slotSchema, type Crm } from './crm.ts';
 import { canonicalPhone, type PhoneRegion } from '../../core/phone.ts';
-import { spokenDigits } from './spoken-digits.ts';
+import { spokenDigits } from '../../core/spoken-digits.ts';
 import { INTENTS } from './dialog.ts';
 
 /**

@@ -25,6 +25,13 @@ import type { PhoneRegion } from '../../core/phone.ts';
 export const DESK_FALLBACK = 'Sorry, I could not finish that just now. Could you say it once more?';
 const CLARIFY = 'Ask the caller to clarify what they would like.';
 const ASK_WHAT = 'Ask what the caller would like to do.';
+/** Verification when the caller's phone is known (the channel's, or given for the web session): the ZIP alone. */
+const ASK_ZIP =
+  'Ask for the 5-digit ZIP code on the account to verify the caller (their phone number is already known), ' +
+  'acknowledging what they asked.';
+const VERIFY_AGAIN_ZIP =
+  'Verification failed. Ask again for the 5-digit ZIP code on the account, or for the phone number on the account ' +
+  'if it is not the one they are calling from.';
 
 export interface DeskTurnEnv {
   crm: Crm;
@@ -263,14 +270,17 @@ class TurnState {
       );
     this.apply({ type: 'verification_failed' });
     if (this.dialog.state === 'PendingEscalationConfirmation') this.facts.notes.push(OFFER_PERSON.verification_failed);
+    else if (this.#env.callerPhone) this.facts.notes.push(VERIFY_AGAIN_ZIP);
     else this.facts.notes.push('Verification failed. Ask again for the phone number and ZIP code on the account.');
   }
 
-  /** Asks the caller to verify, or once they have used up their attempts, offers a person. */
+  /** Asks the caller to verify (only for the ZIP when their phone is known), or once they have used up their attempts, offers a person. */
   #askToVerify(): void {
     if (!verificationLocked(this.dialog))
       return void this.facts.notes.push(
-        'Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.',
+        this.#env.callerPhone
+          ? ASK_ZIP
+          : 'Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they asked.',
       );
     if (this.apply({ type: 'escalation_offered', reason: 'verification_failed' }))
       this.facts.notes.push(OFFER_PERSON.verification_failed);

@@ -164,6 +164,16 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray, selected: Selected) => st
     /^Ask for the phone number and ZIP code/,
     () => "I can help with that. First, what's the phone number and 5-digit ZIP code on your account?",
   ],
+  [
+    /^Ask for the 5-digit ZIP code on the account to verify/,
+    () => "I can help with that. First, what's the 5-digit ZIP code on your account?",
+  ],
+  [
+    /^Verification failed\. Ask again for the 5-digit ZIP code/,
+    () =>
+      "Sorry, I couldn't match that ZIP code. Could you check it and try again? If your account is under another " +
+      'phone number, tell me that number too.',
+  ],
   [/^The caller is verified as (.+)\.$/, (m) => `Thanks, ${m[1]}, you're verified.`],
   [
     /^Verification failed/,

@@ -45,6 +45,8 @@ export function createServiceDeskFlow(options: ServiceDeskOptions): Flow {
     initialState: () => ({ state: 'CollectingVerification', subState: null }),
     subStates: [],
     needsParticipant: false,
+    // A web caller's phone given by the operator or with a message: then only the ZIP is asked.
+    callerFields: ['phone'],
     greetingHint: () => '[A caller has just connected. Greet them and ask how you can help.]',
     prepareTurn: (request) => prepareDeskTurn(request, options),
   };
@@ -72,7 +74,8 @@ async function prepareDeskTurn(request: TurnRequest, options: ServiceDeskOptions
   const run = async (context: Parameters<NonNullable<PreparedTurn['run']>>[0]): Promise<ToolLoopResult> => {
     if (input.kind === 'event') return greet(context);
     const presented = await presentedOptions(options.crm, dialog, today);
-    const callerPhone = request.participant?.phoneNumber ?? null;
+    const callerPhone =
+      request.participant?.phoneNumber ?? (await store.getSessionCaller(conversation.id))?.phone ?? null;
     const turn = await runDeskTurn(context, {
       crm: options.crm,
       dialog,

@@ -13,6 +13,7 @@ import { pendingOutboxMigration } from './010-pending-outbox.ts';
 import { cohortMigration } from './011-cohort.ts';
 import { writePathMigration } from './012-write-path.ts';
 import { goIdsMigration } from './013-go-ids.ts';
+import { sessionCallersMigration } from './014-session-callers.ts';
 import { turnTraceMigration } from './015-turn-trace.ts';
 
 /**
@@ -34,7 +35,7 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '011_cohort': cohortMigration(),
     '012_write_path': writePathMigration(dialect),
     '013_go_ids': goIdsMigration(),
-    // 014 is kept for a colleague's migration in flight; numbers only need to sort.
+    '014_session_callers': sessionCallersMigration(),
     '015_turn_trace': turnTraceMigration(),
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalPhone } from '../../core/phone.ts';
+import { canonicalPhone } from './phone.ts';
 import { spokenDigits } from './spoken-digits.ts';
 
 describe('spokenDigits', () => {
