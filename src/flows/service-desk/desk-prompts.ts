@@ -1,6 +1,6 @@
 import type { Appointment, Slot } from './crm.ts';
 import type { LlmMessage } from '../../llm/llm-provider.ts';
-import type { Dialog, DialogState, EscalationReason } from './dialog.ts';
+import type { Dialog, DialogState, EscalationReason, Intent } from './dialog.ts';
 import type { DeskTurnEnv } from './desk-turn.ts';
 
 /** What the narrator speaks from: tool results and the code's instructions, never the model's own guesses. */
@@ -38,15 +38,40 @@ export const ROLE = {
 const VOICE =
   "You are the friendly voice of Acme Pest Control's service desk. Write plain conversational text only: no JSON, no markdown, no internal ids. Be brief (at most three sentences unless listing options).";
 
-const when = (date: string, start: string, end: string) => {
-  const day = new Date(`${date}T12:00:00Z`).toLocaleDateString('en-US', {
+/** A local date (YYYY-MM-DD) as a person says it: "Thursday, June 4". */
+export const describeDate = (date: string) =>
+  new Date(`${date}T12:00:00Z`).toLocaleDateString('en-US', {
     weekday: 'long',
     month: 'long',
     day: 'numeric',
     timeZone: 'UTC',
   });
-  return `${day}, ${start}–${end}`;
+const when = (date: string, start: string, end: string) => `${describeDate(date)}, ${start}–${end}`;
+
+/** What each intent is, in the caller's words, for a clarification ("… or cancel an appointment"). */
+export const INTENT_PHRASES: Record<Intent, string> = {
+  next_appointment: 'hear when their next appointment is',
+  list_appointments: 'go over their upcoming appointments',
+  cancel: 'cancel an appointment',
+  reschedule: 'move an appointment to another time',
+  schedule: 'book a new visit',
+  billing: 'check their bill',
+  policy: 'ask about our policies',
+  human: 'speak with a person',
+  other: 'do something else',
 };
+
+/** How people repair a conversation (Rasa CALM's patterns), told to the interpreter in every state. */
+const REPAIR = [
+  'A correction of an earlier pick ("actually the other one", "no, Thursday") is a new select_appointment or ' +
+    'select_slot among the options listed.',
+  'A question asked in passing (a policy, a bill, when an appointment is) gets its tool; what is pending is asked ' +
+    'again afterwards.',
+  '"Cancel that", "never mind", "forget it" drop what is pending: decline (but "yes, cancel it" answers a ' +
+    'cancellation question).',
+  'A request that could mean two or three different things: clarify_intent naming them; do not guess.',
+  'Pass what the caller said as they said it (a phone number in any format, a ZIP code as given).',
+];
 export const describeAppointment = (a: Appointment) =>
   `${a.service} on ${when(a.date, a.windowStart, a.windowEnd)} at ${a.address}`;
 export const describeSlot = (s: Pick<Slot, 'date' | 'windowStart' | 'windowEnd'>) =>
@@ -89,6 +114,12 @@ export function decisionPrompt(env: DeskTurnEnv, history: LlmMessage[]): LlmMess
       : '',
     ...env.presented.appointments.map((a, i) => `Appointment option ${i + 1}: id ${a.id}: ${describeAppointment(a)}`),
     ...env.presented.slots.map((s, i) => `Window option ${i + 1}: id ${s.id}: ${describeSlot(s)}`),
+    dialog.selectedAppointmentId ? `Picked so far: appointment ${dialog.selectedAppointmentId}.` : '',
+    dialog.selectedSlotId ? `Picked so far: window ${dialog.selectedSlotId}.` : '',
+    dialog.state === 'DisambiguatingIntent'
+      ? `The caller was asked which they meant: ${dialog.candidates.join(', ')}. Their answer is a pick_intent.`
+      : '',
+    ...REPAIR,
   ];
   return [{ role: 'system', content: lines.filter(Boolean).join('\n') }, ...history];
 }

@@ -50,7 +50,15 @@ export const verifyAccount = tool({
       .max(120)
       .optional()
       .describe('The phone number on the account as the caller gave it (any format, digits may be spoken words)'),
-    zip: z.string().regex(/^\d{5}$/, 'must be exactly 5 digits'),
+    // As models pass it: a number, spoken digits, ZIP+4; a ZIP code that is not 5 digits is asked for again.
+    zip: z.preprocess(
+      (value) =>
+        typeof value === 'number' ? String(value) : typeof value === 'string' ? spokenDigits(value).trim() : value,
+      z
+        .string()
+        .regex(/^\d{5}(?:-?\d{4})?$/, 'must be exactly 5 digits')
+        .transform((zip) => zip.slice(0, 5)),
+    ),
     intent: z.enum(INTENTS).optional().describe('What the caller wants, if they said'),
   }),
   output: z.object({

@@ -1,19 +1,37 @@
-import type { Crm, Appointment, Slot } from './crm.ts';
+import type { Crm, Appointment, Invoice, Slot } from './crm.ts';
 import type { FlowRunContext } from '../../engine/flow.ts';
 import type { ToolLoopResult } from '../../engine/tool-loop.ts';
 import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';
 import { toolSpec } from '../../tools/define-tool.ts';
 import { plainReply } from '../../engine/plain-text.ts';
-import { pendingAction, transition, verificationLocked, type Dialog, type DialogEvent, type Intent } from './dialog.ts';
+import {
+  pendingAction,
+  pendingTask,
+  transition,
+  verificationLocked,
+  type Dialog,
+  type DialogEvent,
+  type Intent,
+} from './dialog.ts';
 import { deskTool, DESK_TOOLS, type DeskTool } from './desk-tools.ts';
-import { actionPlanSchema, choicesFor, CHOICES, gate, type ActionPlan, type ChoiceName } from './gate.ts';
+import {
+  actionPlanSchema,
+  choicesFor,
+  CHOICES,
+  gate,
+  type ActionPlan,
+  type ChoiceName,
+  type GateDecision,
+} from './gate.ts';
 import {
   acknowledgePrompt,
   CONFIRM_QUESTIONS,
   decisionPrompt,
+  describeDate,
   describeSlot,
   describeVisit,
   doneNote,
+  INTENT_PHRASES,
   narratorPrompt,
   OFFER_PERSON,
   type Done,
@@ -29,6 +47,17 @@ const ASK_WHAT = 'Ask what the caller would like to do.';
 const ASK_ZIP =
   'Ask for the 5-digit ZIP code on the account to verify the caller (their phone number is already known), ' +
   'acknowledging what they asked.';
+/** After a question asked in passing was answered: the task it interrupted goes on (decision 005, repair). */
+const RESUME = 'Having answered that, go back to what was pending, below.';
+const NOT_OFFERED = {
+  windows:
+    'What the caller picked is not one of the windows offered: say so, list the windows below again and ask ' +
+    'which one suits them.',
+  appointments: (purpose: string) =>
+    `What the caller picked is not one of their appointments listed: say so, list them below again and ask which one to ${purpose}.`,
+};
+/** Read-only tools a caller may ask about in passing without dropping what is pending. */
+const DIGRESSIONS = new Set(['service_policy', 'open_invoices', 'lookup_account', 'list_appointments']);
 const VERIFY_AGAIN_ZIP =
   'Verification failed. Ask again for the 5-digit ZIP code on the account, or for the phone number on the account ' +
   'if it is not the one they are calling from.';
@@ -136,10 +165,23 @@ async function decideAndAct(
 
   const told = () => state.facts.notes.length + state.facts.appointments.length + state.facts.slots.length;
   const toldBefore = told();
-  if (decision.decision === 'run') await state.runTool(decision.tool, decision.input);
-  else if (decision.decision === 'choice') await state.choose(decision.choice, decision.input);
-  else if (decision.decision === 'refuse') await state.refused(decision.code, decision.intent);
-  // Nothing came of the turn that the caller could be told: the open question is asked again, or they are asked to clarify (never told internals).
+  if (decision.decision === 'run') {
+    const before = state.dialog;
+    await state.runTool(decision.tool, decision.input);
+    // A question asked in passing (a policy, a bill): answered, then the pending task goes on.
+    const { purpose } = decision.input as { purpose?: string };
+    const passing = DIGRESSIONS.has(decision.tool.name) && purpose !== 'cancel' && purpose !== 'reschedule';
+    if (
+      passing &&
+      pendingTask(before) &&
+      state.dialog.state === before.state &&
+      state.dialog.purpose === before.purpose
+    )
+      await state.resume();
+  } else if (decision.decision === 'choice') await state.choose(decision.choice, decision.input);
+  else if (decision.decision === 'refuse') await state.refused(decision);
+  // Nothing came of the turn that the caller could be told (a refused or unusable proposal, a plain answer):
+  // the open question is asked again, or they are asked to clarify (never told internals).
   if (told() === toldBefore && !(await state.askAgain()) && decision.decision !== 'answer')
     state.facts.notes.push(CLARIFY);
   return { dialog: state.dialog, facts: state.facts };
@@ -218,6 +260,8 @@ class TurnState {
         const purpose = input.purpose === 'cancel' || input.purpose === 'reschedule' ? input.purpose : null;
         this.facts.appointments = appointments;
         if (appointments.length === 0) this.facts.notes.push('The caller has no upcoming appointments.');
+        // Asked in passing while something is pending: told, and the pending task is kept.
+        else if (purpose === null && pendingTask(this.dialog)) return;
         else if (this.apply({ type: 'appointments_presented', ids: appointments.map((a) => a.id), purpose }) && purpose)
           this.facts.notes.push(`Ask which appointment to ${purpose}.`);
         return;
@@ -238,8 +282,13 @@ class TurnState {
       case 'lookup_account':
         this.facts.notes.push(`The account is ${String(output.name)}, service address ${String(output.address)}.`);
         return;
+      case 'open_invoices':
+        // Amounts and dates as a person says them; never the invoice's id or its cents.
+        return void this.facts.notes.push(invoicesNote((output.invoices as Invoice[]) ?? []));
+      case 'service_policy':
+        return void this.facts.notes.push(`Our policy: ${String(output.policy)}`);
       default:
-        this.facts.notes.push(`${name} returned: ${JSON.stringify(output)}`);
+        this.facts.notes.push('That was done.');
     }
   }
 
@@ -298,6 +347,8 @@ class TurnState {
     const { state, purpose } = this.dialog;
     const { presented } = this.#env;
     if (CONFIRM_QUESTIONS[state]) this.#confirmQuestion();
+    else if (state === 'DisambiguatingIntent') this.#askWhich();
+    else if (state === 'CollectingVerification' && this.dialog.pendingIntent) this.#askToVerify();
     else if (state === 'PendingEscalationConfirmation')
       this.facts.notes.push(OFFER_PERSON[this.dialog.escalationReason ?? 'address_change']);
     else if (state === 'PendingScheduleDetails') await this.#askAddress();
@@ -306,9 +357,46 @@ class TurnState {
       this.facts.notes.push(`Ask which appointment to ${purpose}.`);
     } else if (state === 'PresentingSlots' && presented.slots.length > 0) {
       this.facts.slots = presented.slots;
+      this.facts.selected.appointment =
+        presented.appointments.find((a) => a.id === this.dialog.selectedAppointmentId) ?? null;
       this.facts.notes.push('Ask which window suits the caller.');
     } else return false;
     return true;
+  }
+
+  /** Back to what was pending after a question asked in passing. */
+  async resume(): Promise<void> {
+    this.facts.notes.push(RESUME);
+    if (!(await this.askAgain())) this.facts.notes.pop();
+  }
+
+  /** The clarification of an unclear request, naming what it could be. */
+  #askWhich(): void {
+    const options = this.dialog.candidates.map((intent) => INTENT_PHRASES[intent]);
+    const listed = options.length > 1 ? `${options.slice(0, -1).join(', ')} or ${options.at(-1)}` : options.join('');
+    this.facts.notes.push(`The request is unclear. Ask whether the caller wants to ${listed}.`);
+  }
+
+  /**
+   * A pick that was not among the options: the options are listed again and asked for; from a
+   * confirmation the dialog goes back to choosing, so a yes cannot confirm the earlier pick.
+   */
+  #relist(kind: 'appointments' | 'windows'): void {
+    const { presented } = this.#env;
+    const { purpose } = this.dialog;
+    if (kind === 'windows') {
+      if (presented.slots.length === 0) return;
+      if (this.dialog.state !== 'PresentingSlots')
+        this.apply({ type: 'slots_presented', ids: presented.slots.map((slot) => slot.id) });
+      this.facts.slots = presented.slots;
+      return void this.facts.notes.push(NOT_OFFERED.windows);
+    }
+    if ((purpose !== 'cancel' && purpose !== 'reschedule') || presented.appointments.length === 0)
+      return void this.facts.notes.push(ASK_WHAT);
+    if (this.dialog.state !== 'PresentingAppointments')
+      this.apply({ type: 'appointments_presented', ids: presented.appointments.map((a) => a.id), purpose });
+    this.facts.appointments = presented.appointments;
+    this.facts.notes.push(NOT_OFFERED.appointments(purpose));
   }
 
   /** The confirmation question of the state, with the appointment and window it is about. */
@@ -328,19 +416,30 @@ class TurnState {
         return this.#askToVerify();
       case 'confirm':
         return input.answer === 'yes' ? this.#confirmed() : this.#declined();
-      case 'select_appointment':
-        if (!this.apply({ type: 'appointment_selected', id: String(input.appointmentId) })) {
-          // Listed for information only, there is nothing to pick them for yet.
-          return void this.facts.notes.push(
-            this.dialog.purpose ? 'Ask the caller to pick one of the appointments listed.' : ASK_WHAT,
-          );
-        }
-        if (this.dialog.state === 'PendingCancellationConfirmation') return this.#confirmQuestion();
+      case 'select_appointment': {
+        const choosing = this.dialog.state === 'PresentingAppointments';
+        // Listed for information only, there is nothing to pick them for yet; else what was offered is listed again.
+        if (!this.apply({ type: 'appointment_selected', id: String(input.appointmentId) }))
+          return this.#relist('appointments');
+        if (CONFIRM_QUESTIONS[this.dialog.state]) return this.#confirmQuestion();
+        // A correction while choosing a window: the windows stand, for the other appointment.
+        if (!choosing) return void (await this.askAgain());
         return this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 });
+      }
       case 'select_slot':
-        if (!this.apply({ type: 'slot_selected', id: String(input.slotId) }))
-          return void this.facts.notes.push('Ask the caller to pick one of the windows listed.');
+        if (!this.apply({ type: 'slot_selected', id: String(input.slotId) })) return this.#relist('windows');
         return this.#confirmQuestion();
+      case 'clarify_intent':
+        if (this.apply({ type: 'intent_unclear', candidates: input.candidates as Intent[] })) this.#askWhich();
+        return;
+      case 'pick_intent': {
+        const intent = input.intent as Intent;
+        if (!this.apply({ type: 'intent_picked', intent })) return;
+        if (this.dialog.customerId === null) return this.#askToVerify();
+        // The task the clarification interrupted, named again, goes on where it was.
+        if (this.dialog.state !== 'VerifiedIdle') return void (await this.askAgain());
+        return this.#pursue(intent);
+      }
       case 'confirm_address':
         // Never a booking at an address the caller said is wrong: a person can change it.
         if (input.confirmed !== true) {
@@ -353,8 +452,7 @@ class TurnState {
       case 'schedule_new_visit':
         return this.#pursue('schedule');
       case 'decline':
-        if (this.apply({ type: 'declined' })) this.facts.notes.push('Nothing was changed, as the caller said no.');
-        return;
+        return this.#decline();
     }
   }
 
@@ -400,6 +498,22 @@ class TurnState {
     return true;
   }
 
+  /** "Cancel that", "never mind", "neither": what is pending is dropped, or a clarification goes back to the task it interrupted. */
+  async #decline(): Promise<void> {
+    const before = this.dialog;
+    if (CONFIRM_QUESTIONS[before.state] || before.state === 'PendingEscalationConfirmation') return this.#declined();
+    if (!this.apply({ type: 'declined' })) return;
+    if (before.state === 'DisambiguatingIntent') {
+      if (before.resume && (await this.askAgain())) return;
+      return void this.facts.notes.push(ASK_WHAT);
+    }
+    this.facts.notes.push(
+      before.state === 'CollectingVerification'
+        ? 'The caller dropped their request; nothing was done. Ask if there is anything else.'
+        : 'Nothing was changed, as the caller said no.',
+    );
+  }
+
   #declined(): void {
     const person = this.dialog.state === 'PendingEscalationConfirmation';
     if (!this.apply({ type: 'declined' })) return;
@@ -424,16 +538,50 @@ class TurnState {
     };
   }
 
-  /** A refused proposal: the reason is in the gate's audit entry; the caller is asked, or taken down the proper path. */
-  async refused(code: string, intent: Intent | undefined): Promise<void> {
+  /**
+   * A refused proposal: the reason is in the gate's audit entry; the caller is taken down the
+   * proper path, or asked again for what was missing or malformed. Anything else (a choice not
+   * open now, no such tool) adds nothing: the open question is asked again, or the caller asked to clarify.
+   */
+  async refused(decision: Extract<GateDecision, { decision: 'refuse' }>): Promise<void> {
+    const { code, intent } = decision;
     if (code === 'not_verified') {
       if (intent) this.apply({ type: 'intent_stated', intent });
       return this.#askToVerify();
     }
     if (code === 'verification_locked') return this.#askToVerify();
     if (code === 'needs_confirmation' && intent) return this.#pursue(intent);
-    this.facts.notes.push(CLARIFY);
+    if (code === 'invalid_arguments' && decision.invalid) this.#reask(decision.invalid);
   }
+
+  /** A specific re-ask for what the caller gave that cannot be used (a ZIP code that is not 5 digits). */
+  #reask(invalid: NonNullable<Extract<GateDecision, { decision: 'refuse' }>['invalid']>): void {
+    const field = (path: string) => invalid.fields.find((f) => f.path === path);
+    if (invalid.name === 'verify_account' && this.dialog.customerId === null) {
+      if (verificationLocked(this.dialog)) return this.#askToVerify();
+      const zip = field('zip');
+      if (zip)
+        return void this.facts.notes.push(
+          zip.missing
+            ? 'Ask for the 5-digit ZIP code on the account, which is needed with the phone number.'
+            : 'The ZIP code the caller gave is not 5 digits: say that a ZIP code has 5 digits and ask for it again.',
+        );
+      if (field('phone'))
+        return void this.facts.notes.push('Ask for the phone number on the account again, with its area code.');
+    }
+    if (invalid.name === 'select_slot') return this.#relist('windows');
+    if (invalid.name === 'select_appointment') return this.#relist('appointments');
+  }
+}
+
+/** "1 open invoice: $129.00 due Wednesday, June 10." */
+function invoicesNote(invoices: Invoice[]): string {
+  if (invoices.length === 0) return 'The caller has no open invoices.';
+  const each = invoices.map(
+    (invoice) =>
+      `${new Intl.NumberFormat('en-US', { style: 'currency', currency: invoice.currency }).format(invoice.amountCents / 100)} due ${describeDate(invoice.dueDate)}`,
+  );
+  return `The caller has ${invoices.length} open invoice${invoices.length > 1 ? 's' : ''}: ${each.join('; ')}.`;
 }
 
 function choosingWindow(dialog: Dialog): boolean {
@@ -458,6 +606,10 @@ function choiceSpec(name: ChoiceName) {
     schedule_new_visit:
       'The caller wants a new visit (not moving an existing one), also when something else is pending: that is ' +
       'dropped.',
+    clarify_intent:
+      'The request could mean two or three different things (say, moving an appointment or cancelling it): name ' +
+      'them, and the caller is asked which. Do not guess.',
+    pick_intent: 'The caller said which of the things they were asked about they meant.',
   };
   return toolSpec({ name, description: descriptions[name], input: CHOICES[name], execute: () => '' });
 }

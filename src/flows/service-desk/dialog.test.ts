@@ -19,6 +19,7 @@ function inState(state: DialogState, purpose: Dialog['purpose'] = null): Dialog 
     case 'PresentingSlots':
       return {
         ...base,
+        presentedAppointmentIds: ['apt_1', 'apt_2'],
         presentedSlotIds: ['slot_1'],
         purpose: purpose ?? 'reschedule',
         selectedAppointmentId: 'apt_1',
@@ -29,14 +30,15 @@ function inState(state: DialogState, purpose: Dialog['purpose'] = null): Dialog 
       return {
         ...base,
         purpose: 'reschedule',
+        presentedAppointmentIds: ['apt_1', 'apt_2'],
         selectedAppointmentId: 'apt_1',
-        presentedSlotIds: ['slot_1'],
+        presentedSlotIds: ['slot_1', 'slot_2'],
         selectedSlotId: 'slot_1',
       };
     case 'PendingScheduleDetails':
       return { ...base, purpose: 'schedule', addressConfirmed: true };
     case 'PendingScheduleConfirmation':
-      return { ...base, purpose: 'schedule', presentedSlotIds: ['slot_1'], selectedSlotId: 'slot_1' };
+      return { ...base, purpose: 'schedule', presentedSlotIds: ['slot_1', 'slot_2'], selectedSlotId: 'slot_1' };
     case 'PendingEscalationConfirmation':
       return { ...base, escalationReason: 'address_change' };
     default:
@@ -48,7 +50,8 @@ const EVENTS: Record<DialogEvent['type'], DialogEvent> = {
   intent_stated: { type: 'intent_stated', intent: 'next_appointment' },
   verified: { type: 'verified', customerId: 'cus_9' },
   verification_failed: { type: 'verification_failed' },
-  intent_unclear: { type: 'intent_unclear' },
+  intent_unclear: { type: 'intent_unclear', candidates: ['reschedule', 'cancel'] },
+  intent_picked: { type: 'intent_picked', intent: 'billing' },
   appointments_presented: { type: 'appointments_presented', ids: ['apt_1'], purpose: 'cancel' },
   appointment_selected: { type: 'appointment_selected', id: 'apt_1' },
   schedule_requested: { type: 'schedule_requested' },
@@ -61,7 +64,6 @@ const EVENTS: Record<DialogEvent['type'], DialogEvent> = {
   escalated: { type: 'escalated' },
 };
 
-const IDLE = ['VerifiedIdle', 'DisambiguatingIntent', 'Completed'];
 const PENDING = [
   'PendingCancellationConfirmation',
   'PendingRescheduleConfirmation',
@@ -74,9 +76,15 @@ const VALID: Record<DialogEvent['type'], readonly string[]> = {
   intent_stated: DIALOG_STATES,
   verified: ['CollectingVerification'],
   verification_failed: ['CollectingVerification'],
-  intent_unclear: IDLE,
+  intent_unclear: DIALOG_STATES,
+  intent_picked: ['DisambiguatingIntent'],
   appointments_presented: VERIFIED,
-  appointment_selected: ['PresentingAppointments'],
+  appointment_selected: [
+    'PresentingAppointments',
+    'PendingCancellationConfirmation',
+    'PresentingSlots',
+    'PendingRescheduleConfirmation',
+  ],
   schedule_requested: VERIFIED,
   address_confirmed: ['PendingScheduleDetails'],
   slots_presented: [
@@ -85,10 +93,10 @@ const VALID: Record<DialogEvent['type'], readonly string[]> = {
     'PendingRescheduleConfirmation',
     'PendingScheduleConfirmation',
   ],
-  slot_selected: ['PresentingSlots'],
+  slot_selected: ['PresentingSlots', 'PendingRescheduleConfirmation', 'PendingScheduleConfirmation'],
   escalation_offered: DIALOG_STATES,
   confirmed: PENDING,
-  declined: [...PENDING, 'PresentingSlots', 'PresentingAppointments', 'PendingScheduleDetails'],
+  declined: [...PENDING, 'PresentingSlots', 'PresentingAppointments', 'PendingScheduleDetails', 'DisambiguatingIntent'],
   escalated: DIALOG_STATES,
 };
 
@@ -287,5 +295,81 @@ describe('dialog transitions', () => {
       reason: 'the visit is not at the address on file',
     });
     expect(pendingAction(inState('VerifiedIdle'))).toBeNull();
+  });
+
+  it('a correction picks again among what was offered, keeping the rest of the task', () => {
+    const slot = transition(inState('PendingRescheduleConfirmation'), { type: 'slot_selected', id: 'slot_2' });
+    expect(slot.ok && pendingAction(slot.dialog)).toEqual({
+      tool: 'reschedule_appointment',
+      appointmentId: 'apt_1',
+      slotId: 'slot_2',
+    });
+    const appointment = transition(inState('PendingRescheduleConfirmation'), {
+      type: 'appointment_selected',
+      id: 'apt_2',
+    });
+    expect(appointment.ok && pendingAction(appointment.dialog)).toEqual({
+      tool: 'reschedule_appointment',
+      appointmentId: 'apt_2',
+      slotId: 'slot_1',
+    });
+    const cancel = transition(
+      { ...inState('PendingCancellationConfirmation'), presentedAppointmentIds: ['apt_1', 'apt_2'] },
+      { type: 'appointment_selected', id: 'apt_2' },
+    );
+    expect(cancel.ok && pendingAction(cancel.dialog)).toEqual({ tool: 'cancel_appointment', appointmentId: 'apt_2' });
+    const booking = transition(inState('PendingScheduleConfirmation'), { type: 'slot_selected', id: 'slot_2' });
+    expect(booking.ok && pendingAction(booking.dialog)).toEqual({ tool: 'create_appointment', slotId: 'slot_2' });
+    // Never something that was not offered.
+    expect(transition(inState('PendingRescheduleConfirmation'), { type: 'slot_selected', id: 'slot_9' }).ok).toBe(
+      false,
+    );
+  });
+
+  it('an unclear request asks which of its candidates was meant; the task it interrupted waits, unchanged', () => {
+    const asked = transition(inState('PresentingSlots'), EVENTS.intent_unclear);
+    expect(asked.ok && asked.dialog).toMatchObject({
+      state: 'DisambiguatingIntent',
+      candidates: ['reschedule', 'cancel'],
+      resume: 'PresentingSlots',
+      presentedSlotIds: ['slot_1'],
+      selectedAppointmentId: 'apt_1',
+    });
+    if (!asked.ok) throw new Error(asked.reason);
+    // Nothing can be confirmed while the caller is asked what they meant.
+    expect(pendingAction({ ...asked.dialog })).toBeNull();
+    const neither = transition(asked.dialog, EVENTS.declined);
+    expect(neither.ok && neither.dialog).toEqual({ ...inState('PresentingSlots') });
+    const same = transition(asked.dialog, { type: 'intent_picked', intent: 'reschedule' });
+    expect(same.ok && same.dialog).toEqual({ ...inState('PresentingSlots') });
+    const other = transition(asked.dialog, EVENTS.intent_picked);
+    expect(other.ok && other.dialog).toMatchObject({
+      state: 'VerifiedIdle',
+      purpose: null,
+      presentedSlotIds: [],
+      candidates: [],
+      resume: null,
+    });
+    expect(transition(inState('VerifiedIdle'), { type: 'intent_unclear', candidates: ['cancel', 'cancel'] })).toEqual({
+      ok: false,
+      reason: 'intent_unclear: needs two or more different candidates',
+    });
+  });
+
+  it('before verification an unclear request is clarified, verification still possible, the pick kept for after it', () => {
+    const asked = transition(initialDialog(), EVENTS.intent_unclear);
+    if (!asked.ok) throw new Error(asked.reason);
+    expect(transition(asked.dialog, EVENTS.verified).ok).toBe(true);
+    const failed = transition(asked.dialog, EVENTS.verification_failed);
+    expect(failed.ok && failed.dialog).toMatchObject({
+      state: 'CollectingVerification',
+      zipAttempts: 1,
+      candidates: [],
+    });
+    const picked = transition(asked.dialog, EVENTS.intent_picked);
+    expect(picked.ok && picked.dialog).toMatchObject({ state: 'CollectingVerification', pendingIntent: 'billing' });
+    // "Never mind" drops the request that waited for verification.
+    const dropped = picked.ok ? transition(picked.dialog, EVENTS.declined) : undefined;
+    expect(dropped?.ok && dropped.dialog).toMatchObject({ state: 'CollectingVerification', pendingIntent: null });
   });
 });

@@ -55,6 +55,13 @@ export const dialogSchema = z.object({
   selectedAppointmentId: z.string().nullable(),
   selectedSlotId: z.string().nullable(),
   addressConfirmed: z.boolean(),
+  /** What an unclear request could mean (DisambiguatingIntent): the caller is asked which. */
+  candidates: z.array(z.enum(INTENTS)).default([]),
+  /**
+   * The task a clarification interrupted (DisambiguatingIntent entered from it): "neither", or
+   * picking that same task again, goes back to it as it was.
+   */
+  resume: z.enum(DIALOG_STATES).nullable().default(null),
   /** Why a person is being offered (PendingEscalationConfirmation): what their ticket is about. */
   escalationReason: z.enum(ESCALATION_REASONS).nullable().default(null),
   /**
@@ -79,6 +86,8 @@ export const initialDialog = (): Dialog => ({
   selectedAppointmentId: null,
   selectedSlotId: null,
   addressConfirmed: false,
+  candidates: [],
+  resume: null,
   escalationReason: null,
   untold: null,
 });
@@ -88,7 +97,8 @@ export type DialogEvent =
   | { type: 'intent_stated'; intent: Intent }
   | { type: 'verified'; customerId: string }
   | { type: 'verification_failed' }
-  | { type: 'intent_unclear' }
+  | { type: 'intent_unclear'; candidates: Intent[] }
+  | { type: 'intent_picked'; intent: Intent }
   | { type: 'appointments_presented'; ids: string[]; purpose: 'cancel' | 'reschedule' | null }
   | { type: 'appointment_selected'; id: string }
   | { type: 'schedule_requested' }
@@ -108,8 +118,44 @@ const PENDING_CONFIRMATION: readonly DialogState[] = [
   'PendingScheduleConfirmation',
   'PendingEscalationConfirmation',
 ];
-/** States with nothing pending (only there is an unclear request a reason to ask what the caller means). */
-const IDLE: readonly DialogState[] = ['VerifiedIdle', 'DisambiguatingIntent', 'Completed'];
+/** The states where a correction picks again among what was offered, by kind. */
+const PICKING_APPOINTMENT: readonly DialogState[] = [
+  'PresentingAppointments',
+  'PendingCancellationConfirmation',
+  'PresentingSlots',
+  'PendingRescheduleConfirmation',
+];
+const PICKING_SLOT: readonly DialogState[] = [
+  'PresentingSlots',
+  'PendingRescheduleConfirmation',
+  'PendingScheduleConfirmation',
+];
+
+/** Whether something waits on the caller: a choice, a yes, the address, a clarification, or a request to verify for. */
+export function pendingTask(dialog: Pick<Dialog, 'state' | 'purpose' | 'pendingIntent'>): boolean {
+  switch (dialog.state) {
+    case 'VerifiedIdle':
+    case 'Completed':
+      return false;
+    case 'CollectingVerification':
+      return dialog.pendingIntent !== null;
+    case 'PresentingAppointments':
+      return dialog.purpose !== null;
+    default:
+      return true;
+  }
+}
+
+/** The task an intent names, when it is one the dialog carries out step by step. */
+const TASK_OF: Partial<Record<Intent, Dialog['purpose']>> = {
+  cancel: 'cancel',
+  reschedule: 'reschedule',
+  schedule: 'schedule',
+};
+
+/** The caller is still to verify: collecting it, or asked what they meant before doing so. */
+const collecting = (dialog: Dialog) =>
+  dialog.customerId === null && (dialog.state === 'CollectingVerification' || dialog.state === 'DisambiguatingIntent');
 
 const refuse = (dialog: Dialog, event: DialogEvent, why = `not valid in ${dialog.state}`): TransitionResult => ({
   ok: false,
@@ -130,6 +176,8 @@ function cleared(dialog: Dialog, state: DialogState): Partial<Dialog> {
     selectedAppointmentId: null,
     selectedSlotId: null,
     addressConfirmed: false,
+    candidates: [],
+    resume: null,
     escalationReason: null,
   };
 }
@@ -142,11 +190,11 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       // Before verification the intent waits; afterwards the turn acts on it and it is spent.
       return to(dialog, { pendingIntent: verified ? null : event.intent });
     case 'verified':
-      if (dialog.state !== 'CollectingVerification') return refuse(dialog, event, 'already verified');
+      if (!collecting(dialog)) return refuse(dialog, event, 'already verified');
       if (verificationLocked(dialog)) return refuse(dialog, event, 'too many failed attempts');
       return to(dialog, { ...cleared(dialog, 'VerifiedIdle'), customerId: event.customerId, zipAttempts: 0 });
     case 'verification_failed': {
-      if (dialog.state !== 'CollectingVerification') return refuse(dialog, event);
+      if (!collecting(dialog)) return refuse(dialog, event);
       const zipAttempts = dialog.zipAttempts + 1;
       // No more guesses: the caller is offered a person instead.
       if (zipAttempts >= MAX_ZIP_ATTEMPTS)
@@ -155,11 +203,26 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
           zipAttempts,
           escalationReason: 'verification_failed',
         });
-      return to(dialog, { zipAttempts });
+      return to(dialog, { ...cleared(dialog, 'CollectingVerification'), zipAttempts });
     }
-    case 'intent_unclear':
-      if (!IDLE.includes(dialog.state)) return refuse(dialog, event);
-      return to(dialog, cleared(dialog, 'DisambiguatingIntent'));
+    case 'intent_unclear': {
+      // From anywhere: the task in progress is kept as it was, to go back to if the caller meant neither.
+      const candidates = [...new Set(event.candidates)];
+      if (candidates.length < 2) return refuse(dialog, event, 'needs two or more different candidates');
+      const resume =
+        dialog.state === 'DisambiguatingIntent' ? dialog.resume : pendingTask(dialog) ? dialog.state : null;
+      return to(dialog, { state: 'DisambiguatingIntent', candidates, resume });
+    }
+    case 'intent_picked': {
+      if (dialog.state !== 'DisambiguatingIntent') return refuse(dialog, event);
+      // The task that was interrupted, named again: it goes on where it was.
+      if (dialog.resume && dialog.purpose !== null && TASK_OF[event.intent] === dialog.purpose)
+        return to(dialog, { state: dialog.resume, candidates: [], resume: null });
+      return to(dialog, {
+        ...cleared(dialog, verified ? 'VerifiedIdle' : 'CollectingVerification'),
+        pendingIntent: verified ? null : event.intent,
+      });
+    }
     case 'appointments_presented':
       // From any verified state: a caller who changes their mind starts the new path, and whatever was pending is dropped.
       if (!verified) return refuse(dialog, event);
@@ -169,7 +232,8 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
         purpose: event.purpose,
       });
     case 'appointment_selected':
-      if (dialog.state !== 'PresentingAppointments') return refuse(dialog, event);
+      // Also a correction ("actually the other one") where one was already picked: it replaces the pick.
+      if (!PICKING_APPOINTMENT.includes(dialog.state)) return refuse(dialog, event);
       if (!dialog.presentedAppointmentIds.includes(event.id))
         return refuse(dialog, event, 'not among the appointments presented');
       if (dialog.purpose === 'cancel')
@@ -202,7 +266,7 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       return to(dialog, { state: 'PresentingSlots', presentedSlotIds: [...event.ids], selectedSlotId: null });
     }
     case 'slot_selected':
-      if (dialog.state !== 'PresentingSlots') return refuse(dialog, event);
+      if (!PICKING_SLOT.includes(dialog.state)) return refuse(dialog, event);
       if (!dialog.presentedSlotIds.includes(event.id)) return refuse(dialog, event, 'not among the slots presented');
       return to(dialog, {
         state: dialog.purpose === 'reschedule' ? 'PendingRescheduleConfirmation' : 'PendingScheduleConfirmation',
@@ -216,6 +280,14 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       if (!PENDING_CONFIRMATION.includes(dialog.state)) return refuse(dialog, event, 'nothing is waiting for a yes');
       return to(dialog, cleared(dialog, 'Completed'));
     case 'declined':
+      // "Neither" to a clarification: back to the task it interrupted, as it was.
+      if (dialog.state === 'DisambiguatingIntent')
+        return dialog.resume
+          ? to(dialog, { state: dialog.resume, candidates: [], resume: null })
+          : to(dialog, cleared(dialog, verified ? 'VerifiedIdle' : 'CollectingVerification'));
+      // "Never mind" before verification: the request waiting for it is dropped.
+      if (dialog.state === 'CollectingVerification')
+        return dialog.pendingIntent ? to(dialog, { pendingIntent: null }) : refuse(dialog, event);
       if (
         !PENDING_CONFIRMATION.includes(dialog.state) &&
         !['PresentingSlots', 'PresentingAppointments', 'PendingScheduleDetails'].includes(dialog.state)

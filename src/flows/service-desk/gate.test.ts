@@ -71,7 +71,18 @@ describe('policy gate', () => {
       decision: 'refuse',
       code: 'invalid_arguments',
       reason: 'verify_account: zip: must be exactly 5 digits',
+      invalid: { name: 'verify_account', fields: [{ path: 'zip', missing: false }] },
     });
+    expect(gate(initialDialog(), tool('verify_account', { phone: '4155550100' }))).toMatchObject({
+      code: 'invalid_arguments',
+      invalid: { fields: [{ path: 'zip', missing: true }] },
+    });
+    // As models pass a ZIP code: a number, spoken, ZIP+4.
+    for (const zip of [94107, 'nine four one oh seven', '94107-1234'])
+      expect(gate(initialDialog(), tool('verify_account', { zip }))).toMatchObject({
+        decision: 'run',
+        input: { zip: '94107' },
+      });
     expect(gate(verified, tool('list_appointments', { limit: 99 }))).toMatchObject({
       decision: 'refuse',
       code: 'invalid_arguments',
@@ -104,16 +115,31 @@ describe('policy gate', () => {
           decision: 'run',
         });
       }
-      expect(choicesFor(initialDialog())).toEqual(['note_intent']);
+      expect(choicesFor(initialDialog())).toEqual(['note_intent', 'clarify_intent']);
+      expect(choicesFor({ ...initialDialog(), pendingIntent: 'billing' })).toEqual([
+        'decline',
+        'note_intent',
+        'clarify_intent',
+      ]);
       expect(choicesFor({ ...initialDialog(), state: 'PendingEscalationConfirmation' })).toEqual([
         'confirm',
+        'decline',
         'note_intent',
+        'clarify_intent',
       ]);
     },
   );
 
-  it('offers a decline wherever a list or the address question waits for an answer', () => {
-    for (const state of ['PresentingAppointments', 'PresentingSlots', 'PendingScheduleDetails'] as const) {
+  it('offers a decline wherever something waits for an answer', () => {
+    for (const state of [
+      'PresentingAppointments',
+      'PresentingSlots',
+      'PendingScheduleDetails',
+      'PendingCancellationConfirmation',
+      'PendingRescheduleConfirmation',
+      'PendingScheduleConfirmation',
+      'DisambiguatingIntent',
+    ] as const) {
       expect(gate({ ...verified, state }, tool('decline', {}))).toEqual({
         decision: 'choice',
         choice: 'decline',
@@ -124,10 +150,29 @@ describe('policy gate', () => {
   });
 
   it('accepts only the choices the current state offers', () => {
+    // A confirmation takes a yes or no, a correction of the pick, and "cancel that".
     expect(choicesFor({ ...verified, state: 'PendingCancellationConfirmation' })).toEqual([
       'confirm',
+      'select_appointment',
+      'decline',
       'schedule_new_visit',
+      'clarify_intent',
     ]);
+    expect(choicesFor({ ...verified, state: 'PendingRescheduleConfirmation' })).toEqual([
+      'confirm',
+      'select_slot',
+      'select_appointment',
+      'decline',
+      'schedule_new_visit',
+      'clarify_intent',
+    ]);
+    expect(choicesFor({ ...verified, state: 'DisambiguatingIntent' })).toEqual([
+      'pick_intent',
+      'decline',
+      'schedule_new_visit',
+      'clarify_intent',
+    ]);
+    expect(choicesFor(verified)).toEqual(['schedule_new_visit', 'clarify_intent']);
     expect(gate({ ...verified, state: 'PendingCancellationConfirmation' }, tool('confirm', { answer: 'yes' }))).toEqual(
       { decision: 'choice', choice: 'confirm', input: { answer: 'yes' } },
     );

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeIssues } from '../../tools/define-tool.ts';
-import { INTENTS, verificationLocked, type Dialog, type DialogState, type Intent } from './dialog.ts';
+import { INTENTS, verificationLocked, type Dialog, type Intent } from './dialog.ts';
 import { deskTool, type DeskTool } from './desk-tools.ts';
 
 /**
@@ -22,6 +22,8 @@ export const CHOICES = {
   confirm_address: z.object({ confirmed: z.boolean() }),
   decline: z.object({}),
   schedule_new_visit: z.object({}),
+  clarify_intent: z.object({ candidates: z.array(z.enum(INTENTS)).min(2).max(3) }),
+  pick_intent: z.object({ intent: z.enum(INTENTS) }),
 } as const;
 export type ChoiceName = keyof typeof CHOICES;
 
@@ -40,34 +42,50 @@ export type GateDecision =
         | 'verification_locked';
       reason: string;
       intent?: Intent;
+      /** invalid_arguments: the proposal and the arguments that were missing or malformed, for a specific re-ask. */
+      invalid?: { name: string; fields: Array<{ path: string; missing: boolean }> };
     };
-
-const CONFIRMING: readonly DialogState[] = [
-  'PendingCancellationConfirmation',
-  'PendingRescheduleConfirmation',
-  'PendingScheduleConfirmation',
-  'PendingEscalationConfirmation',
-];
 
 /**
  * The choices each state offers (besides the tools every state offers). A verified caller may
  * always start something else (a new visit here; cancelling, rescheduling or a person through the
- * tools): what was pending is dropped, so a later yes can only confirm what was last asked.
+ * tools): what was pending is dropped, so a later yes can only confirm what was last asked. Every
+ * state takes the repairs people make (decision 005): a correction picks again among what was
+ * offered, "cancel that" declines what is pending, an unclear request is clarified.
  */
-export function choicesFor(dialog: Pick<Dialog, 'state' | 'customerId'>): ChoiceName[] {
+export function choicesFor(dialog: Pick<Dialog, 'state' | 'customerId' | 'purpose' | 'pendingIntent'>): ChoiceName[] {
   // Before verification a request can only be noted: it is acted on once the caller is verified.
-  if (dialog.customerId === null) return [...answersIn(dialog.state), 'note_intent'];
-  return [...answersIn(dialog.state), 'schedule_new_visit'];
+  const start: ChoiceName = dialog.customerId === null ? 'note_intent' : 'schedule_new_visit';
+  return [...answersIn(dialog), start, 'clarify_intent'];
 }
 
-/** What the state is waiting for the caller to answer. */
-function answersIn(state: DialogState): ChoiceName[] {
-  if (CONFIRMING.includes(state)) return ['confirm'];
-  // "No, never mind" to a list or to the address question is an answer too: nothing changes.
-  if (state === 'PresentingAppointments') return ['select_appointment', 'decline'];
-  if (state === 'PresentingSlots') return ['select_slot', 'decline'];
-  if (state === 'PendingScheduleDetails') return ['confirm_address', 'decline'];
-  return [];
+/** What the state is waiting for the caller to answer, corrections of an earlier pick included. */
+function answersIn(dialog: Pick<Dialog, 'state' | 'purpose' | 'pendingIntent'>): ChoiceName[] {
+  switch (dialog.state) {
+    case 'PendingCancellationConfirmation':
+      return ['confirm', 'select_appointment', 'decline'];
+    case 'PendingRescheduleConfirmation':
+      return ['confirm', 'select_slot', 'select_appointment', 'decline'];
+    case 'PendingScheduleConfirmation':
+      return ['confirm', 'select_slot', 'decline'];
+    case 'PendingEscalationConfirmation':
+      return ['confirm', 'decline'];
+    // "No, never mind" to a list or to the address question is an answer too: nothing changes.
+    case 'PresentingAppointments':
+      return ['select_appointment', 'decline'];
+    case 'PresentingSlots':
+      return dialog.purpose === 'reschedule'
+        ? ['select_slot', 'select_appointment', 'decline']
+        : ['select_slot', 'decline'];
+    case 'PendingScheduleDetails':
+      return ['confirm_address', 'decline'];
+    case 'DisambiguatingIntent':
+      return ['pick_intent', 'decline'];
+    case 'CollectingVerification':
+      return dialog.pendingIntent ? ['decline'] : [];
+    default:
+      return [];
+  }
 }
 
 /** The policy gate: checks a proposal against the dialog before anything runs. Pure. */
@@ -78,16 +96,14 @@ export function gate(dialog: Dialog, plan: ActionPlan): GateDecision {
     const choice = plan.name as ChoiceName;
     if (!choicesFor(dialog).includes(choice))
       return { decision: 'refuse', code: 'not_offered', reason: `${choice} is not a choice in ${dialog.state}` };
-    const parsed = CHOICES[choice].safeParse(args);
-    if (!parsed.success)
-      return { decision: 'refuse', code: 'invalid_arguments', reason: `${choice}: ${describeIssues(parsed.error)}` };
+    const parsed = CHOICES[choice].safeParse(args, { reportInput: true });
+    if (!parsed.success) return invalid(choice, parsed.error);
     return { decision: 'choice', choice, input: parsed.data };
   }
   const tool = deskTool(plan.name);
   if (!tool) return { decision: 'refuse', code: 'unknown_action', reason: `there is no tool named ${plan.name}` };
-  const parsed = tool.input.safeParse(args);
-  if (!parsed.success)
-    return { decision: 'refuse', code: 'invalid_arguments', reason: `${tool.name}: ${describeIssues(parsed.error)}` };
+  const parsed = tool.input.safeParse(args, { reportInput: true });
+  if (!parsed.success) return invalid(tool.name, parsed.error);
   if (tool.customerScoped && dialog.customerId === null) {
     return {
       decision: 'refuse',
@@ -113,6 +129,20 @@ export function gate(dialog: Dialog, plan: ActionPlan): GateDecision {
       reason: 'too many failed verifications in this conversation',
     };
   return { decision: 'run', tool, input: parsed.data };
+}
+
+/** Arguments missing or malformed: named, so the caller can be asked for the one that was wrong. */
+function invalid(name: string, error: z.ZodError): GateDecision {
+  const fields = error.issues.map((issue) => ({
+    path: issue.path.join('.'),
+    missing: issue.code === 'invalid_type' && issue.input === undefined,
+  }));
+  return {
+    decision: 'refuse',
+    code: 'invalid_arguments',
+    reason: `${name}: ${describeIssues(error)}`,
+    invalid: { name, fields },
+  };
 }
 
 /** The intent behind a refused tool, so the flow can take the proper path to it. */

@@ -46,6 +46,11 @@ function intentOf(said: string): string | null {
 
 const YES = /^(yes|yeah|yep|sure|ok|okay|please do|correct|that's right|confirm)\b/;
 const NO = /^(no|nope|nah|don't|do not|not really|never ?mind|forget (it|that)|cancel that|none of (them|those))\b/;
+/** A change of an earlier pick: "actually the other one", "no, Thursday", "make it the second instead". */
+const CORRECTION =
+  /^(actually|no,? (the|make it|thursday|monday|tuesday|wednesday|friday|saturday|sunday|first|second|third|last|other))|\binstead\b|\bthe other one\b/i;
+/** Requests that could be more than one thing: the caller is asked which. */
+const UNCLEAR = /\b(sort out|do something (about|with)|deal with|problem with|question about)\b.*\bappointment/;
 /** Dropping the matter altogether, rather than a no to the question asked. */
 const ABANDON = /^(never ?mind|forget (it|that)|cancel that|none of (them|those))\b/;
 /** Words that point at the one option listed. */
@@ -59,12 +64,29 @@ const ORDINALS: Array<[RegExp, number]> = [
   [/\b(fifth|5th|five|5)\b/, 4],
 ];
 
+const WEEKDAY = /\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/;
+
 /** The option the caller points at. The only one listed only when they point at it or say yes: "no" is never a pick. */
 function pick(system: string, said: string, kind: 'Appointment' | 'Window'): string | null {
-  const ids = [...system.matchAll(new RegExp(`^${kind} option \\d+: id (\\S+):`, 'gm'))].map((match) => match[1]!);
-  if (has(said, NO)) return null;
+  const options = [...system.matchAll(new RegExp(`^${kind} option \\d+: id (\\S+): (.+)$`, 'gm'))].map((m) => ({
+    id: m[1]!,
+    text: m[2]!.toLowerCase(),
+  }));
+  const ids = options.map((option) => option.id);
+  const correcting = CORRECTION.test(said);
+  if (has(said, NO) && !correcting) return null;
+  // "The other one": of two options, the one not picked so far.
+  const picked = new RegExp(`^Picked so far: ${kind === 'Window' ? 'window' : 'appointment'} (\\S+)\\.$`, 'm').exec(
+    system,
+  )?.[1];
+  if (has(said, /\bother\b/) && picked && ids.length === 2) return ids.find((id) => id !== picked) ?? null;
   if (has(said, /\blast\b/)) return ids.at(-1) ?? null;
   for (const [pattern, index] of ORDINALS) if (has(said, pattern)) return ids[index] ?? null;
+  const day = WEEKDAY.exec(said.toLowerCase())?.[1];
+  if (day) {
+    const matching = options.filter((option) => option.text.includes(day));
+    if (matching.length === 1) return matching[0]!.id;
+  }
   return ids.length === 1 && (has(said, YES) || has(said, THAT_ONE)) ? ids[0]! : null;
 }
 
@@ -76,6 +98,17 @@ function decide(system: string, said: string, offered: Set<string>): Call | null
     return { name: 'lookup_account', arguments: {} };
   const policy = /polic|\bfee/.test(text) ? policyTopic(text) : null;
   if (policy) return { name: 'service_policy', arguments: { topic: policy } };
+  if (offered.has('pick_intent')) {
+    const candidates =
+      /^The caller was asked which they meant: (.+)\. Their answer/m.exec(system)?.[1]?.split(', ') ?? [];
+    const named = intentOf(text);
+    const ordinal = ORDINALS.find(([pattern]) => pattern.test(text))?.[1];
+    const chosen = named ?? (ordinal !== undefined ? candidates[ordinal] : undefined);
+    if (chosen) return { name: 'pick_intent', arguments: { intent: chosen } };
+    if (ABANDON.test(text) || /^(neither|none)\b/.test(text)) return { name: 'decline', arguments: {} };
+  }
+  if (UNCLEAR.test(text) && offered.has('clarify_intent'))
+    return { name: 'clarify_intent', arguments: { candidates: ['reschedule', 'cancel', 'next_appointment'] } };
   // "Sure, reschedule it": the yes or no in front does not hide the request after it.
   const intent = intentOf(text.replace(YES, '').replace(NO, ''));
   if (intent === 'human') return { name: 'escalate', arguments: { reason: 'the caller asked for a person' } };
@@ -85,7 +118,8 @@ function decide(system: string, said: string, offered: Set<string>): Call | null
   const answer = changedMind ? null : answerPending(system, text, offered);
   if (answer) return answer;
   if (offered.has('confirm') && !changedMind) return null;
-  const zip = /\b(\d{5})\b/.exec(said)?.[1];
+  // A ZIP code as said: five digits, or what followed the word "zip" (a wrong length is asked for again).
+  const zip = /\b(\d{5})\b/.exec(said)?.[1] ?? /\bzip(?: code)?(?: is)?:? (\d{1,9})\b/i.exec(said)?.[1];
   if (zip && offered.has('verify_account')) {
     const phone =
       /(\+?\d[\d\s().-]{8,}\d)/.exec(said.replace(zip, ''))?.[1] ??
@@ -123,6 +157,13 @@ function decide(system: string, said: string, offered: Set<string>): Call | null
 
 /** The answer to what the dialog is waiting for: a yes or no, an address confirmation, a pick from a list. */
 function answerPending(system: string, text: string, offered: Set<string>): Call | null {
+  // A correction at a confirmation picks again; the question is then asked about the new pick.
+  if (offered.has('confirm') && CORRECTION.test(text)) {
+    const window = offered.has('select_slot') ? pick(system, text, 'Window') : null;
+    if (window) return { name: 'select_slot', arguments: { slotId: window } };
+    const appointment = offered.has('select_appointment') ? pick(system, text, 'Appointment') : null;
+    if (appointment) return { name: 'select_appointment', arguments: { appointmentId: appointment } };
+  }
   if (offered.has('confirm'))
     return YES.test(text)
       ? { name: 'confirm', arguments: { answer: 'yes' } }
@@ -228,8 +269,39 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray, selected: Selected) => st
     (m) => `Just so you know, a member of our team will call you back. Your ticket number is ${m[1]}.`,
   ],
   [/^The caller does not want a person now/, () => 'All right. Is there anything else I can help you with?'],
-  [/^open_invoices returned: (.+)$/, (m) => invoices(m[1]!)],
-  [/^service_policy returned: (.+)$/, (m) => (JSON.parse(m[1]!) as { policy: string }).policy],
+  [/^The caller has no open invoices\.$/, () => 'You have no open invoices.'],
+  [/^The caller has (\d+) (open invoices?): (.+)\.$/, (m) => `You have ${m[1]} ${m[2]}: ${m[3]}.`],
+  [/^Our policy: (.+)$/, (m) => m[1]!],
+  [/^Having answered that, go back/, () => 'Now, back to where we were.'],
+  [
+    /^What the caller picked is not one of the windows/,
+    () => "That one isn't among the windows I have. Which of these works for you?",
+  ],
+  [
+    /^What the caller picked is not one of their appointments listed: .* which one to (\w+)\.$/,
+    (m) => `That isn't one of the appointments I listed. Which one would you like to ${m[1]}?`,
+  ],
+  [
+    /^The request is unclear\. Ask whether the caller wants to (.+)\.$/,
+    (m) => `Just to be sure, would you like to ${m[1]!.replaceAll('their', 'your')}?`,
+  ],
+  [
+    /^The caller dropped their request/,
+    () => "No problem, I've dropped that. Is there anything else I can help you with?",
+  ],
+  [
+    /^The ZIP code the caller gave is not 5 digits/,
+    () => 'A ZIP code has 5 digits. Could you give me the 5-digit ZIP code on your account?',
+  ],
+  [
+    /^Ask for the 5-digit ZIP code on the account, which is needed/,
+    () => "Thanks. And the account's 5-digit ZIP code?",
+  ],
+  [
+    /^Ask for the phone number on the account again/,
+    () => 'Could you give me the phone number on the account again, with the area code?',
+  ],
+  [/^That was done\.$/, () => 'Done.'],
   [
     /^We can only book at the address on file/,
     () =>
@@ -249,12 +321,6 @@ function changed(change: string, what: string, already = ''): string {
   if (change === 'cancelled') return `I've ${already}cancelled your ${what}`;
   if (change === 'moved') return `I've ${already}moved your ${what}`;
   return `I've ${already}booked your ${what}`;
-}
-
-function invoices(json: string): string {
-  const list = (JSON.parse(json) as { invoices: Array<{ amountCents: number; dueDate: string }> }).invoices;
-  if (list.length === 0) return 'You have no open invoices.';
-  return `You have ${list.length} open invoice${list.length > 1 ? 's' : ''}: ${list.map((i) => `$${(i.amountCents / 100).toFixed(2)} due ${i.dueDate}`).join(', ')}.`;
 }
 
 /** What a fact this narrator does not know becomes: facts are instructions to the narrator, never text for the caller. */
