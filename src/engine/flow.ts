@@ -133,6 +133,14 @@ export interface Flow {
     to: string,
     now: Date,
   ): Promise<void>;
+  /**
+   * What a UI needs to rebuild the conversation's screen after a reconnect (the `resync`
+   * snapshot's `view`): never secrets or internal ids. Reads only.
+   */
+  sessionView?(
+    conversation: Conversation,
+    context: { store: StoreOperations; now: Date },
+  ): Promise<Record<string, unknown> | null>;
   /** The hint for the first turn after enrollment, or of a web session (no participant). */
   greetingHint(participant: Participant | null): string;
   prepareTurn(request: TurnRequest): Promise<PreparedTurn>;

@@ -40,6 +40,12 @@ const snapshot = z.object({
   full: z.boolean(),
   /** Set when the replay stopped at its cap: ask again from here for the rest. */
   nextCursor: z.number().int().nullable(),
+  /**
+   * What a UI needs to rebuild the conversation's screen, from its flow (the service desk: what
+   * waits for a yes, the options shown, verification); never secrets or internal ids. Null for a
+   * flow without one; read as the snapshot is sent.
+   */
+  view: z.record(z.string(), z.unknown()).nullable().optional(),
 });
 export type SessionSnapshot = z.output<typeof snapshot>;
 

@@ -10,6 +10,8 @@ import type { InboundService } from '../engine/inbound-service.ts';
 import type { ParticipantService } from '../engine/participant-service.ts';
 import { conversationSummary } from '../events/conversation-summary.ts';
 import type { EventHub } from '../events/event-hub.ts';
+import { ResyncViews } from '../events/resync-view.ts';
+import type { Clock } from '../core/clock.ts';
 import type { SessionEvent } from '../events/session-event.ts';
 import type { Store } from '../store/store.ts';
 import { principalOf, type Principal } from './auth.ts';
@@ -22,6 +24,8 @@ import { resource } from './resource.ts';
 
 export interface SessionRouteDeps {
   store: Store;
+  /** "Now" for a flow's view of a conversation (the virtual clock in demos). */
+  clock: Clock;
   /** National-format phone numbers (a caller's, a message's `phoneNumber`) are read in this region. */
   phoneRegion?: PhoneRegion | undefined;
   engine: Engine;
@@ -171,6 +175,13 @@ export async function conversationById(
 
 export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
   const conversationOf = (request: FastifyRequest) => resolveConversation(deps, request);
+  // Every resync snapshot carries the flow's view of the conversation (the service desk's dialog).
+  const views = new ResyncViews(deps.events, async (conversationId) => {
+    const conversation = await deps.store.getConversation(conversationId);
+    const flow = conversation && deps.participants.findFlowOf(conversation);
+    if (!conversation || !flow?.sessionView) return null;
+    return flow.sessionView(conversation, { store: deps.store, now: deps.clock.now() });
+  });
 
   app.get(
     '/api/conversations/:id/socket',
@@ -189,7 +200,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
         const { lastEventId } = parseRequest(cursorQuery, request.query, 'query');
         streamToSocket(
           socket,
-          deps.events,
+          views,
           conversation.id,
           lastEventId ?? null,
           socketInput(deps, conversation, principalOf(request)),
@@ -210,7 +221,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
         const { lastEventId } = parseRequest(cursorQuery, request.query, 'query');
         const header = request.headers['last-event-id'];
         const cursor = header !== undefined && /^\d+$/.test(String(header)) ? Number(header) : (lastEventId ?? null);
-        await streamToSse(reply, deps.events, conversation.id, cursor);
+        await streamToSse(reply, views, conversation.id, cursor);
       },
     },
   });
@@ -316,7 +327,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
       handler: async (request) => {
         const conversation = await conversationOf(request);
         const { lastEventId } = parseRequest(resyncBody, request.body, 'body');
-        return ok(undefined, await deps.events.replay(conversation.id, lastEventId));
+        return ok(undefined, await views.replay(conversation.id, lastEventId));
       },
     },
   });
@@ -390,7 +401,7 @@ function socketInput(deps: SessionRouteDeps, conversation: Conversation, princip
 
 export function streamToSocket(
   socket: Socket,
-  events: EventHub,
+  events: Pick<EventHub, 'attach'>,
   conversationId: string,
   cursor: number | null,
   input?: SocketInput,
@@ -528,7 +539,7 @@ function parseFrame(
 
 async function streamToSse(
   reply: FastifyReply,
-  events: EventHub,
+  events: Pick<EventHub, 'attach'>,
   conversationId: string,
   cursor: number | null,
 ): Promise<void> {

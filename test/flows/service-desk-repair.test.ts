@@ -221,7 +221,7 @@ describe('service desk repair (scripted model)', () => {
     expect(await state()).toBe('PresentingSlots');
     await say('hmm, what about the other thing');
     expect(await state()).toBe('DisambiguatingIntent');
-    expect(narrated.at(-1)).toMatch(/check their bill or speak with a person\.$/);
+    expect(narrated.at(-1)).toMatch(/check the bill or speak with a person\.$/);
     await say('neither, go on');
     expect(await state()).toBe('PresentingSlots');
     expect(narrated.at(-1)).toMatch(/Selected appointment: Termite inspection/);

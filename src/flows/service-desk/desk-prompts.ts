@@ -50,12 +50,12 @@ const when = (date: string, start: string, end: string) => `${describeDate(date)
 
 /** What each intent is, in the caller's words, for a clarification ("… or cancel an appointment"). */
 export const INTENT_PHRASES: Record<Intent, string> = {
-  next_appointment: 'hear when their next appointment is',
-  list_appointments: 'go over their upcoming appointments',
+  next_appointment: 'hear when the next appointment is',
+  list_appointments: 'go over the upcoming appointments',
   cancel: 'cancel an appointment',
   reschedule: 'move an appointment to another time',
   schedule: 'book a new visit',
-  billing: 'check their bill',
+  billing: 'check the bill',
   policy: 'ask about our policies',
   human: 'speak with a person',
   other: 'do something else',

@@ -283,7 +283,7 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray, selected: Selected) => st
   ],
   [
     /^The request is unclear\. Ask whether the caller wants to (.+)\.$/,
-    (m) => `Just to be sure, would you like to ${m[1]!.replaceAll('their', 'your')}?`,
+    (m) => `Just to be sure, would you like to ${m[1]}?`,
   ],
   [
     /^The caller dropped their request/,

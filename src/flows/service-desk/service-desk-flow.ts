@@ -9,6 +9,7 @@ import { dialogSchema, initialDialog, type Dialog } from './dialog.ts';
 import { DESK_FALLBACK, runDeskTurn } from './desk-turn.ts';
 import type { CommitChange } from './desk-ledger.ts';
 import { narratorPrompt } from './desk-prompts.ts';
+import { deskView } from './desk-view.ts';
 import type { PhoneRegion } from '../../core/phone.ts';
 
 export const SERVICE_DESK_FLOW = 'service-desk';
@@ -49,6 +50,12 @@ export function createServiceDeskFlow(options: ServiceDeskOptions): Flow {
     callerFields: ['phone'],
     greetingHint: () => '[A caller has just connected. Greet them and ask how you can help.]',
     prepareTurn: (request) => prepareDeskTurn(request, options),
+    // A UI rebuilds the dialog from this after a reconnect: no secrets, no ids.
+    async sessionView(conversation, { store, now }) {
+      const dialog = parseDialog(await store.getFlowState(conversation.id));
+      const presented = await presentedOptions(options.crm, dialog, localDate(now, options.timeZone));
+      return { ...(await deskView(dialog, presented, options.crm)) };
+    },
   };
 }
 
