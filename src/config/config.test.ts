@@ -51,6 +51,7 @@ describe('loadConfig defaults', () => {
         apiKey: undefined,
         model: 'offline-demo',
         interpreterModel: undefined,
+        embeddingModel: undefined,
         temperature: undefined,
         timeoutMs: 60000,
         maxRetries: 2,
@@ -77,6 +78,7 @@ describe('loadConfig defaults', () => {
         recentMaxMessages: 20,
         maxModelCalls: 8,
         recallMaxResults: 10,
+        recallMinSimilarity: 0.3,
         helperTimeoutMs: 5000,
         mcpConfigFile: undefined,
       },
@@ -341,12 +343,27 @@ describe('loadConfig errors', () => {
     ['DEFAULT_PHONE_REGION', 'Canada'],
     ['STUDY_TIMEZONE', 'Mars/Olympus_Mons'],
     ['STUDY_TIMEZONE', '+05:00'],
+    ['ASSISTANT_RECALL_MIN_SIMILARITY', '1.5'],
+    ['LLM_EMBEDDING_MODEL', 'two words'],
   ];
 
   it.each(bad)('%s=%j is rejected with a message naming the variable', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(new RegExp(`^${name}: must be `));
+  });
+
+  it('takes an embeddings model only with an OpenAI-compatible endpoint', () => {
+    const config = loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:11434/v1', LLM_EMBEDDING_MODEL: 'nomic-embed-text' });
+    expect(config.llm).toMatchObject({ embeddingModel: 'nomic-embed-text', baseUrl: 'http://127.0.0.1:11434/v1' });
+    expect(loadConfig({ ASSISTANT_RECALL_MIN_SIMILARITY: '0.55' }).assistant.recallMinSimilarity).toBe(0.55);
+    for (const env of [
+      { LLM_EMBEDDING_MODEL: 'text-embedding-3-small' },
+      { LLM_EMBEDDING_MODEL: 'text-embedding-3-small', LLM_API_KEY: 'sk-x', LLM_PROVIDER: 'offline' },
+    ])
+      expect(problemsOf(env)).toEqual([
+        expect.stringMatching(/^LLM_EMBEDDING_MODEL: needs an OpenAI-compatible endpoint \(LLM_BASE_URL/),
+      ]);
   });
 
   it('rejects a CLOCK_START that is not a date-time, or without CLOCK=virtual', () => {

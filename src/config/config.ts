@@ -62,6 +62,8 @@ export interface AppConfig {
     readonly model: string;
     /** The service desk's interpreter; undefined = `model`. */
     readonly interpreterModel: string | undefined;
+    /** Embeddings for the assistant's semantic recall, on `baseUrl`; undefined = text search alone. */
+    readonly embeddingModel: string | undefined;
     /** Reply calls' sampling temperature; undefined = the provider's default. */
     readonly temperature: number | undefined;
     readonly timeoutMs: number;
@@ -109,6 +111,8 @@ export interface AppConfig {
     readonly recentMaxMessages: number;
     readonly maxModelCalls: number;
     readonly recallMaxResults: number;
+    /** Semantic recall's cut-off (cosine similarity). */
+    readonly recallMinSimilarity: number;
     readonly helperTimeoutMs: number;
     readonly mcpConfigFile: string | undefined;
   };
@@ -231,6 +235,7 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
       apiKey: env.LLM_API_KEY,
       model: env.LLM_MODEL ?? (provider === 'openai' ? DEFAULT_OPENAI_MODEL : OFFLINE_MODEL),
       interpreterModel: env.LLM_INTERPRETER_MODEL,
+      embeddingModel: env.LLM_EMBEDDING_MODEL,
       temperature: env.LLM_TEMPERATURE,
       timeoutMs: env.LLM_TIMEOUT_MS,
       maxRetries: env.LLM_MAX_RETRIES,
@@ -266,6 +271,7 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
       recentMaxMessages: env.ASSISTANT_RECENT_MAX_MESSAGES,
       maxModelCalls: env.ASSISTANT_MAX_MODEL_CALLS,
       recallMaxResults: env.ASSISTANT_RECALL_MAX_RESULTS,
+      recallMinSimilarity: env.ASSISTANT_RECALL_MIN_SIMILARITY,
       helperTimeoutMs: env.ASSISTANT_HELPER_TIMEOUT_MS,
       mcpConfigFile: env.MCP_CONFIG_FILE,
     },

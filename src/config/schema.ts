@@ -63,6 +63,7 @@ export const envSchema = z.object({
   LLM_API_KEY: z.string().optional(),
   LLM_MODEL: token('a model name').optional(),
   LLM_INTERPRETER_MODEL: token('a model name').optional(),
+  LLM_EMBEDDING_MODEL: token('a model name').optional(),
   LLM_TEMPERATURE: decimal(0, 2).optional(),
   LLM_TIMEOUT_MS: integer(1, MAX_TIMER_MS, 'an integer greater than 0'),
   LLM_MAX_RETRIES: integer(0, 10),
@@ -94,6 +95,7 @@ export const envSchema = z.object({
   ASSISTANT_RECENT_MAX_MESSAGES: integer(0, 50),
   ASSISTANT_MAX_MODEL_CALLS: integer(1, 50),
   ASSISTANT_RECALL_MAX_RESULTS: integer(1, 100),
+  ASSISTANT_RECALL_MIN_SIMILARITY: decimal(-1, 1),
   ASSISTANT_HELPER_TIMEOUT_MS: integer(1, MAX_TIMER_MS, 'an integer greater than 0'),
   MCP_CONFIG_FILE: z.string().optional(),
 
@@ -142,6 +144,17 @@ export function crossFieldProblems(raw: RawEnv): Array<{ variable: string; messa
       message:
         'is "openai" but neither LLM_BASE_URL nor LLM_API_KEY is set: set LLM_BASE_URL to an OpenAI-compatible ' +
         'endpoint (or LLM_API_KEY for OpenAI itself), or use LLM_PROVIDER=offline',
+    });
+  }
+  if (
+    raw.LLM_EMBEDDING_MODEL !== undefined &&
+    (raw.LLM_PROVIDER === 'offline' || (raw.LLM_BASE_URL === undefined && raw.LLM_API_KEY === undefined))
+  ) {
+    problems.push({
+      variable: 'LLM_EMBEDDING_MODEL',
+      message:
+        'needs an OpenAI-compatible endpoint (LLM_BASE_URL, or LLM_API_KEY for OpenAI itself); the offline demo ' +
+        'model recalls by full-text search alone',
     });
   }
   if (raw.CLOCK_START !== undefined && raw.CLOCK !== 'virtual') {

@@ -162,6 +162,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
     "Model for short decision calls: the service desk's interpreter, the assistant's profile router and recall extraction; replies use LLM_MODEL.",
     { defaultNote: 'LLM_MODEL' },
   ),
+  v(
+    'Model',
+    'LLM_EMBEDDING_MODEL',
+    undefined,
+    "Embeddings model on the same OpenAI-compatible endpoint (LLM_BASE_URL), e.g. text-embedding-3-small: the assistant's recall then also finds by meaning (vectors kept in the database); unset = full-text search alone. Needs LLM_BASE_URL or LLM_API_KEY.",
+  ),
   v('Model', 'LLM_TIMEOUT_MS', '60000', 'Timeout of one model call, in ms.'),
   v('Model', 'LLM_MAX_RETRIES', '2', 'Retries of a failed model call (0-10).'),
   v(
@@ -283,9 +289,15 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   v('Assistant', 'ASSISTANT_RECALL_MAX_RESULTS', '10', 'Recalled transcript messages at most (1-100).'),
   v(
     'Assistant',
+    'ASSISTANT_RECALL_MIN_SIMILARITY',
+    '0.3',
+    "Semantic recall (LLM_EMBEDDING_MODEL) leaves out messages less similar than this to the request (cosine, -1 to 1); tune it to the embeddings model's scale.",
+  ),
+  v(
+    'Assistant',
     'ASSISTANT_HELPER_TIMEOUT_MS',
     '5000',
-    'Timeout of the profile-routing and recall-extraction calls, in ms (they fall back, never fail the turn).',
+    'Timeout of the profile-routing, recall-extraction and embedding calls, in ms (they fall back, never fail the turn).',
   ),
   v(
     'Assistant',

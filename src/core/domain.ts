@@ -227,10 +227,29 @@ export interface SessionCaller {
   person: string | null;
 }
 
-/** A note the assistant keeps for a conversation (its notes tool). */
+/**
+ * Whose memory a recall or a note belongs to: the person's, across their conversations (a
+ * participant's id, or a web session's `SessionCaller.person`), or, when nobody is known, the
+ * one conversation's.
+ */
+export interface MemoryScope {
+  conversationId: string;
+  person: string | null;
+}
+
+/** A note the assistant keeps for a person (its notes tool); `conversationId` is where it was written. */
 export interface Note {
   id: string;
   conversationId: string;
+  /** Whose note it is; null for a session nobody is known for (then it is that conversation's). */
+  person: string | null;
   text: string;
   createdAt: Date;
+}
+
+/** A message's embedding by one model, for semantic recall. */
+export interface MessageEmbedding {
+  conversationId: string;
+  seq: number;
+  vector: Float32Array;
 }

@@ -44,7 +44,10 @@ export interface Database {
   };
   crm_tickets: { id: string; customer_id: string | null; reason: string; created_at: number };
   flow_states: { conversation_id: string; data: string; updated_at: number };
-  assistant_notes: { id: string; conversation_id: string; text: string; created_at: number };
+  /** `person`: whose note it is (migration 016); null for a session nobody is known for. */
+  assistant_notes: { id: string; conversation_id: string; person: string | null; text: string; created_at: number };
+  /** A message's embedding by one model (migration 016): base64 of little-endian float32. */
+  message_embeddings: { conversation_id: string; seq: number; model: string; vector: string; created_at: number };
   /** Who a web session is for (migration 014): the caller's phone, the person whose memory it shares. */
   session_callers: { conversation_id: string; phone: string | null; person: string | null; updated_at: number };
   /** One row (`id` = 'server') once a virtual clock has run. */

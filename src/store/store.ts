@@ -5,7 +5,9 @@ import type {
   DeliveryReceipt,
   InboxItem,
   InboxStatus,
+  MemoryScope,
   Message,
+  MessageEmbedding,
   NewMessage,
   NewOutboxItem,
   Note,
@@ -233,20 +235,31 @@ export interface StoreOperations {
   /** Records an opt-out (`at`) or opt-in (null), creating the contact when needed. */
   setContactOptOut(channel: string, contactId: string, at: Date | null, now: Date): Promise<ChannelContact>;
 
-  // Transcript search and the assistant's notes (decision 006)
+  // Transcript search, the assistant's notes and message embeddings (decision 006)
   /**
-   * The conversation's user and assistant messages matching any word of `keywords` (full text,
+   * The user and assistant messages in `scope` (a person's conversations, or one conversation,
+   * only those that search their transcript) matching any word of `keywords` (full text,
    * stemmed), within `from`..`to` when given (applied before `limit`), best matches first.
    */
   searchMessages(
-    conversationId: string,
+    scope: MemoryScope,
     search: { keywords: string[]; from?: Date; to?: Date; limit: number },
   ): Promise<Message[]>;
-  /** Oldest first. */
-  listNotes(conversationId: string): Promise<Note[]>;
+  /** The notes of the scope's person (of the conversation when nobody is known), oldest first. */
+  listNotes(scope: MemoryScope): Promise<Note[]>;
   addNote(note: Note): Promise<void>;
-  /** False when the conversation has no such note. */
-  deleteNote(conversationId: string, noteId: string): Promise<boolean>;
+  /** False when the scope has no such note. */
+  deleteNote(scope: MemoryScope, noteId: string): Promise<boolean>;
+  /** Messages in `scope` (as `searchMessages` reads it) that `model` has not embedded yet, newest first. */
+  messagesWithoutEmbedding(scope: MemoryScope, model: string, limit: number): Promise<Message[]>;
+  /** Keeps embeddings by `model`; one already kept for a message is left as it is. */
+  saveEmbeddings(model: string, embeddings: MessageEmbedding[], now: Date): Promise<void>;
+  /** The embedded messages in `scope` within `from`..`to`, newest first, at most `limit`, with their vectors. */
+  listEmbeddings(
+    scope: MemoryScope,
+    model: string,
+    search: { from?: Date; to?: Date; limit: number },
+  ): Promise<Array<{ message: Message; vector: Float32Array }>>;
 
   // A flow's working state per conversation (JSON the flow validates)
   getFlowState(conversationId: string): Promise<unknown>;

@@ -184,7 +184,7 @@ describe('assistant: memory', () => {
       await say('and what did I say about the dentist?');
       expect(requests('reply').at(-1)!.messages[0]!.content).toContain('User: The dentist moved it to Monday');
       expect((await auditOf((await lastTurn()).id)).find((call) => call.name === 'recall_memory')!.result).toBe(
-        '1 message(s) recalled',
+        '1 message(s) recalled: 1 by text',
       );
     },
   );
@@ -268,7 +268,9 @@ describe('assistant: the agentic loop', () => {
       ['a', '6 * 7 = 42'],
       ['b', expect.stringMatching(/^Saved note note_/)],
     ]);
-    expect((await server.store.listNotes(id)).map((note) => note.text)).toEqual(['buy oat milk']);
+    expect((await server.store.listNotes({ conversationId: id, person: null })).map((note) => note.text)).toEqual([
+      'buy oat milk',
+    ]);
   });
 
   it("refuses a tool outside the profile's allowlist and tells the model what is available", async () => {
@@ -383,11 +385,9 @@ describe('assistant: the agentic loop', () => {
         { LLM_MAX_TOOL_CALLS_PER_RESPONSE: '2', LLM_MAX_TOOL_CALLS_PER_TURN: '3' },
       );
       expect(await say('note fifty things, twice')).toBe('Noted what I could.');
-      expect((await server.store.listNotes(id)).map((note) => note.text).sort()).toEqual([
-        'note 1.0',
-        'note 1.1',
-        'note 2.0',
-      ]);
+      expect(
+        (await server.store.listNotes({ conversationId: id, person: null })).map((note) => note.text).sort(),
+      ).toEqual(['note 1.0', 'note 1.1', 'note 2.0']);
 
       const answered = (call: number) => {
         const messages = requests('reply')[call]!.messages;

@@ -8,7 +8,8 @@ import { assistantSystemMessage, contextBlock, recentDialogue } from './assistan
 import { assistantTools } from './assistant-tools.ts';
 import { NotesDraft } from './notes-draft.ts';
 import { RECALL_TOOL, type AssistantProfile, type ProfileSet } from './profiles.ts';
-import { extractRecallQuery, searchTranscript } from './recall.ts';
+import { extractRecallQuery } from './recall.ts';
+import { PersonMemory, type SemanticRecall } from './memory.ts';
 import { redact } from './redact.ts';
 import { routeProfile } from './route-profile.ts';
 
@@ -35,6 +36,8 @@ export interface AssistantOptions {
   /** The lighter model for routing and recall extraction (`LLM_INTERPRETER_MODEL`). */
   helperModel: string | undefined;
   helperTimeoutMs: number;
+  /** Recall by meaning too (`LLM_EMBEDDING_MODEL`); undefined = full-text search alone. */
+  semantic?: SemanticRecall | undefined;
   mcp?: ExtraToolSource;
 }
 
@@ -49,6 +52,8 @@ export function createAssistantFlow(options: AssistantOptions): Flow {
     initialState: () => ({ state: 'ACTIVE', subState: null }),
     subStates: [],
     needsParticipant: false,
+    // Who a web session is for: the person whose notes and conversations it shares (decision 006).
+    callerFields: ['phone', 'id'],
     searchesTranscript: true,
     redactInput: (text) => redact(text).text,
     greetingHint: () =>
@@ -62,11 +67,17 @@ async function prepareAssistantTurn(request: TurnRequest, options: AssistantOpti
   // Messages were redacted as they arrived (`redactInput`); redacting again is a no-op that keeps
   // a message recorded before this flow was configured from reaching a model raw.
   const requestText = input.kind === 'message' ? redact(input.text).text : input.hint;
-  const notes = new NotesDraft(await store.listNotes(conversation.id), {
-    conversationId: conversation.id,
+  // Memory belongs to the person: a participant, or whom the web session was started for.
+  const person =
+    request.participant?.id ??
+    (conversation.participantId === null ? ((await store.getSessionCaller(conversation.id))?.person ?? null) : null);
+  const scope = { conversationId: conversation.id, person };
+  const notes = new NotesDraft(await store.listNotes(scope), {
+    scope,
     ids: options.ids,
     now: () => options.clock.now(),
   });
+  const memory = new PersonMemory(store, scope, options.semantic);
   let profile = options.profiles.fallback;
 
   const run = async (context: FlowRunContext): Promise<ToolLoopResult> => {
@@ -83,13 +94,12 @@ async function prepareAssistantTurn(request: TurnRequest, options: AssistantOpti
       audit('route_profile', { answer: route.answer }, `${profile.name} (${route.how})`, context.elapsed() - started);
     }
     const recalled =
-      input.kind === 'message' ? await recall(request, options, context, profile, requestText, audit) : [];
+      input.kind === 'message' ? await recall(memory, request, options, context, profile, requestText, audit) : [];
     const builtIns = assistantTools({
-      store,
-      conversationId: conversation.id,
+      recall: async (query, text, signal) =>
+        (await memory.recall(query, text, options.recallLimit, AbortSignal.any([context.signal, signal]))).messages,
       clock: options.clock,
       notes,
-      recallLimit: options.recallLimit,
     });
     const tools = [
       ...profile.tools.map((name) => builtIns[name]),
@@ -121,7 +131,10 @@ async function prepareAssistantTurn(request: TurnRequest, options: AssistantOpti
     codeAllowed: true,
     run,
     finish: () => ({}),
-    commit: (tx) => notes.commit(tx),
+    commit: async (tx) => {
+      await notes.commit(tx);
+      await memory.commit(tx, request.now);
+    },
   };
 }
 
@@ -142,8 +155,9 @@ function auditor(context: FlowRunContext): Audit {
   };
 }
 
-/** Keywords and time bounds from the request, then the transcript search; never fails the turn. */
+/** Keywords and time bounds from the request, then the person's memory; never fails the turn. */
 async function recall(
+  memory: PersonMemory,
   request: TurnRequest,
   options: AssistantOptions,
   context: FlowRunContext,
@@ -165,9 +179,14 @@ async function recall(
     return [];
   }
   try {
-    const found = await searchTranscript(request.store, request.conversation.id, query, options.recallLimit);
-    audit('recall_memory', query, `${found.length} message(s) recalled`, context.elapsed() - started);
-    return found;
+    const found = await memory.recall(query, text, options.recallLimit, context.signal);
+    audit(
+      'recall_memory',
+      query,
+      `${found.messages.length} message(s) recalled: ${found.how}`,
+      context.elapsed() - started,
+    );
+    return found.messages;
   } catch (error) {
     context.signal.throwIfAborted();
     audit('recall_memory', query, `search failed: ${(error as Error).message}`, context.elapsed() - started);

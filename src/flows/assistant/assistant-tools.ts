@@ -1,19 +1,18 @@
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
 import { canonicalTimeZone, isValidTimeZone } from '../../core/time-zone.ts';
-import type { StoreOperations } from '../../store/store.ts';
+import type { Message } from '../../core/domain.ts';
 import { defineTool, toolError, type AnyTool } from '../../tools/define-tool.ts';
 import { evaluate, formatNumber } from './calculator.ts';
 import type { NotesDraft } from './notes-draft.ts';
 import type { BuiltInToolName } from './profiles.ts';
-import { formatRecalled, recallToolInput, searchTranscript, toRecallQuery } from './recall.ts';
+import { formatRecalled, recallToolInput, toRecallQuery, type RecallQuery } from './recall.ts';
 
 export interface AssistantToolContext {
-  store: Pick<StoreOperations, 'searchMessages'>;
-  conversationId: string;
+  /** The person's memory (their conversations; by text, and by meaning when configured). */
+  recall(query: RecallQuery, text: string, signal: AbortSignal): Promise<Message[]>;
   clock: Clock;
   notes: NotesDraft;
-  recallLimit: number;
 }
 
 const timeZone = z.string().refine(isValidTimeZone, 'an IANA time zone such as Europe/Berlin');
@@ -23,15 +22,12 @@ export function assistantTools(context: AssistantToolContext): Record<BuiltInToo
   return {
     recall_conversation: defineTool({
       name: 'recall_conversation',
-      description: 'Search the earlier conversation with this user by keywords, optionally between two UTC date-times.',
+      description:
+        'Search the earlier conversations with this user (all of theirs) by keywords, optionally between two UTC date-times.',
       input: recallToolInput,
-      async execute(input) {
-        const found = await searchTranscript(
-          context.store,
-          context.conversationId,
-          toRecallQuery(input),
-          context.recallLimit,
-        );
+      async execute(input, { signal }) {
+        const query = toRecallQuery(input);
+        const found = await context.recall(query, query.keywords.join(' '), signal);
         return found.length > 0 ? formatRecalled(found) : 'No earlier messages match.';
       },
     }),
@@ -56,7 +52,7 @@ export function assistantTools(context: AssistantToolContext): Record<BuiltInToo
     }),
     add_note: defineTool({
       name: 'add_note',
-      description: 'Keeps a note for the user (a reminder, a fact to remember).',
+      description: 'Keeps a note for the user (a reminder, a fact to remember), in every conversation with them.',
       input: z.object({ text: z.string().trim().min(1).max(1000) }),
       execute: ({ text }) => `Saved note ${context.notes.add(text).id}.`,
     }),

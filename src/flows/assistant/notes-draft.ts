@@ -1,9 +1,9 @@
 import type { IdGenerator } from '../../core/clock.ts';
-import type { Note } from '../../core/domain.ts';
+import type { MemoryScope, Note } from '../../core/domain.ts';
 import type { StoreTx } from '../../store/store.ts';
 
 /**
- * The conversation's notes as the turn changes them: tools read and change this copy, and the
+ * The person's notes (the conversation's, when nobody is known) as the turn changes them: tools read and change this copy, and the
  * changes are written in the turn's transaction, with the tool calls that made them. A turn that
  * never commits (a crash, a shutdown: it runs again) leaves no trace; a turn whose model failed or
  * was barged in on after `add_note` ran keeps the note, as its audit says it was saved.
@@ -12,9 +12,9 @@ export class NotesDraft {
   readonly #notes: Note[];
   readonly #added: Note[] = [];
   readonly #deleted: string[] = [];
-  readonly #context: { conversationId: string; ids: IdGenerator; now: () => Date };
+  readonly #context: { scope: MemoryScope; ids: IdGenerator; now: () => Date };
 
-  constructor(stored: readonly Note[], context: { conversationId: string; ids: IdGenerator; now: () => Date }) {
+  constructor(stored: readonly Note[], context: { scope: MemoryScope; ids: IdGenerator; now: () => Date }) {
     this.#notes = [...stored];
     this.#context = context;
   }
@@ -26,7 +26,8 @@ export class NotesDraft {
   add(text: string): Note {
     const note = {
       id: this.#context.ids.next('note'),
-      conversationId: this.#context.conversationId,
+      conversationId: this.#context.scope.conversationId,
+      person: this.#context.scope.person,
       text,
       createdAt: this.#context.now(),
     };
@@ -47,6 +48,6 @@ export class NotesDraft {
 
   async commit(tx: StoreTx): Promise<void> {
     for (const note of this.#added) await tx.addNote(note);
-    for (const id of this.#deleted) await tx.deleteNote(this.#context.conversationId, id);
+    for (const id of this.#deleted) await tx.deleteNote(this.#context.scope, id);
   }
 }

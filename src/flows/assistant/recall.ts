@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Message } from '../../core/domain.ts';
 import type { LlmProvider } from '../../llm/llm-provider.ts';
-import type { StoreOperations } from '../../store/store.ts';
 import { ASSISTANT_MARKERS } from './markers.ts';
 
 /** What to look for in earlier conversation: keywords and optional time bounds (spec 003, "Conversation Memory Enrichment"). */
@@ -129,17 +128,6 @@ export function parseRecallQuery(text: string): RecallQuery | null {
   }
   const result = extractedSchema.safeParse(json);
   return result.success ? toRecallQuery(result.data) : null;
-}
-
-export async function searchTranscript(
-  store: Pick<StoreOperations, 'searchMessages'>,
-  conversationId: string,
-  query: RecallQuery,
-  limit: number,
-): Promise<Message[]> {
-  if (query.keywords.length === 0) return [];
-  const found = await store.searchMessages(conversationId, { ...query, limit });
-  return found.sort((a, b) => a.seq - b.seq);
 }
 
 /** Recalled messages as the model reads them: oldest first, each with its UTC time and who said it. */

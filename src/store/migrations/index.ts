@@ -15,6 +15,7 @@ import { writePathMigration } from './012-write-path.ts';
 import { goIdsMigration } from './013-go-ids.ts';
 import { sessionCallersMigration } from './014-session-callers.ts';
 import { turnTraceMigration } from './015-turn-trace.ts';
+import { personMemoryMigration } from './016-person-memory.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -37,5 +38,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '013_go_ids': goIdsMigration(),
     '014_session_callers': sessionCallersMigration(),
     '015_turn_trace': turnTraceMigration(),
+    '016_person_memory': personMemoryMigration(),
   };
 }
