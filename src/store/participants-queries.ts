@@ -127,8 +127,14 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
     async deleteParticipant(id) {
       // Foreign keys cascade to conversations (and their messages, turns, tool calls, timers,
       // outbox, inbox and events), the profile, schedules, and inbox rows of the participant.
-      const result = await db.deleteFrom('participants').where('id', '=', id).executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      // Their memory goes too: notes kept for them in web sessions, and those sessions' link to them.
+      return ctx.atomic(async ({ db: q }) => {
+        const result = await q.deleteFrom('participants').where('id', '=', id).executeTakeFirst();
+        if (Number(result.numDeletedRows) === 0) return false;
+        await q.deleteFrom('assistant_notes').where('person', '=', id).execute();
+        await q.updateTable('session_callers').set({ person: null }).where('person', '=', id).execute();
+        return true;
+      });
     },
   };
 }

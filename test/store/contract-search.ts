@@ -145,6 +145,15 @@ export function searchContract(store: () => Store): void {
       ).toEqual(['Dentist moved to Tuesday']);
     });
 
+    it("forgets a deleted participant's memory: their notes in web sessions, and those sessions' link to them", async () => {
+      const { p, web, scope } = await personWithConversations();
+      await store().addNote({ id: uid('note'), conversationId: web.id, person: p.id, text: 'x', createdAt: at(0) });
+      expect(await store().deleteParticipant(p.id)).toBe(true);
+      expect(await store().listNotes(scope)).toEqual([]);
+      expect(await store().getSessionCaller(web.id)).toEqual({ phone: null, person: null });
+      expect(await store().deleteParticipant(p.id)).toBe(false);
+    });
+
     it('finds what a model has yet to embed, keeps embeddings exactly, per model, and lists them by time', async () => {
       const { c, web, scope } = await personWithConversations();
       const missing = await store().messagesWithoutEmbedding(scope, 'm1', 10);
