@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Clock, IdGenerator } from '../../core/clock.ts';
-import type { NewTimer } from '../../core/timer.ts';
+import type { NewTimer, Timer } from '../../core/timer.ts';
 import type { Outgoing } from '../../engine/outgoing.ts';
 import type { LlmProvider } from '../../llm/llm-provider.ts';
 import type { Store, StoreTx } from '../../store/store.ts';
@@ -60,6 +60,14 @@ export function goScheduleTimer(
   };
 }
 
+/**
+ * Whether this firing's row is still the one running: `DELETE /timers/{id}` cancels a row claimed
+ * and not yet fired (decision 014); then the firing neither sends nor arms the next.
+ */
+async function stillRunning(ops: Pick<StoreTx, 'getTimer'>, timer: Timer): Promise<boolean> {
+  return (await ops.getTimer(timer.id))?.status === 'running';
+}
+
 async function armNext(tx: StoreTx, deps: GoScheduleDeps, timer: NewTimer, payload: GoSchedulePayload, now: Date) {
   const after = new Date(Math.max(now.getTime(), timer.dueAt.getTime()));
   const next = goScheduleTimer(payload, timer.conversationId, after, deps.ids);
@@ -78,12 +86,13 @@ export function goScheduleTimerKind(deps: GoScheduleDeps) {
     handle: async (timer, payload, context) => {
       const conversation = await deps.store.getConversation(timer.conversationId);
       const participant = conversation?.participantId && (await deps.store.getParticipant(conversation.participantId));
-      if (!conversation || !participant) return;
+      if (!conversation || !participant || !(await stillRunning(deps.store, timer))) return;
       const drafts =
         participant.status === 'active'
           ? await composePrompt(payload.prompt, { provider: deps.provider, source: 'timer', signal: context.signal })
           : [];
       await deps.store.transaction(async (tx) => {
+        if (!(await stillRunning(tx, timer))) return; // cancelled while its text was being written
         const now = deps.clock.now();
         const current = await tx.lockParticipant(participant.id);
         if (drafts.length > 0 && current?.status === 'active')
@@ -94,7 +103,9 @@ export function goScheduleTimerKind(deps: GoScheduleDeps) {
     },
     // This send is lost after its retries (the model was down); the series is not.
     giveUp: async (timer, payload) => {
-      await deps.store.transaction((tx) => armNext(tx, deps, timer, payload, deps.clock.now()));
+      await deps.store.transaction(async (tx) => {
+        if (await stillRunning(tx, timer)) await armNext(tx, deps, timer, payload, deps.clock.now());
+      });
     },
   });
 }
