@@ -109,3 +109,29 @@ describe('DELETE /timers/{id} and a firing', () => {
     expect(await seriesRows(id)).toBe(0);
   });
 });
+
+describe("the participant's timers", () => {
+  it('list their POST /schedule series next to their own timers, until it is cancelled', async () => {
+    const id = await schedule('Listed');
+    const key = goScheduleKey(id);
+    const listed = async (path: string) => {
+      const body = (await server.request('GET', `/conversation/participants/${participantId}${path}`)).body.result;
+      return ((path === '/state' ? body.pending_timers : body) as Array<{ key: string; kind: string }>).filter(
+        (timer) => timer.key === key,
+      );
+    };
+    const { next_run } = (await server.request('GET', `/timers/${id}`)).body;
+    expect(await listed('/timers')).toEqual([
+      { id: expect.any(String), kind: 'go-schedule', due_at: next_run, key, attempts: 0 },
+    ]);
+    expect(await listed('/state')).toHaveLength(1);
+    // Another participant's series is theirs alone.
+    const other = await server.request('POST', '/conversation/participants', { phone_number: '+16135550142' });
+    const theirs = await server.request('GET', `/conversation/participants/${other.body.result.id}/timers`);
+    expect(theirs.body.result.filter((timer: { key: string }) => timer.key === key)).toEqual([]);
+
+    await server.request('DELETE', `/timers/${id}`);
+    expect(await listed('/timers')).toEqual([]);
+    expect(await listed('/state')).toEqual([]);
+  });
+});
