@@ -312,7 +312,13 @@ export async function startServer(
     version: VERSION,
     whatsapp: config.whatsapp,
     twilio: config.twilio,
-    goPlatform: { outgoing, ids, provider, realModel: provider.name !== 'offline-demo' },
+    goPlatform: {
+      outgoing,
+      ids,
+      provider,
+      realModel: provider.name !== 'offline-demo',
+      defaultSchedule: config.platform.defaultSchedule,
+    },
   });
 
   if (store.dialect === 'postgres') {

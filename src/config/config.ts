@@ -5,6 +5,7 @@ import { CONFIG_VARIABLES } from './variables.ts';
 import { OPENAI_BASE_URL, readLegacyNames } from './legacy-names.ts';
 import { crossFieldProblems, envSchema, type ParsedEnv, type RawEnv } from './schema.ts';
 import type { CLOCK_MODES, LLM_PROVIDERS, LOG_LEVELS } from './schema.ts';
+import type { CronSchedule } from './rules.ts';
 
 export { CONFIG_VARIABLES, configTableMarkdown, envExample, type ConfigVariable } from './variables.ts';
 export { loadDotEnv } from './dotenv.ts';
@@ -99,6 +100,11 @@ export interface AppConfig {
   readonly study: {
     /** The IANA zone whose calendar days the overview's per-day series counts in. */
     readonly timeZone: string;
+  };
+  /** The Go PromptPipe's platform routes (`/send`, `/schedule`, …). */
+  readonly platform: {
+    /** What `POST /schedule` uses when a request has no schedule; undefined = such a request is refused. */
+    readonly defaultSchedule: CronSchedule | undefined;
   };
   readonly assistant: {
     /** Undefined = the shipped profiles. */
@@ -249,6 +255,7 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
       },
     },
     study: { timeZone: env.STUDY_TIMEZONE },
+    platform: { defaultSchedule: env.PLATFORM_DEFAULT_SCHEDULE },
     assistant: {
       profilesDir: env.ASSISTANT_PROFILES_DIR,
       defaultProfile: env.ASSISTANT_DEFAULT_PROFILE,

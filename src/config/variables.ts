@@ -259,6 +259,15 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   ),
 
   v(
+    'Go platform routes',
+    'PLATFORM_DEFAULT_SCHEDULE',
+    undefined,
+    "Schedule of a POST /schedule request that has none (the Go PromptPipe's DEFAULT_SCHEDULE): minute hour day " +
+      'month weekday, e.g. "0 9 * * 1" (09:00 on Mondays); minute and hour are numbers, the others a number or * ' +
+      "(any); read in the participant's zone, else UTC. Unset = such a request is a 400.",
+  ),
+
+  v(
     'Assistant',
     'ASSISTANT_PROFILES_DIR',
     undefined,

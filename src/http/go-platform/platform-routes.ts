@@ -42,11 +42,15 @@ function sendRoutes(app: FastifyInstance, deps: GoPlatformDeps): void {
     const prompt = parseRequest(goPromptBody, body, 'body');
     const phone = requirePhone(prompt.to, 'to', deps.phoneRegion);
     checkPrompt(prompt, { real: deps.realModel });
-    if (options.schedule && !prompt.schedule)
-      throw new AppError('invalid_request', 'schedule: is required (DEFAULT_SCHEDULE is not supported here)', {
-        field: 'schedule',
-      });
-    return { prompt, ...(await findRecipient(deps, phone, 'to')) };
+    // As Go: a request without a schedule gets the default one, when there is one.
+    const schedule = prompt.schedule ?? deps.defaultSchedule;
+    if (options.schedule && !schedule)
+      throw new AppError(
+        'invalid_request',
+        'schedule: is required (no default is configured: PLATFORM_DEFAULT_SCHEDULE, the Go DEFAULT_SCHEDULE)',
+        { field: 'schedule' },
+      );
+    return { prompt: { ...prompt, schedule }, ...(await findRecipient(deps, phone, 'to')) };
   };
 
   resource(app, '/send', {
@@ -72,7 +76,8 @@ function sendRoutes(app: FastifyInstance, deps: GoPlatformDeps): void {
         tags,
         summary:
           "Go PromptPipe: send a prompt on a schedule (minute, hour, day, month, weekday, timezone; the participant's " +
-          'zone, else UTC), on a durable timer; the result is its timer id',
+          'zone, else UTC), on a durable timer; the result is its timer id. Without a schedule, ' +
+          'PLATFORM_DEFAULT_SCHEDULE is used when set',
         body: jsonSchema(goPromptBody),
       },
       handler: async (request, reply) => {
