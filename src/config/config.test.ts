@@ -69,7 +69,7 @@ describe('loadConfig defaults', () => {
         },
       },
       study: { timeZone: 'UTC' },
-      platform: { defaultSchedule: undefined },
+      platform: { defaultSchedule: undefined, customGenerator: undefined },
       assistant: {
         profilesDir: undefined,
         defaultProfile: 'life',

@@ -105,6 +105,8 @@ export interface AppConfig {
   readonly platform: {
     /** What `POST /schedule` uses when a request has no schedule; undefined = such a request is refused. */
     readonly defaultSchedule: CronSchedule | undefined;
+    /** Path of the module that writes `custom` prompts (loaded at start-up); undefined = they are refused. */
+    readonly customGenerator: string | undefined;
   };
   readonly assistant: {
     /** Undefined = the shipped profiles. */
@@ -255,7 +257,7 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
       },
     },
     study: { timeZone: env.STUDY_TIMEZONE },
-    platform: { defaultSchedule: env.PLATFORM_DEFAULT_SCHEDULE },
+    platform: { defaultSchedule: env.PLATFORM_DEFAULT_SCHEDULE, customGenerator: env.PLATFORM_CUSTOM_GENERATOR },
     assistant: {
       profilesDir: env.ASSISTANT_PROFILES_DIR,
       defaultProfile: env.ASSISTANT_DEFAULT_PROFILE,

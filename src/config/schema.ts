@@ -87,6 +87,7 @@ export const envSchema = z.object({
   STUDY_TIMEZONE: timeZone(),
 
   PLATFORM_DEFAULT_SCHEDULE: cronSchedule().optional(),
+  PLATFORM_CUSTOM_GENERATOR: z.string().optional(),
 
   ASSISTANT_PROFILES_DIR: z.string().optional(),
   ASSISTANT_DEFAULT_PROFILE: token('a profile name'),
