@@ -199,3 +199,33 @@ describe('PLATFORM_CUSTOM_GENERATOR', () => {
     );
   });
 });
+
+describe('a custom series after a restart without PLATFORM_CUSTOM_GENERATOR', () => {
+  it('skips its sends and goes on, to send again once a generator is back', async () => {
+    const url = tempSqliteUrl();
+    const env = { DATABASE_URL: url, CLOCK: 'virtual', CLOCK_START: START };
+    let running = await startTestServer({ ...env, PLATFORM_CUSTOM_GENERATOR: modulePath });
+    await running.request('POST', '/conversation/participants', { phone_number: PHONE, timezone: 'America/Toronto' });
+    const body = { to: PHONE, type: 'custom', state: 'initial', body: 'Daily', schedule: { hour: 12 } };
+    const id = (await running.request('POST', '/schedule', body)).body.result as string;
+    await running.close();
+
+    running = await startTestServer(env);
+    try {
+      await running.request('POST', '/admin/clock', { advance: '1d' }); // today's 12:00 in Toronto
+      await running.settle();
+      expect(running.sink.to(E164).map((message) => message.text)).not.toContain('initial: Daily');
+      expect((await running.request('GET', `/timers/${id}`)).body.next_run).toBe('2026-03-21T16:00:00.000Z');
+    } finally {
+      await running.close();
+    }
+    running = await startTestServer({ ...env, PLATFORM_CUSTOM_GENERATOR: modulePath });
+    try {
+      await running.request('POST', '/admin/clock', { advance: '1d' });
+      await running.settle();
+      expect(running.sink.to(E164).map((message) => message.text)).toEqual(['initial: Daily', 'Did you do it?']);
+    } finally {
+      await running.close();
+    }
+  });
+});
