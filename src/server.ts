@@ -24,6 +24,7 @@ import { SlidingWindowThrottle } from './engine/turn-throttle.ts';
 import type { FlowModule, StartedFlowModule } from './flows/flow-module.ts';
 import { FLOW_MODULES } from './flows/registry.ts';
 import { buildApp } from './http/app.ts';
+import { loadCustomGenerator } from './http/go-platform/custom-generator.ts';
 import { goScheduleTimerKind } from './http/go-platform/schedule-timer.ts';
 import type { LlmProvider } from './llm/llm-provider.ts';
 import { ModelHealth } from './llm/model-health.ts';
@@ -148,6 +149,9 @@ export async function startServer(
   // Configuration files first: a mistake in one stops start-up before anything is opened.
   const flowModules = overrides.flowModules ?? FLOW_MODULES;
   const modules = flowModules.map((module) => module.load(config, logger));
+  const customGenerator = config.platform.customGenerator
+    ? await loadCustomGenerator(config.platform.customGenerator)
+    : undefined;
   const opened = await openStore(config.database.url, {
     ...config.database,
     logger,
@@ -286,7 +290,7 @@ export async function startServer(
   });
   const kinds = new TimerKindRegistry().register(
     ...started.flatMap((module) => module.timerKinds?.({ ...host, outgoing }) ?? []),
-    goScheduleTimerKind({ ...host, outgoing }) as TimerKind<never>,
+    goScheduleTimerKind({ ...host, outgoing, customGenerator }) as TimerKind<never>,
   );
   const worker = new TimerWorker({ store, kinds, clock, logger, serialize: (id, work) => engine.exclusive(id, work) });
   // Turns first, then deliveries (a turn queues them), then any turn a delivery outcome queued.
@@ -328,7 +332,14 @@ export async function startServer(
     version: VERSION,
     whatsapp: config.whatsapp,
     twilio: config.twilio,
-    goPlatform: { outgoing, ids, provider, realModel: provider.name !== 'offline-demo' },
+    goPlatform: {
+      outgoing,
+      ids,
+      provider,
+      realModel: provider.name !== 'offline-demo',
+      defaultSchedule: config.platform.defaultSchedule,
+      customGenerator,
+    },
   });
 
   if (store.dialect === 'postgres') {

@@ -70,6 +70,7 @@ describe('loadConfig defaults', () => {
         },
       },
       study: { timeZone: 'UTC' },
+      platform: { defaultSchedule: undefined, customGenerator: undefined },
       assistant: {
         profilesDir: undefined,
         defaultProfile: 'life',
@@ -567,13 +568,69 @@ describe("the Go PromptPipe's variable names", () => {
     expect(loadConfig({ DATABASE_URL: 'file:/srv/pp/state.db' }).database.url).toBe('sqlite:/srv/pp/state.db');
   });
 
-  it('names what it does not support, and a variable that looks like ours with the closest of ours', () => {
-    expect(loadConfig({ DEFAULT_SCHEDULE: '0 9 * * *' }).warnings).toEqual([
-      expect.stringMatching(/^DEFAULT_SCHEDULE .*no default schedule/),
+  it('names a variable that looks like ours with the closest of ours', () => {
+    expect(loadConfig({ PLATFORM_DEFAULT_SCHEDUL: '0 9 * * *' }).warnings).toEqual([
+      'PLATFORM_DEFAULT_SCHEDUL is not a PromptPipe variable and is ignored; did you mean PLATFORM_DEFAULT_SCHEDULE?',
     ]);
     expect(loadConfig({ LLM_BASEURL: 'http://x/v1', PROMPTPIPE_DEBUGG: 'true', HOME: '/root' }).warnings).toEqual([
       'LLM_BASEURL is not a PromptPipe variable and is ignored; did you mean LLM_BASE_URL?',
       'PROMPTPIPE_DEBUGG is not a PromptPipe variable and is ignored; did you mean PROMPTPIPE_DEBUG?',
+    ]);
+  });
+});
+
+describe("DEFAULT_SCHEDULE, the Go PromptPipe's default cron for POST /schedule", () => {
+  it('is read as PLATFORM_DEFAULT_SCHEDULE, with a warning; ours wins where both are set', () => {
+    expect(loadConfig({ DEFAULT_SCHEDULE: '0 9 * * *' })).toMatchObject({
+      platform: { defaultSchedule: { minute: 0, hour: 9 } },
+      warnings: [
+        "DEFAULT_SCHEDULE is the Go PromptPipe's name: read as PLATFORM_DEFAULT_SCHEDULE; rename it, this alias will be removed",
+      ],
+    });
+    expect(loadConfig({ DEFAULT_SCHEDULE: '0 9 * * *', PLATFORM_DEFAULT_SCHEDULE: '30 7 * * 1' })).toMatchObject({
+      platform: { defaultSchedule: { minute: 30, hour: 7, weekday: 1 } },
+      warnings: ['DEFAULT_SCHEDULE is ignored: PLATFORM_DEFAULT_SCHEDULE is set'],
+    });
+    expect(loadConfig({}).platform.defaultSchedule).toBeUndefined();
+  });
+
+  it('reads five fields, each one number in its range, day, month and weekday also *', () => {
+    const read = (value: string) => loadConfig({ PLATFORM_DEFAULT_SCHEDULE: value }).platform.defaultSchedule;
+    expect(read('0 9 * * *')).toEqual({ minute: 0, hour: 9 });
+    expect(read(' 5  18 1 12 0 ')).toEqual({ minute: 5, hour: 18, day: 1, month: 12, weekday: 0 });
+    expect(read('59 23 29 2 6')).toEqual({ minute: 59, hour: 23, day: 29, month: 2, weekday: 6 });
+  });
+
+  it('stops start-up naming the variable and the field where Go guessed or dropped the value', () => {
+    const problem = (value: string) => {
+      try {
+        loadConfig({ DEFAULT_SCHEDULE: value });
+        return 'accepted';
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).issues;
+      }
+    };
+    expect(problem('0 9 * *')).toEqual([
+      'PLATFORM_DEFAULT_SCHEDULE: must be five fields, minute hour day month weekday, like "0 9 * * *" (09:00 every day) (got "0 9 * *")',
+    ]);
+    expect(problem('0 9 * * 1-5')).toEqual([
+      'PLATFORM_DEFAULT_SCHEDULE: weekday "1-5" must be a number from 0 to 6 or * (ranges, lists and steps are not read) (got "0 9 * * 1-5")',
+    ]);
+    expect(problem('* 9 * * *')).toEqual([
+      'PLATFORM_DEFAULT_SCHEDULE: minute must be a number: a schedule sends once a day, at its hour and minute (got "* 9 * * *")',
+    ]);
+    expect(problem('0 24 * * *')).toEqual([
+      'PLATFORM_DEFAULT_SCHEDULE: hour 24 must be a number from 0 to 23 (got "0 24 * * *")',
+    ]);
+    expect(problem('0 9 31 4 *')).toEqual([
+      'PLATFORM_DEFAULT_SCHEDULE: day 31 never comes in month 4 (got "0 9 31 4 *")',
+    ]);
+    expect(problem('0 9 0 * *')).toEqual([
+      'PLATFORM_DEFAULT_SCHEDULE: day 0 must be a number from 1 to 31 or * (got "0 9 0 * *")',
+    ]);
+    expect(problem('0 9 */2 * *')).toEqual([
+      'PLATFORM_DEFAULT_SCHEDULE: day "*/2" must be a number from 1 to 31 or * (ranges, lists and steps are not read) (got "0 9 */2 * *")',
     ]);
   });
 });

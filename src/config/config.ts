@@ -5,6 +5,7 @@ import { CONFIG_VARIABLES } from './variables.ts';
 import { OPENAI_BASE_URL, readLegacyNames } from './legacy-names.ts';
 import { crossFieldProblems, envSchema, type ParsedEnv, type RawEnv } from './schema.ts';
 import type { CLOCK_MODES, LLM_PROVIDERS, LOG_LEVELS } from './schema.ts';
+import type { CronSchedule } from './rules.ts';
 
 export { CONFIG_VARIABLES, configTableMarkdown, envExample, type ConfigVariable } from './variables.ts';
 export { loadDotEnv } from './dotenv.ts';
@@ -101,6 +102,13 @@ export interface AppConfig {
   readonly study: {
     /** The IANA zone whose calendar days the overview's per-day series counts in. */
     readonly timeZone: string;
+  };
+  /** The Go PromptPipe's platform routes (`/send`, `/schedule`, …). */
+  readonly platform: {
+    /** What `POST /schedule` uses when a request has no schedule; undefined = such a request is refused. */
+    readonly defaultSchedule: CronSchedule | undefined;
+    /** Path of the module that writes `custom` prompts (loaded at start-up); undefined = they are refused. */
+    readonly customGenerator: string | undefined;
   };
   readonly assistant: {
     /** Undefined = the shipped profiles. */
@@ -263,6 +271,7 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
       },
     },
     study: { timeZone: env.STUDY_TIMEZONE },
+    platform: { defaultSchedule: env.PLATFORM_DEFAULT_SCHEDULE, customGenerator: env.PLATFORM_CUSTOM_GENERATOR },
     assistant: {
       profilesDir: env.ASSISTANT_PROFILES_DIR,
       defaultProfile: env.ASSISTANT_DEFAULT_PROFILE,

@@ -16,12 +16,7 @@ const GO_NAMES: Record<string, (value: string, env: Env) => Env> = {
   API_ADDR: (value) => listenAddress(value),
   DATABASE_DSN: (value) => ({ DATABASE_URL: databaseUrlOf(value) }),
   PROMPTPIPE_STATE_DIR: (value) => ({ DATABASE_URL: `sqlite:${value.replace(/\/+$/, '')}/promptpipe.sqlite` }),
-};
-
-/** Go names this server has nothing for: said so, never silently ignored. */
-const GO_UNSUPPORTED: Record<string, string> = {
-  DEFAULT_SCHEDULE:
-    "is the Go PromptPipe's default cron for /schedule; this server has no default schedule: give each /schedule request its own (see docs/migrating-from-go.md)",
+  DEFAULT_SCHEDULE: (value) => ({ PLATFORM_DEFAULT_SCHEDULE: value }),
 };
 
 /** Prefixes of our variables: a name with one of them that is not ours is probably a typo. */
@@ -41,12 +36,13 @@ const OUR_PREFIXES = [
   'FEEDBACK_',
   'SCHEDULER_',
   'INTAKE_',
+  'PLATFORM_',
 ];
 
 /**
  * The environment with the Go PromptPipe's names read as ours (ours win when both are set), and
- * one warning for each Go name used, each unsupported one, and each name that looks like ours but
- * is not (with the closest of ours).
+ * one warning for each Go name used and each name that looks like ours but is not (with the
+ * closest of ours).
  */
 export function readLegacyNames(env: Env): { env: Env; warnings: string[] } {
   const translated: Env = { ...env };
@@ -67,14 +63,8 @@ export function readLegacyNames(env: Env): { env: Env; warnings: string[] } {
     translated.DATABASE_URL = databaseUrlOf(env.DATABASE_URL.trim());
     warnings.push(`DATABASE_URL is a Go PromptPipe DSN (file:…): read as ${translated.DATABASE_URL}; write it so`);
   }
-  for (const [name, why] of Object.entries(GO_UNSUPPORTED)) if (env[name]?.trim()) warnings.push(`${name} ${why}`);
   for (const name of Object.keys(env)) {
-    if (
-      CONFIG_VARIABLE_NAMES.has(name) ||
-      name in GO_NAMES ||
-      name in GO_UNSUPPORTED ||
-      !OUR_PREFIXES.some((prefix) => name.startsWith(prefix))
-    )
+    if (CONFIG_VARIABLE_NAMES.has(name) || name in GO_NAMES || !OUR_PREFIXES.some((prefix) => name.startsWith(prefix)))
       continue;
     const closest = closestName(name);
     warnings.push(`${name} is not a PromptPipe variable and is ignored${closest ? `; did you mean ${closest}?` : ''}`);

@@ -252,3 +252,57 @@ export function signingSecret(minBytes: number) {
         : `must be at least ${minBytes} characters (got ${raw.length}), or whsec_ followed by base64`,
   );
 }
+
+/** A daily send's time and the days it falls on; a day, month or weekday left out is any. */
+export interface CronSchedule {
+  minute: number;
+  hour: number;
+  day?: number;
+  month?: number;
+  /** 0 = Sunday. */
+  weekday?: number;
+}
+
+const CRON_FIELDS = [
+  { name: 'minute', min: 0, max: 59, any: false },
+  { name: 'hour', min: 0, max: 23, any: false },
+  { name: 'day', min: 1, max: 31, any: true },
+  { name: 'month', min: 1, max: 12, any: true },
+  { name: 'weekday', min: 0, max: 6, any: true },
+] as const;
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * The Go PromptPipe's five-field default cron, `minute hour day month weekday`, read strictly:
+ * each field one number in its range (day, month and weekday may be `*`). Go read a range as its
+ * first value (`1-5` as Monday), `*` as 0 for the minute and hour, and dropped a value it could
+ * not parse; each of those is refused here, saying why.
+ */
+export function cronSchedule() {
+  return z.string().transform((raw, ctx): CronSchedule => {
+    const refuse = (message: string) => {
+      ctx.addIssue({ code: 'custom', message: `${message} ${got(raw)}` });
+      return z.NEVER;
+    };
+    const fields = raw.split(/\s+/);
+    if (fields.length !== 5)
+      return refuse('must be five fields, minute hour day month weekday, like "0 9 * * *" (09:00 every day)');
+    const schedule: Record<string, number> = {};
+    for (const [index, field] of CRON_FIELDS.entries()) {
+      const value = fields[index]!;
+      const expected = `a number from ${field.min} to ${field.max}${field.any ? ' or *' : ''}`;
+      if (value === '*' && field.any) continue;
+      if (value === '*')
+        return refuse(`${field.name} must be a number: a schedule sends once a day, at its hour and minute`);
+      if (!/^\d{1,2}$/.test(value))
+        return refuse(`${field.name} "${value}" must be ${expected} (ranges, lists and steps are not read)`);
+      const number = Number(value);
+      if (number < field.min || number > field.max) return refuse(`${field.name} ${number} must be ${expected}`);
+      schedule[field.name] = number;
+    }
+    const { day, month } = schedule;
+    if (day !== undefined && month !== undefined && day > DAYS_IN_MONTH[month - 1]!)
+      return refuse(`day ${day} never comes in month ${month}`);
+    return schedule as unknown as CronSchedule;
+  });
+}

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   boolean,
+  cronSchedule,
   decimal,
   origins,
   region,
@@ -87,6 +88,9 @@ export const envSchema = z.object({
   FEEDBACK_FOLLOWUP_DELAY: duration(),
 
   STUDY_TIMEZONE: timeZone(),
+
+  PLATFORM_DEFAULT_SCHEDULE: cronSchedule().optional(),
+  PLATFORM_CUSTOM_GENERATOR: z.string().optional(),
 
   ASSISTANT_PROFILES_DIR: z.string().optional(),
   ASSISTANT_DEFAULT_PROFILE: token('a profile name'),

@@ -265,6 +265,23 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   ),
 
   v(
+    'Go platform routes',
+    'PLATFORM_DEFAULT_SCHEDULE',
+    undefined,
+    "Schedule of a POST /schedule request that has none (the Go PromptPipe's DEFAULT_SCHEDULE): minute hour day " +
+      'month weekday, e.g. "0 9 * * 1" (09:00 on Mondays); minute and hour are numbers, the others a number or * ' +
+      "(any); read in the participant's zone, else UTC. Unset = such a request is a 400.",
+  ),
+  v(
+    'Go platform routes',
+    'PLATFORM_CUSTOM_GENERATOR',
+    undefined,
+    'JavaScript or TypeScript module that writes type "custom" prompts of POST /send and /schedule (what the ' +
+      'Go PromptPipe registered in code): it exports generate(prompt, context), returning the text, and may ' +
+      'export check(prompt), returning {field, message} to refuse a request. Unset = custom prompts are a 400.',
+  ),
+
+  v(
     'Assistant',
     'ASSISTANT_PROFILES_DIR',
     undefined,

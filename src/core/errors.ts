@@ -29,6 +29,7 @@ export const ERROR_CODES = [
   'llm_timeout',
   'llm_bad_response',
   'channel_failed',
+  'custom_generator_failed',
   'shutting_down',
   'store_unavailable',
   'clock_not_virtual',

@@ -47,6 +47,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'channel_failed':
       return 502;
     case 'internal':
+    case 'custom_generator_failed':
       return 500;
   }
 }

@@ -3,6 +3,7 @@ import { AppError } from '../core/errors.ts';
 import { canonicalPhone, type PhoneRegion } from '../core/phone.ts';
 import { canonicalTimeZone } from '../core/time-zone.ts';
 import type { ParticipantService } from '../engine/participant-service.ts';
+import { participantTimerQueries } from '../store/participant-timers-queries.ts';
 import type { Store } from '../store/store.ts';
 import { z } from 'zod';
 import { parseRequest } from './http-errors.ts';
@@ -45,6 +46,7 @@ const importQuery = z.strictObject({
 
 export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDeps): void {
   const { participants, store } = deps;
+  const timers = store.extend(participantTimerQueries).ops;
 
   resource(app, '/conversation/participants', {
     POST: {
@@ -229,10 +231,15 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
 
   resource(app, '/conversation/participants/:id/timers', {
     GET: {
-      schema: { tags, summary: 'Pending timers (kind, due time, key)', params: jsonSchema(participantParams) },
+      schema: {
+        tags,
+        summary: "Pending timers (kind, due time, key): the flow's, and the participant's POST /schedule series",
+        params: jsonSchema(participantParams),
+      },
       handler: async (request) => {
-        const participant = await participants.get(idOf(request.params));
-        return ok(undefined, (await store.listPendingTimers(participant.id)).map(timerJson));
+        const id = idOf(request.params);
+        const conversation = await participants.conversationOf(id);
+        return ok(undefined, (await timers.pendingTimersOf(id, conversation.id)).map(timerJson));
       },
     },
   });
@@ -281,10 +288,10 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
         const id = idOf(request.params);
         const participant = await participants.get(id);
         const conversation = await participants.conversationOf(id);
-        const [profile, schedules, timers] = await Promise.all([
+        const [profile, schedules, pending] = await Promise.all([
           store.getProfile(id),
           store.listSchedules(id),
-          store.listPendingTimers(id),
+          timers.pendingTimersOf(id, conversation.id),
         ]);
         return ok(undefined, {
           participant_id: participant.id,
@@ -297,7 +304,7 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
           version: conversation.version,
           profile: profile ? profileJson(profile) : null,
           schedules: schedules.map(scheduleJson),
-          pending_timers: timers.map(timerJson),
+          pending_timers: pending.map(timerJson),
         });
       },
     },

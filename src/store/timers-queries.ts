@@ -235,7 +235,7 @@ export function timerQueries(ctx: QueryContext): TimerOperations {
   };
 }
 
-function toTimer(row: Selectable<TimersTable>): Timer {
+export function toTimer(row: Selectable<TimersTable>): Timer {
   let payload: unknown;
   try {
     payload = JSON.parse(row.payload);

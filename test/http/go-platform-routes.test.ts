@@ -333,3 +333,45 @@ describe('with the offline demo model', () => {
     }
   });
 });
+
+describe("POST /schedule without a schedule, with the Go server's DEFAULT_SCHEDULE set", () => {
+  it('uses the default, read in the participant’s zone, as Go did for a request without one (or with null)', async () => {
+    const withDefault = await startTestServer({
+      CLOCK: 'virtual',
+      CLOCK_START: START, // Friday 20 March, 08:00 in Toronto
+      DEFAULT_SCHEDULE: '30 7 * * 1', // Mondays 07:30
+    });
+    try {
+      await withDefault.request('POST', '/conversation/participants', {
+        phone_number: TEST_PHONE,
+        timezone: 'America/Toronto',
+      });
+      for (const body of [
+        { to: TEST_PHONE, body: 'Weekly check-in' },
+        { to: TEST_PHONE, body: 'Weekly check-in', schedule: null },
+      ]) {
+        const created = await withDefault.request('POST', '/schedule', body);
+        expect(created).toMatchObject({ status: 201, body: { status: 'ok', message: 'Scheduled successfully' } });
+        expect((await withDefault.request('GET', `/timers/${created.body.result}`)).body).toMatchObject({
+          type: 'recurring',
+          schedule: { minute: 30, hour: 7, weekday: 1, timezone: 'America/Toronto' },
+          next_run: '2026-03-23T11:30:00.000Z',
+          description: 'Recurring timer with schedule schedule([minute=30 hour=7 weekday=Monday])',
+        });
+      }
+      // A schedule given is the request's own, even an empty one (as in Go: only a missing one is replaced).
+      const own = await withDefault.request('POST', '/schedule', { to: TEST_PHONE, body: 'x', schedule: {} });
+      expect((await withDefault.request('GET', `/timers/${own.body.result}`)).body.schedule).toEqual({
+        timezone: 'America/Toronto',
+      });
+    } finally {
+      await withDefault.close();
+    }
+  });
+
+  it('without a default, a request without a schedule is a 400 that says how to configure one', async () => {
+    const response = await call('POST', '/schedule', { to: TEST_PHONE, body: 'x', schedule: null });
+    expect(response).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'schedule' } });
+    expect(response.body.message).toMatch(/PLATFORM_DEFAULT_SCHEDULE/);
+  });
+});

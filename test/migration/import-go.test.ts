@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomIds } from '../../src/core/clock.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { importGoStudy } from '../../src/migration/go/import-go-study.ts';
+import { goIdQueries } from '../../src/store/go-ids-queries.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { sayAndWait, startTestServer, tempSqliteUrl, type TestServer } from '../kit/test-server.ts';
 import { unzipText } from '../kit/unzip.ts';
@@ -152,5 +153,49 @@ describe('a Go PromptPipe study imported', () => {
   it('continues a feedback conversation and an intake where they were', async () => {
     expect(await sayAndWait(server, '+14165550101', 'did it today')).toEqual(['feedback: did it today']);
     expect(await sayAndWait(server, '+16045550199', 'mornings work best')).toEqual(['intake: mornings work best']);
+  });
+});
+
+describe('a Go participant already enrolled here with the same phone', () => {
+  it('keeps what they have here and gets their Go id: shown in the export, known by it on the next run', async () => {
+    const here = await startTestServer();
+    try {
+      const enrolled = await here.request('POST', '/conversation/participants', { phone_number: '14165550101' });
+      const id = enrolled.body.result.id as string;
+      const maya = 'p_6ddb126738635da7b462fec7b5d13883';
+      await here.settle(); // the greeting
+      const history = async () =>
+        (await here.request('GET', `/conversation/participants/${id}/history?all=true`)).body.result.messages;
+      const before = await history();
+      const dry = await importGoStudy(here.store, { from: FIXTURE }, { ...options, dryRun: true });
+      expect(dry.skipped).toEqual([
+        {
+          goId: maya,
+          phoneNumber: '+14165550101',
+          reason: 'phone already enrolled here: their Go id would be recorded, nothing else imported',
+        },
+      ]);
+      const goIds = here.store.extend(goIdQueries).ops;
+      expect(await goIds.findGoId(maya)).toBeUndefined(); // a dry run writes nothing
+
+      const first = await importGoStudy(here.store, { from: FIXTURE }, { ...options, dryRun: false });
+      expect(first.skipped.map((skipped) => [skipped.goId, skipped.reason])).toEqual([
+        [maya, 'phone already enrolled here: their Go id is recorded, nothing else imported'],
+      ]);
+      expect(first.imported).toHaveLength(5);
+      expect(await goIds.findGoId(maya)).toMatchObject({ participantId: id });
+      expect(await history()).toEqual(before); // nothing of theirs from Go
+      const response = await fetch(`${here.url}/study/export`);
+      const csv = (await unzipText(Buffer.from(await response.arrayBuffer()))).get('participants.csv')!;
+      const rows = parse(csv, { columns: true, bom: true }) as Array<Record<string, string>>;
+      expect(rows.find((row) => row.participant_id === id)?.go_id).toBe(maya);
+
+      const second = await importGoStudy(here.store, { from: FIXTURE }, { ...options, dryRun: false });
+      expect(second).toMatchObject({ imported: [], problems: [] });
+      expect(second.skipped.find((skipped) => skipped.goId === maya)?.reason).toBe('imported before');
+      expect(await here.store.countParticipants()).toBe(6);
+    } finally {
+      await here.close();
+    }
   });
 });

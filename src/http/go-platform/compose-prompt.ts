@@ -3,6 +3,12 @@ import { AppError, isAppError } from '../../core/errors.ts';
 import type { OutgoingDraft } from '../../engine/outgoing.ts';
 import { donePoll } from '../../flows/habit-coach/polls.ts';
 import type { LlmProvider } from '../../llm/llm-provider.ts';
+import {
+  generateCustomText,
+  type CustomGenerator,
+  type CustomPrompt,
+  type CustomPromptContext,
+} from './custom-generator.ts';
 import type { GoPrompt, PromptContent } from './go-schemas.ts';
 
 /** What the Go server's conversation generator sent for a `conversation` prompt. */
@@ -17,10 +23,11 @@ function refuse(field: string, message: string): never {
 
 /**
  * The Go server's `Prompt.Validate` for each type, same rules and order, naming the field. Two
- * refusals are ours: `custom` (Go accepted it and then failed to send, having no generator) and
- * `genai` without a model (the offline demo model would send its own canned text).
+ * refusals are ours: `custom` without a generator (Go accepted it, then answered 500 or, on a
+ * schedule, never sent) and `genai` without a model (the offline demo model would send its own
+ * canned text). What a custom prompt needs is its generator's to say (`checkCustomPrompt`).
  */
-export function checkPrompt(prompt: PromptContent, model: { real: boolean }): void {
+export function checkPrompt(prompt: PromptContent, can: { realModel: boolean; customGenerator: boolean }): void {
   if (prompt.type === 'static') {
     if (!prompt.body) refuse('body', 'is required for static prompts');
     if (bytes(prompt.body) > 4096) refuse('body', 'exceeds the maximum length (4096 bytes)');
@@ -28,7 +35,7 @@ export function checkPrompt(prompt: PromptContent, model: { real: boolean }): vo
   if (prompt.type === 'genai') {
     if (!prompt.system_prompt) refuse('system_prompt', 'is required for genai prompts');
     if (!prompt.user_prompt) refuse('user_prompt', 'is required for genai prompts');
-    if (!model.real)
+    if (!can.realModel)
       refuse('type', 'genai prompts need a model: this server runs the offline demo model (set LLM_API_KEY)');
   }
   if (prompt.type === 'branch') checkBranch(prompt.branch_options ?? []);
@@ -37,8 +44,11 @@ export function checkPrompt(prompt: PromptContent, model: { real: boolean }): vo
     if (prompt.state && prompt.state !== 'CONVERSATION_ACTIVE')
       refuse('state', `"${prompt.state}" is not a conversation state (leave it out, or CONVERSATION_ACTIVE)`);
   }
-  if (prompt.type === 'custom')
-    refuse('type', 'custom prompts need a generator registered in code, and this server has none');
+  if (prompt.type === 'custom' && !can.customGenerator)
+    refuse(
+      'type',
+      'custom prompts need a generator: set PLATFORM_CUSTOM_GENERATOR to a module exporting generate(prompt, context)',
+    );
 }
 
 function checkBranch(options: NonNullable<GoPrompt['branch_options']>): void {
@@ -72,7 +82,13 @@ export function branchText(body: string, options: ReadonlyArray<{ label: string;
  */
 export async function composePrompt(
   prompt: PromptContent,
-  deps: { provider: LlmProvider; source: MessageSource; signal?: AbortSignal },
+  deps: {
+    provider: LlmProvider;
+    source: MessageSource;
+    signal?: AbortSignal;
+    /** For a custom prompt: its generator, and whom and when it writes for. */
+    custom?: { generator: CustomGenerator | undefined; to: string; context: Omit<CustomPromptContext, 'signal'> };
+  },
 ): Promise<OutgoingDraft[]> {
   const withPoll = (text: string): OutgoingDraft[] => [
     { text, source: deps.source },
@@ -87,9 +103,29 @@ export async function composePrompt(
       return [{ text: CONVERSATION_PROMPT_TEXT, source: deps.source }];
     case 'genai':
       return withPoll(await generate(prompt, deps));
-    case 'custom':
-      throw new AppError('invalid_request', 'type: custom prompts cannot be sent here', { field: 'type' });
+    case 'custom': {
+      const generator = deps.custom?.generator;
+      if (!generator || !deps.custom)
+        throw new AppError('invalid_request', 'type: custom prompts need a generator (PLATFORM_CUSTOM_GENERATOR)', {
+          field: 'type',
+        });
+      const text = await generateCustomText(generator, customPrompt(prompt, deps.custom.to), {
+        ...deps.custom.context,
+        signal: deps.signal,
+      });
+      return withPoll(text); // Go sent a custom prompt with the poll, as any prompt but branch and conversation
+    }
   }
+}
+
+/** A custom prompt as its generator gets it: the request's fields (those given) and the E.164 recipient. */
+export function customPrompt(prompt: PromptContent, to: string): CustomPrompt {
+  const { state, body, system_prompt, user_prompt, branch_options } = prompt;
+  return Object.fromEntries(
+    Object.entries({ to, type: 'custom', state, body, system_prompt, user_prompt, branch_options }).filter(
+      ([, value]) => value !== undefined,
+    ),
+  ) as unknown as CustomPrompt;
 }
 
 async function generate(prompt: PromptContent, deps: { provider: LlmProvider; signal?: AbortSignal }): Promise<string> {

@@ -7,9 +7,9 @@ import { goPromptBody } from './go-schemas.ts';
 
 const prompt = (body: object) => goPromptBody.parse({ to: '14165550123', ...body });
 /** The field a refused prompt names. */
-function refusedField(body: object, real = true): string | undefined {
+function refusedField(body: object, realModel = true, customGenerator = false): string | undefined {
   try {
-    checkPrompt(prompt(body), { real });
+    checkPrompt(prompt(body), { realModel, customGenerator });
     return undefined;
   } catch (error) {
     return error instanceof AppError ? error.field : 'not an AppError';
@@ -38,7 +38,8 @@ describe("Go's prompt rules (models.Prompt.Validate)", () => {
     );
     expect(refusedField({ type: 'conversation' })).toBe('user_prompt');
     expect(refusedField({ type: 'conversation', user_prompt: 'u', state: 'INTAKE' })).toBe('state');
-    expect(refusedField({ type: 'custom', body: 'x', state: 'initial' })).toBe('type');
+    expect(refusedField({ type: 'custom', body: 'x', state: 'initial' })).toBe('type'); // no generator
+    expect(refusedField({ type: 'custom' }, true, true)).toBeUndefined(); // its generator says what it needs
   });
 
   it("formats a branch prompt as Go's Branch.Generate did", () => {

@@ -45,7 +45,8 @@ export const goPromptBody = z.strictObject({
   system_prompt: field(32_000),
   user_prompt: field(32_000),
   branch_options: z.array(branchOptionSchema).max(1000).optional(),
-  schedule: goScheduleSchema.optional(),
+  // Go read `null` as no schedule (then its default one).
+  schedule: z.preprocess((value) => (value === null ? undefined : value), goScheduleSchema.optional()),
 });
 export type GoPrompt = z.output<typeof goPromptBody>;
 /** A prompt's content: what is sent, without to whom or when. */

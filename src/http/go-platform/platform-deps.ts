@@ -6,6 +6,8 @@ import type { Outgoing } from '../../engine/outgoing.ts';
 import type { ParticipantService } from '../../engine/participant-service.ts';
 import type { LlmProvider } from '../../llm/llm-provider.ts';
 import type { Store } from '../../store/store.ts';
+import type { CustomGenerator } from './custom-generator.ts';
+import type { GoSchedule } from './go-schemas.ts';
 
 export interface GoPlatformDeps {
   store: Store;
@@ -18,6 +20,10 @@ export interface GoPlatformDeps {
   /** False while the offline demo model answers: genai prompts are refused rather than sent its canned text. */
   realModel: boolean;
   phoneRegion?: PhoneRegion | undefined;
+  /** `PLATFORM_DEFAULT_SCHEDULE` (Go's `DEFAULT_SCHEDULE`): a `POST /schedule` without a schedule gets it. */
+  defaultSchedule?: GoSchedule | undefined;
+  /** `PLATFORM_CUSTOM_GENERATOR`'s module: writes `type: "custom"` prompts; undefined = they are refused. */
+  customGenerator?: CustomGenerator | undefined;
 }
 
 /** A recipient: an enrolled participant (E.164 or Go's digits-only form) and their conversation. */

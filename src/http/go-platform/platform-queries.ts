@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import { fromMs } from '../../store/codec.ts';
+import { fromMs, toMs } from '../../store/codec.ts';
 import type { QueryContext } from '../../store/query-context.ts';
 import type { TimersTable } from '../../store/schema.ts';
 
@@ -21,6 +21,7 @@ export interface GoResponse {
 export interface ActiveTimer {
   id: string;
   kind: string;
+  conversationId: string;
   participantId: string | null;
   dedupKey: string;
   dueAt: Date;
@@ -96,6 +97,20 @@ export function platformQueries({ db }: QueryContext) {
         .executeTakeFirst();
       return row && toActiveTimer(row);
     },
+
+    /**
+     * Ends a `POST /schedule` series: its pending row and a row firing right now, whose handler
+     * then neither sends nor arms the next (it checks its row in its transaction). How many rows.
+     */
+    async cancelSeries(dedupKey: string, at: Date): Promise<number> {
+      const result = await db
+        .updateTable('timers')
+        .set({ status: 'cancelled', lease_until: null, updated_at: toMs(at) })
+        .where('dedup_key', '=', dedupKey)
+        .where('status', 'in', ACTIVE)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
   };
 }
 
@@ -103,6 +118,7 @@ function toActiveTimer(row: Selectable<TimersTable>): ActiveTimer {
   return {
     id: row.id,
     kind: row.kind,
+    conversationId: row.conversation_id,
     participantId: row.participant_id,
     dedupKey: row.dedup_key,
     dueAt: fromMs(row.due_at),

@@ -6,7 +6,8 @@ import { parseRequest } from '../http-errors.ts';
 import { jsonSchema } from '../participant-schemas.ts';
 import { ok, requirePhone } from '../participant-routes.ts';
 import { resource } from '../resource.ts';
-import { checkPrompt, composePrompt } from './compose-prompt.ts';
+import { checkPrompt, composePrompt, customPrompt } from './compose-prompt.ts';
+import { checkCustomPrompt } from './custom-generator.ts';
 import { goPromptBody, type GoPrompt, type GoSchedule } from './go-schemas.ts';
 import { tags, type GoPlatformDeps, type Recipient } from './platform-deps.ts';
 import { platformQueries } from './platform-queries.ts';
@@ -41,12 +42,17 @@ function sendRoutes(app: FastifyInstance, deps: GoPlatformDeps): void {
   const checked = async (body: unknown, options: { schedule: boolean }) => {
     const prompt = parseRequest(goPromptBody, body, 'body');
     const phone = requirePhone(prompt.to, 'to', deps.phoneRegion);
-    checkPrompt(prompt, { real: deps.realModel });
-    if (options.schedule && !prompt.schedule)
-      throw new AppError('invalid_request', 'schedule: is required (DEFAULT_SCHEDULE is not supported here)', {
-        field: 'schedule',
-      });
-    return { prompt, ...(await findRecipient(deps, phone, 'to')) };
+    checkPrompt(prompt, { realModel: deps.realModel, customGenerator: deps.customGenerator !== undefined });
+    if (prompt.type === 'custom') await checkCustomPrompt(deps.customGenerator!, customPrompt(prompt, phone));
+    // As Go: a request without a schedule gets the default one, when there is one.
+    const schedule = prompt.schedule ?? deps.defaultSchedule;
+    if (options.schedule && !schedule)
+      throw new AppError(
+        'invalid_request',
+        'schedule: is required (no default is configured: PLATFORM_DEFAULT_SCHEDULE, the Go DEFAULT_SCHEDULE)',
+        { field: 'schedule' },
+      );
+    return { prompt: { ...prompt, schedule }, ...(await findRecipient(deps, phone, 'to')) };
   };
 
   resource(app, '/send', {
@@ -54,8 +60,9 @@ function sendRoutes(app: FastifyInstance, deps: GoPlatformDeps): void {
       schema: {
         tags,
         summary:
-          'Go PromptPipe: send a prompt now (static, branch, genai, conversation) to an enrolled participant, ' +
-          "through the outbox; static and genai prompts carry the 'Did you do it?' poll",
+          'Go PromptPipe: send a prompt now (static, branch, genai, conversation; custom with ' +
+          'PLATFORM_CUSTOM_GENERATOR) to an enrolled participant, through the outbox; all but branch and ' +
+          "conversation prompts carry the 'Did you do it?' poll",
         body: jsonSchema(goPromptBody),
       },
       handler: async (request) => {
@@ -72,7 +79,8 @@ function sendRoutes(app: FastifyInstance, deps: GoPlatformDeps): void {
         tags,
         summary:
           "Go PromptPipe: send a prompt on a schedule (minute, hour, day, month, weekday, timezone; the participant's " +
-          'zone, else UTC), on a durable timer; the result is its timer id',
+          'zone, else UTC), on a durable timer; the result is its timer id. Without a schedule, ' +
+          'PLATFORM_DEFAULT_SCHEDULE is used when set',
         body: jsonSchema(goPromptBody),
       },
       handler: async (request, reply) => {
@@ -90,7 +98,15 @@ async function sendNow(deps: GoPlatformDeps, prompt: GoPrompt, { participant, co
     throw new AppError('participant_inactive', `to: the participant is ${participant.status}; set them active first`, {
       field: 'to',
     });
-  const drafts = await composePrompt(prompt, { provider: deps.provider, source: 'operator' });
+  const drafts = await composePrompt(prompt, {
+    provider: deps.provider,
+    source: 'operator',
+    custom: {
+      generator: deps.customGenerator,
+      to: participant.phoneNumber,
+      context: { participantId: participant.id, now: deps.clock.now() },
+    },
+  });
   await deps.engine.exclusive(conversation.id, () =>
     deps.store.transaction(async (tx) => {
       const current = (await tx.getConversation(conversation.id)) ?? conversation; // its channel may have moved

@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Clock, IdGenerator } from '../../core/clock.ts';
-import type { NewTimer } from '../../core/timer.ts';
+import type { NewTimer, Timer } from '../../core/timer.ts';
 import type { Outgoing } from '../../engine/outgoing.ts';
 import type { LlmProvider } from '../../llm/llm-provider.ts';
 import type { Store, StoreTx } from '../../store/store.ts';
 import { defineTimerKind } from '../../timers/timer-kinds.ts';
 import { composePrompt } from './compose-prompt.ts';
+import type { CustomGenerator } from './custom-generator.ts';
 import { nextRun } from './go-schedule.ts';
 import { goPromptBody, goScheduleSchema } from './go-schemas.ts';
 
@@ -33,6 +34,7 @@ export interface GoScheduleDeps {
   clock: Clock;
   logger: Logger;
   provider: LlmProvider;
+  customGenerator?: CustomGenerator | undefined;
 }
 
 /**
@@ -60,6 +62,14 @@ export function goScheduleTimer(
   };
 }
 
+/**
+ * Whether this firing's row is still the one running: `DELETE /timers/{id}` cancels a row claimed
+ * and not yet fired (decision 014); then the firing neither sends nor arms the next.
+ */
+async function stillRunning(ops: Pick<StoreTx, 'getTimer'>, timer: Timer): Promise<boolean> {
+  return (await ops.getTimer(timer.id))?.status === 'running';
+}
+
 async function armNext(tx: StoreTx, deps: GoScheduleDeps, timer: NewTimer, payload: GoSchedulePayload, now: Date) {
   const after = new Date(Math.max(now.getTime(), timer.dueAt.getTime()));
   const next = goScheduleTimer(payload, timer.conversationId, after, deps.ids);
@@ -67,7 +77,21 @@ async function armNext(tx: StoreTx, deps: GoScheduleDeps, timer: NewTimer, paylo
 }
 
 /**
- * A `POST /schedule` send: the prompt (generated for genai) goes out through the outbox to an
+ * Whether this firing sends: to an active participant, and a custom prompt only while a generator
+ * is configured (a restart without PLATFORM_CUSTOM_GENERATOR skips its sends, the series goes on).
+ */
+function sends(payload: GoSchedulePayload, status: string, deps: GoScheduleDeps): boolean {
+  if (status !== 'active') return false;
+  if (payload.prompt.type !== 'custom' || deps.customGenerator) return true;
+  deps.logger.warn(
+    { scheduleId: payload.scheduleId },
+    'a custom POST /schedule send is skipped: PLATFORM_CUSTOM_GENERATOR is not set',
+  );
+  return false;
+}
+
+/**
+ * A `POST /schedule` send: the prompt (generated for genai and custom) goes out through the outbox to an
  * active participant (Go kept sending to paused and finished people: not imported), and the
  * next occurrence is armed, in one transaction with the timer's completion.
  */
@@ -78,12 +102,21 @@ export function goScheduleTimerKind(deps: GoScheduleDeps) {
     handle: async (timer, payload, context) => {
       const conversation = await deps.store.getConversation(timer.conversationId);
       const participant = conversation?.participantId && (await deps.store.getParticipant(conversation.participantId));
-      if (!conversation || !participant) return;
-      const drafts =
-        participant.status === 'active'
-          ? await composePrompt(payload.prompt, { provider: deps.provider, source: 'timer', signal: context.signal })
-          : [];
+      if (!conversation || !participant || !(await stillRunning(deps.store, timer))) return;
+      const drafts = sends(payload, participant.status, deps)
+        ? await composePrompt(payload.prompt, {
+            provider: deps.provider,
+            source: 'timer',
+            signal: context.signal,
+            custom: {
+              generator: deps.customGenerator,
+              to: participant.phoneNumber,
+              context: { participantId: participant.id, scheduleId: payload.scheduleId, now: deps.clock.now() },
+            },
+          })
+        : [];
       await deps.store.transaction(async (tx) => {
+        if (!(await stillRunning(tx, timer))) return; // cancelled while its text was being written
         const now = deps.clock.now();
         const current = await tx.lockParticipant(participant.id);
         if (drafts.length > 0 && current?.status === 'active')
@@ -94,7 +127,9 @@ export function goScheduleTimerKind(deps: GoScheduleDeps) {
     },
     // This send is lost after its retries (the model was down); the series is not.
     giveUp: async (timer, payload) => {
-      await deps.store.transaction((tx) => armNext(tx, deps, timer, payload, deps.clock.now()));
+      await deps.store.transaction(async (tx) => {
+        if (await stillRunning(tx, timer)) await armNext(tx, deps, timer, payload, deps.clock.now());
+      });
     },
   });
 }

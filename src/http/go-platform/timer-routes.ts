@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../core/clock.ts';
 import { AppError } from '../../core/errors.ts';
-import type { Store } from '../../store/store.ts';
+import type { Engine } from '../../engine/engine.ts';
 import { parseRequest } from '../http-errors.ts';
 import { jsonSchema } from '../participant-schemas.ts';
 import { resource } from '../resource.ts';
@@ -12,7 +12,7 @@ import type { ActiveTimer, PlatformQueries } from './platform-queries.ts';
 import { GO_SCHEDULE_TIMER, goScheduleKey, goSchedulePayload } from './schedule-timer.ts';
 
 interface TimerDeps {
-  store: Store;
+  engine: Pick<Engine, 'exclusive'>;
   clock: Clock;
   queries: PlatformQueries;
 }
@@ -86,7 +86,12 @@ export function timerRoutes(app: FastifyInstance, deps: TimerDeps): void {
               "cancelled here; change the participant's schedule or status instead",
             { field: 'id' },
           );
-        await deps.store.cancelTimer(timer.dedupKey, deps.clock.now());
+        // In the conversation's turn queue, where the series fires: a firing under way ends first
+        // (its send goes out) and the row it armed is cancelled; a row claimed but not yet fired
+        // is cancelled with the pending one, and its handler then does nothing.
+        await deps.engine.exclusive(timer.conversationId, () =>
+          deps.queries.cancelSeries(timer.dedupKey, deps.clock.now()),
+        );
         return { message: 'Timer cancelled successfully', timerID: id, canceled: true };
       },
     },

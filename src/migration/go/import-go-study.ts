@@ -1,3 +1,4 @@
+import { describeError } from '../../core/errors.ts';
 import { goIdQueries, type GoIdQueries } from '../../store/go-ids-queries.ts';
 import type { Store, StoreExtension, StoreTx } from '../../store/store.ts';
 import {
@@ -43,9 +44,17 @@ export async function importGoStudy(
       report.problems.push(mapped);
       continue;
     }
-    const reason = await alreadyHere(store, goIds.ops, mapped);
-    if (reason) {
-      report.skipped.push({ goId: row.id, phoneNumber: mapped.participant.phoneNumber, reason });
+    const here = await alreadyHere(store, goIds.ops, mapped, options.dryRun);
+    if (here) {
+      if (here.link && !options.dryRun) {
+        try {
+          await goIds.ops.recordGoId({ goId: row.id, participantId: here.link, importedAt: options.now });
+        } catch (error) {
+          report.problems.push({ goId: row.id, field: 'write', message: describeError(error) });
+          continue;
+        }
+      }
+      report.skipped.push({ goId: row.id, phoneNumber: mapped.participant.phoneNumber, reason: here.reason });
       continue;
     }
     if (!options.dryRun) {
@@ -55,7 +64,7 @@ export async function importGoStudy(
         report.problems.push({
           goId: row.id,
           field: 'write',
-          message: error instanceof Error ? error.message : String(error),
+          message: describeError(error),
         });
         continue;
       }
@@ -95,12 +104,28 @@ function unattributed(study: GoStudy, numbers: ReadonlySet<string>) {
   };
 }
 
-/** Why a Go participant is not imported again, or undefined when they are new here. */
-async function alreadyHere(store: Store, goIds: GoIdQueries, imported: ImportedParticipant) {
+/**
+ * Why a Go participant is not imported, or undefined when they are new here. Someone enrolled
+ * here with their phone (before the import) keeps what they have here, and gets their Go id
+ * (`link`): the export shows it and a later run knows them by it, even after a phone change or
+ * their deletion here. Unless they have another one already (two Go rows, one number).
+ */
+async function alreadyHere(
+  store: Store,
+  goIds: GoIdQueries,
+  imported: ImportedParticipant,
+  dryRun: boolean,
+): Promise<{ reason: string; link?: string } | undefined> {
   const known = await goIds.findGoId(imported.goId);
-  if (known) return known.participantId ? 'imported before' : 'imported before, deleted here since';
-  if (await store.findParticipantByPhone(imported.participant.phoneNumber)) return 'phone already enrolled here';
-  return undefined;
+  if (known) return { reason: known.participantId ? 'imported before' : 'imported before, deleted here since' };
+  const enrolled = await store.findParticipantByPhone(imported.participant.phoneNumber);
+  if (!enrolled) return undefined;
+  const theirs = (await goIds.goIdsOf([enrolled.id])).get(enrolled.id);
+  if (theirs) return { reason: `phone already enrolled here, as Go participant ${theirs}` };
+  return {
+    reason: `phone already enrolled here: their Go id ${dryRun ? 'would be' : 'is'} recorded, nothing else imported`,
+    link: enrolled.id,
+  };
 }
 
 /** One participant and everything of theirs, with their Go id, in one transaction. */
