@@ -133,7 +133,7 @@ export function lineItems(runs: Measured[]): string[] {
         return `- ${run.name}: ${fmt(r.heapPerConversationBytes, 0)} bytes of heap and ${withSpread(run, 'rssPerConversationBytes')} bytes of RSS per conversation (heap ${r.heapAfterMiB} MiB after ${r.conversations})`;
       case 'study-export':
         return (
-          `- ${run.name}: ${withSpread(run, 'seconds')} s for ${fmt(r.rows, 0)} rows ` +
+          `- ${run.name}: ${withSpread(run, 'seconds', 1)} s for ${r.rows.toLocaleString('en')} rows ` +
           `(${fmt(r.bytes / 2 ** 20, 1)} MiB ZIP; server CPU ${fmt(r.whole.serverCpuSeconds, 1)} s); ` +
           `server RSS ${fmt(r.whole.rssBeforeMiB, 0)} MiB before, peak ${fmt(r.whole.peakRssMiB, 0)} ` +
           `(+${withSpread(run, 'whole.growthMiB')} MiB; a tenth of the study, ${r.tenthParticipants} participants: ` +
