@@ -100,6 +100,13 @@ const runs: Run[] = [
     nodeFlags: ['--expose-gc'],
   },
   { group: 'ws', name: 'model chunk → WebSocket frame', file: 'ws-relay.ts', args: ['--turns', quick ? '5' : '20'] },
+  // The size (#21) in both modes: a run is a minute or two.
+  {
+    group: 'study-export',
+    name: 'study export over HTTP, 1,000 participants × 60 messages, SQLite',
+    file: 'study-export.ts',
+    args: ['--participants', '1000', '--messages', '60'],
+  },
   ...(['saturated', '100 req/s'] as const).flatMap((mode) =>
     http.map(([name, system, role]) => ({
       group: 'http',
@@ -191,6 +198,7 @@ const renderers = {
   scale: scaleTable,
   memory: lineItems,
   ws: lineItems,
+  'study-export': lineItems,
 };
 const sections = Object.entries(renderers)
   .map(([group, render]) => ({ render, members: measured.filter((run) => run.group === group) }))

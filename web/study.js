@@ -9,6 +9,7 @@ const STATUSES = ['active', 'paused', 'completed', 'withdrawn'];
 const FLAG_LABELS = {
   no_reply_48h: 'no reply 48 h',
   delivery_failing: 'delivery failing',
+  opted_out: 'opted out',
   paused: 'paused',
   intake_incomplete_24h: 'intake incomplete',
 };

@@ -122,7 +122,7 @@ export function scaleTable(runs: Measured[]): string[] {
   return lines;
 }
 
-/** The one-line groups (timers, memory, ws): medians over the rounds. */
+/** The one-line groups (timers, memory, ws, study-export): medians over the rounds. */
 export function lineItems(runs: Measured[]): string[] {
   return runs.map((run) => {
     const r = run.result;
@@ -131,6 +131,15 @@ export function lineItems(runs: Measured[]): string[] {
         return `- ${run.name}: ${r.fired}/${r.timers} fired, ${r.duplicates} twice, ${r.early} early; lateness p50 ${r.latenessMs.p50} ms, p99 ${withSpread(run, 'latenessMs.p99')} ms, max ${r.latenessMs.max} ms; peak RSS ${r.peakRssMiB} MiB`;
       case 'memory':
         return `- ${run.name}: ${fmt(r.heapPerConversationBytes, 0)} bytes of heap and ${withSpread(run, 'rssPerConversationBytes')} bytes of RSS per conversation (heap ${r.heapAfterMiB} MiB after ${r.conversations})`;
+      case 'study-export':
+        return (
+          `- ${run.name}: ${withSpread(run, 'seconds', 1)} s for ${r.rows.toLocaleString('en')} rows ` +
+          `(${fmt(r.bytes / 2 ** 20, 1)} MiB ZIP; server CPU ${fmt(r.whole.serverCpuSeconds, 1)} s); ` +
+          `server RSS ${fmt(r.whole.rssBeforeMiB, 0)} MiB before, peak ${fmt(r.whole.peakRssMiB, 0)} ` +
+          `(+${withSpread(run, 'whole.growthMiB')} MiB; a tenth of the study, ${r.tenthParticipants} participants: ` +
+          `+${fmt(r.tenth.growthMiB, 0)}); with V8's heap capped (${r.cappedHeap}): +${withSpread(run, 'capped.growthMiB')} MiB ` +
+          `in ${fmt(r.capped.seconds, 1)} s (a tenth: +${fmt(r.cappedTenth.growthMiB, 0)})`
+        );
       default:
         return `- ${run.name}: p50 ${r.relayMs.p50} ms, p99 ${withSpread(run, 'relayMs.p99', 2)} ms over ${r.tokens} tokens; ${withSpread(run, 'eventsPerSecond')} events/s on one conversation`;
     }

@@ -1,41 +1,33 @@
-import { parseArgs } from 'node:util';
 import { loadConfig, loadDotEnv } from '../config/config.ts';
-import { PARTICIPANT_STATUSES, type ParticipantStatus } from '../core/domain.ts';
-import { writeStudyExport } from '../flows/habit-coach/study-export.ts';
-import { openStore } from '../store/open-store.ts';
-
-const USAGE =
-  'usage: npm run export -- --out <dir> [--status active|paused|completed|withdrawn] [--cohort <name>] [--deidentify]';
+import { isAppError } from '../core/errors.ts';
+import { exportPeriod } from '../flows/habit-coach/export-period.ts';
+import { EXPORT_USAGE, parseExportArgs } from './export-args.ts';
 
 /** The study export's CSV files written straight from DATABASE_URL (the server may be running or not). */
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      out: { type: 'string' },
-      status: { type: 'string' },
-      cohort: { type: 'string' },
-      deidentify: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-  });
-  if (values.help || !values.out) {
-    console.error(USAGE);
-    return values.help ? 0 : 2;
+  const parsed = parseExportArgs(process.argv.slice(2));
+  if (!parsed.ok) {
+    console.error(parsed.problem ? `${parsed.problem}\n${EXPORT_USAGE}` : EXPORT_USAGE);
+    return parsed.help ? 0 : 2;
   }
-  if (values.status && !(PARTICIPANT_STATUSES as readonly string[]).includes(values.status)) {
-    console.error(`--status: must be one of ${PARTICIPANT_STATUSES.join(', ')}\n${USAGE}`);
+  const { args } = parsed;
+  const config = loadConfig(loadDotEnv('.env', process.env));
+  let period;
+  try {
+    period = exportPeriod(args.from, args.to, config.study.timeZone);
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    console.error(`--${error.message}\n${EXPORT_USAGE}`);
     return 2;
   }
-  const config = loadConfig(loadDotEnv('.env', process.env));
+  // Loaded once the options are known to be good, so a mistake is pointed out at once.
+  const { openStore } = await import('../store/open-store.ts');
+  const { writeStudyExport } = await import('../flows/habit-coach/study-export.ts');
   const store = await openStore(config.database.url, config.database);
   try {
-    const options = {
-      status: values.status as ParticipantStatus | undefined,
-      cohort: values.cohort,
-      deidentify: values.deidentify,
-    };
-    const written = await writeStudyExport(store, options, values.out);
-    console.log(`wrote ${written.join(', ')} to ${values.out}`);
+    const options = { status: args.status, cohort: args.cohort, deidentify: args.deidentify, period };
+    const written = await writeStudyExport(store, options, args.out);
+    console.log(`wrote ${written.join(', ')} to ${args.out}`);
     return 0;
   } finally {
     await store.close();

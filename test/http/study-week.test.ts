@@ -1,5 +1,11 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempSqliteUrl } from '../kit/test-server.ts';
 import { unzipText } from '../kit/unzip.ts';
 import { PROMPT_TEXT, startHabitFixture, type HabitFixture } from '../timers/habit-fixture.ts';
 
@@ -8,13 +14,15 @@ import { PROMPT_TEXT, startHabitFixture, type HabitFixture } from '../timers/hab
  * prompts at 07:50 in Toronto, answered Done, Not yet, not at all, done, Done, and one still open.
  */
 let fixture: HabitFixture;
+const DATABASE_URL = tempSqliteUrl(); // named, so `npm run export` can read it too
+const ZONE = 'america/toronto';
 
 beforeAll(async () => {
   fixture = await startHabitFixture({
     clockStart: '2026-06-01T12:00:00Z',
     phone: '+14165550161',
     timezone: 'America/Toronto',
-    env: { STUDY_TIMEZONE: 'america/toronto' },
+    env: { STUDY_TIMEZONE: ZONE, DATABASE_URL },
     onUser: (text) =>
       text === 'be brief please'
         ? {
@@ -150,5 +158,133 @@ describe('the export after a simulated week', () => {
     ]);
     expect(JSON.parse(tone[0]!.scores!)).toEqual(state.profile.tone.scores);
     expect(JSON.parse(tone[0]!.active_tags!)).toEqual(state.profile.tone.active);
+  });
+});
+
+describe('the export of a window of the week (from, to)', () => {
+  /** The column that says when a row happened: what `from` and `to` select on, file by file. */
+  const TIME_COLUMN: Record<string, string> = {
+    'messages.csv': 'created_at',
+    'prompts.csv': 'sent_at',
+    'poll_answers.csv': 'answered_at',
+    'profile_changes.csv': 'changed_at',
+    'tone.csv': 'changed_at',
+    'turns.csv': 'started_at',
+    'tool_calls.csv': 'created_at',
+    'deliveries.csv': 'created_at',
+  };
+  async function exported(query: string): Promise<Map<string, Record<string, string>[]>> {
+    const response = await fetch(`${fixture.server.url}/study/export${query}`);
+    expect(response.status).toBe(200);
+    const files = await unzipText(Buffer.from(await response.arrayBuffer()));
+    return new Map([...files].map(([name, text]) => [name, parse(text, { columns: true, bom: true })]));
+  }
+
+  it('keeps, in every time-stamped file, exactly the rows of the window; participants.csv stays whole', async () => {
+    const all = await exported('');
+    // Dates are days in STUDY_TIMEZONE (Toronto, UTC-4): the first day ends at 04:00 UTC on 2 June.
+    const windows = [
+      { query: '?to=2026-06-01', from: -Infinity, until: Date.parse('2026-06-02T04:00:00Z') },
+      {
+        query: `?from=${encodeURIComponent('2026-06-02T00:00:00-04:00')}&to=2026-06-04`,
+        from: Date.parse('2026-06-02T04:00:00Z'),
+        until: Date.parse('2026-06-05T04:00:00Z'),
+      },
+      { query: '?from=2026-06-06T13:00:00Z', from: Date.parse('2026-06-06T13:00:00Z'), until: Infinity },
+    ];
+    const keptSomewhere = new Set<string>();
+    const leftOutSomewhere = new Set<string>();
+    for (const window of windows) {
+      const files = await exported(window.query);
+      expect(files.get('participants.csv'), window.query).toEqual(all.get('participants.csv'));
+      expect(files.get('codebook.csv'), window.query).toEqual(all.get('codebook.csv'));
+      for (const [name, column] of Object.entries(TIME_COLUMN)) {
+        const inWindow = all.get(name)!.filter((row) => {
+          const at = Date.parse(row[column]!);
+          return at >= window.from && at < window.until;
+        });
+        expect(files.get(name), `${name} ${window.query}`).toEqual(inWindow);
+        if (inWindow.length > 0) keptSomewhere.add(name);
+        if (inWindow.length < all.get(name)!.length) leftOutSomewhere.add(name);
+      }
+    }
+    // Each file had rows inside and rows outside some window: no comparison above was vacuous.
+    expect([...keptSomewhere].sort()).toEqual(Object.keys(TIME_COLUMN).sort());
+    expect([...leftOutSomewhere].sort()).toEqual(Object.keys(TIME_COLUMN).sort());
+    // Every file of the export but the codebook is either filtered by time or participants.csv.
+    expect([...all.keys()].filter((name) => !(name in TIME_COLUMN))).toEqual(['participants.csv', 'codebook.csv']);
+
+    // By hand: 2-4 June in Toronto holds three prompts, and their two answers.
+    const middle = await exported(`?from=2026-06-02&to=2026-06-04`);
+    expect(middle.get('prompts.csv')!.map((row) => row.sent_local)).toEqual([
+      '2026-06-02T07:50:00.000-04:00',
+      '2026-06-03T07:50:00.000-04:00',
+      '2026-06-04T07:50:00.000-04:00',
+    ]);
+    expect(middle.get('poll_answers.csv')!.map((row) => row.option)).toEqual(['Done', 'Not yet']);
+  });
+
+  it('includes `to` itself, with the offset it is given (an unencoded + arrives as a space and is read as +)', async () => {
+    const sentAt = '2026-06-02T11:50:00.000Z'; // the first prompt
+    const upTo = async (to: string) =>
+      (await exported(`?from=2026-06-02&to=${to}`)).get('prompts.csv')!.map((row) => row.sent_at);
+    expect(await upTo(encodeURIComponent('2026-06-02T07:50:00-04:00'))).toEqual([sentAt]);
+    expect(await upTo('2026-06-02T07:49:59.999-04:00')).toEqual([]);
+    expect(await upTo('2026-06-02T13:50:00+02:00')).toEqual([sentAt]);
+  });
+
+  it('refuses a window it cannot read, naming the field', async () => {
+    const refused = (query: string) => fixture.server.request('GET', `/study/export${query}`);
+    expect(await refused('?from=last-week')).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request', field: 'from' },
+    });
+    expect(await refused('?to=2026-06-03T09:00:00')).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request', field: 'to', message: expect.stringContaining('offset') },
+    });
+    expect(await refused('?from=2026-06-05&to=2026-06-04')).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request', field: 'to' },
+    });
+    expect(await refused('?from=')).toMatchObject({ status: 400, body: { field: 'from' } });
+  });
+});
+
+describe('npm run export with --from and --to', () => {
+  const exportCli = (args: string[]) =>
+    promisify(execFile)(
+      process.execPath,
+      ['--disable-warning=ExperimentalWarning', '--experimental-strip-types', 'src/cli/export-study.ts', ...args],
+      { env: { ...process.env, DATABASE_URL, STUDY_TIMEZONE: ZONE, LOG_LEVEL: 'silent' } },
+    );
+
+  it('writes the files the download gives for the same window, from the database of the running server', async () => {
+    const directory = join(mkdtempSync(join(tmpdir(), 'export-')), 'week');
+    await exportCli(['--out', directory, '--from', '2026-06-02', '--to', '2026-06-04T07:50:00-04:00']);
+    const response = await fetch(
+      `${fixture.server.url}/study/export?from=2026-06-02&to=${encodeURIComponent('2026-06-04T07:50:00-04:00')}`,
+    );
+    const downloaded = await unzipText(Buffer.from(await response.arrayBuffer()));
+    const everything = await unzipText(
+      Buffer.from(await (await fetch(`${fixture.server.url}/study/export`)).arrayBuffer()),
+    );
+    for (const [name, text] of downloaded) expect(readFileSync(join(directory, name), 'utf8'), name).toBe(text);
+    expect(downloaded.get('prompts.csv')!.split('\r\n').filter(Boolean)).toHaveLength(1 + 3);
+    expect(downloaded.get('messages.csv')!.length).toBeLessThan(everything.get('messages.csv')!.length);
+  });
+
+  it('refuses a window it cannot read, naming the option', async () => {
+    const refused = (args: string[]) =>
+      exportCli(['--out', tmpdir(), ...args]).then(
+        () => undefined,
+        (error: { code: number; stderr: string }) => error,
+      );
+    const [noOffset, reversed] = await Promise.all([
+      refused(['--to', '2026-06-03T09:00:00']),
+      refused(['--from', '2026-06-05', '--to', '2026-06-04']),
+    ]);
+    expect(noOffset).toMatchObject({ code: 2, stderr: expect.stringMatching(/^--to: .*offset/) });
+    expect(reversed).toMatchObject({ code: 2, stderr: expect.stringMatching(/^--to: .*before from/) });
   });
 });

@@ -90,6 +90,7 @@ export const adherenceFiles: readonly ExportFile[] = [
       { name: 'answered_at', type: 'datetime', meaning: 'When they picked it (UTC)', value: (p) => iso(answeredAt(p)) },
       { name: 'done', type: 'integer', meaning: '1 when the answer was Done, else 0', value: (p) => flag(p.done) },
     ],
+    (p) => p.sentAt,
   ),
   file<AnswerRow>(
     'poll_answers.csv',
@@ -138,6 +139,7 @@ export const adherenceFiles: readonly ExportFile[] = [
         value: (a) => a.answer.text,
       },
     ],
+    (a) => a.answer.createdAt,
   ),
 ];
 

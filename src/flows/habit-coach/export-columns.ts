@@ -37,15 +37,26 @@ export interface ExportFile {
   name: string;
   columns: ReadonlyArray<Column<never>>;
   rows: (subject: Subject, source: ExportSource) => Promise<readonly unknown[]>;
+  /** When a row happened, for the export's `from`/`to`; a file without it (participants) is not filtered by time. */
+  at?: (row: never) => Date;
 }
 
-/** A file of rows of one type; its columns read those rows. */
+/**
+ * A file of rows of one type; its columns read those rows, `at` tells when one happened (the
+ * export's `from` and `to` keep the rows whose `at` falls between them).
+ */
 export function file<Row>(
   name: string,
   rows: (subject: Subject, source: ExportSource) => Promise<readonly Row[]>,
   columns: ReadonlyArray<Column<Row>>,
+  at?: (row: Row) => Date,
 ): ExportFile {
-  return { name, rows, columns: columns as ReadonlyArray<Column<never>> };
+  return {
+    name,
+    rows,
+    columns: columns as ReadonlyArray<Column<never>>,
+    ...(at ? { at: at as (row: never) => Date } : {}),
+  };
 }
 
 export const iso = (date: Date | null | undefined): string | null => date?.toISOString() ?? null;

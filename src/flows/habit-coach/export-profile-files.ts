@@ -65,6 +65,7 @@ export const profileFiles: readonly ExportFile[] = [
         value: (c) => c.sourceId,
       },
     ],
+    (c) => c.at,
   ),
   file<ToneRow>(
     'tone.csv',
@@ -108,5 +109,6 @@ export const profileFiles: readonly ExportFile[] = [
         value: (t) => t.toolCallId,
       },
     ],
+    (t) => t.at,
   ),
 ];

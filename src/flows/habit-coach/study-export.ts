@@ -28,6 +28,7 @@ import {
   type ExportSource,
   type Subject,
 } from './export-columns.ts';
+import { inPeriod, NO_PERIOD, type ExportPeriod } from './export-period.ts';
 import { profileFiles } from './export-profile-files.ts';
 import { studyQueries } from './study-queries.ts';
 
@@ -166,6 +167,7 @@ export const EXPORT_FILES: readonly ExportFile[] = [
         value: (m) => (m.poll ? JSON.stringify(m.poll.options) : null),
       },
     ],
+    (m) => m.createdAt,
   ),
   ...adherenceFiles,
   ...profileFiles,
@@ -201,6 +203,7 @@ export const EXPORT_FILES: readonly ExportFile[] = [
       { name: 'started_at', type: 'datetime', meaning: 'Start (ISO 8601, UTC)', value: (t) => iso(t.startedAt) },
       { name: 'error', type: 'string', meaning: 'Why a failed turn failed', personal: true, value: (t) => t.error },
     ],
+    (t) => t.startedAt,
   ),
   file<ToolCallRecord>(
     'tool_calls.csv',
@@ -235,6 +238,7 @@ export const EXPORT_FILES: readonly ExportFile[] = [
         value: (c) => c.result,
       },
     ],
+    (c) => c.createdAt,
   ),
   file<OutboxItem>(
     'deliveries.csv',
@@ -274,6 +278,7 @@ export const EXPORT_FILES: readonly ExportFile[] = [
         value: (d) => d.lastError,
       },
     ],
+    (d) => d.createdAt,
   ),
 ];
 
@@ -292,6 +297,11 @@ export interface ExportOptions {
   cohort?: string;
   /** Leave out phone numbers, names and free text (ids are random, never personal). */
   deidentify: boolean;
+  /**
+   * Only the rows of this window, in every file whose rows carry a time (participants.csv lists
+   * everyone the filters select); the whole study when absent.
+   */
+  period?: ExportPeriod;
 }
 
 /** Each file of the export as a stream of CSV text, in order, the codebook last. */
@@ -374,9 +384,12 @@ async function* fileRows(
   columns: ReadonlyArray<Column<never>>,
   options: ExportOptions,
 ): AsyncGenerator<Cell[]> {
+  const period = options.period ?? NO_PERIOD;
+  const at = exported.at as ((row: unknown) => Date) | undefined;
+  const kept = at && (period.from || period.until) ? (row: unknown) => inPeriod(period, at(row)) : () => true;
   for await (const subject of subjects(source.store, options)) {
     for (const row of await exported.rows(subject, source))
-      yield columns.map((column) => (column.value as (row: unknown) => Cell)(row));
+      if (kept(row)) yield columns.map((column) => (column.value as (row: unknown) => Cell)(row));
   }
 }
 

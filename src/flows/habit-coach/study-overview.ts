@@ -7,7 +7,7 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 export const RECENT_DAYS = 7;
 
-export type StudyFlag = 'no_reply_48h' | 'delivery_failing' | 'paused' | 'intake_incomplete_24h';
+export type StudyFlag = 'no_reply_48h' | 'delivery_failing' | 'opted_out' | 'paused' | 'intake_incomplete_24h';
 
 /** Who is read, when, and in which zone the series' days are counted. */
 export interface OverviewInput {
@@ -97,6 +97,8 @@ function flagsOf(row: StudyRow, now: Date): StudyFlag[] {
   if (row.status === 'active' && Math.min(since(row.lastReplyAt), since(row.enrolledAt)) >= 48 * HOUR_MS)
     flags.push('no_reply_48h');
   if (row.recentFailedDeliveries > 0) flags.push('delivery_failing');
+  // They sent STOP (or the provider says they unsubscribed): nothing reaches them until they send START.
+  if (row.optedOut) flags.push('opted_out');
   if (row.status === 'paused') flags.push('paused');
   if (row.status === 'active' && row.subState === 'INTAKE' && since(row.enrolledAt) >= DAY_MS)
     flags.push('intake_incomplete_24h');

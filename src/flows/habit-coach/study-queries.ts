@@ -23,6 +23,8 @@ export interface StudyRow {
   recentReplies: number;
   /** Deliveries that failed for good since `since`. */
   recentFailedDeliveries: number;
+  /** A channel contact of theirs opted out (SMS or WhatsApp STOP) and has not opted back in. */
+  optedOut: boolean;
 }
 
 export interface StudyFilter {
@@ -102,6 +104,11 @@ export function studyQueries({ db }: QueryContext) {
           sql<number>`(select count(*) from outbox o where o.conversation_id = c.id and o.status = 'failed' and o.created_at >= ${sinceMs})`.as(
             'recent_failed',
           ),
+          // The contacts the channel gate would look at: linked to them, or (an opt-out a provider
+          // reported before they ever wrote) keyed by their phone number, E.164 (Twilio) or digits (WhatsApp).
+          sql<number>`(select count(*) from channel_contacts cc where cc.opted_out_at is not null and (cc.participant_id = p.id or (cc.participant_id is null and cc.contact_id in (p.phone_number, substr(p.phone_number, 2)))))`.as(
+            'opted_out_contacts',
+          ),
         ])
         .orderBy('p.enrolled_at')
         .orderBy('p.ordinal');
@@ -122,6 +129,7 @@ export function studyQueries({ db }: QueryContext) {
         lastReplyAt: fromMsOrNull(row.last_reply_at),
         recentReplies: Number(row.recent_replies),
         recentFailedDeliveries: Number(row.recent_failed),
+        optedOut: Number(row.opted_out_contacts) > 0,
       }));
     },
   };

@@ -7,6 +7,7 @@ import { parseRequest } from '../../http/http-errors.ts';
 import { jsonSchema, participantParams } from '../../http/participant-schemas.ts';
 import { resource } from '../../http/resource.ts';
 import type { Store } from '../../store/store.ts';
+import { exportPeriod, PERIOD_FORMAT } from './export-period.ts';
 import { studyExport } from './study-export.ts';
 import { currentStreak, promptOutcomes } from './adherence.ts';
 import { RECENT_DAYS, studyOverview } from './study-overview.ts';
@@ -17,11 +18,15 @@ const overviewQuery = z.strictObject({
   status: z.enum(PARTICIPANT_STATUSES).optional(),
   cohort: z.string().min(1).max(100).optional(),
 });
+const periodEnd = (end: string) =>
+  z.string().min(1).max(40).optional().describe(`The ${end} of the window (included): ${PERIOD_FORMAT}`);
 const exportQuery = overviewQuery.extend({
   deidentify: z
     .enum(['true', 'false'])
     .default('false')
     .transform((value) => value === 'true'),
+  from: periodEnd('start'),
+  to: periodEnd('end'),
 });
 
 /** The habit coach's study routes: what a coordinator reads to run a study. */
@@ -42,11 +47,12 @@ export function studyRoutes(
         summary:
           'The study as a ZIP of CSV files (participants, messages, prompts, poll_answers, profile_changes, ' +
           'tone, turns, tool_calls, deliveries) and codebook.csv, streamed; ?deidentify=true leaves out phones, ' +
-          'names and free text',
+          'names and free text; from and to keep the rows of that window in every file but participants.csv',
         querystring: jsonSchema(exportQuery),
       },
       handler: async (request, reply) => {
-        const query = parseRequest(exportQuery, request.query, 'query');
+        const { from, to, ...query } = parseRequest(exportQuery, request.query, 'query');
+        const period = exportPeriod(from, to, deps.timeZone);
         const stamp = deps.clock.now().toISOString().slice(0, 10);
         return reply
           .type('application/zip')
@@ -54,7 +60,7 @@ export function studyRoutes(
             'content-disposition',
             `attachment; filename="promptpipe-study-${stamp}${query.deidentify ? '-deidentified' : ''}.zip"`,
           )
-          .send(studyExport(deps.store, query));
+          .send(studyExport(deps.store, { ...query, period }));
       },
     },
   });
@@ -64,7 +70,7 @@ export function studyRoutes(
         tags: ['study'],
         summary:
           'Per participant: prompts sent, done count and rate, response rates, current streak, last reply, ' +
-          'recent replies, flags (no_reply_48h, delivery_failing, paused, intake_incomplete_24h); study totals; ' +
+          'recent replies, flags (no_reply_48h, delivery_failing, opted_out, paused, intake_incomplete_24h); study totals; ' +
           'and a per-day series in STUDY_TIMEZONE (prompts sent, replied, done, replies, active participants)',
         querystring: jsonSchema(overviewQuery),
       },
