@@ -1,21 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { safeEqual, whatsappSignatureValid } from '../channels/signatures.ts';
 import { TEMPLATE_RESEND, WHATSAPP_CHANNEL, WINDOW_CLOSED } from '../channels/whatsapp/whatsapp-channel.ts';
-import {
-  readWhatsAppWebhookInParts,
-  whatsappEnvelope,
-  type WhatsAppInbound,
-  type WhatsAppWebhook,
-} from '../channels/whatsapp/whatsapp-webhook.ts';
+import type { WhatsAppInbound, WhatsAppWebhook } from '../channels/whatsapp/whatsapp-webhook.ts';
 import type { Clock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
 import { phoneFromWhatsAppId } from '../core/phone.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { InboundMessage, InboundService } from '../engine/inbound-service.ts';
 import type { Store } from '../store/store.ts';
-import { parseRequest } from './http-errors.ts';
 import { rawBodyScope } from './raw-body.ts';
 import { resource } from './resource.ts';
+import { readWhatsAppBody } from './whatsapp-body.ts';
 
 export interface WhatsAppRouteDeps {
   inbound: InboundService;
@@ -82,14 +77,13 @@ export function whatsappRoutes(app: FastifyInstance, deps: WhatsAppRouteDeps): v
               { field: 'x-hub-signature-256' },
             );
           }
-          const envelope = parseRequest(whatsappEnvelope, parseJson(raw), 'body');
           let accepted = 0;
           let statuses = 0;
-          // Meta batches up to 3 MB (thousands of messages): read and stored a part at a time, one
-          // transaction each, yielding between parts so the server keeps answering meanwhile. Every
-          // part is stored before the 200; after a crash half-way, Meta's retry finds the parts
-          // already stored as duplicates (message ids are global).
-          for (const part of readWhatsAppWebhookInParts(envelope, WEBHOOK_PART_SIZE)) {
+          // Meta batches up to 3 MB (thousands of messages): parsed off the event loop, then read
+          // and stored a part at a time, one transaction each, yielding between parts so the server
+          // keeps answering meanwhile. Every part is stored before the 200; after a crash half-way,
+          // Meta's retry finds the parts already stored as duplicates (message ids are global).
+          for await (const part of readWhatsAppBody(raw, WEBHOOK_PART_SIZE)) {
             if (part.skipped.length > 0)
               request.log.warn({ skipped: part.skipped }, 'parts of a WhatsApp webhook were not understood');
             accepted += await storeMessages(deps, part.messages);
@@ -105,7 +99,7 @@ export function whatsappRoutes(app: FastifyInstance, deps: WhatsAppRouteDeps): v
 }
 
 /** Messages and statuses per part of a webhook: each part is one transaction, and a few milliseconds of work. */
-export const WEBHOOK_PART_SIZE = 100;
+export const WEBHOOK_PART_SIZE = 25;
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -170,14 +164,6 @@ async function resendAsTemplate(deps: WhatsAppRouteDeps, outboxId: string): Prom
     if (!(await deps.store.getOutbox(copyId))) throw error; // not a concurrent insert of the same copy
   }
   deps.engine.notify(conversationId);
-}
-
-function parseJson(raw: Buffer): unknown {
-  try {
-    return JSON.parse(raw.toString('utf8'));
-  } catch (error) {
-    throw new AppError('invalid_json', `body: is not valid JSON (${(error as Error).message})`, { field: 'body' });
-  }
 }
 
 /** Contacts key by the business-scoped user id when there is one, else `wa_id` (decision 003). */

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeWhatsAppGraph } from '../kit/fake-whatsapp-graph.ts';
 import { fixture, postWhatsApp, startGraph, whatsappEnv } from '../kit/provider-kit.ts';
 import { startTestServer, tempSqliteUrl, type TestServer } from '../kit/test-server.ts';
+import { OFF_THREAD_BYTES } from '../../src/http/whatsapp-body.ts';
 
 // Issue item 10: a signed 3 MB batch of 20,000 messages froze the server for ~15 s. A batch of a
 // few thousand messages must be stored completely before the 200, while the server goes on
@@ -38,7 +39,68 @@ function largeBatch(count: number, tag: string): unknown {
   return payload;
 }
 
+/** One webhook with `count` short text messages (~160 bytes each, as the issue's 3 MB of 20,000). */
+function manyShortMessages(count: number): unknown {
+  const batch = largeBatch(count, 'short') as { entry: Array<{ changes: Array<{ value: { messages: unknown[] } }> }> };
+  batch.entry[0]!.changes[0]!.value.messages = Array.from({ length: count }, (_, index) => ({
+    from: SENDERS[index % SENDERS.length],
+    id: `wamid.short.${index}`,
+    timestamp: '1780000900',
+    type: 'text',
+    text: { body: `message ${index}: ${'abc '.repeat(12)}` },
+  }));
+  return batch;
+}
+
+/** Runs `work` while recording the length of every text `JSON.parse` is given on this thread. */
+async function parsedOnThisThread<T>(work: () => Promise<T>): Promise<{ result: T; longest: number }> {
+  const parse = JSON.parse;
+  let longest = 0;
+  JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
+    longest = Math.max(longest, String(text).length);
+    return parse(text, reviver);
+  }) as typeof JSON.parse;
+  try {
+    return { result: await work(), longest };
+  } finally {
+    JSON.parse = parse;
+  }
+}
+
 describe('a large signed WhatsApp batch', () => {
+  it('of 20,000 messages in 3 MB is parsed off the event loop and stored completely before the 200', async () => {
+    const url = tempSqliteUrl();
+    server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) });
+    const raw = JSON.stringify(manyShortMessages(20_000));
+    expect(raw.length).toBeGreaterThan(3_000_000);
+
+    // The server runs on this thread: parsing the body here is what held the loop for seconds.
+    const { result: response, longest } = await parsedOnThisThread(() => postWhatsApp(server!, raw));
+    expect(response).toMatchObject({ status: 200, body: { status: 'ok', messages: 20_000 } });
+    expect(longest).toBeLessThan(OFF_THREAD_BYTES);
+    const reader = new DatabaseSync(url.slice('sqlite:'.length), { readOnly: true });
+    expect((reader.prepare(`select count(*) as n from inbox where channel = 'whatsapp'`).get() as { n: number }).n).toBe(
+      20_000,
+    );
+    reader.close();
+  }, 120_000);
+
+  it('that is not JSON, or not a webhook, gets the same clear 400 as a small one', async () => {
+    server = await startTestServer({ DATABASE_URL: tempSqliteUrl(), ...whatsappEnv(graph) });
+    const padding = 'x'.repeat(OFF_THREAD_BYTES);
+    expect(await postWhatsApp(server, `{"object":"whatsapp_business_account","pad":"${padding}"`)).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_json', field: 'body' },
+    });
+    expect(await postWhatsApp(server, { object: 5, entry: [], pad: padding })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request', field: 'object' },
+    });
+    // The reader thread is still there for the next batch.
+    const ok = await postWhatsApp(server, { ...(manyShortMessages(3) as object), pad: padding });
+    expect(ok).toMatchObject({ status: 200, body: { messages: 3 } });
+  });
+
   it('is stored completely before the 200, while the server keeps answering /health mid-batch', async () => {
     const url = tempSqliteUrl();
     server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) });
