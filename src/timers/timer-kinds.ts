@@ -6,6 +6,11 @@ export interface TimerContext {
   /** When the timer fires (the clock's now when it was claimed). */
   now: Date;
   signal: AbortSignal;
+  /**
+   * When the timer runs again if this attempt throws; null on its last attempt (a throw then
+   * gives up). A handler that can wait for something (a model outage) decides with it.
+   */
+  retryAt: Date | null;
 }
 
 /** A timer kind: its payload schema and its handler. Kinds are looked up by name, never by method. */
@@ -19,6 +24,8 @@ export interface TimerKind<Payload = unknown> {
    * too, the timer is retried later as if it had not given up.
    */
   giveUp?(timer: Timer, payload: Payload, context: TimerContext): Promise<void>;
+  /** Attempts before giving up, when the kind needs other than the worker's default. */
+  maxAttempts?: number;
 }
 
 export function defineTimerKind<Schema extends z.ZodType>(kind: {
@@ -26,6 +33,7 @@ export function defineTimerKind<Schema extends z.ZodType>(kind: {
   payload: Schema;
   handle: TimerKind<z.output<Schema>>['handle'];
   giveUp?: TimerKind<z.output<Schema>>['giveUp'];
+  maxAttempts?: number;
 }): TimerKind<z.output<Schema>> {
   // zod cannot prove a generic Schema is a ZodType of its own output; it always is.
   return kind as unknown as TimerKind<z.output<Schema>>;

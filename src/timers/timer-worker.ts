@@ -143,14 +143,14 @@ export class TimerWorker {
     try {
       if (!kind) throw new Error(`no handler for timer kind "${timer.kind}"`);
       const payload = kind.payload.parse(timer.payload);
+      const retryAt = this.#isLastAttempt(kind, timer) ? null : this.#retryAt(timer);
       await this.#options.serialize(timer.conversationId, () =>
-        kind.handle(timer, payload, { now, signal: this.#abort.signal }),
+        kind.handle(timer, payload, { now, signal: this.#abort.signal, retryAt }),
       );
       await store.completeTimer(timer.id, clock.now());
     } catch (error) {
-      const final =
-        !kind || (timer.attempts >= (this.#options.maxAttempts ?? 5) && (await this.#giveUp(kind, timer, now)));
-      const retryAt = final ? null : new Date(clock.now().getTime() + timerRetryDelayMs(timer.attempts));
+      const final = !kind || (this.#isLastAttempt(kind, timer) && (await this.#giveUp(kind, timer, now)));
+      const retryAt = final ? null : this.#retryAt(timer);
       await store.failTimer(timer.id, describeError(error), retryAt);
       logger.warn(
         { timerId: timer.id, kind: timer.kind, attempts: timer.attempts, final, err: describeError(error) },
@@ -161,6 +161,14 @@ export class TimerWorker {
     }
   }
 
+  #isLastAttempt(kind: TimerKind, timer: Timer): boolean {
+    return timer.attempts >= (kind.maxAttempts ?? this.#options.maxAttempts ?? 5);
+  }
+
+  #retryAt(timer: Timer): Date {
+    return new Date(this.#options.clock.now().getTime() + timerRetryDelayMs(timer.attempts));
+  }
+
   /** The kind's last word on a timer that failed for good; false when that failed too (retry later). */
   async #giveUp(kind: TimerKind, timer: Timer, now: Date): Promise<boolean> {
     if (!kind.giveUp) return true;
@@ -168,7 +176,7 @@ export class TimerWorker {
     if (!payload.success) return true; // nothing to act on: the timer itself is malformed
     try {
       await this.#options.serialize(timer.conversationId, () =>
-        kind.giveUp!(timer, payload.data, { now, signal: this.#abort.signal }),
+        kind.giveUp!(timer, payload.data, { now, signal: this.#abort.signal, retryAt: null }),
       );
       return true;
     } catch (error) {

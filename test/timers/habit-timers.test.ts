@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomIds, type IdGenerator } from '../../src/core/clock.ts';
+import { AppError } from '../../src/core/errors.ts';
 import type { LlmRequest } from '../../src/llm/llm-provider.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
@@ -9,16 +10,20 @@ let server: TestServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
+  generator.down = false;
 });
 
 const PHONE = '+14165550150';
 const isGenerator = (request: LlmRequest) =>
   request.messages[0]?.content.startsWith('You write one short daily habit prompt');
+/** The prompt generator's model is down (503) while this is set. */
+const generator = { down: false };
+const OUTAGE = new AppError('llm_unavailable', 'the model server answered 503', { fault: 'system', retryable: true });
 
 /** A model that saves a complete profile and creates the schedule the test asks for, then chats. */
 function model(schedule: object) {
   return createScriptedProvider((request) => {
-    if (isGenerator(request)) return { text: 'After coffee, walk around the block.' };
+    if (isGenerator(request)) return generator.down ? { error: OUTAGE } : { text: 'After coffee, walk around the block.' };
     const last = request.messages.at(-1)!;
     if (last.role === 'tool') return { text: 'Done!' };
     if (last.content === 'set me up') {
@@ -197,8 +202,8 @@ describe('habit timers on the virtual clock', () => {
     };
     const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z', {}, ids);
     await say('set me up');
-    failures = 5; // one per attempt; the sixth id (the give-up's) is given
-    await advance({ to: '2026-06-02T12:00:00Z' }); // 07:50 local, then the retries over 75 s
+    failures = 10; // one per attempt; the eleventh id (the give-up's) is given
+    await advance({ to: '2026-06-02T12:30:00Z' }); // 07:50 local, then the retries over 30.6 minutes
     expect(failures).toBe(0);
     expect(texts()).not.toContain('After coffee, walk around the block.');
     const timers = (await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result;
@@ -207,10 +212,40 @@ describe('habit timers on the virtual clock', () => {
     expect(texts().filter((text) => text === 'After coffee, walk around the block.')).toHaveLength(1);
 
     // When giving up fails too, the timer is kept and tried again later: this time it goes out late.
-    failures = 6;
-    await advance({ to: '2026-06-04T12:00:00Z' });
+    failures = 11;
+    await advance({ to: '2026-06-04T13:00:00Z' });
     expect(failures).toBe(0);
     expect(texts().filter((text) => text === 'After coffee, walk around the block.')).toHaveLength(2);
+  });
+
+  it('a prompt due while the model is down goes out once it is back; after 30 minutes down, the last good prompt', async () => {
+    const PROMPT = 'After coffee, walk around the block.';
+    const prompts = () => server!.sink.to(PHONE).filter((message) => message.text === PROMPT);
+    const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
+    await say('set me up');
+
+    generator.down = true;
+    await advance({ to: '2026-06-02T11:52:00Z' }); // due at 11:50: tried at 11:50:00, :05, :15, :35 and 11:51:15
+    expect(prompts()).toEqual([]);
+    expect(texts()).not.toContain('Did you do it?');
+    generator.down = false;
+    await advance({ to: '2026-06-02T11:55:00Z' }); // the next try, at 11:52:35, works
+    expect(prompts().map((message) => message.createdAt.toISOString())).toEqual(['2026-06-02T11:52:35.000Z']);
+    expect(texts().filter((text) => text === 'Did you do it?')).toHaveLength(1);
+
+    // Down all day: tries until the next one would be more than 30 minutes late (12:20:35), then
+    // the last good prompt goes out, once.
+    generator.down = true;
+    await advance({ to: '2026-06-03T12:10:00Z' });
+    expect(prompts()).toHaveLength(1);
+    await advance({ to: '2026-06-03T13:00:00Z' });
+    expect(prompts().map((message) => message.createdAt.toISOString())).toEqual([
+      '2026-06-02T11:52:35.000Z',
+      '2026-06-03T12:10:35.000Z',
+    ]);
+    expect(texts().filter((text) => text === 'Did you do it?')).toHaveLength(2);
+    const timers = (await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result;
+    expect(timers).toContainEqual(expect.objectContaining({ kind: 'daily-prompt', due_at: '2026-06-04T11:50:00.000Z' }));
   });
 
   it('pausing while a turn or a daily prompt is being written: nothing it did is kept, and no timer is left', async () => {

@@ -3,7 +3,7 @@ import type { Participant } from '../../../core/domain.ts';
 import { emptyProfile, type Profile } from '../../../core/profile.ts';
 import type { Schedule } from '../../../core/schedule.ts';
 import type { NewTimer } from '../../../core/timer.ts';
-import { describeError } from '../../../core/errors.ts';
+import { describeError, isModelUnavailable } from '../../../core/errors.ts';
 import type { OutgoingDraft } from '../../../engine/outgoing.ts';
 import type { StoreTx } from '../../../store/store.ts';
 import { localDate, nextFireTime } from '../../../timers/schedule-math.ts';
@@ -14,6 +14,11 @@ import { later, timerKeys, whileActive, whileStillActive, type HabitTimerDeps } 
 
 export const DAILY_PROMPT_TIMER = 'daily-prompt';
 export const FALLBACK_PROMPT = "It's time for your daily habit. A small step today counts!";
+/**
+ * How late a prompt may go out because its generation waits for the model (an outage): until
+ * then it is retried, and the try that would end later sends the last good prompt instead.
+ */
+export const PROMPT_LATEST_MS = 30 * 60_000;
 
 /** The timer row that fires a schedule's next prompt after `after` (a new draw for a random window). */
 export function dailyPromptTimer(
@@ -47,28 +52,34 @@ export function dailyPromptTimerDueAt(
     participantId: schedule.participantId,
     dedupKey: timerKeys.dailyPrompt(schedule.id),
     dueAt,
-    payload: { scheduleId: schedule.id },
+    // The time it is meant for: a retry moves the row's due time, not how late the prompt may be.
+    payload: { scheduleId: schedule.id, dueAt: dueAt.toISOString() },
     createdAt,
   };
 }
 
 /**
- * A scheduled prompt: generate it (a fallback text if that fails), send it with a "did you do
+ * A scheduled prompt: generate it (while the model is down, wait for it up to `PROMPT_LATEST_MS`;
+ * otherwise, or after that, the last good prompt), send it with a "did you do
  * it?" poll (and the intensity poll once per local day), arm the reminder, auto-feedback and
  * feedback nudge, and re-arm the schedule, all in one transaction.
  */
 export function dailyPromptTimerKind(deps: HabitTimerDeps) {
   return defineTimerKind({
     kind: DAILY_PROMPT_TIMER,
-    payload: z.object({ scheduleId: z.string() }),
-    handle: async (timer, { scheduleId }, context) => {
+    payload: z.object({ scheduleId: z.string(), dueAt: z.iso.datetime().optional() }),
+    // Retries 5 s, 10 s … 10 min apart: enough tries to reach PROMPT_LATEST_MS through an outage.
+    maxAttempts: 10,
+    handle: async (timer, { scheduleId, dueAt }, context) => {
       await whileActive(deps, timer, async (conversation, participant) => {
         const schedule = (await deps.store.listSchedules(participant.id)).find(
           (candidate) => candidate.id === scheduleId,
         );
         if (!schedule) return;
         const profile = (await deps.store.getProfile(participant.id)) ?? emptyProfile(participant.id, context.now);
-        const prompt = await generatePrompt(deps, participant, profile, context.signal);
+        const meantFor = dueAt ? Date.parse(dueAt) : timer.dueAt.getTime(); // rows armed before 2026-11-25 lack it
+        const waitForModel = context.retryAt !== null && context.retryAt.getTime() <= meantFor + PROMPT_LATEST_MS;
+        const prompt = await generatePrompt(deps, participant, profile, { signal: context.signal, waitForModel });
         await whileStillActive(deps, participant.id, async (tx) => {
           // Read again: the schedule may have moved zone (or gone) while the prompt was written.
           const current = (await tx.listSchedules(participant.id)).find((candidate) => candidate.id === scheduleId);
@@ -117,21 +128,23 @@ async function generatePrompt(
   deps: HabitTimerDeps,
   participant: Participant,
   profile: Profile,
-  signal: AbortSignal,
+  options: { signal: AbortSignal; waitForModel: boolean },
 ): Promise<{ text: string; generated: boolean }> {
   if (!profile.fields.prompt_anchor || !profile.fields.preferred_time)
     return { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
   try {
     const response = await deps.provider.complete(
       { messages: promptGeneratorMessages(participant, profile, deps.generatorPrompt) },
-      { signal },
+      { signal: options.signal },
     );
     const text = response.text.trim();
     return text ? { text, generated: true } : { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
   } catch (error) {
+    // The model is down: the timer runs again, and the prompt goes out generated once it is back.
+    if (options.waitForModel && isModelUnavailable(error)) throw error;
     deps.logger.warn(
       { participantId: participant.id, err: describeError(error) },
-      'prompt generation failed; sending the fallback prompt',
+      'prompt generation failed; sending the last good prompt',
     );
     return { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
   }

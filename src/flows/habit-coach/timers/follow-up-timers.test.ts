@@ -29,7 +29,7 @@ describe('the state-transition timer', () => {
     const { deps, tx } = depsWithStaleVersion();
     const kind = stateTransitionTimerKind(deps);
     await expect(
-      kind.handle(timer, { target: 'FEEDBACK' }, { now: NOW, signal: new AbortController().signal }),
+      kind.handle(timer, { target: 'FEEDBACK' }, { now: NOW, signal: new AbortController().signal, retryAt: null }),
     ).rejects.toMatchObject({ code: 'version_conflict' });
     expect(tx.updateConversation).toHaveBeenCalledWith('c1', 3, { subState: 'FEEDBACK' }, NOW);
     expect(tx.completeTimer).not.toHaveBeenCalled();
