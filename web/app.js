@@ -578,9 +578,11 @@ function renderSide(conversation, turns) {
   );
 }
 
+/** A turn: failed or cancelled ones and those that ran more than once are marked at a glance. */
 function renderTurn(turn) {
+  const retried = turn.attempts > 1;
   return el(
-    'li',
+    `li.turn.${turn.status}${retried ? '.retried' : ''}`,
     {},
     el(
       'details',
@@ -588,7 +590,11 @@ function renderTurn(turn) {
       el(
         'summary',
         {},
-        `${fmtTime(turn.started_at)} · ${turn.trigger} · ${turn.module ?? '—'} · ${turn.status} · ${turn.total_ms} ms · ${turn.tool_calls.length} tool call(s)`,
+        turn.status === 'completed' ? null : el(`span.badge.${turn.status}`, {}, turn.status),
+        retried
+          ? el('span.badge.warn', { title: 'Earlier runs failed (an outage or an error) and it was retried' }, `${turn.attempts} tries`)
+          : null,
+        ` ${fmtTime(turn.started_at)} · ${turn.trigger} · ${turn.module ?? '—'} · ${turn.total_ms} ms · ${turn.tool_calls.length} tool call(s)`,
       ),
       turn.error ? el('p.error', {}, turn.error) : null,
       turn.tool_calls.map((call) =>

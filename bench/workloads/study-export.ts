@@ -89,6 +89,7 @@ function participantRows(index: number, start: number) {
       trigger: 'message',
       module: 'FEEDBACK',
       status: 'completed',
+      attempts: 1,
       modelCalls: day === 0 ? 2 : 1,
       toolRounds: day === 0 ? 1 : 0,
       modelMs: 900,

@@ -184,6 +184,8 @@ export interface TurnRecord {
   finishedAt: Date;
   /** The OpenTelemetry trace the turn ran in (32 hex digits); null or absent when tracing is off. */
   traceId?: string | null;
+  /** How many times the turn ran, this one included: more than 1 after a failure it was retried for. */
+  attempts: number;
 }
 
 export type ToolCallStatus = 'ok' | 'error';

@@ -297,7 +297,8 @@ export class Engine {
   ): Promise<TurnSummary | undefined> {
     const attempts = this.#deps.turnAttempts ?? 3;
     const outageEnds = Date.now() + (this.#deps.outageWaitMs ?? 600_000);
-    for (let attempt = 1, outagePause = 0; ;) {
+    // `attempt` counts failures other than outages (at most `attempts`); `run` counts every try.
+    for (let attempt = 1, run = 1, outagePause = 0; ; run += 1) {
       const interrupt = new AbortController();
       this.#running.set(conversationId, interrupt);
       try {
@@ -305,6 +306,7 @@ export class Engine {
           shutdown: this.#shutdown.signal,
           interrupt: interrupt.signal,
           progress: lease.progress,
+          attempt: run,
         });
         lease.progress();
         this.#noticed.delete(conversationId); // the outage, if there was one, is over for it
@@ -330,7 +332,7 @@ export class Engine {
         if (modelDown && input.kind === 'message') await this.#noticeModelOutage(conversationId);
         if (final && outage) throw error; // left pending, and nothing after it goes first
         if (final) {
-          if (input.kind === 'message' && !(await this.#deps.runner.giveUp(conversationId, input, error))) throw error; // left pending, as above
+          if (input.kind === 'message' && !(await this.#deps.runner.giveUp(conversationId, input, error, run))) throw error; // left pending, as above
           return undefined;
         }
         // Real pauses, not the conversation clock: these wait out an outage (a shutdown ends them).

@@ -80,6 +80,8 @@ export interface TurnSignals {
   interrupt?: AbortSignal;
   /** Called as the turn moves forward (each model call and tool call), to keep its lease. */
   progress?: () => void;
+  /** Which run of the turn this is (1 unless earlier runs failed and it is retried); in its record. */
+  attempt?: number;
 }
 
 /** Runs one turn of one conversation. The caller guarantees no other turn of it runs meanwhile. */
@@ -174,6 +176,7 @@ export class TurnRunner {
                 startedAt,
                 finishedAt: now,
                 started,
+                attempt: signals.attempt ?? 1,
               }),
             );
             if (input.kind === 'message')
@@ -274,15 +277,17 @@ export class TurnRunner {
 
   /**
    * A message whose turn failed for good (not the model: that gets its apology inside the turn):
-   * the message is kept in the transcript and the person gets the apology, in one small commit
-   * that does not depend on whatever made the turn fail. False when even that could not be done.
+   * the message is kept in the transcript, the person gets the apology and the operator a failed
+   * turn record, in one small commit that does not depend on whatever made the turn fail. False
+   * when even that could not be done.
    */
   async giveUp(
     conversationId: string,
     input: Extract<TurnInput, { kind: 'message' }>,
     error: unknown,
+    attempts = 1,
   ): Promise<boolean> {
-    const { store, clock, logger } = this.#deps;
+    const { store, clock, logger, ids } = this.#deps;
     try {
       return await store.transaction(async (tx) => {
         const conversation = await tx.getConversation(conversationId);
@@ -296,6 +301,25 @@ export class TurnRunner {
           if (await tx.completeInbox(message.inboxId, 'failed', now, describeError(error))) kept.push(message);
         if (kept.length === 0) return true; // answered meanwhile
         await tx.appendMessages(kept.map((message) => this.#userMessage(conversationId, message.text, null, now)));
+        await tx.insertTurn({
+          id: ids.next('turn'),
+          conversationId,
+          inboxId: input.inboxId,
+          trigger: 'message',
+          module: conversation.subState ?? conversation.flow,
+          status: 'failed',
+          modelCalls: 0,
+          toolRounds: 0,
+          modelMs: 0,
+          toolMs: 0,
+          totalMs: 0,
+          firstTokenMs: null,
+          timeToStatusMs: null,
+          error: describeError(error),
+          startedAt: now,
+          finishedAt: now,
+          attempts,
+        });
         if (!participant || participant.status === 'active') {
           await this.#deps.outgoing.append(
             tx,
@@ -439,6 +463,7 @@ export class TurnRunner {
     startedAt: Date;
     finishedAt: Date;
     started: number;
+    attempt: number;
   }): TurnRecord {
     const { result } = args;
     return {
@@ -458,6 +483,7 @@ export class TurnRunner {
       startedAt: args.startedAt,
       finishedAt: args.finishedAt,
       traceId: this.#deps.traceIdOf?.(args.conversation.id) ?? null,
+      attempts: args.attempt,
     };
   }
 }

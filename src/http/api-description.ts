@@ -106,6 +106,11 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
     started_at: dateTime,
     finished_at: dateTime,
     trace_id: nullable(string('The OpenTelemetry trace the turn ran in (tracing on)')),
+    attempts: {
+      type: 'integer',
+      minimum: 1,
+      description: 'How many times the turn ran, this one included (more than 1: retried after a failure or an outage)',
+    },
     tool_calls: array(
       object({
         name: string(),

@@ -193,6 +193,7 @@ export function turnJson(turn: TurnRecord, calls: ToolCallRecord[]) {
     started_at: turn.startedAt.toISOString(),
     finished_at: turn.finishedAt.toISOString(),
     trace_id: turn.traceId ?? null,
+    attempts: turn.attempts,
     tool_calls: calls.map((call) => ({
       name: call.name,
       round: call.round,

@@ -226,6 +226,7 @@ export interface TurnsTable {
   started_at: number;
   finished_at: number;
   trace_id: string | null;
+  attempts: number;
 }
 
 export interface ToolCallsTable {

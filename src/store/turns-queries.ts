@@ -38,6 +38,7 @@ export function turnQueries(ctx: QueryContext): TurnOperations {
           started_at: toMs(turn.startedAt),
           finished_at: toMs(turn.finishedAt),
           trace_id: turn.traceId ?? null,
+          attempts: turn.attempts,
         },
       ]);
     },
@@ -101,6 +102,7 @@ function toTurn(row: Selectable<TurnsTable>): TurnRecord {
     startedAt: fromMs(row.started_at),
     finishedAt: fromMs(row.finished_at),
     traceId: row.trace_id,
+    attempts: Number(row.attempts),
   };
 }
 

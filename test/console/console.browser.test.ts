@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../kit/browser.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
+import { turn } from '../store/store-fixtures.ts';
 
 let server: TestServer;
 let browser: Browser;
@@ -104,6 +105,26 @@ describe('operator console in headless Chromium', () => {
     // A message arriving through the API (another channel) appears without a reload.
     await server.request('POST', '/conversation/inbound', { from: '+14165550170', text: 'sent from my phone' });
     await page.locator('#messages li.user .text', { hasText: 'sent from my phone' }).waitFor();
+  });
+
+  it('marks a failed turn and a turn that ran more than once', async () => {
+    const participants = (await server.request('GET', '/conversation/participants')).body.result as Array<{
+      id: string;
+      phone_number: string;
+    }>;
+    const robin = participants.find((p) => p.phone_number === '+14165550170')!;
+    const conversation = (await server.store.findConversationByParticipant(robin.id))!;
+    const now = server.clock.now();
+    await server.store.insertTurn(
+      turn(conversation.id, { status: 'failed', error: 'llm_rejected: 401', startedAt: now, finishedAt: now }),
+    );
+    await server.store.insertTurn(turn(conversation.id, { attempts: 3, startedAt: now, finishedAt: now }));
+    // Anything arriving refreshes the side panel.
+    await server.request('POST', '/conversation/inbound', { from: '+14165550170', text: 'still there?' });
+    await expect.poll(() => page.locator('li.turn.failed .badge.failed').count()).toBe(1);
+    expect(await page.textContent('li.turn.failed')).toContain('llm_rejected: 401');
+    await expect.poll(() => page.textContent('li.turn.retried .badge.warn')).toBe('3 tries');
+    expect(await page.locator('li.turn.completed:not(.retried) .badge').count()).toBe(0);
   });
 
   it('runs a service-desk session: verification keeps the question and answers it', async () => {

@@ -50,5 +50,13 @@ describe('a turn that cannot be committed', () => {
     });
     const state = (await server.request('GET', `/conversation/participants/${id}/state`)).body.result;
     expect(state.profile?.habit_domain ?? null).toBeNull(); // the failed turn's effects are not kept
+    // The operator sees it: a failed turn after its three runs, with what went wrong.
+    const turns = (await server.request('GET', `/conversation/participants/${id}/turns`)).body.result;
+    expect(turns.at(-1)).toMatchObject({
+      trigger: 'message',
+      status: 'failed',
+      attempts: 3,
+      error: expect.stringContaining('injected'),
+    });
   });
 });

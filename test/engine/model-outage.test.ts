@@ -77,6 +77,16 @@ describe('a model outage', () => {
     await server.settle();
     expect(texts(PHONE)).toEqual(['welcome', MODEL_OUTAGE_NOTICE, 'echo: first', 'echo: second']);
     expect(texts(LATE)).toEqual(['welcome']);
+    // The operator sees which turns waited: they ran more than once, and each says how often.
+    const turns = (await server.request('GET', `/conversation/participants/${enrolled.body.result.id}/turns`)).body
+      .result as Array<{ trigger: string; status: string; attempts: number }>;
+    expect(turns.map(({ trigger, status }) => [trigger, status])).toEqual([
+      ['greeting', 'completed'],
+      ['message', 'completed'],
+      ['message', 'completed'],
+    ]);
+    expect(turns[0]!.attempts).toBe(1);
+    expect(turns[1]!.attempts).toBeGreaterThan(1);
     stream.close();
     expect((await server.request('GET', '/health')).body).toMatchObject({
       status: 'ok',
@@ -104,6 +114,7 @@ describe('a model outage', () => {
       expect(turns.find((turn) => turn.trigger === 'message')).toMatchObject({
         status: 'failed',
         error: expect.stringContaining('401'),
+        attempts: 1,
       });
       expect(MODEL_FAILURE_REPLY).not.toMatch(/pick up|as soon as|later|will answer/i);
     },

@@ -169,6 +169,7 @@ export function turn(conversationId: string, overrides: Partial<TurnRecord> = {}
     startedAt: T0,
     finishedAt: at(140),
     traceId: null,
+    attempts: 1,
     ...overrides,
   };
 }

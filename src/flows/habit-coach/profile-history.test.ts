@@ -19,6 +19,7 @@ const turn = (id: string, startedAt: string, status: TurnRecord['status'] = 'com
   error: null,
   startedAt: new Date(startedAt),
   finishedAt: new Date(startedAt),
+  attempts: 1,
 });
 const call = (id: string, turnId: string, args: unknown, status: ToolCallRecord['status'] = 'ok'): ToolCallRecord => ({
   id,

@@ -16,6 +16,7 @@ import { goIdsMigration } from './013-go-ids.ts';
 import { sessionCallersMigration } from './014-session-callers.ts';
 import { turnTraceMigration } from './015-turn-trace.ts';
 import { personMemoryMigration } from './016-person-memory.ts';
+import { turnAttemptsMigration } from './017-turn-attempts.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -39,5 +40,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '014_session_callers': sessionCallersMigration(),
     '015_turn_trace': turnTraceMigration(),
     '016_person_memory': personMemoryMigration(),
+    '017_turn_attempts': turnAttemptsMigration(),
   };
 }
