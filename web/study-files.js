@@ -74,12 +74,19 @@ async function importCsv(text, dryRun, report, reportError) {
   }
 }
 
-/** The export: the current filters, optionally de-identified, downloaded as the server names it. */
+/**
+ * The export: the current filters, optionally a window of days and de-identified, downloaded as
+ * the server names it.
+ */
 export function exportPanel(currentFilter, reportError) {
   const deidentify = el('input#export-deidentify', { type: 'checkbox' });
+  const from = el('input#export-from', { type: 'date' });
+  const to = el('input#export-to', { type: 'date' });
   const status = el('p#export-status.muted', { 'aria-live': 'polite' });
   const download = async () => {
     const query = new URLSearchParams(Object.entries(currentFilter()).filter(([, value]) => value));
+    if (from.value) query.set('from', from.value);
+    if (to.value) query.set('to', to.value);
     if (deidentify.checked) query.set('deidentify', 'true');
     status.textContent = 'Preparing the export…';
     try {
@@ -101,8 +108,10 @@ export function exportPanel(currentFilter, reportError) {
       'p.muted',
       {},
       'Every file of the study (participants, messages, prompts, poll answers, turns, deliveries…) as CSV in a ZIP, ' +
-        'with codebook.csv naming every column. The cohort and status filters above apply.',
+        'with codebook.csv naming every column. The cohort and status filters above apply; with a first or last ' +
+        "day (days in the study's time zone, both included), every file but participants.csv keeps only that window.",
     ),
+    el('div.period', {}, el('label', {}, 'First day ', from), el('label', {}, 'Last day ', to)),
     el('label.checkbox', {}, deidentify, ' de-identified (no phone numbers, names or free text)'),
     el('button#export-download', { type: 'button', onclick: download }, 'Download the export (ZIP)'),
     status,

@@ -5,7 +5,9 @@ import type { Browser, Page } from 'playwright-core';
 import type { Participant } from '../../src/core/domain.ts';
 import { emptyProfile } from '../../src/core/profile.ts';
 import { donePoll } from '../../src/flows/habit-coach/polls.ts';
+import { parse } from 'csv-parse/sync';
 import { launchChromium } from '../kit/browser.ts';
+import { unzipText } from '../kit/unzip.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { conversation, message, participant } from '../store/store-fixtures.ts';
 
@@ -198,6 +200,27 @@ describe('the Study view in headless Chromium', () => {
     const bytes = readFileSync((await download.path())!);
     expect(bytes.subarray(0, 2).toString()).toBe('PK');
     await expect.poll(() => page.textContent('#export-status')).toMatch(/Downloaded promptpipe-study-.*\.zip/);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("exports a window of days in the study's zone, and names it in the file", async () => {
+    await page.uncheck('#export-deidentify');
+    await page.fill('#export-from', '2026-06-08');
+    await page.fill('#export-to', '2026-06-09');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-download')]);
+    expect(download.suggestedFilename()).toBe('promptpipe-study-2026-06-10-from-2026-06-08-to-2026-06-09.zip');
+    const files = await unzipText(readFileSync((await download.path())!));
+    // Ana's prompts of 8 and 9 June and Ben's of 8 June (08:00 in Toronto); not Ana's four before.
+    const prompts = parse(files.get('prompts.csv')!, { columns: true }) as Array<{ sent_at: string }>;
+    expect(prompts.map((row) => row.sent_at).sort()).toEqual([
+      '2026-06-08T12:00:00.000Z',
+      '2026-06-08T12:00:00.000Z',
+      '2026-06-09T12:00:00.000Z',
+    ]);
+
+    await page.fill('#export-from', '2026-06-10');
+    await page.click('#export-download');
+    await expect.poll(() => page.textContent('#status')).toContain('to: 2026-06-09 is before from (2026-06-10)');
     expect(pageErrors).toEqual([]);
   });
 });

@@ -53,13 +53,16 @@ export function studyRoutes(
       handler: async (request, reply) => {
         const { from, to, ...query } = parseRequest(exportQuery, request.query, 'query');
         const period = exportPeriod(from, to, deps.timeZone);
-        const stamp = deps.clock.now().toISOString().slice(0, 10);
+        // The name says what is in it: the day it was made, the window's days, de-identified or not.
+        const name = [
+          `promptpipe-study-${deps.clock.now().toISOString().slice(0, 10)}`,
+          ...(from ? [`from-${from.slice(0, 10)}`] : []),
+          ...(to ? [`to-${to.slice(0, 10)}`] : []),
+          ...(query.deidentify ? ['deidentified'] : []),
+        ].join('-');
         return reply
           .type('application/zip')
-          .header(
-            'content-disposition',
-            `attachment; filename="promptpipe-study-${stamp}${query.deidentify ? '-deidentified' : ''}.zip"`,
-          )
+          .header('content-disposition', `attachment; filename="${name}.zip"`)
           .send(studyExport(deps.store, { ...query, period }));
       },
     },
