@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { Message, MessageKind, MessageRole, MessageSource } from '../core/domain.ts';
+import type { Message, MessageKind, MessageRole, MessageSource, NewMessage } from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { MessagesTable } from './schema.ts';
@@ -21,21 +21,25 @@ const lastSeq = prepared((db, a: { conversationId: string }) =>
 const insertMessages = preparedInsert('messages');
 const COLUMNS = ['id', 'role', 'kind', 'text', 'poll', 'source', 'turn_id', 'created_at'] as const;
 /**
- * SQLite: one conversation's messages in one statement, numbered after its last seq there and then
- * (an uncorrelated subquery, evaluated once, before any row is written; the transaction is the
- * store's only writer). Returns each id with its seq.
+ * One conversation's messages in one statement, numbered after its last seq there and then (an
+ * uncorrelated subquery, evaluated once, before any row is written). SQLite: the transaction is
+ * the store's only writer; PostgreSQL: the caller holds the conversation's row lock, so appends to
+ * it take turns. Returns each id with its seq. `created_at` is cast: PostgreSQL reads untyped
+ * VALUES as text.
  */
 const appendNumbered = new PreparedFamily((count: number) =>
   prepared((db, a: Record<string, unknown>) => ({
     compile: () => {
+      const value = (row: number, column: (typeof COLUMNS)[number]) =>
+        column === 'created_at' ? sql`cast(${a[`${row}:${column}`]} as bigint)` : sql`${a[`${row}:${column}`]}`;
       const rows = Array.from(
         { length: count },
-        (_, row) => sql`(${sql.join([sql.lit(row + 1), ...COLUMNS.map((column) => sql`${a[`${row}:${column}`]}`)])})`,
+        (_, row) => sql`(${sql.join([sql.lit(row + 1), ...COLUMNS.map((column) => value(row, column))])})`,
       );
       return sql`insert into messages (conversation_id, seq, ${sql.join(COLUMNS.map((column) => sql.ref(column)))})
         select ${a.conversationId}, (select coalesce(max(seq), 0) from messages where conversation_id = ${a.conversationId}) + column1,
           ${sql.join(COLUMNS.map((_, index) => sql.ref(`column${index + 2}`)))}
-        from (values ${sql.join(rows)}) returning id, seq`.compile(db);
+        from (values ${sql.join(rows)}) as v returning id, seq`.compile(db);
     },
   })),
 );
@@ -53,41 +57,53 @@ const listFamily = new PreparedFamily((shape: ListShape) =>
   }),
 );
 
+const lockRow = prepared((db, a: { conversationId: string }) =>
+  db.selectFrom('conversations').select('id').where('id', '=', a.conversationId).forNoKeyUpdate(),
+);
+
+/**
+ * PostgreSQL: a concurrent append to this conversation waits here until we commit. NO KEY UPDATE
+ * leaves inserts that reference the conversation (timers, outbox) unblocked.
+ */
+async function lockConversation(ctx: QueryContext, conversationId: string): Promise<void> {
+  await lockRow.rows(ctx, { conversationId });
+}
+
+/** One conversation's messages in one statement (the caller holds what `appendNumbered` needs). */
+async function appendToOne(ctx: QueryContext, conversationId: string, messages: NewMessage[]): Promise<Message[]> {
+  const args: Record<string, unknown> = { conversationId };
+  messages.forEach((m, row) => {
+    const values = { ...m, poll: pollToText(m.poll), turn_id: m.turnId, created_at: toMs(m.createdAt) };
+    for (const column of COLUMNS) args[`${row}:${column}`] = values[column as keyof typeof values];
+  });
+  const seqs = new Map(
+    (await appendNumbered.of(messages.length).rows(ctx, args)).map((row) => {
+      const { id, seq } = row as { id: string; seq: number | string };
+      return [id, Number(seq)];
+    }),
+  );
+  return messages.map((m) => ({ ...m, seq: seqs.get(m.id)! }));
+}
+
 export function messageQueries(ctx: QueryContext): MessageOperations {
   return {
     async appendMessages(messages) {
       if (messages.length === 0) return [];
       const conversationId = messages[0]!.conversationId;
-      if (ctx.dialect === 'sqlite' && messages.every((m) => m.conversationId === conversationId)) {
-        const args: Record<string, unknown> = { conversationId };
-        messages.forEach((m, row) => {
-          const values = { ...m, poll: pollToText(m.poll), turn_id: m.turnId, created_at: toMs(m.createdAt) };
-          for (const column of COLUMNS) args[`${row}:${column}`] = values[column as keyof typeof values];
+      if (messages.every((m) => m.conversationId === conversationId)) {
+        if (ctx.dialect === 'sqlite') return appendToOne(ctx, conversationId, messages);
+        return ctx.atomic(async (ctx) => {
+          await lockConversation(ctx, conversationId);
+          return appendToOne(ctx, conversationId, messages);
         });
-        const seqs = new Map(
-          (await appendNumbered.of(messages.length).rows(ctx, args)).map((row) => {
-            const { id, seq } = row as { id: string; seq: number };
-            return [id, Number(seq)];
-          }),
-        );
-        return messages.map((m) => ({ ...m, seq: seqs.get(m.id)! }));
       }
       return ctx.atomic(async (ctx) => {
-        const { db, dialect } = ctx;
+        const { dialect } = ctx;
         // Conversations in a fixed order, so two appends touching the same ones cannot deadlock.
         const conversationIds = [...new Set(messages.map((m) => m.conversationId))].sort();
         const next = new Map<string, number>();
         for (const conversationId of conversationIds) {
-          if (dialect === 'postgres') {
-            // Row lock: a concurrent append to this conversation waits here until we commit. NO KEY
-            // UPDATE leaves inserts that reference the conversation (timers, outbox) unblocked.
-            await db
-              .selectFrom('conversations')
-              .select('id')
-              .where('id', '=', conversationId)
-              .forNoKeyUpdate()
-              .execute();
-          }
+          if (dialect === 'postgres') await lockConversation(ctx, conversationId);
           // SQLite needs no lock: the transaction is BEGIN IMMEDIATE on the store's only connection.
           const last = (await lastSeq.first(ctx, { conversationId }))?.last;
           next.set(conversationId, Number(last ?? 0) + 1);

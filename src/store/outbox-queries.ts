@@ -72,23 +72,27 @@ const COLUMNS = [
 ] as const;
 type Column = (typeof COLUMNS)[number];
 const AT = COLUMNS.indexOf('next_attempt_at');
+const BIGINT_COLUMNS: ReadonlySet<Column> = new Set(['next_attempt_at', 'created_at']);
 /**
- * SQLite: one conversation's rows in one statement, claimed until `claimUntil` unless the
- * conversation already has a row waiting (decided once, before any row is written: an
- * uncorrelated subquery). Returns each row's `next_attempt_at`.
+ * One conversation's rows in one statement, claimed until `claimUntil` unless the conversation
+ * already has a row waiting (decided once, before any row is written: an uncorrelated subquery;
+ * on PostgreSQL a statement never sees its own rows). Returns each row's `next_attempt_at`. Times
+ * are cast: PostgreSQL reads untyped VALUES as text.
  */
 const insertClaimed = new PreparedFamily((count: number) =>
   prepared((db, a: Record<string, unknown>) => ({
     compile: () => {
+      const cell = (row: number, column: Column) =>
+        BIGINT_COLUMNS.has(column) ? sql`cast(${a[`${row}:${column}`]} as bigint)` : sql`${a[`${row}:${column}`]}`;
       const rows = Array.from(
         { length: count },
-        (_, row) => sql`(${sql.join(COLUMNS.map((column) => sql`${a[`${row}:${column}`]}`))})`,
+        (_, row) => sql`(${sql.join(COLUMNS.map((column) => cell(row, column)))})`,
       );
       const value = (index: number) => sql.ref(`column${index + 1}`);
       return sql`insert into outbox (${sql.join(COLUMNS.map((column) => sql.ref(column)))}, status, attempts)
-        select ${sql.join(COLUMNS.map((_, index) => (index === AT ? sql`case when exists (select 1 from outbox where conversation_id = ${a.conversationId} and status = 'pending') then ${value(index)} else ${a.claimUntil} end` : value(index))))},
+        select ${sql.join(COLUMNS.map((_, index) => (index === AT ? sql`case when exists (select 1 from outbox where conversation_id = ${a.conversationId} and status = 'pending') then ${value(index)} else cast(${a.claimUntil} as bigint) end` : value(index))))},
           'pending', 0
-        from (values ${sql.join(rows)}) returning next_attempt_at`.compile(db);
+        from (values ${sql.join(rows)}) as v returning next_attempt_at`.compile(db);
     },
   })),
 );
@@ -148,7 +152,7 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
       const conversationId = items[0]!.conversationId;
       if (options.claimUntil && !items.every((item) => item.conversationId === conversationId))
         throw new Error('enqueueOutbox: rows written claimed must belong to one conversation');
-      if (options.claimUntil && ctx.dialect === 'sqlite') {
+      if (options.claimUntil) {
         const args: Record<string, unknown> = { conversationId, claimUntil: toMs(options.claimUntil) };
         items.forEach((item, row) => {
           const values = outboxRow(item, item.nextAttemptAt);
@@ -157,19 +161,17 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
         const [first] = await insertClaimed.of(items.length).rows(ctx, args);
         return Number((first as { next_attempt_at: number }).next_attempt_at) === args.claimUntil;
       }
-      const claimed = options.claimUntil !== undefined && !(await this.hasPendingOutbox(conversationId));
-      const due = (item: NewOutboxItem) => (claimed ? options.claimUntil! : item.nextAttemptAt);
       await insertRows(
         ctx,
         items.map((item) => ({
-          ...outboxRow(item, due(item)),
+          ...outboxRow(item, item.nextAttemptAt),
           status: 'pending' as const,
           attempts: 0,
           last_error: null,
           sent_at: null,
         })),
       );
-      return claimed;
+      return false;
     },
 
     async hasPendingOutbox(conversationId) {
