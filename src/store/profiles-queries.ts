@@ -62,7 +62,7 @@ function toRow(profile: Profile): Selectable<ProfilesTable> {
   };
 }
 
-function toProfile(row: Selectable<ProfilesTable>): Profile {
+export function toProfile(row: Selectable<ProfilesTable>): Profile {
   const tone = parseJson(toneSchema, row.tone, 'profile tone');
   const fieldUpdatedAt = parseJson(fieldUpdatedAtSchema, row.field_updated_at, 'profile field_updated_at');
   return {

@@ -58,7 +58,7 @@ export function scheduleQueries(ctx: QueryContext): ScheduleOperations {
   };
 }
 
-function toSchedule(row: Selectable<SchedulesTable>): Schedule {
+export function toSchedule(row: Selectable<SchedulesTable>): Schedule {
   return {
     id: row.id,
     participantId: row.participant_id,

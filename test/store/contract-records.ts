@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.ts';
 import { emptyProfile, type Profile } from '../../src/core/profile.ts';
 import type { Store } from '../../src/store/store.ts';
+import { coachingQueries } from '../../src/flows/habit-coach/coaching-queries.ts';
 import {
   at,
   conversation,
@@ -309,6 +310,41 @@ export function recordsContract(store: () => Store): void {
       expect(await store().listSchedules(p.id)).toEqual([later]);
       await store().setScheduleTimezone(later.id, 'Europe/Paris');
       expect(await store().listSchedules(p.id)).toEqual([{ ...later, timezone: 'Europe/Paris' }]);
+    });
+  });
+
+  describe("the habit coach's turn reads (its store extension)", () => {
+    it('reads the profile, the schedules oldest first and the pending timers, of this participant only', async () => {
+      const [p, other] = [participant(), participant()];
+      const c = conversation(p.id);
+      for (const someone of [p, other]) await store().insertParticipant(someone);
+      await store().insertConversation(c);
+      const { coachingState } = store().extend(coachingQueries).ops;
+      expect(await coachingState(p.id)).toEqual({ profile: undefined, schedules: [], pendingTimers: new Map() });
+
+      const profile: Profile = {
+        ...emptyProfile(p.id, at(5)),
+        fields: { habit_domain: 'walking', additional_info: 'quote "this" \\ and ünïcode' },
+        tone: { scores: { warm: 0.75 }, active: ['warm'], lastUpdatedAt: at(99) },
+        fieldUpdatedAt: { habit_domain: at(1) },
+        lastHabitPrompt: 'Walk after lunch',
+        lastPromptSentAt: at(500),
+      };
+      await store().saveProfile(profile);
+      const later = schedule(p.id, { createdAt: at(2000) });
+      const earlier = schedule(p.id, { kind: 'random', fixedTime: null, windowStart: '09:00', windowEnd: '11:30' });
+      for (const s of [later, earlier, schedule(other.id)]) await store().insertSchedule(s);
+      const armed = timer(c.id, p.id, { dedupKey: `daily-prompt:${later.id}`, dueAt: at(86_400_000) });
+      const cancelled = timer(c.id, p.id, { dedupKey: 'cancelled-one' });
+      for (const t of [armed, cancelled]) await store().scheduleTimer(t);
+      await store().cancelTimer(cancelled.dedupKey, at(1));
+
+      expect(await coachingState(p.id)).toEqual({
+        profile,
+        schedules: [earlier, later],
+        pendingTimers: new Map([[armed.dedupKey, armed.dueAt]]),
+      });
+      expect((await coachingState(other.id)).schedules).toHaveLength(1);
     });
   });
 

@@ -4,6 +4,7 @@ import type { Schedule } from '../../core/schedule.ts';
 import type { Flow, PreparedTurn, TurnRequest } from '../../engine/flow.ts';
 import type { LlmMessage, LlmProvider } from '../../llm/llm-provider.ts';
 import type { StoreTx } from '../../store/store.ts';
+import type { CoachingQueries } from './coaching-queries.ts';
 import type { AnyTool } from '../../tools/define-tool.ts';
 import { buildToneGuide } from './tone.ts';
 import { describeSchedule, nextFireTime, sameDateIn } from '../../timers/schedule-math.ts';
@@ -40,6 +41,8 @@ export interface HabitCoachOptions {
   prepMinutes: number;
   /** Global debug mode (`PROMPTPIPE_DEBUG`); participants may also have it on their own. */
   debug: boolean;
+  /** The module's turn reads (its store extension). */
+  queries: CoachingQueries;
 }
 
 /** Routes a turn by sub-state: an unknown or missing one goes to intake and is persisted as INTAKE. */
@@ -119,11 +122,11 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
   const participant = request.participant;
   if (!participant) throw new Error('the habit-coach flow needs a participant');
   const route = routeSubState(request.conversation.subState);
-  const schedules = await request.store.listSchedules(participant.id);
+  const { profile, schedules, pendingTimers } = await options.queries.coachingState(participant.id);
   const state: HabitTurnState = {
     participant,
     startedAt: request.now,
-    profile: (await request.store.getProfile(participant.id)) ?? emptyProfile(participant.id, request.now),
+    profile: profile ?? emptyProfile(participant.id, request.now),
     profileChanged: false,
     subState: route.module,
     subStateChanged: route.normalized,
@@ -131,7 +134,7 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
     schedules,
     createdSchedules: [],
     deletedScheduleIds: [],
-    nextPromptAt: await armedPromptTimes(request.store, participant.id, schedules),
+    nextPromptAt: armedPromptTimes(schedules, pendingTimers),
     delayedTransition: undefined,
     notes: [],
   };
@@ -174,18 +177,10 @@ function moduleTools(state: HabitTurnState, module: SubState, options: HabitCoac
 }
 
 /** When each schedule's pending daily-prompt timer is due: what the scheduler tool reports as the next prompt. */
-async function armedPromptTimes(
-  store: TurnRequest['store'],
-  participantId: string,
-  schedules: Schedule[],
-): Promise<Map<string, Date>> {
-  if (schedules.length === 0) return new Map();
-  const dueByKey = new Map(
-    (await store.listPendingTimers(participantId)).map((timer) => [timer.dedupKey, timer.dueAt]),
-  );
+function armedPromptTimes(schedules: Schedule[], pendingTimers: ReadonlyMap<string, Date>): Map<string, Date> {
   const armed = new Map<string, Date>();
   for (const schedule of schedules) {
-    const dueAt = dueByKey.get(timerKeys.dailyPrompt(schedule.id));
+    const dueAt = pendingTimers.get(timerKeys.dailyPrompt(schedule.id));
     if (dueAt) armed.set(schedule.id, dueAt);
   }
   return armed;

@@ -4,6 +4,7 @@ import { loadHabitPrompts } from './prompt-files.ts';
 import { habitTimerKinds } from './timers/habit-timer-kinds.ts';
 import { offlineHabitPolicy } from './offline-policy.ts';
 import { studyQueries } from './study-queries.ts';
+import { coachingQueries } from './coaching-queries.ts';
 import { studyRoutes } from './study-routes.ts';
 
 /** The habit coach (specs 000–002): intake, daily prompts, feedback; the only flow with timers today. */
@@ -16,6 +17,7 @@ export const habitCoachModule: FlowModule = {
       async start(host) {
         const { provider, ids, clock, random } = host;
         const flow = createHabitCoachFlow({
+          queries: host.store.extend(coachingQueries).ops,
           prompts,
           provider,
           ids,
