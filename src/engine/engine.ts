@@ -332,7 +332,8 @@ export class Engine {
         if (modelDown && input.kind === 'message') await this.#noticeModelOutage(conversationId);
         if (final && outage) throw error; // left pending, and nothing after it goes first
         if (final) {
-          if (input.kind === 'message' && !(await this.#deps.runner.giveUp(conversationId, input, error, run))) throw error; // left pending, as above
+          if (input.kind === 'message' && !(await this.#deps.runner.giveUp(conversationId, input, error, run)))
+            throw error; // left pending, as above
           return undefined;
         }
         // Real pauses, not the conversation clock: these wait out an outage (a shutdown ends them).

@@ -161,7 +161,6 @@ export class TurnRunner {
             handOff = appended.claimed;
             await prepared.commit(tx);
             await this.#patchConversation(tx, conversation, outcome, now);
-            await tx.insertToolCalls(this.#toolCallRecords(executed, conversation.id, turnId, startedAt));
             const latency = narration?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
             await tx.insertTurn(
               this.#turnRecord({
@@ -178,6 +177,7 @@ export class TurnRunner {
                 started,
                 attempt: signals.attempt ?? 1,
               }),
+              this.#toolCallRecords(executed, conversation.id, turnId, startedAt),
             );
             if (input.kind === 'message')
               for (const { inboxId } of answeredMessages(input)) await completeOnce(tx, inboxId, 'processed', now);

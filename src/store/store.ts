@@ -283,7 +283,8 @@ export interface StoreOperations {
   saveVirtualClock(at: Date): Promise<void>;
 
   // Turns and the tool-call audit log
-  insertTurn(turn: TurnRecord): Promise<void>;
+  /** A turn record and its tool calls' audit (on PostgreSQL in one statement). */
+  insertTurn(turn: TurnRecord, calls?: ToolCallRecord[]): Promise<void>;
   listTurns(conversationId: string, options?: { limit?: number }): Promise<TurnRecord[]>;
   insertToolCalls(calls: ToolCallRecord[]): Promise<void>;
   /** In execution order. */

@@ -440,5 +440,27 @@ export function queuesContract(store: () => Store): void {
       expect((await store().listToolCalls(c.id, { turnId: t2.id })).map((x) => x.id)).toEqual(['bb']);
       expect(await store().listToolCalls('nobody')).toEqual([]);
     });
+
+    it('writes a turn with its tool calls in one call, inside a transaction, undone with it', async () => {
+      const { c } = await setup();
+      const t = turn(c.id, { attempts: 2, error: null });
+      const calls = [
+        toolCall(c.id, t.id, { id: 'c2', round: 1 }),
+        toolCall(c.id, t.id, { id: 'c1', round: 2, status: 'error', result: 'bad arguments' }),
+      ];
+      await store().transaction((tx) => tx.insertTurn(t, calls));
+      expect(await store().listTurns(c.id)).toEqual([t]);
+      expect(await store().listToolCalls(c.id, { turnId: t.id })).toEqual(calls);
+
+      const undone = turn(c.id);
+      await expect(
+        store().transaction(async (tx) => {
+          await tx.insertTurn(undone, [toolCall(c.id, undone.id, { id: 'c3' })]);
+          throw new Error('undo');
+        }),
+      ).rejects.toThrow('undo');
+      expect((await store().listTurns(c.id)).map((x) => x.id)).toEqual([t.id]);
+      expect(await store().listToolCalls(c.id, { turnId: undone.id })).toEqual([]);
+    });
   });
 }
