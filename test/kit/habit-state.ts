@@ -36,6 +36,7 @@ export function testHabitState(
     createdSchedules: [],
     deletedScheduleIds: [],
     nextPromptAt: new Map(),
+    pendingTimerKeys: new Set(),
     delayedTransition: undefined,
     notes: [],
     ...overrides,

@@ -12,7 +12,7 @@ import type { ProfilesTable, SchedulesTable } from '../../store/schema.ts';
 export interface CoachingState {
   profile: Profile | undefined;
   schedules: Schedule[];
-  /** Due times of the participant's pending timers, by dedup key. */
+  /** Due times of the participant's pending timers (of every kind), by dedup key. */
   pendingTimers: Map<string, Date>;
 }
 
@@ -68,8 +68,7 @@ export function coachingQueries(ctx: QueryContext) {
       }
       const profile = await profileOf.first(ctx, args);
       const schedules = (await schedulesOf.rows(ctx, args)).map(toSchedule);
-      // Only a schedule's armed prompt is looked up: no schedules, nothing to read.
-      const timers = schedules.length > 0 ? await pendingTimersOf.rows(ctx, args) : [];
+      const timers = await pendingTimersOf.rows(ctx, args);
       return {
         profile: profile && toProfile(profile),
         schedules,

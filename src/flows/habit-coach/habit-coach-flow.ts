@@ -135,6 +135,7 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
     createdSchedules: [],
     deletedScheduleIds: [],
     nextPromptAt: armedPromptTimes(schedules, pendingTimers),
+    pendingTimerKeys: new Set(pendingTimers.keys()),
     delayedTransition: undefined,
     notes: [],
   };
@@ -261,15 +262,16 @@ async function commitState(
     await tx.deleteSchedule(id);
     await tx.cancelTimer(timerKeys.dailyPrompt(id), now);
   }
+  const cancelled = [
+    // A reply cancels the pending reminder and feedback nudges of the last prompt.
+    ...(request.input.kind === 'message'
+      ? [timerKeys.reminder(participantId), timerKeys.feedbackNudge(participantId)]
+      : []),
+    ...(state.subStateChanged || state.subStateWritten ? [timerKeys.autoFeedback(participantId)] : []),
+    ...(state.delayedTransition === null ? [timerKeys.stateTransition(participantId)] : []),
+  ];
   await tx.cancelTimers(
-    [
-      // A reply cancels the pending reminder and feedback nudges of the last prompt.
-      ...(request.input.kind === 'message'
-        ? [timerKeys.reminder(participantId), timerKeys.feedbackNudge(participantId)]
-        : []),
-      ...(state.subStateChanged || state.subStateWritten ? [timerKeys.autoFeedback(participantId)] : []),
-      ...(state.delayedTransition === null ? [timerKeys.stateTransition(participantId)] : []),
-    ],
+    cancelled.filter((key) => state.pendingTimerKeys.has(key)),
     now,
   );
   if (state.delayedTransition) {

@@ -31,6 +31,12 @@ export interface HabitTurnState {
    * model these times, so a random window is drawn once, not once for the model and once for the timer.
    */
   nextPromptAt: Map<string, Date>;
+  /**
+   * Dedup keys of the participant's timers pending when the turn began. Nothing arms one of
+   * theirs while the turn runs (timer handlers take turns with it), so a cancellation of a key
+   * not here has nothing to do.
+   */
+  pendingTimerKeys: ReadonlySet<string>;
   /** Undefined: untouched; null: cancel any pending one; a value: replace the pending one. */
   delayedTransition: DelayedTransition | null | undefined;
   /** One line per tool effect, for debug mode. */
