@@ -96,9 +96,9 @@ export class TurnRunner {
 
   async run(conversationId: string, input: TurnInput, signals: TurnSignals): Promise<TurnSummary> {
     const { store, clock, ids } = this.#deps;
-    const context = await store.getConversationWithParticipant(conversationId);
+    const context = await store.getTurnContext(conversationId, HISTORY_WINDOW);
     if (!context) throw new AppError('not_found', `conversation ${conversationId} does not exist`);
-    const { conversation, participant } = context;
+    const { conversation, participant, history } = context;
     const turnId = ids.next('turn');
     if (participant && participant.status !== 'active') return this.#recordOnly(conversation, input, turnId);
 
@@ -111,7 +111,6 @@ export class TurnRunner {
       input.kind === 'message' ? input.inboxId : null,
     );
     try {
-      const history = await store.listMessages(conversation.id, { limit: HISTORY_WINDOW, withoutSystem: true });
       const flow = this.#flow(conversation);
       const prepared = await flow.prepareTurn({
         turnId,

@@ -1,12 +1,16 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
-import type { ConversationsTable, ParticipantsTable } from './schema.ts';
+import type { ConversationsTable, MessagesTable, ParticipantsTable } from './schema.ts';
+import { messageQueries, toMessage } from './messages-queries.ts';
 import { prepared } from './prepared.ts';
 import { toConversation } from './conversations-queries.ts';
 import { toParticipant } from './participants-queries.ts';
 
-type ContextOperations = Pick<StoreOperations, 'getConversationWithParticipant' | 'findSenderByPhone'>;
+type ContextOperations = Pick<
+  StoreOperations,
+  'getConversationWithParticipant' | 'getTurnContext' | 'findSenderByPhone'
+>;
 
 /** The participant's columns, read next to a conversation's as `p_<column>`. */
 const PARTICIPANT_COLUMNS = [
@@ -37,6 +41,20 @@ const conversationById = prepared((db, a: { id: string }) =>
     .select(participantColumns)
     .where('c.id', '=', a.id),
 );
+/** PostgreSQL: the same row and the conversation's recent history as JSON, in one statement. */
+const turnContext = prepared((db, a: { id: string; limit: number }) =>
+  db
+    .selectFrom('conversations as c')
+    .leftJoin('participants as p', 'p.id', 'c.participant_id')
+    .selectAll('c')
+    .select(participantColumns)
+    .select(
+      sql<Selectable<MessagesTable>[]>`(select coalesce(json_agg(m order by m.seq), '[]'::json) from (
+        select * from messages where conversation_id = ${a.id} and role <> 'system' order by seq desc limit ${a.limit}
+      ) m)`.as('history'),
+    )
+    .where('c.id', '=', a.id),
+);
 // One conversation per participant in practice; the oldest one wins if there are more.
 const senderByPhone = prepared((db, a: { phone: string }) =>
   db
@@ -61,10 +79,29 @@ function participantOf(row: Joined): ReturnType<typeof toParticipant> | null {
  * conversation with its participant, and a sender's participant with their conversation.
  */
 export function contextQueries(ctx: QueryContext): ContextOperations {
+  const messages = messageQueries(ctx);
+  const getConversationWithParticipant: ContextOperations['getConversationWithParticipant'] = async (id) => {
+    const row = (await conversationById.first(ctx, { id })) as Joined | undefined;
+    return row && { conversation: toConversation(row), participant: participantOf(row) };
+  };
   return {
-    async getConversationWithParticipant(conversationId) {
-      const row = (await conversationById.first(ctx, { id: conversationId })) as Joined | undefined;
-      return row && { conversation: toConversation(row), participant: participantOf(row) };
+    getConversationWithParticipant,
+
+    async getTurnContext(conversationId, historyLimit) {
+      if (ctx.dialect === 'sqlite') {
+        const found = await getConversationWithParticipant(conversationId);
+        if (!found) return undefined;
+        const history = await messages.listMessages(conversationId, { limit: historyLimit, withoutSystem: true });
+        return { ...found, history };
+      }
+      const row = (await turnContext.first(ctx, { id: conversationId, limit: historyLimit })) as
+        (Joined & { history: Selectable<MessagesTable>[] }) | undefined;
+      if (!row) return undefined;
+      return {
+        conversation: toConversation(row),
+        participant: participantOf(row),
+        history: row.history.map(toMessage),
+      };
     },
 
     async findSenderByPhone(phoneNumber) {

@@ -67,6 +67,14 @@ export interface StoreOperations {
   getConversationWithParticipant(
     conversationId: string,
   ): Promise<{ conversation: Conversation; participant: Participant | null } | undefined>;
+  /**
+   * What a turn starts from: the conversation, its participant and its last `historyLimit`
+   * messages without system notes, oldest first (on PostgreSQL in one statement).
+   */
+  getTurnContext(
+    conversationId: string,
+    historyLimit: number,
+  ): Promise<{ conversation: Conversation; participant: Participant | null; history: Message[] } | undefined>;
   /** The participant with this phone number and their (oldest) conversation, in one read. */
   findSenderByPhone(
     phoneNumber: string,

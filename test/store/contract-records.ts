@@ -118,6 +118,34 @@ export function recordsContract(store: () => Store): void {
   });
 
   describe('conversations', () => {
+    it('reads what a turn starts from: the conversation, its participant and its last messages, no system notes', async () => {
+      const p = participant({ name: 'Ada' });
+      await store().insertParticipant(p);
+      const c = conversation(p.id);
+      const web = conversation(null, { flow: 'assistant', channel: 'web' });
+      for (const x of [c, web]) await store().insertConversation(x);
+      expect(await store().getTurnContext(c.id, 3)).toEqual({ conversation: c, participant: p, history: [] });
+      const stored = await store().appendMessages([
+        message(c.id, { text: 'one' }),
+        message(c.id, { role: 'assistant', source: 'model', text: 'two', turnId: 'turn_1' }),
+        message(c.id, { role: 'system', source: 'system', text: 'a note' }),
+        message(c.id, {
+          kind: 'poll',
+          text: 'Did you do it?',
+          poll: { question: 'Did you do it?', options: ['Done', 'Not yet'], firstNumber: 1 },
+        }),
+        message(c.id, { text: 'four "quoted" ünïcode' }),
+      ]);
+      await store().appendMessages([message(web.id, { text: 'elsewhere' })]);
+      expect(await store().getTurnContext(c.id, 3)).toEqual({
+        conversation: c,
+        participant: p,
+        history: [stored[1], stored[3], stored[4]],
+      });
+      expect((await store().getTurnContext(web.id, 50))?.participant).toBeNull();
+      expect(await store().getTurnContext('c_missing', 5)).toBeUndefined();
+    });
+
     it('reads a conversation with its participant, and a sender with their conversation, in one read', async () => {
       const p = participant({ name: 'Ada', status: 'paused', debug: true, cohort: 'arm-B' });
       await store().insertParticipant(p);
