@@ -292,7 +292,14 @@ export async function startServer(
     ...started.flatMap((module) => module.timerKinds?.({ ...host, outgoing }) ?? []),
     goScheduleTimerKind({ ...host, outgoing, customGenerator }) as TimerKind<never>,
   );
-  const worker = new TimerWorker({ store, kinds, clock, logger, serialize: (id, work) => engine.exclusive(id, work) });
+  const worker = new TimerWorker({
+    store,
+    kinds,
+    clock,
+    ids,
+    logger,
+    serialize: (id, work) => engine.exclusive(id, work),
+  });
   // Turns first, then deliveries (a turn queues them), then any turn a delivery outcome queued.
   const settle = async () => {
     await engine.idle();

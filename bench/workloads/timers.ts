@@ -1,7 +1,7 @@
 // 10,000 timers due within a 10 s window on the real clock: every one fires once, none early; lateness.
 import { pino } from 'pino';
 import { z } from 'zod';
-import { systemClock } from '../../src/core/clock.ts';
+import { randomIds, systemClock } from '../../src/core/clock.ts';
 import type { NewTimer } from '../../src/core/timer.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { defineTimerKind, TimerKindRegistry, type TimerKind } from '../../src/timers/timer-kinds.ts';
@@ -83,6 +83,7 @@ const worker = new TimerWorker({
   store,
   kinds,
   clock: systemClock,
+  ids: randomIds,
   logger: pino({ level: 'silent' }),
   serialize: (_id, work) => work(),
 });

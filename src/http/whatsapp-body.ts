@@ -86,10 +86,16 @@ class PartsWorker {
     const id = this.#nextId++;
     let open = true;
     try {
-      for (let answer = await this.#ask({ id, type: 'open', body, size }); ; answer = await this.#ask({ id, type: 'next' })) {
+      for (
+        let answer = await this.#ask({ id, type: 'open', body, size });
+        ;
+        answer = await this.#ask({ id, type: 'next' })
+      ) {
         if (answer.type === 'error') {
           open = false;
-          throw answer.code ? new AppError(answer.code, answer.message, { field: answer.field }) : new Error(answer.message);
+          throw answer.code
+            ? new AppError(answer.code, answer.message, { field: answer.field })
+            : new Error(answer.message);
         }
         if (answer.type === 'end') {
           open = false;

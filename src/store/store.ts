@@ -159,7 +159,8 @@ export interface StoreOperations {
    */
   extendTimerLease(id: string, attempts: number, until: Date): Promise<boolean>;
   /** Marks a claimed timer done. */
-  completeTimer(id: string, at: Date): Promise<void>;
+  /** False when the timer was not running (already done, cancelled, or claimed again elsewhere). */
+  completeTimer(id: string, at: Date): Promise<boolean>;
   /** Records a failed attempt: back to pending at `retryAt`, or `failed` for good when null. */
   failTimer(id: string, error: string, retryAt: Date | null): Promise<void>;
   /** Cancels every pending timer of a participant (pause, withdraw, delete). Returns how many. */

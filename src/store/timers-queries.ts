@@ -180,12 +180,13 @@ export function timerQueries(ctx: QueryContext): TimerOperations {
     },
 
     async completeTimer(id, at) {
-      await db
+      const result = await db
         .updateTable('timers')
         .set({ status: 'done', lease_until: null, updated_at: toMs(at) })
         .where('id', '=', id)
         .where('status', '=', 'running')
-        .execute();
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     },
 
     async failTimer(id, error, retryAt) {

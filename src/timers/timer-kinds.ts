@@ -1,5 +1,12 @@
 import type { z } from 'zod';
 import type { Timer } from '../core/timer.ts';
+import type { StoreTx } from '../store/store.ts';
+
+/** What a firing asked of the model, for its turn record. */
+export interface TimerUsage {
+  modelCalls: number;
+  modelMs: number;
+}
 
 /** What a timer handler may use; the handler re-checks state at fire time. */
 export interface TimerContext {
@@ -11,6 +18,12 @@ export interface TimerContext {
    * gives up). A handler that can wait for something (a model outage) decides with it.
    */
   retryAt: Date | null;
+  /**
+   * Marks the timer done and writes its turn record (trigger `timer`, module the kind) in the
+   * handler's transaction, with its effects. A handler that returns without calling it (nothing
+   * was left to do) is completed by the worker, with its record; one that throws gets a failed record.
+   */
+  complete(tx: StoreTx, usage?: TimerUsage): Promise<void>;
 }
 
 /** A timer kind: its payload schema and its handler. Kinds are looked up by name, never by method. */

@@ -2,14 +2,18 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import type { Timer } from '../core/timer.ts';
 import { describeError } from '../core/errors.ts';
+import type { IdGenerator } from '../core/clock.ts';
+import type { TurnRecord, TurnStatus } from '../core/domain.ts';
 import type { Store } from '../store/store.ts';
-import type { TimerKind, TimerKindRegistry } from './timer-kinds.ts';
+import type { TimerContext, TimerKind, TimerKindRegistry, TimerUsage } from './timer-kinds.ts';
 import { failpoint } from '../core/failpoint.ts';
 
 export interface TimerWorkerOptions {
   store: Store;
   kinds: TimerKindRegistry;
   clock: Clock;
+  /** Ids of the firings' turn records. */
+  ids: IdGenerator;
   logger: Logger;
   /**
    * Runs a firing in its conversation's turn queue (the engine's `exclusive`): a timer's work
@@ -140,18 +144,34 @@ export class TimerWorker {
       void store.extendTimerLease(timer.id, timer.attempts, until()).catch(() => undefined);
     }, this.#leaseMs / 3);
     renewal.unref();
+    const record = this.#recorder(timer);
+    let completed = false;
     try {
       if (!kind) throw new Error(`no handler for timer kind "${timer.kind}"`);
       const payload = kind.payload.parse(timer.payload);
-      const retryAt = this.#isLastAttempt(kind, timer) ? null : this.#retryAt(timer);
-      await this.#options.serialize(timer.conversationId, () =>
-        kind.handle(timer, payload, { now, signal: this.#abort.signal, retryAt }),
-      );
-      await store.completeTimer(timer.id, clock.now());
+      const context: TimerContext = {
+        now,
+        signal: this.#abort.signal,
+        retryAt: this.#isLastAttempt(kind, timer) ? null : this.#retryAt(timer),
+        complete: async (tx, usage) => {
+          await tx.completeTimer(timer.id, clock.now());
+          await tx.insertTurn(record('completed', null, usage));
+          completed = true;
+        },
+      };
+      await this.#options.serialize(timer.conversationId, () => kind.handle(timer, payload, context));
+      // Nothing was left to do (the participant paused, the reminder was answered): done all the same.
+      if (!completed)
+        await store.transaction(async (tx) => {
+          if (await tx.completeTimer(timer.id, clock.now())) await tx.insertTurn(record('completed', null));
+        });
     } catch (error) {
       const final = !kind || (this.#isLastAttempt(kind, timer) && (await this.#giveUp(kind, timer, now)));
       const retryAt = final ? null : this.#retryAt(timer);
-      await store.failTimer(timer.id, describeError(error), retryAt);
+      await store.transaction(async (tx) => {
+        await tx.failTimer(timer.id, describeError(error), retryAt);
+        await tx.insertTurn(record('failed', describeError(error)));
+      });
       logger.warn(
         { timerId: timer.id, kind: timer.kind, attempts: timer.attempts, final, err: describeError(error) },
         'timer failed',
@@ -159,6 +179,32 @@ export class TimerWorker {
     } finally {
       clearInterval(renewal);
     }
+  }
+
+  /** The turn record of one firing: started now, finished when it is written. */
+  #recorder(timer: Timer): (status: TurnStatus, error: string | null, usage?: TimerUsage) => TurnRecord {
+    const { clock, ids } = this.#options;
+    const startedAt = clock.now();
+    const started = performance.now();
+    return (status, error, usage) => ({
+      id: ids.next('turn'),
+      conversationId: timer.conversationId,
+      inboxId: null,
+      trigger: 'timer',
+      module: timer.kind,
+      status,
+      modelCalls: usage?.modelCalls ?? 0,
+      toolRounds: 0,
+      modelMs: Math.round(usage?.modelMs ?? 0),
+      toolMs: 0,
+      totalMs: Math.round(performance.now() - started),
+      firstTokenMs: null,
+      timeToStatusMs: null,
+      error,
+      startedAt,
+      finishedAt: clock.now(),
+      attempts: timer.attempts,
+    });
   }
 
   #isLastAttempt(kind: TimerKind, timer: Timer): boolean {
@@ -176,7 +222,13 @@ export class TimerWorker {
     if (!payload.success) return true; // nothing to act on: the timer itself is malformed
     try {
       await this.#options.serialize(timer.conversationId, () =>
-        kind.giveUp!(timer, payload.data, { now, signal: this.#abort.signal, retryAt: null }),
+        kind.giveUp!(timer, payload.data, {
+          now,
+          signal: this.#abort.signal,
+          retryAt: null,
+          // A give-up leaves the timer to be marked failed, with the firing's failed record.
+          complete: () => Promise.resolve(),
+        }),
       );
       return true;
     } catch (error) {

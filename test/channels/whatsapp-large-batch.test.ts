@@ -79,9 +79,9 @@ describe('a large signed WhatsApp batch', () => {
     expect(response).toMatchObject({ status: 200, body: { status: 'ok', messages: 20_000 } });
     expect(longest).toBeLessThan(OFF_THREAD_BYTES);
     const reader = new DatabaseSync(url.slice('sqlite:'.length), { readOnly: true });
-    expect((reader.prepare(`select count(*) as n from inbox where channel = 'whatsapp'`).get() as { n: number }).n).toBe(
-      20_000,
-    );
+    expect(
+      (reader.prepare(`select count(*) as n from inbox where channel = 'whatsapp'`).get() as { n: number }).n,
+    ).toBe(20_000);
     reader.close();
   }, 120_000);
 

@@ -23,7 +23,8 @@ const OUTAGE = new AppError('llm_unavailable', 'the model server answered 503', 
 /** A model that saves a complete profile and creates the schedule the test asks for, then chats. */
 function model(schedule: object) {
   return createScriptedProvider((request) => {
-    if (isGenerator(request)) return generator.down ? { error: OUTAGE } : { text: 'After coffee, walk around the block.' };
+    if (isGenerator(request))
+      return generator.down ? { error: OUTAGE } : { text: 'After coffee, walk around the block.' };
     const last = request.messages.at(-1)!;
     if (last.role === 'tool') return { text: 'Done!' };
     if (last.content === 'set me up') {
@@ -102,6 +103,17 @@ describe('habit timers on the virtual clock', () => {
     expect(texts().filter((text) => /Friendly check-in/.test(text))).toHaveLength(1);
     await advance({ advance: '6h' });
     expect(texts().filter((text) => /Friendly check-in/.test(text))).toHaveLength(1);
+
+    // Each firing has its turn record: the prompt with its model call, the reminder, the rest.
+    const turns = (await server!.request('GET', `/conversation/participants/${id}/turns`)).body.result as Array<{
+      trigger: string;
+      module: string;
+      status: string;
+      model_calls: number;
+    }>;
+    const fired = turns.filter((turn) => turn.trigger === 'timer');
+    expect(fired.find((turn) => turn.module === 'daily-prompt')).toMatchObject({ status: 'completed', model_calls: 1 });
+    expect(fired.find((turn) => turn.module === 'reminder')).toMatchObject({ status: 'completed', model_calls: 0 });
   });
 
   it('a reply at +1h means no reminder at +5h, and Done counts a success once', async () => {
@@ -232,6 +244,23 @@ describe('habit timers on the virtual clock', () => {
     await advance({ to: '2026-06-02T11:55:00Z' }); // the next try, at 11:52:35, works
     expect(prompts().map((message) => message.createdAt.toISOString())).toEqual(['2026-06-02T11:52:35.000Z']);
     expect(texts().filter((text) => text === 'Did you do it?')).toHaveLength(1);
+    // The operator sees the prompt wait: five failed runs, then the one that worked, on its sixth attempt.
+    const turns = (await server!.request('GET', `/conversation/participants/${id}/turns`)).body.result as Array<{
+      module: string;
+      status: string;
+      attempts: number;
+      error: string | null;
+    }>;
+    const runs = turns.filter((turn) => turn.module === 'daily-prompt');
+    expect(runs.map(({ status, attempts }) => [status, attempts])).toEqual([
+      ['failed', 1],
+      ['failed', 2],
+      ['failed', 3],
+      ['failed', 4],
+      ['failed', 5],
+      ['completed', 6],
+    ]);
+    expect(runs[0]!.error).toContain('503');
 
     // Down all day: tries until the next one would be more than 30 minutes late (12:20:35), then
     // the last good prompt goes out, once.
@@ -245,7 +274,9 @@ describe('habit timers on the virtual clock', () => {
     ]);
     expect(texts().filter((text) => text === 'Did you do it?')).toHaveLength(2);
     const timers = (await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result;
-    expect(timers).toContainEqual(expect.objectContaining({ kind: 'daily-prompt', due_at: '2026-06-04T11:50:00.000Z' }));
+    expect(timers).toContainEqual(
+      expect.objectContaining({ kind: 'daily-prompt', due_at: '2026-06-04T11:50:00.000Z' }),
+    );
   });
 
   it('pausing while a turn or a daily prompt is being written: nothing it did is kept, and no timer is left', async () => {

@@ -93,5 +93,14 @@ describe('a timer kind of a flow module', () => {
     expect(probe.seen.firings).toEqual([{ duringTurn: false }]);
     await server.sink.waitFor(2);
     expect(server.sink.to(PHONE).map((message) => message.text)).toEqual(['hello', 'got hi']);
+    // The firing is a turn of the conversation like the others, after the message's: its record
+    // says so, though the kind wrote none itself.
+    const turns = await server.store.listTurns(conversation.id);
+    expect(turns.map(({ trigger, module, status }) => [trigger, module, status])).toEqual([
+      ['greeting', 'probe', 'completed'],
+      ['message', 'probe', 'completed'],
+      ['timer', 'probe', 'completed'],
+    ]);
+    expect(turns[2]!.attempts).toBe(1);
   });
 });

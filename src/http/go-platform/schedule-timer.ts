@@ -122,7 +122,7 @@ export function goScheduleTimerKind(deps: GoScheduleDeps) {
         if (drafts.length > 0 && current?.status === 'active')
           await deps.outgoing.append(tx, { conversation, participant: current }, drafts, { now, turnId: null });
         await armNext(tx, deps, timer, payload, now);
-        await tx.completeTimer(timer.id, now); // with its effects: a process that dies after this never re-runs it
+        await context.complete(tx); // with its effects: a process that dies after this never re-runs it
       });
     },
     // This send is lost after its retries (the model was down); the series is not.

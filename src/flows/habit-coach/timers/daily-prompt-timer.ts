@@ -7,7 +7,7 @@ import { describeError, isModelUnavailable } from '../../../core/errors.ts';
 import type { OutgoingDraft } from '../../../engine/outgoing.ts';
 import type { StoreTx } from '../../../store/store.ts';
 import { localDate, nextFireTime } from '../../../timers/schedule-math.ts';
-import { defineTimerKind } from '../../../timers/timer-kinds.ts';
+import { defineTimerKind, type TimerUsage } from '../../../timers/timer-kinds.ts';
 import { donePoll, intensityPoll } from '../polls.ts';
 import { promptGeneratorMessages } from '../tools/generate-habit-prompt.ts';
 import { later, timerKeys, whileActive, whileStillActive, type HabitTimerDeps } from './habit-timer-deps.ts';
@@ -105,7 +105,7 @@ export function dailyPromptTimerKind(deps: HabitTimerDeps) {
           await tx.saveProfile(afterPrompt(profile, prompt, now, pollToday));
           await armFollowUps(tx, deps, participant, conversation.id, now);
           await tx.scheduleTimer(dailyPromptTimer(current, conversation.id, now, deps, timer.dueAt));
-          await tx.completeTimer(timer.id, now); // with its effects: a process that dies after this never re-runs it
+          await context.complete(tx, prompt.usage); // with its effects: a process that dies after this never re-runs it
         });
       });
     },
@@ -129,16 +129,18 @@ async function generatePrompt(
   participant: Participant,
   profile: Profile,
   options: { signal: AbortSignal; waitForModel: boolean },
-): Promise<{ text: string; generated: boolean }> {
-  if (!profile.fields.prompt_anchor || !profile.fields.preferred_time)
-    return { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
+): Promise<{ text: string; generated: boolean; usage?: TimerUsage }> {
+  const lastGood = profile.lastHabitPrompt ?? FALLBACK_PROMPT;
+  if (!profile.fields.prompt_anchor || !profile.fields.preferred_time) return { text: lastGood, generated: false };
+  const started = performance.now();
   try {
     const response = await deps.provider.complete(
       { messages: promptGeneratorMessages(participant, profile, deps.generatorPrompt) },
       { signal: options.signal },
     );
+    const usage = { modelCalls: 1, modelMs: performance.now() - started };
     const text = response.text.trim();
-    return text ? { text, generated: true } : { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
+    return text ? { text, generated: true, usage } : { text: lastGood, generated: false, usage };
   } catch (error) {
     // The model is down: the timer runs again, and the prompt goes out generated once it is back.
     if (options.waitForModel && isModelUnavailable(error)) throw error;
@@ -146,7 +148,7 @@ async function generatePrompt(
       { participantId: participant.id, err: describeError(error) },
       'prompt generation failed; sending the last good prompt',
     );
-    return { text: profile.lastHabitPrompt ?? FALLBACK_PROMPT, generated: false };
+    return { text: lastGood, generated: false, usage: { modelCalls: 1, modelMs: performance.now() - started } };
   }
 }
 

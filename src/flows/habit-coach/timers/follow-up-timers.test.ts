@@ -29,7 +29,16 @@ describe('the state-transition timer', () => {
     const { deps, tx } = depsWithStaleVersion();
     const kind = stateTransitionTimerKind(deps);
     await expect(
-      kind.handle(timer, { target: 'FEEDBACK' }, { now: NOW, signal: new AbortController().signal, retryAt: null }),
+      kind.handle(
+        timer,
+        { target: 'FEEDBACK' },
+        {
+          now: NOW,
+          signal: new AbortController().signal,
+          retryAt: null,
+          complete: (tx) => tx.completeTimer(timer.id, NOW).then(() => undefined),
+        },
+      ),
     ).rejects.toMatchObject({ code: 'version_conflict' });
     expect(tx.updateConversation).toHaveBeenCalledWith('c1', 3, { subState: 'FEEDBACK' }, NOW);
     expect(tx.completeTimer).not.toHaveBeenCalled();

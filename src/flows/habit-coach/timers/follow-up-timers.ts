@@ -27,7 +27,7 @@ export function reminderTimerKind(deps: HabitTimerDeps) {
   return defineTimerKind({
     kind: 'reminder',
     payload: afterPrompt,
-    handle: async (timer, { promptSentAt }) => {
+    handle: async (timer, { promptSentAt }, context) => {
       await whileActive(deps, timer, async (conversation, participant) => {
         if (await repliedSince(deps.store, conversation.id, promptSentAt)) return;
         await whileStillActive(deps, participant.id, async (tx) => {
@@ -35,7 +35,7 @@ export function reminderTimerKind(deps: HabitTimerDeps) {
             now: deps.clock.now(),
             turnId: null,
           });
-          await tx.completeTimer(timer.id, deps.clock.now()); // with its effects: never sent twice
+          await context.complete(tx); // with its effects: never sent twice
         });
       });
     },
@@ -47,7 +47,7 @@ export function autoFeedbackTimerKind(deps: HabitTimerDeps) {
   return defineTimerKind({
     kind: 'auto-feedback',
     payload: afterPrompt,
-    handle: async (timer, { promptSentAt }) => {
+    handle: async (timer, { promptSentAt }, context) => {
       await whileActive(deps, timer, async (conversation, participant) => {
         if (conversation.subState === 'FEEDBACK') return;
         const profile = (await deps.store.getProfile(participant.id)) ?? emptyProfile(participant.id, promptSentAt);
@@ -60,7 +60,7 @@ export function autoFeedbackTimerKind(deps: HabitTimerDeps) {
           return;
         await whileStillActive(deps, participant.id, async (tx) => {
           await moveSubState(tx, conversation, 'FEEDBACK', deps.clock.now());
-          await tx.completeTimer(timer.id, deps.clock.now());
+          await context.complete(tx);
         });
       });
     },
@@ -72,7 +72,7 @@ export function feedbackNudgeTimerKind(deps: HabitTimerDeps) {
   return defineTimerKind({
     kind: 'feedback-nudge',
     payload: afterPrompt.extend({ stage: z.enum(['initial', 'followup']) }),
-    handle: async (timer, { promptSentAt, stage }) => {
+    handle: async (timer, { promptSentAt, stage }, context) => {
       await whileActive(deps, timer, async (conversation, participant) => {
         if (await repliedSince(deps.store, conversation.id, promptSentAt)) return;
         await whileStillActive(deps, participant.id, async (tx) => {
@@ -82,7 +82,7 @@ export function feedbackNudgeTimerKind(deps: HabitTimerDeps) {
             now,
             turnId: null,
           });
-          await tx.completeTimer(timer.id, now);
+          await context.complete(tx);
           if (stage === 'initial' && deps.delays.feedbackFollowupMs > 0) {
             await tx.scheduleTimer({
               id: deps.ids.next('tmr'),
@@ -106,13 +106,13 @@ export function stateTransitionTimerKind(deps: HabitTimerDeps) {
   return defineTimerKind({
     kind: 'state-transition',
     payload: z.object({ target: z.enum(['INTAKE', 'FEEDBACK']) }),
-    handle: async (timer, { target }) => {
+    handle: async (timer, { target }, context) => {
       await whileActive(deps, timer, async (conversation, participant) => {
         await whileStillActive(deps, participant.id, async (tx) => {
           const now = deps.clock.now();
           await moveSubState(tx, conversation, target, now);
           await tx.cancelTimer(timerKeys.autoFeedback(participant.id), now);
-          await tx.completeTimer(timer.id, now);
+          await context.complete(tx);
         });
       });
     },
