@@ -187,7 +187,8 @@ export const EXPORT_FILES: readonly ExportFile[] = [
       {
         name: 'module',
         type: 'string',
-        meaning: 'The flow module that handled it (INTAKE, FEEDBACK, ...)',
+        meaning:
+          'The flow module that handled it (INTAKE, FEEDBACK, ...), or for a timer its kind (daily-prompt, reminder, ...)',
         value: (t) => t.module,
       },
       {
