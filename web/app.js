@@ -592,7 +592,11 @@ function renderTurn(turn) {
         {},
         turn.status === 'completed' ? null : el(`span.badge.${turn.status}`, {}, turn.status),
         retried
-          ? el('span.badge.warn', { title: 'Earlier runs failed (an outage or an error) and it was retried' }, `${turn.attempts} tries`)
+          ? el(
+              'span.badge.warn',
+              { title: 'Earlier runs failed (an outage or an error) and it was retried' },
+              `${turn.attempts} tries`,
+            )
           : null,
         ` ${fmtTime(turn.started_at)} · ${turn.trigger} · ${turn.module ?? '—'} · ${turn.total_ms} ms · ${turn.tool_calls.length} tool call(s)`,
       ),
