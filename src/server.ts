@@ -287,6 +287,7 @@ export async function startServer(
     ids,
     logger,
     autoEnroll: config.conversation.autoEnrollNewUsers,
+    ...(tracing ? { traceParent: tracing.traceParent } : {}),
   });
   const kinds = new TimerKindRegistry().register(
     ...started.flatMap((module) => module.timerKinds?.({ ...host, outgoing }) ?? []),

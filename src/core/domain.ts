@@ -87,6 +87,11 @@ export interface InboxItem {
   error: string | null;
   receivedAt: Date;
   processedAt: Date | null;
+  /**
+   * The W3C `traceparent` of the request that brought it (tracing on): the turn that answers it
+   * continues that trace in whichever process runs it, and after a restart.
+   */
+  traceParent?: string | null;
 }
 
 export type OutboxStatus = 'pending' | 'sent' | 'failed';

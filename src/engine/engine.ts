@@ -241,7 +241,7 @@ export class Engine {
         }
         const summary = await this.#runWithRetries(
           conversationId,
-          { kind: 'message', text: item.text, inboxId: item.id },
+          { kind: 'message', text: item.text, inboxId: item.id, ...traceOf(item) },
           item.id,
           lease,
         );
@@ -274,6 +274,7 @@ export class Engine {
       text: batch.map((message) => message.text).join('\n\n'),
       inboxId: last.id,
       ...(batch.length > 1 ? { batch } : {}),
+      ...traceOf(last),
     };
     const summary = await this.#runWithRetries(conversationId, input, last.id, lease);
     this.#deps.changes?.publish(conversationId, 'turn');
@@ -359,4 +360,9 @@ export class Engine {
       this.#deps.logger.warn({ conversationId, err: error }, 'model outage notice not recorded');
     }
   }
+}
+
+/** The trace an inbox item's turn continues (tracing on). */
+function traceOf(item: InboxItem): { traceParent?: string } {
+  return item.traceParent ? { traceParent: item.traceParent } : {};
 }

@@ -24,6 +24,8 @@ export type TurnInput =
       inboxId: string;
       /** Several messages one turn answers together (a burst over the sender's turn limit), oldest first. */
       batch?: ReadonlyArray<AnsweredMessage>;
+      /** The W3C `traceparent` of the request that brought the (last) message, when tracing is on. */
+      traceParent?: string;
     }
   | {
       kind: 'event';

@@ -83,6 +83,8 @@ export interface InboundServiceDeps {
   ids: IdGenerator;
   logger: Logger;
   autoEnroll: boolean;
+  /** The active trace as a W3C `traceparent` (tracing on), stored with each message for its turn. */
+  traceParent?: () => string | undefined;
 }
 
 /**
@@ -416,6 +418,7 @@ export class InboundService {
       error: null,
       receivedAt: this.#deps.clock.now(),
       processedAt: null,
+      traceParent: this.#deps.traceParent?.() ?? null,
     };
   }
 }

@@ -33,17 +33,26 @@ export class TurnTraces {
 
   async run(conversationId: string, input: TurnInput, work: () => Promise<TurnSummary>): Promise<TurnSummary> {
     const flow = await this.#flowOf(conversationId);
-    const span = this.#tracing.tracer.startSpan(`turn ${flow ?? ''}`.trim(), {
-      kind: SpanKind.INTERNAL,
-      attributes: {
-        'promptpipe.conversation.id': conversationId,
-        'gen_ai.conversation.id': conversationId,
-        ...(flow ? { 'promptpipe.flow': flow } : {}),
-        'promptpipe.turn.trigger': input.kind === 'message' ? 'message' : input.trigger,
-        ...(input.kind === 'message' ? { 'promptpipe.inbox.id': input.inboxId } : {}),
-        ...(input.kind === 'message' && input.batch ? { 'promptpipe.turn.messages': input.batch.length } : {}),
+    // The request that brought the message, wherever and whenever that was (else what is active).
+    const parent =
+      input.kind === 'message' && input.traceParent
+        ? this.#tracing.extract({ traceparent: input.traceParent })
+        : context.active();
+    const span = this.#tracing.tracer.startSpan(
+      `turn ${flow ?? ''}`.trim(),
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          'promptpipe.conversation.id': conversationId,
+          'gen_ai.conversation.id': conversationId,
+          ...(flow ? { 'promptpipe.flow': flow } : {}),
+          'promptpipe.turn.trigger': input.kind === 'message' ? 'message' : input.trigger,
+          ...(input.kind === 'message' ? { 'promptpipe.inbox.id': input.inboxId } : {}),
+          ...(input.kind === 'message' && input.batch ? { 'promptpipe.turn.messages': input.batch.length } : {}),
+        },
       },
-    });
+      parent,
+    );
     this.#running.set(conversationId, span);
     try {
       return await inSpan(span, work, (summary) =>

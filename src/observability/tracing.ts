@@ -50,6 +50,17 @@ export class Tracing {
     return this.#provider.shutdown();
   }
 
+  /** The active span as a W3C `traceparent` value, or undefined when none is active. */
+  readonly traceParent = (): string | undefined => {
+    const carrier: Record<string, string> = {};
+    this.propagator.inject(context.active(), carrier, {
+      set: (target, key, value) => {
+        target[key] = value;
+      },
+    });
+    return carrier.traceparent;
+  };
+
   /** The context a request's `traceparent` header names (the caller's trace), else the active one. */
   extract(headers: Record<string, string | string[] | undefined>): Context {
     return this.propagator.extract(ROOT_CONTEXT, headers, {

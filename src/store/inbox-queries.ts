@@ -34,6 +34,7 @@ const insertOnce = prepared((db, a: Insertable<InboxTable>) =>
       error: a.error,
       received_at: a.received_at,
       processed_at: a.processed_at,
+      trace_parent: a.trace_parent,
     })
     .onConflict((oc) => oc.columns(['channel', 'sender', 'channel_message_id']).doNothing())
     .returning((eb) => [
@@ -87,6 +88,7 @@ export function inboxQueries(ctx: QueryContext): InboxOperations {
         error: item.error,
         received_at: toMs(item.receivedAt),
         processed_at: toMsOrNull(item.processedAt),
+        trace_parent: item.traceParent ?? null,
       });
       if (inserted) return { item: { ...item }, duplicate: false, behind: Boolean(inserted.behind) };
       const earlier = await db
@@ -162,5 +164,6 @@ function toInboxItem(row: Selectable<InboxTable>): InboxItem {
     error: row.error,
     receivedAt: fromMs(row.received_at),
     processedAt: fromMsOrNull(row.processed_at),
+    ...(row.trace_parent ? { traceParent: row.trace_parent } : {}),
   };
 }

@@ -164,6 +164,7 @@ export interface InboxTable {
   error: string | null;
   received_at: number;
   processed_at: number | null;
+  trace_parent: string | null;
 }
 
 export interface OutboxTable {

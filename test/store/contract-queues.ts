@@ -178,7 +178,12 @@ export function queuesContract(store: () => Store): void {
   describe('inbox', () => {
     it('records once per channel message id and returns the earlier item for duplicates', async () => {
       const { p, c } = await setup();
-      const item = inboxItem({ channelMessageId: 'wamid.1', participantId: p.id, conversationId: c.id });
+      const item = inboxItem({
+        channelMessageId: 'wamid.1',
+        participantId: p.id,
+        conversationId: c.id,
+        traceParent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      });
       expect(await store().insertInbox(item)).toEqual({ item, duplicate: false, behind: false });
       expect(await store().getInbox(item.id)).toEqual(item);
       const again = inboxItem({ channelMessageId: 'wamid.1', text: 'resent' });

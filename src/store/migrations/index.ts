@@ -17,6 +17,7 @@ import { sessionCallersMigration } from './014-session-callers.ts';
 import { turnTraceMigration } from './015-turn-trace.ts';
 import { personMemoryMigration } from './016-person-memory.ts';
 import { turnAttemptsMigration } from './017-turn-attempts.ts';
+import { inboxTraceMigration } from './018-inbox-trace.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -41,5 +42,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '015_turn_trace': turnTraceMigration(),
     '016_person_memory': personMemoryMigration(),
     '017_turn_attempts': turnAttemptsMigration(),
+    '018_inbox_trace': inboxTraceMigration(),
   };
 }
