@@ -58,6 +58,13 @@ function startupProblem(error: unknown): string | undefined {
     return `DATABASE_URL: ${(error as Error).message.replace(/; retry shortly$/, '')} (${describeError((error as Error).cause)})`;
   if (code === 'ENOTFOUND' || code === 'ECONNREFUSED')
     return `DATABASE_URL: the database cannot be reached (${describeError(error)})`;
+  // pg's connect timeout: an address that takes the connection and never answers (a firewall, a black hole).
+  if (
+    /^(timeout expired|Connection terminated due to connection timeout)$/.test(
+      (error as Error | undefined)?.message ?? '',
+    )
+  )
+    return `DATABASE_URL: the database did not answer within DATABASE_CONNECT_TIMEOUT_MS (${env.DATABASE_CONNECT_TIMEOUT_MS ?? 5000} ms)`;
   if (/password authentication failed|database ".*" does not exist|role ".*" does not exist/.test(describeError(error)))
     return `DATABASE_URL: ${describeError(error)}`;
   return undefined;

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -49,6 +50,22 @@ describe('start-up problems a newcomer causes', () => {
     expect(unreachable.stderr).toMatch(
       /^PromptPipe cannot start: DATABASE_URL: the database cannot be reached \(connect ECONNREFUSED 127\.0\.0\.1:9\)\n$/,
     );
+    // An address that takes the connection and never answers (a firewall dropping packets).
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const blackHoled = await refusedStart({
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${(silent.address() as AddressInfo).port}/none`,
+        DATABASE_CONNECT_TIMEOUT_MS: '500',
+      });
+      expect(blackHoled).toEqual({
+        code: 1,
+        stderr:
+          'PromptPipe cannot start: DATABASE_URL: the database did not answer within DATABASE_CONNECT_TIMEOUT_MS (500 ms)\n',
+      });
+    } finally {
+      silent.close();
+    }
     const bad = await refusedStart({ PORT: 'eighty' });
     expect(bad).toMatchObject({
       code: 78,

@@ -45,7 +45,7 @@ async function start(): Promise<RunningServer> {
     SHUTDOWN_TIMEOUT_MS: '100',
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
   });
-  const server = await startServer(config, createLogger({ level: 'silent' }));
+  const server = await startServer(config, createLogger({ level: 'silent', redact: true }));
   running.push(server);
   return server;
 }
