@@ -94,6 +94,18 @@ describe('createLogger', () => {
     expect(record).toMatchObject({ from: REDACTED, authorization: REDACTED, err: { message: 'store unavailable' } });
   });
 
+  it('logs an error with its stack and the errors that caused it', () => {
+    const { logger, records } = memoryLogger(true);
+    const cause = new Error('connect ECONNREFUSED 127.0.0.1:5432');
+    logger.error({ err: new Error('the database cannot be reached', { cause }) }, 'turn failed');
+    const [record] = records();
+    expect(record.err.type).toBe('Error');
+    expect(record.err.message).toContain('the database cannot be reached');
+    expect(record.err.message).toContain('ECONNREFUSED'); // pino joins the causes' messages
+    expect(record.err.stack).toMatch(/the database cannot be reached\n\s+at /);
+    expect(record.err.stack).toContain('caused by: Error: connect ECONNREFUSED');
+  });
+
   it('honours the level and creates independent loggers', () => {
     const quiet = memoryLogger(true, 'warn');
     const loud = memoryLogger(true, 'debug');

@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import { ChannelError, type Channel, type OutboundMessage, type SendReceipt } from '../channels/channel.ts';
 import type { Clock } from '../core/clock.ts';
 import type { ChannelContact } from '../core/domain.ts';
-import { describeError } from '../core/errors.ts';
 import type { StoreOperations } from '../store/store.ts';
 
 export interface ChannelGateDeps {
@@ -65,13 +64,10 @@ export class ChannelGate {
     const now = clock.now();
     await store
       .setContactOptOut(channel, contactId, now, now)
-      .catch((error: unknown) => logger.warn({ channel, err: describeError(error) }, 'opt-out not recorded'));
+      .catch((error: unknown) => logger.warn({ channel, err: error }, 'opt-out not recorded'));
     if (!message.participantId || !unsubscribed) return;
     await unsubscribed(message.participantId).catch((error: unknown) =>
-      logger.warn(
-        { participantId: message.participantId, err: describeError(error) },
-        'unsubscribed participant not paused',
-      ),
+      logger.warn({ participantId: message.participantId, err: error }, 'unsubscribed participant not paused'),
     );
   }
 }

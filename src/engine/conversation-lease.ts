@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { AppError, describeError } from '../core/errors.ts';
+import { AppError } from '../core/errors.ts';
 import type { Store } from '../store/store.ts';
 
 export interface LeaseHooks {
@@ -158,9 +158,7 @@ export class ConversationLeases {
     this.#until.delete(conversationId);
     await hooks
       .releasing?.(conversationId)
-      .catch((error: unknown) =>
-        logger.warn({ conversationId, err: describeError(error) }, 'lease release hook failed'),
-      );
+      .catch((error: unknown) => logger.warn({ conversationId, err: error }, 'lease release hook failed'));
     const letGo = await store.releaseLease(conversationId, owner).then(
       () => true,
       () => false,
@@ -193,8 +191,7 @@ export class ConversationLeases {
             new AppError('conflict', `the lease of conversation ${conversationId} was taken over`, { fault: 'system' }),
           );
         },
-        (error: unknown) =>
-          logger.warn({ conversationId, err: describeError(error) }, 'conversation lease not renewed'),
+        (error: unknown) => logger.warn({ conversationId, err: error }, 'conversation lease not renewed'),
       );
     };
     return { tick, lease: { progress: () => void (silentRenewals = 0), lost: lost.signal } };

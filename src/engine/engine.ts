@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { InboxItem } from '../core/domain.ts';
-import { AppError, describeError, isAppError, isModelUnavailable, isStoreUnavailable } from '../core/errors.ts';
+import { AppError, isAppError, isModelUnavailable, isStoreUnavailable } from '../core/errors.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { Store } from '../store/store.ts';
 import type { TurnInput } from './flow.ts';
@@ -147,7 +147,7 @@ export class Engine {
     const lastOfConversation = new Map(pending.map((item) => [item.conversationId, item]));
     for (const item of lastOfConversation.values()) {
       this.processInbox(item).catch((error: unknown) =>
-        this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'recovered turn failed'),
+        this.#deps.logger.error({ inboxId: item.id, err: error }, 'recovered turn failed'),
       );
     }
     if (pending.length > 0) this.#deps.logger.info({ count: pending.length }, 're-queued pending inbound messages');
@@ -159,7 +159,7 @@ export class Engine {
     this.#sweeper = setInterval(() => {
       if (this.#accepting)
         void this.recover(intervalMs).catch((error: unknown) =>
-          this.#deps.logger.warn({ err: describeError(error) }, 'inbox sweep failed'),
+          this.#deps.logger.warn({ err: error }, 'inbox sweep failed'),
         );
     }, intervalMs);
     this.#sweeper.unref();
@@ -326,7 +326,7 @@ export class Engine {
             attempt,
             outage: modelDown ? 'model' : outage ? 'store' : false,
             final,
-            err: describeError(error),
+            err: error,
           },
           'turn failed',
         );

@@ -3,7 +3,7 @@ import type { ChannelGate } from './channel-gate.ts';
 import type { ChannelDirectory } from '../channels/channel.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, InboxItem, Participant } from '../core/domain.ts';
-import { describeError, isAppError } from '../core/errors.ts';
+import { isAppError } from '../core/errors.ts';
 import type { Store, StoreTx } from '../store/store.ts';
 import type { Engine } from './engine.ts';
 import type { Outgoing } from './outgoing.ts';
@@ -201,9 +201,7 @@ export class InboundService {
     // The turn starts on the next turn of the event loop, so the caller's acknowledgement leaves
     // first even when the model answers at once (node:sqlite resolves without yielding).
     const turn = duplicate ? Promise.resolve() : this.#deps.engine.processInboxSoon(item, { first: behind === false });
-    turn.catch((error) =>
-      this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'),
-    );
+    turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: error }, 'inbound turn failed'));
     return { status: 'queued', inboxId: item.id, participantId: participant.id, duplicate, differentText, turn };
   }
 
@@ -225,9 +223,7 @@ export class InboundService {
     const attempted = this.#item(message, null, conversation, 'pending');
     const { item, duplicate, differentText } = recorded(await this.#deps.store.insertInbox(attempted), attempted);
     const turn = duplicate ? Promise.resolve() : this.#deps.engine.processInboxSoon(item);
-    turn.catch((error) =>
-      this.#deps.logger.error({ inboxId: item.id, err: describeError(error) }, 'inbound turn failed'),
-    );
+    turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: error }, 'inbound turn failed'));
     return { status: 'queued', inboxId: item.id, participantId: null, duplicate, differentText, turn };
   }
 
@@ -388,10 +384,7 @@ export class InboundService {
         idempotencyKey: `ack:${item.id}`,
       });
     } catch (error) {
-      this.#deps.logger.warn(
-        { inboxId: item.id, err: describeError(error) },
-        'acknowledgement to unknown sender not delivered',
-      );
+      this.#deps.logger.warn({ inboxId: item.id, err: error }, 'acknowledgement to unknown sender not delivered');
     }
   }
 

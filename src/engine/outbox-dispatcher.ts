@@ -143,10 +143,7 @@ export class OutboxDispatcher {
       const items = this.#handedOff.shift()!;
       const chain = this.#deliverInOrder(items)
         .catch((error: unknown) =>
-          this.#options.logger.error(
-            { outboxId: items[0]!.id, err: describeError(error) },
-            'outbox delivery not recorded',
-          ),
+          this.#options.logger.error({ outboxId: items[0]!.id, err: error }, 'outbox delivery not recorded'),
         )
         .finally(() =>
           this.#settled(
@@ -186,7 +183,7 @@ export class OutboxDispatcher {
     await this.#running;
     await Promise.allSettled(this.#inFlight.values());
     await this.#writeMarks().catch((error: unknown) =>
-      this.#options.logger.error({ err: describeError(error) }, 'sent marks not written at shutdown'),
+      this.#options.logger.error({ err: error }, 'sent marks not written at shutdown'),
     );
   }
 
@@ -235,7 +232,7 @@ export class OutboxDispatcher {
     this.#markTimer = setTimeout(() => {
       this.#markTimer = null;
       this.#writeMarks().catch((error: unknown) => {
-        this.#options.logger.warn({ err: describeError(error) }, 'sent marks not written yet');
+        this.#options.logger.warn({ err: error }, 'sent marks not written yet');
         this.#scheduleMarks();
       });
     }, MARK_DELAY_MS);
@@ -252,7 +249,7 @@ export class OutboxDispatcher {
       try {
         await this.#pass();
       } catch (error) {
-        this.#options.logger.error({ err: describeError(error) }, 'outbox pass failed');
+        this.#options.logger.error({ err: error }, 'outbox pass failed');
       }
     }
   }
@@ -289,7 +286,7 @@ export class OutboxDispatcher {
     const delivery = this.#deliver(item)
       .then(() => undefined)
       .catch((error: unknown) =>
-        this.#options.logger.error({ outboxId: item.id, err: describeError(error) }, 'outbox delivery not recorded'),
+        this.#options.logger.error({ outboxId: item.id, err: error }, 'outbox delivery not recorded'),
       )
       .finally(() => this.#settled([item.id], true)); // the conversation's next row may be claimable now
     this.#inFlight.set(item.id, delivery);
@@ -317,10 +314,7 @@ export class OutboxDispatcher {
         for (const mark of marks) await this.#writeMark(mark);
         return;
       }
-      this.#options.logger.error(
-        { outboxId: marks[0]!.id, err: describeError(error) },
-        'sent message could not be marked sent',
-      );
+      this.#options.logger.error({ outboxId: marks[0]!.id, err: error }, 'sent message could not be marked sent');
     }
   }
 
@@ -333,10 +327,7 @@ export class OutboxDispatcher {
         this.#requeue([mark]);
         throw error;
       }
-      this.#options.logger.error(
-        { outboxId: mark.id, err: describeError(error) },
-        'sent message could not be marked sent',
-      );
+      this.#options.logger.error({ outboxId: mark.id, err: error }, 'sent message could not be marked sent');
     }
   }
 
@@ -357,7 +348,7 @@ export class OutboxDispatcher {
       this.#options.observer?.delivered(item.channel, giveUp ? 'failed' : 'retry');
       await store.markOutboxAttemptFailed(item.id, { attempts, error: describeError(error), nextAttemptAt });
       logger.warn(
-        { outboxId: item.id, channel: item.channel, attempts, giveUp, err: describeError(error) },
+        { outboxId: item.id, channel: item.channel, attempts, giveUp, err: error },
         'outbound delivery failed',
       );
       return false;

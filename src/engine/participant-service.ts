@@ -3,7 +3,7 @@ import type { ChannelGate } from './channel-gate.ts';
 import type { ChannelDirectory } from '../channels/channel.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, Participant, ParticipantStatus } from '../core/domain.ts';
-import { AppError, describeError } from '../core/errors.ts';
+import { AppError } from '../core/errors.ts';
 import type { Store, StoreTx } from '../store/store.ts';
 import type { Engine } from './engine.ts';
 import type { Flow } from './flow.ts';
@@ -144,9 +144,7 @@ export class ParticipantService {
   }): Promise<unknown> {
     return this.#deps.engine
       .trigger(conversation.id, { kind: 'event', trigger: 'greeting', hint: flow.greetingHint(participant) })
-      .catch((error) =>
-        this.#deps.logger.error({ participantId: participant.id, err: describeError(error) }, 'greeting turn failed'),
-      );
+      .catch((error) => this.#deps.logger.error({ participantId: participant.id, err: error }, 'greeting turn failed'));
   }
 
   /**
@@ -194,9 +192,7 @@ export class ParticipantService {
     });
     engine
       .trigger(conversation.id, { kind: 'event', trigger: 'greeting', hint: flow.greetingHint(null) })
-      .catch((error) =>
-        logger.error({ conversationId: conversation.id, err: describeError(error) }, 'greeting turn failed'),
-      );
+      .catch((error) => logger.error({ conversationId: conversation.id, err: error }, 'greeting turn failed'));
     return conversation;
   }
 
@@ -385,7 +381,7 @@ export class ParticipantService {
         idempotencyKey: `goodbye:${participant.id}`,
       });
     } catch (error) {
-      this.#deps.logger.warn({ participantId: participant.id, err: describeError(error) }, 'goodbye not delivered');
+      this.#deps.logger.warn({ participantId: participant.id, err: error }, 'goodbye not delivered');
     }
   }
 }

@@ -202,8 +202,7 @@ export class TurnRunner {
       }
       this.#deps.deliveries?.deliverClaimed(handOff);
       this.#observe(conversation.flow, status, started, executed);
-      if (error)
-        this.#deps.logger.warn({ conversationId, turnId, err: describeError(error) }, 'model failed; apology sent');
+      if (error) this.#deps.logger.warn({ conversationId, turnId, err: error }, 'model failed; apology sent');
       if (interrupted) await narration?.cancelled('interrupted');
       else if (!announced) await narration?.committed(turnId);
       return { turnId, status, reply, ...(handOff.length > 0 ? { handedOff: true } : {}) };
@@ -330,10 +329,7 @@ export class TurnRunner {
         return true;
       });
     } catch (giveUpError) {
-      logger.error(
-        { conversationId, inboxId: input.inboxId, err: describeError(giveUpError) },
-        'failed turn could not be recorded',
-      );
+      logger.error({ conversationId, inboxId: input.inboxId, err: giveUpError }, 'failed turn could not be recorded');
       return false;
     }
   }

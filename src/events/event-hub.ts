@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import type { Message, StoredEvent } from '../core/domain.ts';
-import { describeError } from '../core/errors.ts';
 import type { AnnounceEvents } from '../engine/narration.ts';
 import type { Store } from '../store/store.ts';
 import { sessionEventSchema, type EventDraft, type SessionEvent, type SessionSnapshot } from './session-event.ts';
@@ -393,7 +392,7 @@ export class EventHub {
       try {
         listener(event);
       } catch (error) {
-        this.#options.logger.warn({ conversationId, err: describeError(error) }, 'session event listener failed');
+        this.#options.logger.warn({ conversationId, err: error }, 'session event listener failed');
       }
     }
   }
@@ -425,7 +424,7 @@ export class EventHub {
       // Kept for the next flush: the log must stay gapless.
       stream.pending = [...batch, ...stream.pending];
       this.#options.logger.error(
-        { conversationId, count: batch.length, err: describeError(error) },
+        { conversationId, count: batch.length, err: error },
         'session events not persisted yet',
       );
       return;

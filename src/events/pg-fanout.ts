@@ -1,6 +1,5 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { describeError } from '../core/errors.ts';
 import { pgClientSettings } from '../store/open-store.ts';
 
 export interface PgFanoutOptions {
@@ -61,7 +60,7 @@ export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout>
       else options.released(message.payload);
     });
     next.on('error', (error) => {
-      options.logger.warn({ err: describeError(error) }, 'event fan-out connection lost; reconnecting');
+      options.logger.warn({ err: error }, 'event fan-out connection lost; reconnecting');
       if (client === next) client = null;
       void next.end().catch(() => undefined);
       if (!closed) setTimeout(() => void reconnect(), 1000).unref();
@@ -75,7 +74,7 @@ export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout>
       await connect();
       options.reconnected();
     } catch (error) {
-      options.logger.warn({ err: describeError(error) }, 'event fan-out reconnect failed; retrying');
+      options.logger.warn({ err: error }, 'event fan-out reconnect failed; retrying');
       if (!closed) setTimeout(() => void reconnect(), 1000).unref();
     }
   };
@@ -91,7 +90,7 @@ export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout>
       const ids = keys.map((key) => key.slice(key.indexOf(' ') + 1));
       await client
         .query('select pg_notify(c, id) from unnest($1::text[], $2::text[]) as t(c, id)', [channels, ids])
-        .catch((error: unknown) => options.logger.warn({ err: describeError(error) }, 'event notification not sent'));
+        .catch((error: unknown) => options.logger.warn({ err: error }, 'event notification not sent'));
     });
     return sending;
   };

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../core/clock.ts';
-import { describeError } from '../core/errors.ts';
 import type { Store } from '../store/store.ts';
 
 /**
@@ -27,10 +26,7 @@ export async function databaseClock(
       "this machine's clock differs from the database's; using the database's",
     );
   const timer = setInterval(
-    () =>
-      void measure().catch((error: unknown) =>
-        logger.warn({ err: describeError(error) }, 'database clock not refreshed'),
-      ),
+    () => void measure().catch((error: unknown) => logger.warn({ err: error }, 'database clock not refreshed')),
     refreshMs,
   );
   timer.unref();

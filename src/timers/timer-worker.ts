@@ -101,7 +101,7 @@ export class TimerWorker {
         await this.fireDue();
         await this.#sleepUntilNext();
       } catch (error) {
-        this.#options.logger.error({ err: describeError(error) }, 'timer worker pass failed');
+        this.#options.logger.error({ err: error }, 'timer worker pass failed');
         await this.#pause(1000);
       }
     }
@@ -172,10 +172,7 @@ export class TimerWorker {
         await tx.failTimer(timer.id, describeError(error), retryAt);
         await tx.insertTurn(record('failed', describeError(error)));
       });
-      logger.warn(
-        { timerId: timer.id, kind: timer.kind, attempts: timer.attempts, final, err: describeError(error) },
-        'timer failed',
-      );
+      logger.warn({ timerId: timer.id, kind: timer.kind, attempts: timer.attempts, final, err: error }, 'timer failed');
     } finally {
       clearInterval(renewal);
     }
@@ -233,7 +230,7 @@ export class TimerWorker {
       return true;
     } catch (error) {
       this.#options.logger.error(
-        { timerId: timer.id, kind: timer.kind, err: describeError(error) },
+        { timerId: timer.id, kind: timer.kind, err: error },
         'timer give-up failed; it will be retried',
       );
       return false;

@@ -146,10 +146,7 @@ export class McpTools implements ExtraToolSource {
       await client.close().catch(() => undefined);
       connection.retryAt = this.#now() + RETRY_MS;
       if (!this.#closed)
-        this.#options.logger.warn(
-          { mcpServer: config.name, err: describeError(error) },
-          'MCP server unavailable; retrying later',
-        );
+        this.#options.logger.warn({ mcpServer: config.name, err: error }, 'MCP server unavailable; retrying later');
     }
   }
 

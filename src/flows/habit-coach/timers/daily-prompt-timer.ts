@@ -3,7 +3,7 @@ import type { Participant } from '../../../core/domain.ts';
 import { emptyProfile, type Profile } from '../../../core/profile.ts';
 import type { Schedule } from '../../../core/schedule.ts';
 import type { NewTimer } from '../../../core/timer.ts';
-import { describeError, isModelUnavailable } from '../../../core/errors.ts';
+import { isModelUnavailable } from '../../../core/errors.ts';
 import type { OutgoingDraft } from '../../../engine/outgoing.ts';
 import type { StoreTx } from '../../../store/store.ts';
 import { localDate, nextFireTime } from '../../../timers/schedule-math.ts';
@@ -145,7 +145,7 @@ async function generatePrompt(
     // The model is down: the timer runs again, and the prompt goes out generated once it is back.
     if (options.waitForModel && isModelUnavailable(error)) throw error;
     deps.logger.warn(
-      { participantId: participant.id, err: describeError(error) },
+      { participantId: participant.id, err: error },
       'prompt generation failed; sending the last good prompt',
     );
     return { text: lastGood, generated: false, usage: { modelCalls: 1, modelMs: performance.now() - started } };
