@@ -3,9 +3,9 @@ import type { Profile } from '../../core/profile.ts';
 import type { Schedule } from '../../core/schedule.ts';
 import { fromMs } from '../../store/codec.ts';
 import { prepared } from '../../store/prepared.ts';
-import { toProfile } from '../../store/profiles-queries.ts';
+import { profileOf, toProfile } from '../../store/profiles-queries.ts';
 import type { QueryContext } from '../../store/query-context.ts';
-import { toSchedule } from '../../store/schedules-queries.ts';
+import { schedulesOf, toSchedule } from '../../store/schedules-queries.ts';
 import type { ProfilesTable, SchedulesTable } from '../../store/schema.ts';
 
 /** What a habit-coach turn starts from: the participant's profile, schedules and armed prompt timers. */
@@ -34,17 +34,6 @@ const together = prepared((db, a: { participantId: string }) => ({
         (select coalesce(json_agg(json_build_array(t.dedup_key, t.due_at)), '[]'::json)
            from timers t where t.participant_id = ${a.participantId} and t.status = 'pending') as timers`.compile(db),
 }));
-const profileOf = prepared((db, a: { participantId: string }) =>
-  db.selectFrom('profiles').selectAll().where('participant_id', '=', a.participantId),
-);
-const schedulesOf = prepared((db, a: { participantId: string }) =>
-  db
-    .selectFrom('schedules')
-    .selectAll()
-    .where('participant_id', '=', a.participantId)
-    .orderBy('created_at')
-    .orderBy('ordinal'),
-);
 const pendingTimersOf = prepared((db, a: { participantId: string }) =>
   db
     .selectFrom('timers')
