@@ -93,7 +93,7 @@ function item(id: string, conversationId: string, at: Date): OutboxItem {
 function setup(
   items: OutboxItem[],
   onSend: (text: string) => unknown = () => undefined,
-  options: { concurrency?: number } = {},
+  options: { concurrency?: number; now?: () => Date } = {},
 ) {
   const sent: string[] = [];
   const channel: Channel = {
@@ -104,7 +104,7 @@ function setup(
       await onSend(message.text);
     },
   };
-  const clock = { now: () => new Date(1_000_000), sleep: async () => undefined };
+  const clock = { now: options.now ?? (() => new Date(1_000_000)), sleep: async () => undefined };
   const { store, state } = outboxStore(items);
   const logger = pino({ level: 'silent' });
   const dispatcher = new OutboxDispatcher({
@@ -114,7 +114,7 @@ function setup(
     clock,
     logger,
     maxAttempts: 3,
-    ...options,
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
   });
   return { dispatcher, sent, state };
 }
@@ -166,6 +166,23 @@ describe('OutboxDispatcher', () => {
     dispatcher.marksWritten(marks);
     await waitFor(() => sent.includes('t2'), { what: 't2 claimed at once, not at the next poll' });
     expect(sent).toEqual(['t1', 't2']);
+  });
+
+  it('never sends twice a row it sent whose mark a commit is writing, when its claim runs out meanwhile (a clock jump)', async () => {
+    let now = new Date(1_000_000);
+    const handed = item('j1', 'j', new Date(2_000_000)); // claimed by this process until 2_000_000
+    const { dispatcher, sent } = setup([handed], () => undefined, { now: () => now });
+    dispatcher.deliverClaimed([{ ...handed }]);
+    while (!sent.includes('j1')) await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    const marks = dispatcher.takeMarks(); // a turn's commit carries the mark...
+    now = new Date(3_000_000); // ...while the (virtual) clock moves past the claim
+    await dispatcher.kick(); // the claim finds j1 pending and due
+    expect(sent).toEqual(['j1']);
+    Object.assign(handed, { status: 'sent' });
+    dispatcher.marksWritten(marks);
+    await dispatcher.kick();
+    expect(sent).toEqual(['j1']);
   });
 
   it(

@@ -83,6 +83,8 @@ export class OutboxDispatcher {
   #markTimer: NodeJS.Timeout | null = null;
   /** Marks handed to a commit not yet known to be written; a claim meanwhile may have found their conversations blocked. */
   #marksOut = 0;
+  /** The ids of those marks: sent, so never sent again, though a claim may find them pending meanwhile. */
+  readonly #marksOutIds = new Set<string>();
   #claimedWhileMarksOut = false;
   /** Rows a commit claimed for this process (`deliverClaimed`), one list per commit, waiting for a slot. */
   readonly #handedOff: OutboxItem[][] = [];
@@ -194,6 +196,7 @@ export class OutboxDispatcher {
   takeMarks(): SentMark[] {
     const marks = this.#take();
     if (marks.length > 0) this.#marksOut += 1;
+    for (const mark of marks) this.#marksOutIds.add(mark.id);
     return marks;
   }
 
@@ -201,6 +204,7 @@ export class OutboxDispatcher {
   marksWritten(marks: readonly SentMark[]): void {
     if (marks.length === 0) return;
     this.#marksOut -= 1;
+    for (const mark of marks) this.#marksOutIds.delete(mark.id);
     if (this.#marksOut === 0 && this.#claimedWhileMarksOut) {
       this.#claimedWhileMarksOut = false;
       void this.kick();
@@ -211,6 +215,7 @@ export class OutboxDispatcher {
   restoreMarks(marks: readonly SentMark[]): void {
     if (marks.length === 0) return;
     this.#marksOut -= 1;
+    for (const mark of marks) this.#marksOutIds.delete(mark.id);
     this.#requeue(marks);
   }
 
@@ -277,9 +282,20 @@ export class OutboxDispatcher {
         new Date(now.getTime() + CLAIM_MS),
       );
       if (claimed.length === 0) return;
-      // An item still in flight here (its claim ran out mid-send) is not sent a second time.
-      for (const item of claimed) if (!this.#inFlight.has(item.id)) this.#track(item);
+      // A claim can run out while this process still holds the row (a slow send, a mark not yet
+      // written, a virtual clock moved hours ahead): what it holds is not sent a second time.
+      for (const item of claimed) if (!this.#holds(item.id)) this.#track(item);
     }
+  }
+
+  /** In flight, waiting for a slot, or sent with its mark not yet written. */
+  #holds(id: string): boolean {
+    return (
+      this.#inFlight.has(id) ||
+      this.#marks.has(id) ||
+      this.#marksOutIds.has(id) ||
+      this.#handedOff.some((items) => items.some((item) => item.id === id))
+    );
   }
 
   #track(item: OutboxItem): void {
