@@ -185,6 +185,22 @@ describe('OutboxDispatcher', () => {
     expect(sent).toEqual(['j1']);
   });
 
+  it('never sends twice a row a claim took before its commit handed it over (a clock jump in between)', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const handed = [item('k1', 'k', new Date(2_000_000)), item('k2', 'k', new Date(2_000_000))];
+    const { dispatcher, sent } = setup(handed, (text) => (text === 'k1' ? gate : undefined), {
+      now: () => new Date(3_000_000), // the claims written with the rows have run out already
+    });
+    void dispatcher.kick(); // the claim takes k1 (the conversation's first) and starts sending it
+    while (!sent.includes('k1')) await new Promise((resolve) => setImmediate(resolve));
+    dispatcher.deliverClaimed(handed.map((row) => ({ ...row }))); // then the commit hands both over
+    release();
+    await waitFor(() => sent.includes('k2'), { what: 'k2, after k1' });
+    await dispatcher.kick();
+    expect(sent).toEqual(['k1', 'k2']);
+  });
+
   it(
     'does not send again what the store missed marking sent, and sends the next message as soon as the store ' +
       'is back',

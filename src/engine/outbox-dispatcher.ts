@@ -143,6 +143,15 @@ export class OutboxDispatcher {
   #startHandedOff(): void {
     while (!this.#stopped && this.#handedOff.length > 0 && this.#inFlight.size < this.#concurrency) {
       const items = this.#handedOff.shift()!;
+      // A claim got there first (the claim ran out before the hand-over: a virtual clock's jump):
+      // the rows go back to the claim, which sends each once and in order.
+      if (items.some((item) => this.#sendingOrSent(item.id))) {
+        const rest = items.filter((item) => !this.#sendingOrSent(item.id)).map((item) => item.id);
+        void this.#options.store
+          .releaseOutbox(rest, this.#options.clock.now())
+          .catch((error: unknown) => this.#options.logger.warn({ err: error }, 'handed-over rows not released'));
+        continue;
+      }
       const chain = this.#deliverInOrder(items)
         .catch((error: unknown) =>
           this.#options.logger.error({ outboxId: items[0]!.id, err: error }, 'outbox delivery not recorded'),
@@ -290,12 +299,11 @@ export class OutboxDispatcher {
 
   /** In flight, waiting for a slot, or sent with its mark not yet written. */
   #holds(id: string): boolean {
-    return (
-      this.#inFlight.has(id) ||
-      this.#marks.has(id) ||
-      this.#marksOutIds.has(id) ||
-      this.#handedOff.some((items) => items.some((item) => item.id === id))
-    );
+    return this.#sendingOrSent(id) || this.#handedOff.some((items) => items.some((item) => item.id === id));
+  }
+
+  #sendingOrSent(id: string): boolean {
+    return this.#inFlight.has(id) || this.#marks.has(id) || this.#marksOutIds.has(id);
   }
 
   #track(item: OutboxItem): void {
