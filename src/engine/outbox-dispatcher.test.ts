@@ -201,6 +201,16 @@ describe('OutboxDispatcher', () => {
     expect(sent).toEqual(['k1', 'k2']);
   });
 
+  it('never sends again a row a claim sent and marked before its commit handed it over', async () => {
+    const handed = item('m1', 'm', new Date(2_000_000));
+    const { dispatcher, sent } = setup([handed], () => undefined, { now: () => new Date(3_000_000) });
+    await dispatcher.kick(); // the claim ran out: m1 is claimed, sent...
+    await waitFor(() => handed.status === 'sent', { what: "m1's mark" }); // ...and marked
+    dispatcher.deliverClaimed([{ ...handed, status: 'pending' }]); // the commit's hand-over comes late
+    await dispatcher.kick(); // idle: nothing in flight, nothing claimable
+    expect(sent).toEqual(['m1']);
+  });
+
   it(
     'does not send again what the store missed marking sent, and sends the next message as soon as the store ' +
       'is back',

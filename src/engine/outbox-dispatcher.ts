@@ -49,6 +49,8 @@ const CLAIM_MS = 30_000;
  * commit or claim pass usually writes it sooner; a crash within the wait sends it again (same key).
  */
 const MARK_DELAY_MS = 10;
+/** How many sent rows a process remembers, so a late hand-over does not send them again. */
+const RECENTLY_SENT = 10_000;
 
 /** Delay before attempt `attempts + 1`: 1 s, 2 s, 4 s … capped at 5 minutes. */
 export function retryDelayMs(attempts: number): number {
@@ -85,6 +87,12 @@ export class OutboxDispatcher {
   #marksOut = 0;
   /** The ids of those marks: sent, so never sent again, though a claim may find them pending meanwhile. */
   readonly #marksOutIds = new Set<string>();
+  /**
+   * The last rows this process sent, oldest first. A commit hands its rows over after it ends,
+   * and a claim that found them due first (their claim ran out in between: a virtual clock's
+   * jump) may have sent and marked them already; what is here is not sent again.
+   */
+  readonly #recentlySent = new Set<string>();
   #claimedWhileMarksOut = false;
   /** Rows a commit claimed for this process (`deliverClaimed`), one list per commit, waiting for a slot. */
   readonly #handedOff: OutboxItem[][] = [];
@@ -303,7 +311,12 @@ export class OutboxDispatcher {
   }
 
   #sendingOrSent(id: string): boolean {
-    return this.#inFlight.has(id) || this.#marks.has(id) || this.#marksOutIds.has(id);
+    return this.#inFlight.has(id) || this.#marks.has(id) || this.#marksOutIds.has(id) || this.#recentlySent.has(id);
+  }
+
+  #remember(id: string): void {
+    this.#recentlySent.add(id);
+    if (this.#recentlySent.size > RECENTLY_SENT) this.#recentlySent.delete(this.#recentlySent.values().next().value!);
   }
 
   #track(item: OutboxItem): void {
@@ -380,6 +393,7 @@ export class OutboxDispatcher {
     this.#options.observer?.delivered(item.channel, 'sent');
     failpoint('outbox.after-send');
     this.#marks.set(item.id, sent);
+    this.#remember(item.id);
     this.#scheduleMarks();
     return true;
   }
