@@ -1,4 +1,4 @@
-import type { EventHub, EventListener, ResyncEvent } from './event-hub.ts';
+import { attachReplaying, type EventHub, type EventListener, type ResyncEvent } from './event-hub.ts';
 import type { SessionEvent } from './session-event.ts';
 
 /** The flow's view of a conversation for its `resync` snapshots (null when it has none). */
@@ -29,32 +29,14 @@ export class ResyncViews {
 
   /** As `EventHub.attach`: replays from `cursor`, then follows live; `send` sees each event once, in seq order. */
   async attach(conversationId: string, cursor: number | null, send: EventListener): Promise<() => void> {
-    let lastSent = -1;
-    let buffered: SessionEvent[] | null = [];
-    const unsubscribe = this.#events.subscribe(conversationId, (event) => {
-      if (buffered) buffered.push(event);
-      else if (event.seq > lastSent) {
-        lastSent = event.seq;
-        send(event);
-      }
-    });
-    try {
-      const { events, resync } = await this.replay(conversationId, cursor);
-      for (const event of events) send(event);
-      send(resync);
-      lastSent = resync.seq;
-      const live = buffered;
-      buffered = null;
-      for (const event of live) {
-        if (event.seq > lastSent) {
-          lastSent = event.seq;
-          send(event);
-        }
-      }
-    } catch (error) {
-      unsubscribe();
-      throw error;
-    }
-    return unsubscribe;
+    return attachReplaying(
+      {
+        subscribe: (id, listener) => this.#events.subscribe(id, listener),
+        replay: (id, from) => this.replay(id, from),
+      },
+      conversationId,
+      cursor,
+      send,
+    );
   }
 }
