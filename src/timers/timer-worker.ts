@@ -170,7 +170,8 @@ export class TimerWorker {
       const retryAt = final ? null : this.#retryAt(timer);
       await store.transaction(async (tx) => {
         await tx.failTimer(timer.id, describeError(error), retryAt);
-        await tx.insertTurn(record('failed', describeError(error)));
+        // Gone with its conversation (a participant deleted meanwhile): nothing to record it against.
+        if (await tx.getTimer(timer.id)) await tx.insertTurn(record('failed', describeError(error)));
       });
       logger.warn({ timerId: timer.id, kind: timer.kind, attempts: timer.attempts, final, err: error }, 'timer failed');
     } finally {
