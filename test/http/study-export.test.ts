@@ -72,6 +72,7 @@ describe('GET /study/export', () => {
     );
     expect(messages.map((row) => row.text)).toContain('\'=HYPERLINK("http://evil.example","click")'); // a spreadsheet will not run it
     expect(files.get('turns.csv')!.rows.filter((row) => row.trigger === 'message')).toHaveLength(2);
+    expect(files.get('turns.csv')!.rows.every((row) => row.attempts === '1')).toBe(true);
     const deliveries = files.get('deliveries.csv')!.rows;
     expect(deliveries.length).toBeGreaterThan(0);
     expect(deliveries.every((row) => row.conversation_id === messages[0]!.conversation_id)).toBe(true);

@@ -201,6 +201,12 @@ export const EXPORT_FILES: readonly ExportFile[] = [
       { name: 'model_calls', type: 'integer', meaning: 'Model calls of the turn', value: (t) => t.modelCalls },
       { name: 'tool_rounds', type: 'integer', meaning: 'Rounds of tool calls', value: (t) => t.toolRounds },
       { name: 'total_ms', type: 'integer', meaning: 'Duration of the turn in ms', value: (t) => t.totalMs },
+      {
+        name: 'attempts',
+        type: 'integer',
+        meaning: 'How many times the turn ran, this one included (more than 1: retried after a failure or an outage)',
+        value: (t) => t.attempts,
+      },
       { name: 'started_at', type: 'datetime', meaning: 'Start (ISO 8601, UTC)', value: (t) => iso(t.startedAt) },
       { name: 'error', type: 'string', meaning: 'Why a failed turn failed', personal: true, value: (t) => t.error },
     ],
