@@ -160,6 +160,14 @@ describe('three processes on one PostgreSQL database', () => {
       timeoutMs: 60_000,
       intervalMs: 500,
     });
+    // A reminder the killed process had claimed goes out once its claim runs out (30 s) elsewhere.
+    const reminderDeliveries = () =>
+      [...sink.accepted.values()].filter((delivery) => delivery.body.text === REMINDER_TEXT);
+    await waitFor(() => reminderDeliveries().length >= TIMERS, {
+      what: 'every reminder delivered',
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
 
     // Every reply was accepted once by its idempotency key, and each echo text appears once. Raw
     // resends happen only for what the killed process had handed over but not yet recorded as
@@ -187,8 +195,7 @@ describe('three processes on one PostgreSQL database', () => {
       const reminders = (await store.listMessages(conversation.id)).filter((message) => message.text === REMINDER_TEXT);
       expect(reminders, `participant ${i}: ten reminders`).toHaveLength(TIMERS / PARTICIPANTS);
     }
-    const reminderDeliveries = [...sink.accepted.values()].filter((delivery) => delivery.body.text === REMINDER_TEXT);
-    expect(reminderDeliveries).toHaveLength(TIMERS);
+    expect(reminderDeliveries()).toHaveLength(TIMERS);
     if (process.env.SCALE_STATS)
       console.info({
         received: sink.received.length,
