@@ -85,12 +85,10 @@ export class OutboxDispatcher {
   #markTimer: NodeJS.Timeout | null = null;
   /** Marks handed to a commit not yet known to be written; a claim meanwhile may have found their conversations blocked. */
   #marksOut = 0;
-  /** The ids of those marks: sent, so never sent again, though a claim may find them pending meanwhile. */
-  readonly #marksOutIds = new Set<string>();
   /**
-   * The last rows this process sent, oldest first. A commit hands its rows over after it ends,
-   * and a claim that found them due first (their claim ran out in between: a virtual clock's
-   * jump) may have sent and marked them already; what is here is not sent again.
+   * The last rows this process sent, oldest first: never sent again by it, whether their mark
+   * waits, rides in a commit, or was written before a late hand-over of the same rows (their
+   * claim ran out in between: a virtual clock's jump).
    */
   readonly #recentlySent = new Set<string>();
   #claimedWhileMarksOut = false;
@@ -213,7 +211,6 @@ export class OutboxDispatcher {
   takeMarks(): SentMark[] {
     const marks = this.#take();
     if (marks.length > 0) this.#marksOut += 1;
-    for (const mark of marks) this.#marksOutIds.add(mark.id);
     return marks;
   }
 
@@ -221,7 +218,6 @@ export class OutboxDispatcher {
   marksWritten(marks: readonly SentMark[]): void {
     if (marks.length === 0) return;
     this.#marksOut -= 1;
-    for (const mark of marks) this.#marksOutIds.delete(mark.id);
     if (this.#marksOut === 0 && this.#claimedWhileMarksOut) {
       this.#claimedWhileMarksOut = false;
       void this.kick();
@@ -232,7 +228,6 @@ export class OutboxDispatcher {
   restoreMarks(marks: readonly SentMark[]): void {
     if (marks.length === 0) return;
     this.#marksOut -= 1;
-    for (const mark of marks) this.#marksOutIds.delete(mark.id);
     this.#requeue(marks);
   }
 
@@ -311,7 +306,8 @@ export class OutboxDispatcher {
   }
 
   #sendingOrSent(id: string): boolean {
-    return this.#inFlight.has(id) || this.#marks.has(id) || this.#marksOutIds.has(id) || this.#recentlySent.has(id);
+    // Marks waiting or carried by a commit are of rows sent, so remembered here too.
+    return this.#inFlight.has(id) || this.#recentlySent.has(id);
   }
 
   #remember(id: string): void {

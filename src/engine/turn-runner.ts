@@ -1,3 +1,4 @@
+import { unmeasuredTurn } from '../core/turn-record.ts';
 import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type {
@@ -299,25 +300,20 @@ export class TurnRunner {
           if (await tx.completeInbox(message.inboxId, 'failed', now, describeError(error))) kept.push(message);
         if (kept.length === 0) return true; // answered meanwhile
         await tx.appendMessages(kept.map((message) => this.#userMessage(conversationId, message.text, null, now)));
-        await tx.insertTurn({
-          id: ids.next('turn'),
-          conversationId,
-          inboxId: input.inboxId,
-          trigger: 'message',
-          module: conversation.subState ?? conversation.flow,
-          status: 'failed',
-          modelCalls: 0,
-          toolRounds: 0,
-          modelMs: 0,
-          toolMs: 0,
-          totalMs: 0,
-          firstTokenMs: null,
-          timeToStatusMs: null,
-          error: describeError(error),
-          startedAt: now,
-          finishedAt: now,
-          attempts,
-        });
+        await tx.insertTurn(
+          unmeasuredTurn({
+            id: ids.next('turn'),
+            conversationId,
+            inboxId: input.inboxId,
+            trigger: 'message',
+            module: conversation.subState ?? conversation.flow,
+            status: 'failed',
+            error: describeError(error),
+            startedAt: now,
+            finishedAt: now,
+            attempts,
+          }),
+        );
         if (!participant || participant.status === 'active') {
           await this.#deps.outgoing.append(
             tx,

@@ -1,3 +1,4 @@
+import { attachReplaying } from './attach-replaying.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import type { Message, StoredEvent } from '../core/domain.ts';
@@ -477,50 +478,4 @@ function finalOf(message: Message): EventDraft {
     text: message.text,
     data: { kind: message.kind, source: message.source, messageSeq: message.seq, poll: message.poll },
   };
-}
-
-/** What `attachReplaying` follows: live events, and a replay from a cursor ending with its resync. */
-export interface ReplayingSource {
-  subscribe(conversationId: string, listener: EventListener): () => void;
-  replay(conversationId: string, cursor: number | null): Promise<{ events: SessionEvent[]; resync: SessionEvent }>;
-}
-
-/**
- * Replays from `cursor`, then follows live: `send` sees each event once, in seq order. Live
- * events that arrive during the replay wait, and those the replay already covered are dropped.
- * Returns the unsubscribe function.
- */
-export async function attachReplaying(
-  source: ReplayingSource,
-  conversationId: string,
-  cursor: number | null,
-  send: EventListener,
-): Promise<() => void> {
-  let lastSent = -1;
-  let buffered: SessionEvent[] | null = [];
-  const unsubscribe = source.subscribe(conversationId, (event) => {
-    if (buffered) buffered.push(event);
-    else if (event.seq > lastSent) {
-      lastSent = event.seq;
-      send(event);
-    }
-  });
-  try {
-    const { events, resync } = await source.replay(conversationId, cursor);
-    for (const event of events) send(event);
-    send(resync);
-    lastSent = resync.seq;
-    const live = buffered;
-    buffered = null;
-    for (const event of live) {
-      if (event.seq > lastSent) {
-        lastSent = event.seq;
-        send(event);
-      }
-    }
-  } catch (error) {
-    unsubscribe();
-    throw error;
-  }
-  return unsubscribe;
 }

@@ -1,4 +1,5 @@
-import { attachReplaying, type EventHub, type EventListener, type ResyncEvent } from './event-hub.ts';
+import { attachReplaying } from './attach-replaying.ts';
+import type { EventHub, EventListener, ResyncEvent } from './event-hub.ts';
 import type { SessionEvent } from './session-event.ts';
 
 /** The flow's view of a conversation for its `resync` snapshots (null when it has none). */

@@ -1,3 +1,4 @@
+import { unmeasuredTurn } from '../core/turn-record.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import type { Timer } from '../core/timer.ts';
@@ -184,25 +185,22 @@ export class TimerWorker {
     const { clock, ids } = this.#options;
     const startedAt = clock.now();
     const started = performance.now();
-    return (status, error, usage) => ({
-      id: ids.next('turn'),
-      conversationId: timer.conversationId,
-      inboxId: null,
-      trigger: 'timer',
-      module: timer.kind,
-      status,
-      modelCalls: usage?.modelCalls ?? 0,
-      toolRounds: 0,
-      modelMs: Math.round(usage?.modelMs ?? 0),
-      toolMs: 0,
-      totalMs: Math.round(performance.now() - started),
-      firstTokenMs: null,
-      timeToStatusMs: null,
-      error,
-      startedAt,
-      finishedAt: clock.now(),
-      attempts: timer.attempts,
-    });
+    return (status, error, usage) =>
+      unmeasuredTurn({
+        id: ids.next('turn'),
+        conversationId: timer.conversationId,
+        inboxId: null,
+        trigger: 'timer',
+        module: timer.kind,
+        status,
+        modelCalls: usage?.modelCalls ?? 0,
+        modelMs: Math.round(usage?.modelMs ?? 0),
+        totalMs: Math.round(performance.now() - started),
+        error,
+        startedAt,
+        finishedAt: clock.now(),
+        attempts: timer.attempts,
+      });
   }
 
   #isLastAttempt(kind: TimerKind, timer: Timer): boolean {
