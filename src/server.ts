@@ -336,7 +336,7 @@ export async function startServer(
     tracing,
     metrics,
     metricsPublic: config.server.metricsPublic,
-    moduleRoutes: started.flatMap((module) => (module.routes ? [module.routes] : [])),
+    moduleRoutes: started.flatMap((module) => (module.routes ? [module.routes.bind(module)] : [])),
     version: VERSION,
     whatsapp: config.whatsapp,
     twilio: config.twilio,
@@ -372,6 +372,7 @@ export async function startServer(
   // With a virtual clock, timers fire only when the clock is moved (POST /admin/clock).
   if (!virtualClock) worker.start();
   await engine.recover();
+  await queueOwedTurns(started, engine, logger);
   if (!config.server.apiToken)
     logger.warn(
       { host: config.server.host },
@@ -399,4 +400,14 @@ export async function startServer(
     return closing;
   };
   return { app, store, engine, inbound, events, clock, url: address, settle, close };
+}
+
+/** Event turns the modules still owe from before a restart (a decided approval not yet resumed). */
+async function queueOwedTurns(started: readonly StartedFlowModule[], engine: Engine, logger: Logger): Promise<void> {
+  for (const module of started) {
+    for (const { conversationId, input } of (await module.owedTurns?.()) ?? [])
+      void engine
+        .trigger(conversationId, input)
+        .catch((error: unknown) => logger.error({ conversationId, err: error }, 'owed event turn failed'));
+  }
 }

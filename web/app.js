@@ -230,6 +230,7 @@ function conversationPanel(chat) {
     el('ol#messages.messages', { 'aria-live': 'polite' }),
     el('p#streaming.message.assistant.streaming', { hidden: true, 'aria-live': 'polite' }),
     el('ul#activity.activity', { 'aria-label': 'What the engine is doing' }),
+    el('ul#approvals.approvals', { 'aria-label': 'Waiting for approval', hidden: true }),
     chat,
   );
 }
@@ -362,6 +363,7 @@ async function refreshSession() {
     const { resync } = await api('POST', `/api/conversations/${encodeURIComponent(id)}/resync`, { lastEventId: 0 });
     if (state.sessionId !== id) return;
     $('#session-state').textContent = resync.data.state;
+    renderApprovals(id, resync.data.view?.approvals ?? []);
     const flow = SESSION_FLOWS[resync.data.flow];
     if (flow && $('#session-title').textContent !== flow.title) {
       $('#session-title').textContent = flow.title;
@@ -382,6 +384,39 @@ async function refreshSession() {
   } finally {
     state.refreshing.delete(id);
   }
+}
+
+/** Tool calls that wait for a yes (the assistant's `delete_note`, MCP writes): the operator answers here. */
+function renderApprovals(conversationId, waiting) {
+  const list = $('#approvals');
+  if (!list) return;
+  const answer = (callId, approve) => async () => {
+    try {
+      await api(
+        'POST',
+        `/api/conversations/${encodeURIComponent(conversationId)}/approvals/${encodeURIComponent(callId)}`,
+        {
+          approve,
+        },
+      );
+      announce(approve ? 'Approved; the reply goes on.' : 'Denied; the reply goes on without it.');
+    } catch (error) {
+      reportError(error);
+    }
+    void refreshSession();
+  };
+  list.hidden = waiting.length === 0;
+  list.replaceChildren(
+    ...waiting.map(({ callId, summary }) =>
+      el(
+        'li.approval',
+        {},
+        el('span', {}, `Waiting for approval: ${summary}`),
+        el('button.small', { type: 'button', onclick: answer(callId, true) }, 'Approve'),
+        el('button.small.secondary', { type: 'button', onclick: answer(callId, false) }, 'Deny'),
+      ),
+    ),
+  );
 }
 
 async function sendAsCaller(event) {
@@ -408,6 +443,8 @@ function onStreamEvent(event) {
       bubble.hidden = false;
     }
     bubble.textContent += event.text;
+  } else if (event.type === 'approval_requested') {
+    void (state.sessionId ? refreshSession() : refreshDetail());
   } else if (event.type === 'status') {
     const activity = $('#activity');
     // Operators see which tool ran; the person sees only the phrase (the event's text).

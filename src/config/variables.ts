@@ -321,7 +321,8 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
     'MCP_CONFIG_FILE',
     undefined,
     'JSON file of MCP servers whose tools the assistant may call: {"mcpServers": {"name": {"command", "args", ' +
-      '"env"} | {"url", "headers"}}}.',
+      '"env"} | {"url", "headers"}}}, each with an optional "requireApproval" ("writes", "always", "never" or ' +
+      'tool names).',
   ),
 
   v(

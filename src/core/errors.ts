@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   'not_found',
   'method_not_allowed',
   'conflict',
+  'approval_decided',
   'rate_limited',
   'invalid_phone_number',
   'invalid_timezone',

@@ -12,7 +12,19 @@ export type FlowRunContext = Pick<
   onToolCall?: (executed: ExecutedToolCall) => void;
   /** Records an entry in the turn's audit (a proposal, a gate decision) without narrating it. */
   onAudit?: (entry: ExecutedToolCall) => void;
+  /** A tool call waits for a person's yes (decision 022): the stream and the console are told. */
+  onApprovalRequested?: (request: ApprovalRequest) => void;
 };
+
+/** A held tool call as a person or an operator sees it before saying yes or no. */
+export interface ApprovalRequest {
+  callId: string;
+  tool: string;
+  /** As the model wrote them (JSON text). */
+  arguments: string;
+  /** What would happen, in words ("delete your note "buy milk""). */
+  summary: string;
+}
 
 /** What starts a turn: a participant's message, or an event the flow reacts to (a greeting, a timer). */
 export type TurnInput =
@@ -145,5 +157,6 @@ export interface Flow {
   ): Promise<Record<string, unknown> | null>;
   /** The hint for the first turn after enrollment, or of a web session (no participant). */
   greetingHint(participant: Participant | null): string;
-  prepareTurn(request: TurnRequest): Promise<PreparedTurn>;
+  /** Null: nothing to do (an event turn whose work was done meanwhile): no reply, no record. */
+  prepareTurn(request: TurnRequest): Promise<PreparedTurn | null>;
 }

@@ -1,5 +1,6 @@
 import type { Message, StoredEvent } from '../core/domain.ts';
 import type { LlmToolCall } from '../llm/llm-provider.ts';
+import type { ApprovalRequest } from './flow.ts';
 import type { ExecutedToolCall } from './tool-loop.ts';
 
 /**
@@ -13,6 +14,8 @@ export interface TurnNarration {
   textDelta(delta: string): void;
   toolStarted(call: LlmToolCall): void;
   toolFinished(executed: ExecutedToolCall): void;
+  /** A tool call waits for a person's yes (decision 022). */
+  approvalRequested(request: ApprovalRequest): void;
   /** Latency so far, for the turn record: from the turn's start to the first token / status. */
   metrics(): { firstTokenMs: number | null; timeToStatusMs: number | null };
   /**

@@ -16,6 +16,7 @@ import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
 import type { SentMark, Store, StoreTx } from '../store/store.ts';
 import {
   answeredMessages,
+  type ApprovalRequest,
   type ExtraMessage,
   type Flow,
   type PreparedTurn,
@@ -122,6 +123,10 @@ export class TurnRunner {
         now: startedAt,
         store,
       });
+      if (!prepared) {
+        await narration?.committed(turnId);
+        return { turnId, status: 'skipped', reply: null };
+      }
       if (prepared.codeAllowed) narration?.allowCode();
       const { result, error, executed, interrupted } = await this.#loop(prepared, history, input, signals, narration);
       const outcome = interrupted ? {} : prepared.finish(result);
@@ -260,6 +265,7 @@ export class TurnRunner {
           narration?.toolFinished(call);
         },
         onAudit: (entry: ExecutedToolCall) => void executed.push(entry),
+        onApprovalRequested: (request: ApprovalRequest) => narration?.approvalRequested(request),
       };
       const result = prepared.run
         ? await prepared.run(context)

@@ -4,7 +4,17 @@ import { z } from 'zod';
  * The session stream's wire protocol (spec 004 "Event protocol"), defined once. Every event a
  * client receives, over WebSocket or SSE, parses with `sessionEventSchema`.
  */
-export const EVENT_TYPES = ['token', 'status', 'final', 'error', 'resync', 'speaking', 'pong', 'ack'] as const;
+export const EVENT_TYPES = [
+  'token',
+  'status',
+  'final',
+  'error',
+  'resync',
+  'speaking',
+  'pong',
+  'ack',
+  'approval_requested',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const EVENT_ROLES = ['assistant', 'system'] as const;
 
@@ -75,6 +85,13 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     data: z.object({ code: z.string(), field: z.string().optional() }),
   }),
   z.object({ ...common, type: z.literal('resync'), data: snapshot }),
+  /** A tool call waits for a yes (decision 022): answer with POST …/approvals/:callId, or the person says yes/no. */
+  z.object({
+    ...common,
+    type: z.literal('approval_requested'),
+    text: z.string().min(1),
+    data: z.object({ callId: z.string(), tool: z.string(), arguments: z.unknown(), summary: z.string() }),
+  }),
   z.object({ ...common, type: z.literal('speaking'), data: z.object({ speaking: z.boolean() }) }),
   /** The answer to a client's `ping` frame, to that client only (like `error` and `resync`: seq 0, not logged). */
   z.object({ ...common, type: z.literal('pong') }),

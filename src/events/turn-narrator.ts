@@ -1,8 +1,10 @@
 import type { LlmToolCall } from '../llm/llm-provider.ts';
+import type { ApprovalRequest } from '../engine/flow.ts';
 import type { AnnounceEvents, Narrator, TurnNarration } from '../engine/narration.ts';
 import { JsonGuard } from '../engine/plain-text.ts';
 import type { ExecutedToolCall } from '../engine/tool-loop.ts';
 import type { EventHub } from './event-hub.ts';
+import { argumentsAsJson } from '../tools/execute-tool-call.ts';
 import { toolFinishedPhrase, toolStartedPhrase } from './tool-phrases.ts';
 
 export const FIRST_STATUS_AFTER_MS = 400;
@@ -87,6 +89,19 @@ class EventNarration implements TurnNarration {
       phase: 'finished',
       status: outcome.status,
       durationMs: Math.round(durationMs),
+    });
+  }
+
+  approvalRequested({ callId, tool, arguments: args, summary }: ApprovalRequest): void {
+    if (this.#closed) return;
+    void this.#hub.emit(this.#conversationId, {
+      type: 'approval_requested',
+      role: 'system',
+      turnId: this.#turnNo,
+      messageId: this.#messageId,
+      correlationId: callId,
+      text: summary,
+      data: { callId, tool, arguments: argumentsAsJson(args), summary },
     });
   }
 

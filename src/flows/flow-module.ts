@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
-import type { Flow } from '../engine/flow.ts';
+import type { Conversation } from '../core/domain.ts';
+import type { Flow, TurnInput } from '../engine/flow.ts';
 import type { Outgoing } from '../engine/outgoing.ts';
 import type { LlmProvider } from '../llm/llm-provider.ts';
 import type { OfflinePolicy } from '../llm/offline/offline-demo-provider.ts';
@@ -49,10 +50,27 @@ export interface TimerHost extends FlowHost {
   readonly outgoing: Outgoing;
 }
 
+export type EventInput = Extract<TurnInput, { kind: 'event' }>;
+
+/** What a module's HTTP routes may use besides what `start` had: the engine's queue. */
+export interface RouteHost {
+  /** A conversation by its id or by its participant's id; `not_found` naming `field` when neither. */
+  conversation(id: string, field: string): Promise<Conversation>;
+  /** Runs `work` with the conversation to itself (its turn queue here, its lease everywhere). */
+  exclusive<T>(conversationId: string, work: () => Promise<T>): Promise<T>;
+  /** Queues an event turn of the conversation (its failures are logged, never thrown). */
+  trigger(conversationId: string, input: EventInput): void;
+}
+
 export interface StartedFlowModule {
   readonly flow: Flow;
-  /** HTTP routes of the module's own (the habit coach's study overview); behind the API's auth. */
-  routes?(app: FastifyInstance): void;
+  /** HTTP routes of the module's own (the study overview, approvals); behind the API's auth. */
+  routes?(app: FastifyInstance, host: RouteHost): void;
+  /**
+   * Event turns the module owes after a restart (an approval decided just before the process
+   * stopped, its resume not yet run). Asked once the engine has recovered its inbox.
+   */
+  owedTurns?(): Promise<ReadonlyArray<{ conversationId: string; input: EventInput }>>;
   timerKinds?(host: TimerHost): ReadonlyArray<TimerKind<never>>;
   /** Releases what `start` opened (connections to tool servers), after the engine has drained. */
   stop?(): Promise<void>;

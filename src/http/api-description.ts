@@ -48,6 +48,20 @@ const page = (item: Schema): Schema =>
     next: nullable(string('The path of the next page; null on the last')),
   });
 
+/** A tool call that waits, or waited, for a person's yes (decision 022). */
+const approvalCall = object(
+  {
+    callId: string('The id to answer it by'),
+    tool: string(),
+    summary: string('What would happen, in words'),
+    arguments: { description: 'The arguments as the model wrote them (JSON, or the raw text)' },
+    status: { type: 'string', enum: ['pending', 'approved', 'denied', 'dropped'] },
+    decidedAt: nullable(dateTime),
+    decidedBy: nullable({ type: 'string', enum: ['person', 'operator'] }),
+  },
+  ['callId', 'tool', 'summary', 'status'],
+);
+
 export const COMPONENT_SCHEMAS: Record<string, Schema> = {
   Error: {
     type: 'object',
@@ -418,6 +432,19 @@ export const OPERATIONS: Record<string, Operation> = {
     status: 200,
     description: 'The events after lastEventId, then a resync snapshot',
     body: json(envelope(array(ref('SessionEvent')))),
+  },
+  'GET /api/conversations/{id}/approvals': {
+    status: 200,
+    description: 'The tool calls waiting for a yes (`waiting`) and the last ones decided, newest first (`decided`)',
+    body: json(envelope(object({ waiting: array(approvalCall), decided: array(approvalCall) }))),
+  },
+  'POST /api/conversations/{id}/approvals/{callId}': {
+    status: 202,
+    description:
+      'Decided; when no call of the reply waits any more, the reply resumes as a turn of its own. ' +
+      'The same decision again answers 200 with the call as it stands; the other decision is a 409 `approval_decided`.',
+    body: json(envelope(approvalCall)),
+    errors: [409],
   },
   'GET /api/conversations/{id}/summary': {
     status: 200,

@@ -24,7 +24,8 @@ import { consoleRoutes } from './console-routes.ts';
 import { inboundRoutes } from './inbound-routes.ts';
 import { participantRoutes } from './participant-routes.ts';
 import { resource } from './resource.ts';
-import { sessionRoutes } from './session-routes.ts';
+import { conversationById, sessionRoutes } from './session-routes.ts';
+import type { RouteHost } from '../flows/flow-module.ts';
 import { uiStreamRoute } from './ui-stream-route.ts';
 import { twilioRoutes } from './twilio-routes.ts';
 import { whatsappRoutes } from './whatsapp-routes.ts';
@@ -67,7 +68,7 @@ export interface AppDeps {
   /** Shown on /health: which model answers (`offline-demo` is never passed off as an LLM). */
   model: { provider: string; model: string };
   /** Routes the flow modules bring (decision 019). */
-  moduleRoutes?: ReadonlyArray<(app: FastifyInstance) => void>;
+  moduleRoutes?: ReadonlyArray<(app: FastifyInstance, host: RouteHost) => void>;
   /** Served at /metrics. */
   metrics?: Metrics;
   /** `/metrics` without the API token (METRICS_PUBLIC). */
@@ -230,7 +231,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     GET: { schema: { tags: ['server'], summary: 'This document (OpenAPI 3.1)' }, handler: async () => app.swagger() },
   });
   if (deps.metrics) metricsRoute(app, deps.metrics);
-  for (const routes of deps.moduleRoutes ?? []) routes(app);
+  const host: RouteHost = {
+    conversation: (id, field) => conversationById(deps, id, field),
+    exclusive: (conversationId, work) => deps.engine.exclusive(conversationId, work),
+    trigger: (conversationId, input) =>
+      void deps.engine
+        .trigger(conversationId, input)
+        .catch((error: unknown) => deps.logger.error({ conversationId, err: error }, 'event turn failed')),
+  };
+  for (const routes of deps.moduleRoutes ?? []) routes(app, host);
   participantRoutes(app, deps);
   inboundRoutes(app, deps);
   adminRoutes(app, deps);

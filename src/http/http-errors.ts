@@ -23,6 +23,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'method_not_allowed':
       return 405;
     case 'conflict':
+    case 'approval_decided':
     case 'participant_exists':
     case 'participant_inactive':
     case 'message_id_reused':

@@ -98,6 +98,7 @@ function withToolSpans(narration: TurnNarration, tracing: Tracing, parent: Conte
     modelCallStarted: () => narration.modelCallStarted(),
     allowCode: () => narration.allowCode(),
     textDelta: (delta) => narration.textDelta(delta),
+    approvalRequested: (request) => narration.approvalRequested(request),
     toolStarted: (call) => {
       const span = tracing.tracer.startSpan(
         `execute_tool ${call.name}`,

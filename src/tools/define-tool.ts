@@ -22,6 +22,13 @@ export interface ToolDefinition<Input = unknown> {
   /** The JSON Schema the model sees, when it does not come from `input` (an MCP server's own schema). */
   parameters?: Record<string, unknown>;
   execute(input: Input, execution: ToolExecution): Promise<string | ToolOutcome> | string | ToolOutcome;
+  /** A call waits for a person's yes before it runs (decision 022): a tool that changes things. */
+  needsApproval?: boolean;
+  /**
+   * What a call would do, as the person approves it ("delete your note "buy milk""): no ids, no
+   * JSON. Null when it would change nothing (an unknown id): it runs at once and says why.
+   */
+  describeCall?(input: Input): string | null;
 }
 
 /** A tool of any input type, as lists of tools hold them (the input is checked at run time). */
@@ -33,6 +40,7 @@ export function defineTool<Schema extends z.ZodType>(tool: {
   description: string;
   input: Schema;
   execute: ToolDefinition<z.output<Schema>>['execute'];
+  describeCall?: ToolDefinition<z.output<Schema>>['describeCall'];
 }): ToolDefinition<z.output<Schema>> {
   // zod cannot prove a generic Schema is a ZodType of its own output; it always is.
   return tool as unknown as ToolDefinition<z.output<Schema>>;

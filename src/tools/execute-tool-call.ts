@@ -40,3 +40,9 @@ export function parseArguments(text: string): { ok: true; value: unknown } | { o
     return { ok: false, reason: describeError(error) };
   }
 }
+
+/** A call's arguments as the JSON they are, for people to read; the model's text when it is not JSON. */
+export function argumentsAsJson(text: string): unknown {
+  const parsed = parseArguments(text);
+  return parsed.ok ? parsed.value : text;
+}

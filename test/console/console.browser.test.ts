@@ -145,6 +145,15 @@ describe('operator console in headless Chromium', () => {
     await chat('note: buy oat milk', /Saved note note_/);
     await chat('list my notes', /buy oat milk/);
     await chat('what did I say about milk?', /UTC\] User: note: buy oat milk/);
+
+    // Deleting waits for a yes (decision 022): the operator approves it here.
+    const saved = await page.locator('#messages li.assistant .text', { hasText: 'Saved note' }).first().textContent();
+    const noteId = /note_\w+/.exec(saved ?? '')![0];
+    await chat(`delete ${noteId}`, /I need your OK to: delete your note "buy oat milk"/);
+    await page.locator('#approvals li', { hasText: 'delete your note "buy oat milk"' }).waitFor();
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.locator('#messages li.assistant .text', { hasText: `Deleted note ${noteId}` }).waitFor();
+    await expect.poll(() => page.locator('#approvals li').count()).toBe(0);
   });
 
   it('lists the web sessions again after a reload, and opens one with its transcript', async () => {

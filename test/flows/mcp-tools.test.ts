@@ -93,4 +93,32 @@ describe('MCP tool source', () => {
     await waitFor(async () => (await mcp!.tools()).length === 3, { what: 'connected' });
     expect(readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
   }, 30_000);
+
+  it('marks the tools that wait for approval: by default every tool not annotated read-only, or as configured', async () => {
+    const http = await startMcpHttpServer(forecastServer);
+    const flags = async (requireApproval?: 'writes' | 'always' | 'never' | string[]) => {
+      const source = new McpTools({
+        servers: [{ name: 'weather', url: http.url, ...(requireApproval ? { requireApproval } : {}) }],
+        logger: pino({ level: 'silent' }),
+        timeoutMs: 10_000,
+      });
+      await source.start();
+      const tools = await source.tools();
+      await source.close();
+      return Object.fromEntries(tools.map((tool) => [tool.name, tool.needsApproval]));
+    };
+    try {
+      // Both fixture tools are read-only; the stdio fixture's `crash` is not annotated and waits.
+      expect(await flags()).toEqual({ weather__get_forecast: false, weather__broken: false });
+      expect(await flags('always')).toEqual({ weather__get_forecast: true, weather__broken: true });
+      expect(await flags(['get_forecast'])).toEqual({ weather__get_forecast: true, weather__broken: false });
+      mcp = new McpTools({ servers: [server], logger: pino({ level: 'silent' }), timeoutMs: 10_000 });
+      await mcp.start();
+      const crash = (await mcp.tools()).find((tool) => tool.name === 'forecast__crash')!;
+      expect(crash.needsApproval).toBe(true);
+      expect(crash.describeCall?.({})).toBe('use "crash" on forecast');
+    } finally {
+      await http.close();
+    }
+  }, 30_000);
 });

@@ -4,6 +4,7 @@ import type { ExecutedToolCall, ToolLoopResult } from '../../engine/tool-loop.ts
 import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';
 import { toolSpec, type AnyTool, type ToolOutcome } from '../../tools/define-tool.ts';
 import { executeToolCall } from '../../tools/execute-tool-call.ts';
+import { approvalQuestion, describeHeldCall, heldCallOf, type HeldCall } from './approvals.ts';
 import { decideAssistantStep } from './assistant-step.ts';
 import { CallGuard } from './call-guard.ts';
 import { createMarkerFilter, stripToolMarkers } from './tool-markers.ts';
@@ -29,12 +30,17 @@ export interface AgenticLoopInput extends FlowRunContext {
   maxModelCalls: number;
 }
 
+/** A reply that stopped to ask the person (decision 022): the dialogue to resume from, and what waits. */
+export interface AgenticLoopResult extends ToolLoopResult {
+  pause?: { dialogue: LlmMessage[]; calls: HeldCall[] };
+}
+
 /**
  * Spec 003's agentic loop, guarded: at most `maxModelCalls` calls; every tool call of a response
  * runs (or is refused by the `CallGuard` or the tool-call limits) and gets exactly one result with its id; exactly one
  * context block, inside the system message, per call; the person always gets an answer.
  */
-export async function runAgenticLoop(input: AgenticLoopInput): Promise<ToolLoopResult> {
+export async function runAgenticLoop(input: AgenticLoopInput): Promise<AgenticLoopResult> {
   const toolsByName = new Map(input.tools.map((tool) => [tool.name, tool]));
   const specs = input.tools.map(toolSpec);
   const guard = new CallGuard({ allowed: [...toolsByName.keys()] });
@@ -116,15 +122,24 @@ export async function runAgenticLoop(input: AgenticLoopInput): Promise<ToolLoopR
         if (text) said.push(text);
         const calls = step.calls.map((call) => ids.unique(call));
         dialogue.push({ role: 'assistant', content: response.text, toolCalls: calls });
+        const held: HeldCall[] = [];
         for (const admission of admitToolCalls(calls, admitted, limits)) {
           const { call } = admission;
           if (admission.run) admitted += 1;
           const context = { guard, toolsByName, round: result.toolRounds, input };
+          const summary = admission.run ? approvalNeeded(call, context) : null;
+          if (summary !== null) {
+            held.push(hold(call, summary, context));
+            continue;
+          }
           const executed = admission.run ? await runGuarded(call, context) : refuse(call, admission.outcome, context);
           result.toolCalls.push(executed);
           result.toolMs += executed.durationMs;
           dialogue.push({ role: 'tool', toolCallId: call.id, content: executed.outcome.result });
         }
+        // The person decides before anything more happens: the turn ends with the question.
+        if (held.length > 0)
+          return { ...result, text: [...said, approvalQuestion(held)].join('\n\n'), pause: { dialogue, calls: held } };
       }
     }
   }
@@ -205,6 +220,21 @@ interface RunContext {
   toolsByName: ReadonlyMap<string, AnyTool>;
   round: number;
   input: AgenticLoopInput;
+}
+
+/** What the person would approve, when the call waits for them; null when it runs (or is refused) now. */
+function approvalNeeded(call: LlmToolCall, { guard, toolsByName }: RunContext): string | null {
+  const tool = toolsByName.get(call.name);
+  if (!tool?.needsApproval || !guard.check(call).run) return null;
+  return describeHeldCall(tool, call);
+}
+
+/** A call that waits: audited as waiting, announced to the stream, not run. */
+function hold(call: LlmToolCall, summary: string, { round, input }: RunContext): HeldCall {
+  const outcome = { status: 'ok' as const, result: `Waiting for the person's approval: ${summary}` };
+  input.onAudit?.({ round, call, outcome, startedAt: input.elapsed(), durationMs: 0 });
+  input.onApprovalRequested?.({ callId: call.id, tool: call.name, arguments: call.arguments, summary });
+  return heldCallOf(call, summary);
 }
 
 /** A call over the tool-call limits: answered with `outcome`, audited, never run. */

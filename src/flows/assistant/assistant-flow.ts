@@ -7,7 +7,9 @@ import { ASSISTANT_APOLOGY, runAgenticLoop } from './agentic-loop.ts';
 import { assistantSystemMessage, contextBlock, recentDialogue } from './assistant-prompts.ts';
 import { assistantTools } from './assistant-tools.ts';
 import { NotesDraft } from './notes-draft.ts';
-import { RECALL_TOOL, type AssistantProfile, type ProfileSet } from './profiles.ts';
+import { RECALL_TOOL, type AssistantProfile, type BuiltInToolName, type ProfileSet } from './profiles.ts';
+import { planForPause, resumedDialogue } from './approval-turn.ts';
+import { closePause, openPause, readApprovals, waiting, type Pause } from './approvals.ts';
 import { extractRecallQuery } from './recall.ts';
 import { PersonMemory, type SemanticRecall } from './memory.ts';
 import { redact } from './redact.ts';
@@ -56,17 +58,26 @@ export function createAssistantFlow(options: AssistantOptions): Flow {
     callerFields: ['phone', 'id'],
     searchesTranscript: true,
     redactInput: (text) => redact(text).text,
+    // What a UI needs to show Approve / Deny after a reconnect (decision 022).
+    sessionView: async (conversation, { store }) => {
+      const waitingCalls = waiting(readApprovals(await store.getFlowState(conversation.id)));
+      return { approvals: waitingCalls.map((call) => ({ callId: call.id, summary: call.summary })) };
+    },
     greetingHint: () =>
       '[The user has just opened a conversation. Greet them in one or two sentences and say what you can help with.]',
     prepareTurn: (request) => prepareAssistantTurn(request, options),
   };
 }
 
-async function prepareAssistantTurn(request: TurnRequest, options: AssistantOptions): Promise<PreparedTurn> {
+async function prepareAssistantTurn(request: TurnRequest, options: AssistantOptions): Promise<PreparedTurn | null> {
   const { conversation, input, store } = request;
   // Messages were redacted as they arrived (`redactInput`); redacting again is a no-op that keeps
   // a message recorded before this flow was configured from reaching a model raw.
   const requestText = input.kind === 'message' ? redact(input.text).text : input.hint;
+  const plan = planForPause(readApprovals(await store.getFlowState(conversation.id)), input, requestText, request.now);
+  if (plan.kind === 'nothing') return null;
+  /** The approvals as the turn leaves them; null = unchanged, nothing to write. */
+  let approvals = plan.kind === 'resume' ? closePause(plan.state) : plan.changed ? plan.state : null;
   // Memory belongs to the person: a participant, or whom the web session was started for.
   const person =
     request.participant?.id ??
@@ -78,13 +89,33 @@ async function prepareAssistantTurn(request: TurnRequest, options: AssistantOpti
     now: () => options.clock.now(),
   });
   const memory = new PersonMemory(store, scope, options.semantic);
-  let profile = options.profiles.fallback;
+  const { profiles } = options;
+  let profile =
+    plan.kind === 'resume' ? (profiles.byName.get(plan.pause.profile) ?? profiles.fallback) : profiles.fallback;
+  const builtIns = assistantTools({
+    recall: async (query, text, signal) => (await memory.recall(query, text, options.recallLimit, signal)).messages,
+    clock: options.clock,
+    notes,
+  });
+  const toolsOf = async (context: FlowRunContext) => [
+    ...profile.tools.map((name) => withApproval(builtIns[name], profile)),
+    ...((await options.mcp?.tools(context.signal)) ?? []),
+  ];
+  const loop = (context: FlowRunContext, system: string, dialogue: LlmMessage[], tools: AnyTool[]) =>
+    runAgenticLoop({
+      ...context,
+      system,
+      context: () => contextBlock(options.clock.now(), options.location, request.participant?.timezone ?? null),
+      dialogue,
+      tools,
+      maxModelCalls: options.maxModelCalls,
+    });
 
-  const run = async (context: FlowRunContext): Promise<ToolLoopResult> => {
+  const answer = async (context: FlowRunContext) => {
     const audit = auditor(context);
     if (input.kind === 'message') {
       const started = context.elapsed();
-      const route = await routeProfile(options.profiles, requestText, {
+      const route = await routeProfile(profiles, requestText, {
         provider: context.provider,
         model: options.helperModel,
         timeoutMs: options.helperTimeoutMs,
@@ -95,30 +126,36 @@ async function prepareAssistantTurn(request: TurnRequest, options: AssistantOpti
     }
     const recalled =
       input.kind === 'message' ? await recall(memory, request, options, context, profile, requestText, audit) : [];
-    const builtIns = assistantTools({
-      recall: async (query, text, signal) =>
-        (await memory.recall(query, text, options.recallLimit, AbortSignal.any([context.signal, signal]))).messages,
-      clock: options.clock,
-      notes,
-    });
-    const tools = [
-      ...profile.tools.map((name) => builtIns[name]),
-      ...((await options.mcp?.tools(context.signal)) ?? []),
-    ];
+    const tools = await toolsOf(context);
     const dialogue: LlmMessage[] = [
       ...recentDialogue(request.history, request.now, options.recentWindowMs, options.recentMaxMessages).map(
         (m): LlmMessage => ({ role: m.role === 'user' ? 'user' : 'assistant', content: m.text }),
       ),
       { role: 'user', content: requestText },
     ];
-    return runAgenticLoop({
-      ...context,
-      system: assistantSystemMessage(profile, recalled, tools),
-      context: () => contextBlock(options.clock.now(), options.location, request.participant?.timezone ?? null),
-      dialogue,
-      tools,
-      maxModelCalls: options.maxModelCalls,
-    });
+    const system = assistantSystemMessage(profile, recalled, tools);
+    return { system, result: await loop(context, system, dialogue, tools) };
+  };
+
+  const resume = async (context: FlowRunContext, pause: Pause, newRequest: string | null) => {
+    const tools = await toolsOf(context);
+    const resumed = await resumedDialogue(pause, tools, context, newRequest);
+    const result = await loop(context, pause.system, resumed.dialogue, tools);
+    return { system: pause.system, result: { ...result, toolMs: result.toolMs + resumed.toolMs } };
+  };
+
+  const run = async (context: FlowRunContext): Promise<ToolLoopResult> => {
+    const { system, result } =
+      plan.kind === 'resume' ? await resume(context, plan.pause, plan.newRequest) : await answer(context);
+    if (result.pause) {
+      const opened = { turnId: request.turnId, requestedAt: request.now.toISOString(), profile: profile.name, system };
+      approvals = openPause(
+        approvals ?? plan.state,
+        { ...opened, dialogue: result.pause.dialogue },
+        result.pause.calls,
+      );
+    }
+    return result;
   };
 
   return {
@@ -134,8 +171,14 @@ async function prepareAssistantTurn(request: TurnRequest, options: AssistantOpti
     commit: async (tx) => {
       await notes.commit(tx);
       await memory.commit(tx, request.now);
+      if (approvals) await tx.saveFlowState(conversation.id, approvals, request.now);
     },
   };
+}
+
+/** A built-in tool as this profile runs it: waiting for the person's yes when the profile says so. */
+function withApproval(tool: AnyTool, profile: AssistantProfile): AnyTool {
+  return profile.needsApproval.includes(tool.name as BuiltInToolName) ? { ...tool, needsApproval: true } : tool;
 }
 
 type Audit = (name: string, args: unknown, result: string, durationMs?: number) => void;

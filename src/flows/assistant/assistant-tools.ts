@@ -71,6 +71,10 @@ export function assistantTools(context: AssistantToolContext): Record<BuiltInToo
       name: 'delete_note',
       description: "Deletes one of the user's notes by its id (from list_notes).",
       input: z.object({ id: z.string().min(1).max(100) }),
+      describeCall: ({ id }) => {
+        const note = context.notes.list().find((candidate) => candidate.id === id);
+        return note ? `delete your note "${clip(note.text)}"` : null;
+      },
       execute: ({ id }) =>
         context.notes.delete(id)
           ? `Deleted note ${id}.`
@@ -78,6 +82,8 @@ export function assistantTools(context: AssistantToolContext): Record<BuiltInToo
     }),
   };
 }
+
+const clip = (text: string) => (text.length > 120 ? `${text.slice(0, 117)}…` : text);
 
 /** "Monday, November 23, 2026 at 11:53 UTC": the weekday helps a model with "next Friday". */
 export function describeTime(at: Date, zone: string): string {

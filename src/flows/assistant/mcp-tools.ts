@@ -9,21 +9,31 @@ import { ConfigError } from '../../config/config-error.ts';
 import { describeError } from '../../core/errors.ts';
 import { describeIssues, toolError, type AnyTool, type ToolOutcome } from '../../tools/define-tool.ts';
 import type { ExtraToolSource } from './assistant-flow.ts';
+import { argumentsInWords } from './approvals.ts';
 
 const serverName = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, - and _ (at most 32)');
+/**
+ * Which of a server's tools wait for the person's yes (decision 022): `writes` (default) every
+ * tool not annotated `readOnlyHint: true`, `always`, `never`, or the listed tool names.
+ */
+const requireApproval = z
+  .union([z.enum(['writes', 'always', 'never']), z.array(z.string().min(1)).max(500)])
+  .default('writes');
 const stdioServer = z.strictObject({
   command: z.string().min(1),
+  requireApproval,
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).optional(),
   cwd: z.string().optional(),
 });
 const httpServer = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
+  requireApproval,
   headers: z.record(z.string(), z.string()).optional(),
 });
 const configSchema = z.strictObject({ mcpServers: z.record(serverName, z.union([stdioServer, httpServer])) });
 
-export type McpServerConfig = { name: string } & (z.infer<typeof stdioServer> | z.infer<typeof httpServer>);
+export type McpServerConfig = { name: string } & (z.input<typeof stdioServer> | z.input<typeof httpServer>);
 
 /** Reads `MCP_CONFIG_FILE` (the `mcpServers` shape other MCP clients use); problems stop start-up naming the field. */
 export function loadMcpConfig(path: string): McpServerConfig[] {
@@ -195,9 +205,13 @@ export class McpTools implements ExtraToolSource {
       .replace(/\s+/g, ' ')
       .trim()
       .slice(0, MAX_DESCRIPTION_CHARACTERS);
+    const server = connection.config.name;
     return {
       name,
       description,
+      needsApproval: needsApproval(connection.config.requireApproval, tool),
+      describeCall: (args) =>
+        `use "${tool.annotations?.title ?? tool.title ?? tool.name}" on ${server}${argumentsInWords(args)}`,
       input: z.record(z.string(), z.unknown()),
       parameters: tool.inputSchema as Record<string, unknown>,
       execute: async (args: Record<string, unknown>, { signal }): Promise<ToolOutcome> => {
@@ -222,6 +236,12 @@ export class McpTools implements ExtraToolSource {
       },
     };
   }
+}
+
+function needsApproval(rule: McpServerConfig['requireApproval'] = 'writes', tool: Tool): boolean {
+  if (Array.isArray(rule)) return rule.includes(tool.name);
+  if (rule === 'writes') return tool.annotations?.readOnlyHint !== true;
+  return rule === 'always';
 }
 
 function capped(text: string): string {

@@ -16,6 +16,9 @@ export const BUILT_IN_TOOL_NAMES = [
 ] as const;
 export type BuiltInToolName = (typeof BUILT_IN_TOOL_NAMES)[number];
 
+/** Tools that change what the person keeps wait for their yes unless a profile says otherwise. */
+export const DEFAULT_NEEDS_APPROVAL: readonly BuiltInToolName[] = ['delete_note'];
+
 export const RECALL_TOOL: BuiltInToolName = 'recall_conversation';
 
 const profileSchema = z.strictObject({
@@ -26,6 +29,8 @@ const profileSchema = z.strictObject({
   tools: z
     .array(z.enum(BUILT_IN_TOOL_NAMES))
     .refine((tools) => new Set(tools).size === tools.length, 'each tool at most once'),
+  /** Built-in tools whose calls wait for the person's yes (decision 022); `[]` = none. */
+  needsApproval: z.array(z.enum(BUILT_IN_TOOL_NAMES)).default([...DEFAULT_NEEDS_APPROVAL]),
 });
 
 /** A persona: its system prompt and the tools it may use (spec 003, "Profiles"). */
