@@ -1,5 +1,5 @@
-// `npm run bench [-- --quick] [-- --only=turn,timers,ws] [-- --rounds=N] [-- --from=<results.json>]`: every workload in its
-// own process; the runs of a group interleaved in rounds (round 1: A, B, C; round 2: B, C, A; …)
+// `npm run bench [-- --quick] [-- --only=turn,timers,ws] [-- --rounds=N] [-- --from=<results.json>]`: every
+// workload in its own process; the runs of a group interleaved in rounds (round 1: A, B, C; round 2: B, C, A; …)
 // so shared load hits every system alike; medians, spreads and per-round ratios in one table per
 // group, JSON and markdown under bench/results/. Never part of `npm test`.
 import { execFileSync, spawn } from 'node:child_process';
@@ -79,7 +79,8 @@ const runs: Run[] = [
     file: 'turn-assistant.ts',
     args: ['--variant', variant, '--conversations', String(quick ? 10 : 200), '--turns', '10', '--concurrency', '10'],
   })),
-  // A longer lead than the workload's 4 s default: inserting the timers must finish before any is due, even on a busy machine.
+  // A longer lead than the workload's 4 s default: inserting the timers must finish before any is due, even on a
+  // busy machine.
   {
     group: 'timers',
     name: '10k timers due in 10 s, SQLite',
@@ -209,9 +210,12 @@ const sha = saved?.sha ?? execFileSync('git', ['rev-parse', '--short', 'HEAD']).
 const at = from ? statSync(from).mtime : new Date();
 const machine =
   saved?.machine ??
-  `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}, Node ${process.version}`;
+  `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, ` +
+    `Linux ${release()}, Node ${process.version}`;
 const header = [
-  `Benchmarks at ${sha} (${at.toISOString()}${quick ? ', --quick' : ''}): medians of ${rounds} interleaved rounds (min–max in brackets), warm-up excluded; ${conversations} conversations × 10 turns per turn run.`,
+  `Benchmarks at ${sha} (${at.toISOString()}${quick ? ', --quick' : ''}): ` +
+    `medians of ${rounds} interleaved rounds (min–max in brackets), warm-up excluded; ` +
+    `${conversations} conversations × 10 turns per turn run.`,
   `Machine: ${machine}`,
   'Ratios are medians of per-round ratios. Statements: node:sqlite executions (PostgreSQL: round trips); ' +
     'commits: COMMITs plus autocommit writes; KiB written: write() syscall bytes of the process (PostgreSQL: ' +

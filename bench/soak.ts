@@ -242,7 +242,8 @@ async function startLife(): Promise<void> {
     lives.push(currentLife);
     server = candidate;
     note(
-      `server life ${currentLife.life} listening (pid ${candidate.pid}, ${candidate.url}, clock ${new Date(clockTarget).toISOString()})`,
+      `server life ${currentLife.life} listening ` +
+        `(pid ${candidate.pid}, ${candidate.url}, clock ${new Date(clockTarget).toISOString()})`,
     );
     return;
   }
@@ -488,7 +489,10 @@ function classify(response: { status: number; body: any }): Outcome {
 function idOnWire(sender: Sender, seq: number): string {
   if (sender.channel === 'whatsapp') return `wamid.SOAK${nonce}${sender.name.replace(':', '')}x${seq}`;
   if (sender.channel === 'twilio')
-    return `SM${nonce}${Number(sender.name.split(':')[1]).toString(16).padStart(8, '0')}${seq.toString(16).padStart(16, '0')}`;
+    return (
+      `SM${nonce}${Number(sender.name.split(':')[1]).toString(16).padStart(8, '0')}` +
+      seq.toString(16).padStart(16, '0')
+    );
   return messageId(sender, seq);
 }
 
@@ -758,7 +762,8 @@ async function backlog(): Promise<{ inbox: number; outbox: number; timers: numbe
 let exitCode = 2;
 try {
   note(
-    `soak at ${sha}${dirty ? ' (uncommitted changes)' : ''}: ${opts.minutes} min on ${opts.store}${opts.store === 'postgres' ? ` (schema ${schema}, through a TCP proxy)` : ` (${sqliteFile})`}`,
+    `soak at ${sha}${dirty ? ' (uncommitted changes)' : ''}: ${opts.minutes} min on ${opts.store}` +
+      (opts.store === 'postgres' ? ` (schema ${schema}, through a TCP proxy)` : ` (${sqliteFile})`),
   );
   await startLife();
 
@@ -797,8 +802,11 @@ try {
       seq: 0,
     });
   }
+  const onChannel = (channel: string) => senders.filter((s) => s.channel === channel).length;
   note(
-    `enrolled ${opts.participants} participants (${senders.filter((s) => s.channel === 'http').length} HTTP, ${senders.filter((s) => s.channel === 'whatsapp').length} WhatsApp, ${senders.filter((s) => s.channel === 'twilio').length} Twilio) and started ${opts.webSessions} web sessions`,
+    `enrolled ${opts.participants} participants ` +
+      `(${onChannel('http')} HTTP, ${onChannel('whatsapp')} WhatsApp, ${onChannel('twilio')} Twilio) ` +
+      `and started ${opts.webSessions} web sessions`,
   );
 
   const trafficStart = Date.now();
@@ -837,7 +845,8 @@ try {
     await sleep(1000);
   }
   note(
-    `drain ${quiet >= 2 ? 'complete' : 'timed out'}: ${left.inbox} inbox pending, ${left.outbox} outbox pending, ${left.timers} timers due or running`,
+    `drain ${quiet >= 2 ? 'complete' : 'timed out'}: ` +
+      `${left.inbox} inbox pending, ${left.outbox} outbox pending, ${left.timers} timers due or running`,
   );
   // Let the event streams catch up (no new event for 2 s, at most 20 s), then stop following.
   const streamsQuiet = Date.now() + 20_000;
@@ -903,41 +912,66 @@ try {
   const lines: string[] = [];
   lines.push(
     '',
-    `PromptPipe soak at ${sha}${dirty ? ' (+ uncommitted changes)' : ''}, ${opts.minutes} min on ${opts.store}, ${new Date(runStart).toISOString()}`,
+    `PromptPipe soak at ${sha}${dirty ? ' (+ uncommitted changes)' : ''}, ` +
+      `${opts.minutes} min on ${opts.store}, ${new Date(runStart).toISOString()}`,
+  );
+  const kills = lives.filter((l) => l.ended === 'SIGKILL').length;
+  const blackHoles = timeline.filter((t) => t.event.includes('black-hole') && t.event.includes('begins')).length;
+  lines.push(
+    `  traffic: ${opts.participants} participants (HTTP, WhatsApp, Twilio) + ${opts.webSessions} web sessions; ` +
+      `${lives.length} server lives, ${kills} SIGKILLs, ` +
+      `${blackHoles} database black-holes${opts.store === 'sqlite' ? ' (none on SQLite: no network to cut)' : ''}, ` +
+      `${startFailures} failed starts; start-up ${Math.min(...startupSeconds)}-${Math.max(...startupSeconds)} s`,
   );
   lines.push(
-    `  traffic: ${opts.participants} participants (HTTP, WhatsApp, Twilio) + ${opts.webSessions} web sessions; ${lives.length} server lives, ${lives.filter((l) => l.ended === 'SIGKILL').length} SIGKILLs, ${timeline.filter((t) => t.event.includes('black-hole') && t.event.includes('begins')).length} database black-holes${opts.store === 'sqlite' ? ' (none on SQLite: no network to cut)' : ''}, ${startFailures} failed starts; start-up ${Math.min(...startupSeconds)}-${Math.max(...startupSeconds)} s`,
+    `  virtual clock: ${clockMoves} moves (${clockFailures} cut short), ` +
+      `${new Date(CLOCK_START).toISOString()} → ${new Date(finalClock).toISOString()}`,
   );
+  const ackedPerChannel = CHANNELS.concat('web')
+    .map((c) => `${c} ${ledger.filter((e) => e.channel === c).length}`)
+    .join(', ');
   lines.push(
-    `  virtual clock: ${clockMoves} moves (${clockFailures} cut short), ${new Date(CLOCK_START).toISOString()} → ${new Date(finalClock).toISOString()}`,
-  );
-  lines.push(
-    `  acknowledged: ${ledger.length} (${CHANNELS.concat('web')
-      .map((c) => `${c} ${ledger.filter((e) => e.channel === c).length}`)
-      .join(
-        ', ',
-      )}); ack latency p50 ${pct(50)} ms, p99 ${pct(99)} ms; retried before the ack: ${ledger.filter((e) => e.attempts > 1).length}; refused: ${refused.length}; never acknowledged (gave up after 180 s): ${unacknowledged.length}`,
+    `  acknowledged: ${ledger.length} (${ackedPerChannel}); ack latency p50 ${pct(50)} ms, p99 ${pct(99)} ms; ` +
+      `retried before the ack: ${ledger.filter((e) => e.attempts > 1).length}; refused: ${refused.length}; ` +
+      `never acknowledged (gave up after 180 s): ${unacknowledged.length}`,
   );
   const c = report.counts;
+  /** `a 1, b 2`: the counts `${prefix}.a`, `${prefix}.b`, … */
+  const countsOf = (prefix: string, names: string[]) => names.map((s) => `${s} ${c[`${prefix}.${s}`] ?? 0}`).join(', ');
   lines.push(
-    `  answered once: ${c['answered.once'] ?? 0}, apologies: ${(c['answered.apology'] ?? 0) + (c['answered.model-apology'] ?? 0)}; inbox: ${['processed', 'failed', 'ignored', 'pending'].map((s) => `${s} ${c[`inbox.${s}`] ?? 0}`).join(', ')}`,
+    `  answered once: ${c['answered.once'] ?? 0}, ` +
+      `apologies: ${(c['answered.apology'] ?? 0) + (c['answered.model-apology'] ?? 0)}; ` +
+      `inbox: ${countsOf('inbox', ['processed', 'failed', 'ignored', 'pending'])}`,
   );
   lines.push(
-    `  outbox: ${['sent', 'failed', 'pending'].map((s) => `${s} ${c[`outbox.${s}`] ?? 0}`).join(', ')}; fakes received: WhatsApp ${c['deliveries.whatsapp'] ?? 0}, Twilio ${c['deliveries.twilio'] ?? 0}, webhook ${c['deliveries.webhook'] ?? 0}; re-sends the store never recorded (at least once, after a kill): ${c['deliveries.unrecorded-resends'] ?? 0}`,
+    `  outbox: ${countsOf('outbox', ['sent', 'failed', 'pending'])}; ` +
+      `fakes received: WhatsApp ${c['deliveries.whatsapp'] ?? 0}, Twilio ${c['deliveries.twilio'] ?? 0}, ` +
+      `webhook ${c['deliveries.webhook'] ?? 0}; ` +
+      `re-sends the store never recorded (at least once, after a kill): ${c['deliveries.unrecorded-resends'] ?? 0}`,
   );
   lines.push(
-    `  web session event streams (SSE, resumed with Last-Event-ID): ${followers.length} followed, ${followers.reduce((n, f) => n + f.connects, 0)} connections, ${c['stream.replies'] ?? 0} replies committed, ${c['stream.missing'] ?? 0} never streamed`,
+    `  web session event streams (SSE, resumed with Last-Event-ID): ${followers.length} followed, ` +
+      `${followers.reduce((n, f) => n + f.connects, 0)} connections, ` +
+      `${c['stream.replies'] ?? 0} replies committed, ${c['stream.missing'] ?? 0} never streamed`,
   );
   lines.push(
-    `  timers: ${['done', 'pending', 'running', 'failed', 'cancelled'].map((s) => `${s} ${c[`timers.${s}`] ?? 0}`).join(', ')}; done after a retry: ${c['timers.done-after-a-retry'] ?? 0}; sent by timers: ${c['timer-messages.daily prompts'] ?? 0} daily prompts, ${c['timer-messages.reminders'] ?? 0} reminders, ${c['timer-messages.feedback nudges'] ?? 0} nudges`,
+    `  timers: ${countsOf('timers', ['done', 'pending', 'running', 'failed', 'cancelled'])}; ` +
+      `done after a retry: ${c['timers.done-after-a-retry'] ?? 0}; ` +
+      `sent by timers: ${c['timer-messages.daily prompts'] ?? 0} daily prompts, ` +
+      `${c['timer-messages.reminders'] ?? 0} reminders, ${c['timer-messages.feedback nudges'] ?? 0} nudges`,
   );
   lines.push(`  memory (RSS of the server, MiB, per life: start / end / max):`);
   for (const life of memory.lives)
     lines.push(
-      `    life ${String(life.life).padStart(2)} (${life.startedAtS.toFixed(0).padStart(4)}-${(life.endedAtS ?? 0).toFixed(0).padStart(4)} s, ${life.ended}): ${life.startMiB.toFixed(1)} / ${life.endMiB.toFixed(1)} / ${life.maxMiB.toFixed(1)}`,
+      `    life ${String(life.life).padStart(2)} ` +
+        `(${life.startedAtS.toFixed(0).padStart(4)}-${(life.endedAtS ?? 0).toFixed(0).padStart(4)} s, ` +
+        `${life.ended}): ` +
+        `${life.startMiB.toFixed(1)} / ${life.endMiB.toFixed(1)} / ${life.maxMiB.toFixed(1)}`,
     );
   lines.push(
-    `    trend of the peaks ${memory.peakTrendMiBPerMin.toFixed(2)} MiB/min, of RSS at ${memory.atAgeS} s into each life ${memory.sameAgeTrendMiBPerMin.toFixed(2)} MiB/min; ${memory.verdict}`,
+    `    trend of the peaks ${memory.peakTrendMiBPerMin.toFixed(2)} MiB/min, ` +
+      `of RSS at ${memory.atAgeS} s into each life ${memory.sameAgeTrendMiBPerMin.toFixed(2)} MiB/min; ` +
+      memory.verdict,
   );
   if (serverErrors.size > 0)
     lines.push(`  server error log lines: ${[...serverErrors].map(([m, n]) => `${m} ×${n}`).join('; ')}`);
@@ -960,7 +994,9 @@ try {
   const file = `bench/results/soak-${new Date().toISOString().slice(0, 10)}-${sha}.json`;
   lines.push(`  result: ${file}`);
   process.stdout.write(`${lines.join('\n')}\n`);
-  const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}, Node ${process.version}`;
+  const machine =
+    `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, ` +
+    `Linux ${release()}, Node ${process.version}`;
   writeFileSync(
     file,
     `${JSON.stringify(

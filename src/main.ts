@@ -50,12 +50,17 @@ function startupProblem(error: unknown): string | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const env = process.env;
   if (code === 'EADDRINUSE')
-    return `PORT ${env.PORT ?? '8080'} is already in use on ${env.HOST ?? '127.0.0.1'}: stop the other server or set PORT`;
+    return (
+      `PORT ${env.PORT ?? '8080'} is already in use on ${env.HOST ?? '127.0.0.1'}: ` +
+      'stop the other server or set PORT'
+    );
   if (code === 'EACCES') return `PORT ${env.PORT ?? '8080'} needs privileges on this machine: use a PORT above 1023`;
   if (code === 'EADDRNOTAVAIL') return `HOST ${env.HOST ?? ''} is not an address of this machine`;
   if (error instanceof GoDatabaseError) return error.message;
-  if (isStoreUnavailable(error))
-    return `DATABASE_URL: ${(error as Error).message.replace(/; retry shortly$/, '')} (${describeError((error as Error).cause)})`;
+  if (isStoreUnavailable(error)) {
+    const message = (error as Error).message.replace(/; retry shortly$/, '');
+    return `DATABASE_URL: ${message} (${describeError((error as Error).cause)})`;
+  }
   if (code === 'ENOTFOUND' || code === 'ECONNREFUSED')
     return `DATABASE_URL: the database cannot be reached (${describeError(error)})`;
   // pg's connect timeout: an address that takes the connection and never answers (a firewall, a black hole).
@@ -64,7 +69,10 @@ function startupProblem(error: unknown): string | undefined {
       (error as Error | undefined)?.message ?? '',
     )
   )
-    return `DATABASE_URL: the database did not answer within DATABASE_CONNECT_TIMEOUT_MS (${env.DATABASE_CONNECT_TIMEOUT_MS ?? 5000} ms)`;
+    return (
+      'DATABASE_URL: the database did not answer within DATABASE_CONNECT_TIMEOUT_MS ' +
+      `(${env.DATABASE_CONNECT_TIMEOUT_MS ?? 5000} ms)`
+    );
   if (/password authentication failed|database ".*" does not exist|role ".*" does not exist/.test(describeError(error)))
     return `DATABASE_URL: ${describeError(error)}`;
   return undefined;

@@ -59,10 +59,14 @@ export async function walPosition(client: pg.Client): Promise<WalPosition> {
 export async function ownWalBytes(client: pg.Client, from: WalPosition, to: WalPosition): Promise<number> {
   await client.query('create extension if not exists pg_walinspect');
   const { rows } = await client.query<{ bytes: string }>(
-    `with records as (select xid::text as xid, record_length, block_ref from pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)),
-          mine as (select distinct xid from records where xid <> '0' and block_ref like '%/' || (select oid from pg_database where datname = current_database()) || '/%')
+    `with records as (select xid::text as xid, record_length, block_ref
+                       from pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)),
+          mine as (select distinct xid from records
+                    where xid <> '0' and block_ref like
+                          '%/' || (select oid from pg_database where datname = current_database()) || '/%')
      select coalesce(sum(record_length), 0)::text as bytes from records
-      where xid in (select xid from mine) or block_ref like '%/' || (select oid from pg_database where datname = current_database()) || '/%'`,
+      where xid in (select xid from mine)
+         or block_ref like '%/' || (select oid from pg_database where datname = current_database()) || '/%'`,
     [from.lsn, to.lsn],
   );
   return Number(rows[0]!.bytes);

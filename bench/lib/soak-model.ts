@@ -1,4 +1,5 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- OpenAI request bodies are read loosely, as the fake server parses them */
+/* eslint-disable @typescript-eslint/no-explicit-any --
+   OpenAI request bodies are read loosely, as the fake server parses them */
 import type { LlmMessage, LlmRequest } from '../../src/llm/llm-provider.ts';
 import { FLOW_MODULES } from '../../src/flows/registry.ts';
 import { offlineStep } from '../../src/llm/offline/offline-demo-provider.ts';

@@ -49,9 +49,8 @@ export class SoakServer {
     while (!this.url && !this.exit && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     if (this.url) return;
     if (!this.exit) this.#child.kill('SIGKILL');
-    throw new Error(
-      `the server did not start (${this.exit ? `exit ${JSON.stringify(this.exit)}` : `not listening after ${timeoutMs} ms`}):\n${this.tail.slice(-10).join('\n')}`,
-    );
+    const why = this.exit ? `exit ${JSON.stringify(this.exit)}` : `not listening after ${timeoutMs} ms`;
+    throw new Error(`the server did not start (${why}):\n${this.tail.slice(-10).join('\n')}`);
   }
 
   /** Resident set size from /proc/<pid>/status, in MiB; undefined once the process is gone. */

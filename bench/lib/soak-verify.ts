@@ -124,7 +124,10 @@ export interface VerifyInput {
   /** The server clock at the end (epoch ms): timers due by then must have fired. */
   now: number;
   texts: TimerTexts;
-  /** Web sessions followed over their event stream (SSE, resumed with Last-Event-ID across restarts): the message ids of the `final` events seen. */
+  /**
+   * Web sessions followed over their event stream (SSE, resumed with Last-Event-ID across restarts): the message ids
+   * of the `final` events seen.
+   */
   streams?: Array<{
     conversationId: string;
     finals: ReadonlySet<string>;
@@ -136,7 +139,10 @@ export interface VerifyInput {
 export interface VerifyReport {
   counts: Record<string, number>;
   violations: Finding[];
-  /** Visible, documented outcomes worth knowing (a turn that failed with an apology, a delivery that failed with an error). */
+  /**
+   * Visible, documented outcomes worth knowing (a turn that failed with an apology, a delivery that failed with an
+   * error).
+   */
   warnings: Finding[];
 }
 
@@ -190,10 +196,8 @@ export function verify(input: VerifyInput): VerifyReport {
       });
     const row = inboxByKey.get(`${entry.channel}\u0000${entry.expectedSender}\u0000${entry.channelMessageId}`);
     if (!row) {
-      violations.push({
-        check: 'stored',
-        detail: `${who}: acknowledged${entry.inboxId ? ` as ${entry.inboxId}` : ''} but no inbox row has its message id`,
-      });
+      const asId = entry.inboxId ? ` as ${entry.inboxId}` : '';
+      violations.push({ check: 'stored', detail: `${who}: acknowledged${asId} but no inbox row has its message id` });
       continue;
     }
     if (entry.inboxId !== null && row.id !== entry.inboxId) {
@@ -205,7 +209,9 @@ export function verify(input: VerifyInput): VerifyReport {
     if (row.sender !== entry.expectedSender || !row.text.includes(entry.tag)) {
       violations.push({
         check: 'stored',
-        detail: `${who}: its message id is on inbox row ${row.id} from ${row.sender} saying "${short(row.text)}", not this sender's "${short(entry.text)}"`,
+        detail:
+          `${who}: its message id is on inbox row ${row.id} from ${row.sender} saying "${short(row.text)}", ` +
+          `not this sender's "${short(entry.text)}"`,
       });
       continue;
     }
@@ -232,7 +238,9 @@ export function verify(input: VerifyInput): VerifyReport {
         count('answered.apology');
         warnings.push({
           check: 'answered',
-          detail: `${who}: its turn failed for good; the apology was sent (${short(row.error ?? 'no error recorded', 160)})`,
+          detail:
+            `${who}: its turn failed for good; the apology was sent ` +
+            `(${short(row.error ?? 'no error recorded', 160)})`,
         });
         continue;
       case 'ignored':
@@ -244,7 +252,9 @@ export function verify(input: VerifyInput): VerifyReport {
     if (turns.length !== 1) {
       violations.push({
         check: 'answered',
-        detail: `${who}: ${row.status}, answered by ${turns.length} turns${turns.length ? ` (${turns.map((turn) => turn.id).join(', ')})` : ''}`,
+        detail:
+          `${who}: ${row.status}, answered by ${turns.length} turns` +
+          (turns.length ? ` (${turns.map((turn) => turn.id).join(', ')})` : ''),
       });
       continue;
     }
@@ -284,7 +294,9 @@ export function verify(input: VerifyInput): VerifyReport {
         reported += 1;
         violations.push({
           check: 'order',
-          detail: `${sender}: message #${placed[index]!.seq} is at transcript position ${after.seq}, before #${placed[index - 1]!.seq} at ${before.seq}`,
+          detail:
+            `${sender}: message #${placed[index]!.seq} is at transcript position ${after.seq}, ` +
+            `before #${placed[index - 1]!.seq} at ${before.seq}`,
         });
       }
     }
@@ -294,7 +306,9 @@ export function verify(input: VerifyInput): VerifyReport {
     count('refused');
     violations.push({
       check: 'refused',
-      detail: `${entry.sender}: a new message (id ${entry.channelMessageId}) was refused with ${entry.status} ${entry.code}`,
+      detail:
+        `${entry.sender}: a new message (id ${entry.channelMessageId}) ` +
+        `was refused with ${entry.status} ${entry.code}`,
     });
   }
 
@@ -311,7 +325,9 @@ export function verify(input: VerifyInput): VerifyReport {
     ) {
       violations.push({
         check: 'answered',
-        detail: `inbox ${row.id} (${row.channel} ${row.channel_message_id}, never acknowledged to the harness) is still pending after the drain`,
+        detail:
+          `inbox ${row.id} (${row.channel} ${row.channel_message_id}, never acknowledged to the harness) ` +
+          'is still pending after the drain',
       });
     }
   }
@@ -340,13 +356,17 @@ export function verify(input: VerifyInput): VerifyReport {
       const due = item.next_attempt_at <= now ? 'due' : `next attempt ${new Date(item.next_attempt_at).toISOString()}`;
       violations.push({
         check: 'delivered',
-        detail: `outbox ${item.id} (${item.channel} to ${item.recipient}) stuck pending after the drain: ${item.attempts} attempts, ${due}${item.last_error ? `, last error ${short(item.last_error, 120)}` : ''}`,
+        detail:
+          `outbox ${item.id} (${item.channel} to ${item.recipient}) stuck pending after the drain: ` +
+          `${item.attempts} attempts, ${due}${item.last_error ? `, last error ${short(item.last_error, 120)}` : ''}`,
       });
     } else if (item.status === 'failed') {
       if (item.last_error)
         warnings.push({
           check: 'delivered',
-          detail: `outbox ${item.id} (${item.channel} to ${item.recipient}) failed visibly after ${item.attempts} attempts: ${short(item.last_error, 160)}`,
+          detail:
+            `outbox ${item.id} (${item.channel} to ${item.recipient}) failed visibly ` +
+            `after ${item.attempts} attempts: ${short(item.last_error, 160)}`,
         });
       else
         violations.push({
@@ -356,7 +376,9 @@ export function verify(input: VerifyInput): VerifyReport {
     } else if (item.status === 'sent' && deliveredAt(item) === undefined) {
       violations.push({
         check: 'delivered',
-        detail: `outbox ${item.id} (${item.channel} to ${item.recipient}) is marked sent, but the ${item.channel} fake never accepted it (${item.provider_message_id ?? item.idempotency_key})`,
+        detail:
+          `outbox ${item.id} (${item.channel} to ${item.recipient}) is marked sent, ` +
+          `but the ${item.channel} fake never accepted it (${item.provider_message_id ?? item.idempotency_key})`,
       });
     }
   }
@@ -373,13 +395,16 @@ export function verify(input: VerifyInput): VerifyReport {
       if (ordered[index]!.at! < ordered[index - 1]!.at!) {
         violations.push({
           check: 'order',
-          detail: `conversation ${conversationId}: outbox ${ordered[index]!.item.id} reached the ${ordered[index]!.item.channel} fake before ${ordered[index - 1]!.item.id}, queued before it`,
+          detail:
+            `conversation ${conversationId}: outbox ${ordered[index]!.item.id} ` +
+            `reached the ${ordered[index]!.item.channel} fake before ${ordered[index - 1]!.item.id}, queued before it`,
         });
         break;
       }
     }
   }
-  // Provider sends the store never recorded: re-sends after a crash between send and record (documented: at least once, same key).
+  // Provider sends the store never recorded: re-sends after a crash between send and record
+  // (documented: at least once, same key).
   const recordedIds = new Set(
     rows.outbox.map((item) => item.provider_message_id).filter((id): id is string => id !== null),
   );
@@ -407,7 +432,11 @@ export function verify(input: VerifyInput): VerifyReport {
       const inPartial = missing.filter((message) => stream.partialSnapshots.has(message.id)).length;
       violations.push({
         check: 'delivered',
-        detail: `web session ${stream.conversationId}: ${missing.length} of ${replies.length} committed replies never reached its event stream as a final event or in a full resync (e.g. ${missing[0]!.id} "${short(missing[0]!.text, 40)}"; ${inPartial} of them only in the transcript of a partial resync)`,
+        detail:
+          `web session ${stream.conversationId}: ${missing.length} of ${replies.length} committed replies ` +
+          'never reached its event stream as a final event or in a full resync ' +
+          `(e.g. ${missing[0]!.id} "${short(missing[0]!.text, 40)}"; ` +
+          `${inPartial} of them only in the transcript of a partial resync)`,
       });
     }
   }
@@ -418,17 +447,22 @@ export function verify(input: VerifyInput): VerifyReport {
     if ((timer.status === 'pending' || timer.status === 'running') && timer.due_at <= now) {
       violations.push({
         check: 'timers',
-        detail: `timer ${timer.id} (${timer.kind}) due ${new Date(timer.due_at).toISOString()} is still ${timer.status} at ${new Date(now).toISOString()} (${timer.attempts} attempts)`,
+        detail:
+          `timer ${timer.id} (${timer.kind}) due ${new Date(timer.due_at).toISOString()} ` +
+          `is still ${timer.status} at ${new Date(now).toISOString()} (${timer.attempts} attempts)`,
       });
     }
     if (timer.status === 'failed')
       violations.push({
         check: 'timers',
-        detail: `timer ${timer.id} (${timer.kind}) failed for good after ${timer.attempts} attempts: ${short(timer.last_error ?? 'no error', 160)}`,
+        detail:
+          `timer ${timer.id} (${timer.kind}) failed for good ` +
+          `after ${timer.attempts} attempts: ${short(timer.last_error ?? 'no error', 160)}`,
       });
     if (timer.status === 'done' && timer.attempts > 1) count('timers.done-after-a-retry');
   }
-  // Done twice: a timer's effects commit with its completion, so what the timers sent is counted against what completed.
+  // Done twice: a timer's effects commit with its completion, so what the timers sent is counted against what
+  // completed.
   const timersByConversation = groupBy(
     rows.timers.filter((timer) => timer.status === 'done'),
     (timer) => timer.conversation_id,
@@ -458,7 +492,9 @@ export function verify(input: VerifyInput): VerifyReport {
       if (sent > completed)
         violations.push({
           check: 'timers',
-          detail: `conversation ${conversationId}: ${sent} ${what} sent, but only ${completed} such timers completed (a timer's effects committed twice)`,
+          detail:
+            `conversation ${conversationId}: ${sent} ${what} sent, ` +
+            `but only ${completed} such timers completed (a timer's effects committed twice)`,
         });
     }
   }
@@ -550,7 +586,9 @@ export function memoryReport(lives: Life[], atAgeS = 20): MemoryReport {
     const early = mean(rows.slice(0, third));
     const late = mean(rows.slice(-third));
     flat = late <= early * 1.25;
-    verdict = `mean peak of the first ${third} lives ${early.toFixed(1)} MiB, of the last ${third} ${late.toFixed(1)} MiB (${flat ? 'flat: within 25 %' : 'GROWING: more than 25 % higher'})`;
+    verdict =
+      `mean peak of the first ${third} lives ${early.toFixed(1)} MiB, of the last ${third} ${late.toFixed(1)} MiB ` +
+      `(${flat ? 'flat: within 25 %' : 'GROWING: more than 25 % higher'})`;
   }
   return { lives: rows, peakTrendMiBPerMin: peakTrend, sameAgeTrendMiBPerMin: sameAgeTrend, atAgeS, verdict, flat };
 }

@@ -39,6 +39,9 @@ function versus(run: Measured, other: Measured | undefined, path: string, kind: 
   return ratio < 1 ? `${fmt(1 / ratio, 1 / ratio < 10 ? 2 : 1)}× faster` : `${fmt(ratio, ratio < 10 ? 2 : 1)}× slower`;
 }
 
+/** A markdown table row: `| a | b | … |`. */
+const tableRow = (cells: string[]) => `| ${cells.join(' | ')} |`;
+
 const writeCells = (result: Result) => [
   fmt(result.perTurn?.statements),
   fmt(result.perTurn?.commits, 2),
@@ -54,7 +57,17 @@ export function turnTable(runs: Measured[]): string[] {
   for (const run of runs) {
     const r = run.result;
     lines.push(
-      `| ${run.name} | ${withSpread(run, 'turnsPerSecond')} | ${fmt(r.latencyMs.p50, 2)} | ${fmt(r.latencyMs.p99, 2)} | ${writeCells(r).join(' | ')} | ${fmt(r.peakRssMiB)} | ${fmt(r.databaseMiB)} | ${versus(run, partner(runs, run, 'baseline'), 'turnsPerSecond', 'throughput')} | ${versus(run, partner(runs, run, 'peer'), 'turnsPerSecond', 'throughput')} |`,
+      tableRow([
+        run.name,
+        withSpread(run, 'turnsPerSecond'),
+        fmt(r.latencyMs.p50, 2),
+        fmt(r.latencyMs.p99, 2),
+        ...writeCells(r),
+        fmt(r.peakRssMiB),
+        fmt(r.databaseMiB),
+        versus(run, partner(runs, run, 'baseline'), 'turnsPerSecond', 'throughput'),
+        versus(run, partner(runs, run, 'peer'), 'turnsPerSecond', 'throughput'),
+      ]),
     );
   }
   return lines;
@@ -69,7 +82,14 @@ export function assistantTable(runs: Measured[]): string[] {
   for (const run of runs) {
     const r = run.result;
     lines.push(
-      `| ${run.name} | ${withSpread(run, 'turnsPerSecond')} | ${fmt(r.latencyMs.p50, 2)} | ${fmt(r.latencyMs.p99, 2)} | ${writeCells(r).join(' | ')} | ${versus(run, partner(runs, run, 'baseline'), 'turnsPerSecond', 'throughput')} |`,
+      tableRow([
+        run.name,
+        withSpread(run, 'turnsPerSecond'),
+        fmt(r.latencyMs.p50, 2),
+        fmt(r.latencyMs.p99, 2),
+        ...writeCells(r),
+        versus(run, partner(runs, run, 'baseline'), 'turnsPerSecond', 'throughput'),
+      ]),
     );
   }
   return lines;
@@ -86,7 +106,18 @@ export function httpTable(runs: Measured[]): string[] {
     const r = run.result;
     const floor = partner(runs, run, 'baseline');
     lines.push(
-      `| ${run.name} | ${withSpread(run, 'messagesPerSecond')} | ${fmt(r.cpuMsPerMessage, 2)} | ${fmt(r.toolCallsPerTurn, 2)} | ${fmt(r.ackPerSecond, 0)} | ${fmt(r.ackLatencyMs.p50, 0)} / ${fmt(r.ackLatencyMs.p99, 0)} | ${fmt(r.e2eMs.p50, 0)} / ${fmt(r.e2eMs.p99, 0)} | ${fmt(r.delivered, 0)} / ${fmt(r.sent, 0)} | ${versus(run, floor, 'messagesPerSecond', 'throughput')} | ${versus(run, floor, 'cpuMsPerMessage', 'cost')} |`,
+      tableRow([
+        run.name,
+        withSpread(run, 'messagesPerSecond'),
+        fmt(r.cpuMsPerMessage, 2),
+        fmt(r.toolCallsPerTurn, 2),
+        fmt(r.ackPerSecond, 0),
+        `${fmt(r.ackLatencyMs.p50, 0)} / ${fmt(r.ackLatencyMs.p99, 0)}`,
+        `${fmt(r.e2eMs.p50, 0)} / ${fmt(r.e2eMs.p99, 0)}`,
+        `${fmt(r.delivered, 0)} / ${fmt(r.sent, 0)}`,
+        versus(run, floor, 'messagesPerSecond', 'throughput'),
+        versus(run, floor, 'cpuMsPerMessage', 'cost'),
+      ]),
     );
   }
   lines.push(
@@ -110,7 +141,17 @@ export function scaleTable(runs: Measured[]): string[] {
     const base = partner(runs, run, 'baseline');
     const speedup = base ? (base === run ? 1 : roundRatio(run.rounds, base.rounds, 'turnsPerSecond')) : Number.NaN;
     lines.push(
-      `| ${run.name} | ${withSpread(run, 'turnsPerSecond')} | ${fmt(r.cpuMsPerTurn.total, 2)} | ${r.store === 'sqlite' ? '—' : fmt(r.cpuMsPerTurn.postgres, 2)} | ${r.store === 'sqlite' ? '—' : fmt(r.walBytesPerTurn / 1024)} | ${fmt(r.unavailable, 0)} | ${fmt(speedup, 2)}× | ${versus(run, base, 'cpuMsPerTurn.total', 'cost')} | ${fmt(r.e2eMs.p50, 0)} / ${fmt(r.e2eMs.p99, 0)} |`,
+      tableRow([
+        run.name,
+        withSpread(run, 'turnsPerSecond'),
+        fmt(r.cpuMsPerTurn.total, 2),
+        r.store === 'sqlite' ? '—' : fmt(r.cpuMsPerTurn.postgres, 2),
+        r.store === 'sqlite' ? '—' : fmt(r.walBytesPerTurn / 1024),
+        fmt(r.unavailable, 0),
+        `${fmt(speedup, 2)}×`,
+        versus(run, base, 'cpuMsPerTurn.total', 'cost'),
+        `${fmt(r.e2eMs.p50, 0)} / ${fmt(r.e2eMs.p99, 0)}`,
+      ]),
     );
   }
   lines.push(
@@ -128,20 +169,32 @@ export function lineItems(runs: Measured[]): string[] {
     const r = run.result;
     switch (run.group) {
       case 'timers':
-        return `- ${run.name}: ${r.fired}/${r.timers} fired, ${r.duplicates} twice, ${r.early} early; lateness p50 ${r.latenessMs.p50} ms, p99 ${withSpread(run, 'latenessMs.p99')} ms, max ${r.latenessMs.max} ms; peak RSS ${r.peakRssMiB} MiB`;
+        return (
+          `- ${run.name}: ${r.fired}/${r.timers} fired, ${r.duplicates} twice, ${r.early} early; ` +
+          `lateness p50 ${r.latenessMs.p50} ms, p99 ${withSpread(run, 'latenessMs.p99')} ms, ` +
+          `max ${r.latenessMs.max} ms; peak RSS ${r.peakRssMiB} MiB`
+        );
       case 'memory':
-        return `- ${run.name}: ${fmt(r.heapPerConversationBytes, 0)} bytes of heap and ${withSpread(run, 'rssPerConversationBytes')} bytes of RSS per conversation (heap ${r.heapAfterMiB} MiB after ${r.conversations})`;
+        return (
+          `- ${run.name}: ${fmt(r.heapPerConversationBytes, 0)} bytes of heap ` +
+          `and ${withSpread(run, 'rssPerConversationBytes')} bytes of RSS per conversation ` +
+          `(heap ${r.heapAfterMiB} MiB after ${r.conversations})`
+        );
       case 'study-export':
         return (
           `- ${run.name}: ${withSpread(run, 'seconds', 1)} s for ${r.rows.toLocaleString('en')} rows ` +
           `(${fmt(r.bytes / 2 ** 20, 1)} MiB ZIP; server CPU ${fmt(r.whole.serverCpuSeconds, 1)} s); ` +
           `server RSS ${fmt(r.whole.rssBeforeMiB, 0)} MiB before, peak ${fmt(r.whole.peakRssMiB, 0)} ` +
           `(+${withSpread(run, 'whole.growthMiB')} MiB; a tenth of the study, ${r.tenthParticipants} participants: ` +
-          `+${fmt(r.tenth.growthMiB, 0)}); with V8's heap capped (${r.cappedHeap}): +${withSpread(run, 'capped.growthMiB')} MiB ` +
+          `+${fmt(r.tenth.growthMiB, 0)}); ` +
+          `with V8's heap capped (${r.cappedHeap}): +${withSpread(run, 'capped.growthMiB')} MiB ` +
           `in ${fmt(r.capped.seconds, 1)} s (a tenth: +${fmt(r.cappedTenth.growthMiB, 0)})`
         );
       default:
-        return `- ${run.name}: p50 ${r.relayMs.p50} ms, p99 ${withSpread(run, 'relayMs.p99', 2)} ms over ${r.tokens} tokens; ${withSpread(run, 'eventsPerSecond')} events/s on one conversation`;
+        return (
+          `- ${run.name}: p50 ${r.relayMs.p50} ms, p99 ${withSpread(run, 'relayMs.p99', 2)} ms ` +
+          `over ${r.tokens} tokens; ${withSpread(run, 'eventsPerSecond')} events/s on one conversation`
+        );
     }
   });
 }

@@ -13,5 +13,8 @@ export const REPLY =
   'will get a short, friendly prompt right after breakfast. Reply done when you have walked, or tell me what ' +
   'got in the way.';
 
-/** Which step of the turn a model call is: tool calls when the last message is the user's, the reply after tool results. */
+/**
+ * Which step of the turn a model call is: tool calls when the last message is the user's, the reply after tool
+ * results.
+ */
 export const wantsTools = (lastRole: string) => lastRole === 'user';

@@ -10,17 +10,23 @@ import { PROFILE_ARGS, REPLY, SCHEDULER_ARGS, wantsTools } from '../lib/turn-scr
 const db = new DatabaseSync(process.env.DATABASE!);
 db.exec(`pragma journal_mode = wal; pragma synchronous = normal;
   create table conversations (id integer primary key, phone text not null unique);
-  create table inbox (id integer primary key, message_id text unique, conversation_id integer not null, text text not null, status text not null, received_at integer not null, processed_at integer);
-  create table messages (conversation_id integer not null, seq integer not null, role text not null, text text not null, turn_id integer, created_at integer not null, primary key (conversation_id, seq));
-  create table tool_calls (id integer primary key, turn_id integer not null, name text not null, arguments text not null, result text not null, created_at integer not null);
+  create table inbox (id integer primary key, message_id text unique, conversation_id integer not null,
+    text text not null, status text not null, received_at integer not null, processed_at integer);
+  create table messages (conversation_id integer not null, seq integer not null, role text not null,
+    text text not null, turn_id integer, created_at integer not null, primary key (conversation_id, seq));
+  create table tool_calls (id integer primary key, turn_id integer not null, name text not null,
+    arguments text not null, result text not null, created_at integer not null);
   create table profiles (conversation_id integer primary key, fields text not null);
-  create table turns (id integer primary key, conversation_id integer not null, inbox_id integer not null, status text not null, model_calls integer not null, started_at integer not null);
-  create table outbox (id integer primary key, conversation_id integer not null, recipient text not null, text text not null, status text not null, created_at integer not null, sent_at integer);`);
+  create table turns (id integer primary key, conversation_id integer not null, inbox_id integer not null,
+    status text not null, model_calls integer not null, started_at integer not null);
+  create table outbox (id integer primary key, conversation_id integer not null, recipient text not null,
+    text text not null, status text not null, created_at integer not null, sent_at integer);`);
 const sql = {
   enroll: db.prepare('insert into conversations (phone) values (?) on conflict (phone) do nothing'),
   conversation: db.prepare('select id from conversations where phone = ?'),
   acknowledge: db.prepare(
-    "insert into inbox (message_id, conversation_id, text, status, received_at) values (?, ?, ?, 'queued', ?) on conflict (message_id) do nothing",
+    "insert into inbox (message_id, conversation_id, text, status, received_at) values (?, ?, ?, 'queued', ?) " +
+      'on conflict (message_id) do nothing',
   ),
   history: db.prepare('select seq, role, text from messages where conversation_id = ? order by seq desc limit 50'),
   profile: db.prepare('select fields from profiles where conversation_id = ?'),

@@ -222,7 +222,10 @@ function resetPeak(pid: number): boolean {
   }
 }
 
-/** V8's heap held small (its old space at 64 MiB, each young semi-space at 2 MiB): what the export needs, without GC headroom. */
+/**
+ * V8's heap held small (its old space at 64 MiB, each young semi-space at 2 MiB): what the export needs, without GC
+ * headroom.
+ */
 const CAPPED_HEAP = '--max-old-space-size=64 --max-semi-space-size=2';
 
 /** One export on a freshly started server: time, bytes, rows per file, and the server's memory and CPU around it. */

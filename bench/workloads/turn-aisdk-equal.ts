@@ -17,12 +17,17 @@ const opts = turnFlags();
 const file = join(mkdtempSync(join(tmpdir(), 'bench-aisdk-equal-')), 'aisdk-equal.sqlite');
 const db = new DatabaseSync(file);
 db.exec(`pragma journal_mode = wal; pragma synchronous = normal;
-  create table inbox (id text primary key, conversation_id text not null, text text not null, status text not null, received_at integer not null, processed_at integer);
-  create table messages (conversation_id text not null, seq integer not null, role text not null, text text not null, turn_id text, created_at integer not null, primary key (conversation_id, seq));
-  create table tool_calls (id text primary key, turn_id text not null, conversation_id text not null, name text not null, arguments text not null, result text not null, created_at integer not null);
+  create table inbox (id text primary key, conversation_id text not null, text text not null, status text not null,
+    received_at integer not null, processed_at integer);
+  create table messages (conversation_id text not null, seq integer not null, role text not null, text text not null,
+    turn_id text, created_at integer not null, primary key (conversation_id, seq));
+  create table tool_calls (id text primary key, turn_id text not null, conversation_id text not null,
+    name text not null, arguments text not null, result text not null, created_at integer not null);
   create table profiles (conversation_id text primary key, fields text not null);
-  create table turns (id text primary key, conversation_id text not null, inbox_id text not null, status text not null, model_calls integer not null, total_ms real not null, started_at integer not null);
-  create table outbox (id text primary key, conversation_id text not null, text text not null, status text not null, created_at integer not null);`);
+  create table turns (id text primary key, conversation_id text not null, inbox_id text not null,
+    status text not null, model_calls integer not null, total_ms real not null, started_at integer not null);
+  create table outbox (id text primary key, conversation_id text not null, text text not null, status text not null,
+    created_at integer not null);`);
 const sql = {
   acknowledge: db.prepare(
     "insert into inbox (id, conversation_id, text, status, received_at) values (?, ?, ?, 'queued', ?)",
@@ -41,7 +46,8 @@ const sql = {
       'fields = excluded.fields',
   ),
   turn: db.prepare(
-    "insert into turns (id, conversation_id, inbox_id, status, model_calls, total_ms, started_at) values (?, ?, ?, 'completed', ?, ?, ?)",
+    'insert into turns (id, conversation_id, inbox_id, status, model_calls, total_ms, started_at) ' +
+      "values (?, ?, ?, 'completed', ?, ?, ?)",
   ),
   outbox: db.prepare(
     "insert into outbox (id, conversation_id, text, status, created_at) values (?, ?, ?, 'pending', ?)",
@@ -104,7 +110,8 @@ const { latencies, seconds, writes } = await driveTurns(opts, (conversation, ind
 // Every turn left its two transcript rows and two audit rows.
 const check = db
   .prepare(
-    "select (select count(*) from messages where conversation_id = 'c0') as messages, (select count(*) from tool_calls where conversation_id = 'c0') as calls",
+    "select (select count(*) from messages where conversation_id = 'c0') as messages, " +
+      "(select count(*) from tool_calls where conversation_id = 'c0') as calls",
   )
   .get() as { messages: number; calls: number };
 if (check.messages !== opts.turns * 2 || check.calls !== opts.turns * 2)

@@ -102,7 +102,8 @@ if (opts.store === 'postgres') {
   const client = new pg.Client({ connectionString: pgUrl });
   await client.connect();
   const size = await client.query(
-    `select coalesce(sum(pg_total_relation_size(format('%I.%I', schemaname, tablename))), 0)::bigint as bytes from pg_tables where schemaname = $1`,
+    `select coalesce(sum(pg_total_relation_size(format('%I.%I', schemaname, tablename))), 0)::bigint as bytes
+       from pg_tables where schemaname = $1`,
     [schema],
   );
   databaseMiB = Number(size.rows[0].bytes) / 2 ** 20;

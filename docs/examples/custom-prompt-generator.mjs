@@ -19,7 +19,8 @@ const MESSAGES = {
 export function check(prompt) {
   const state = prompt.state ?? 'initial';
   if (!(state in MESSAGES)) return { field: 'state', message: `must be one of ${Object.keys(MESSAGES).join(', ')}` };
-  if (prompt.body !== undefined && prompt.body.length > 1000) return { field: 'body', message: 'is over 1000 characters' };
+  if (prompt.body !== undefined && prompt.body.length > 1000)
+    return { field: 'body', message: 'is over 1000 characters' };
   return undefined;
 }
 

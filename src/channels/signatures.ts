@@ -57,7 +57,8 @@ function urlVariants(url: string): string[] {
     return [url];
   }
   const rest = `${parsed.pathname}${parsed.search}`;
-  const base = `${parsed.protocol}//${parsed.username ? `${parsed.username}${parsed.password ? `:${parsed.password}` : ''}@` : ''}${parsed.hostname}`;
+  const credentials = parsed.username ? `${parsed.username}${parsed.password ? `:${parsed.password}` : ''}@` : '';
+  const base = `${parsed.protocol}//${credentials}${parsed.hostname}`;
   const defaultPort = parsed.protocol === 'https:' ? '443' : '80';
   return [...new Set([url, `${base}${rest}`, `${base}:${parsed.port || defaultPort}${rest}`])];
 }

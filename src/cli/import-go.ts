@@ -6,7 +6,8 @@ import { importGoStudy, reportTable } from '../migration/go/import-go-study.ts';
 import { openStore } from '../store/open-store.ts';
 
 const USAGE = [
-  'usage: npm run import:go -- --from <Go state.db path | postgres:// URL> [--schema <name>] [--go-timezone <zone>] [--dry-run]',
+  'usage: npm run import:go -- --from <Go state.db path | postgres:// URL> ' +
+    '[--schema <name>] [--go-timezone <zone>] [--dry-run]',
   '  into DATABASE_URL; DEFAULT_PHONE_REGION reads numbers without a country code',
   '  --schema       PostgreSQL: the schema of the Go tables (default public)',
   "  --go-timezone  PostgreSQL: the Go server's own time zone, its timestamps have none (default UTC)",

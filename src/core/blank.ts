@@ -1,4 +1,7 @@
-/** Whitespace, and the invisible characters JavaScript's `trim()` keeps (zero-width spaces and joiners, word joiner, BOM). */
+/**
+ * Whitespace, and the invisible characters JavaScript's `trim()` keeps (zero-width spaces and joiners, word joiner,
+ * BOM).
+ */
 const INVISIBLE = /^[\s\u200B-\u200D\u2060\uFEFF]*$/u;
 
 /** True when a text shows nothing at all: such a message has nothing to answer. */

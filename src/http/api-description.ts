@@ -191,12 +191,15 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
   SessionEvent: {
     ...jsonSchema(sessionEventSchema),
     description:
-      "One event of a conversation's session stream (spec 004): the WebSocket's frames and the SSE stream's `data:`. `seq` is gapless per conversation; `pong` and `ack` are for the socket that asked (seq 0).",
+      "One event of a conversation's session stream (spec 004): the WebSocket's frames and the SSE stream's `data:`. " +
+      '`seq` is gapless per conversation; `pong` and `ack` are for the socket that asked (seq 0).',
   },
   SocketFrame: {
     ...jsonSchema(socketFrame),
     description:
-      'What a client sends on the WebSocket: a resync, a ping (answered with a `pong` event), or an input (answered with an `ack` event carrying its `ref`, or an `error`). Input needs the API token or a client token with `write`.',
+      'What a client sends on the WebSocket: a resync, a ping (answered with a `pong` event), ' +
+      'or an input (answered with an `ack` event carrying its `ref`, or an `error`). ' +
+      'Input needs the API token or a client token with `write`.',
   },
   OutboundWebhook: object(
     {
@@ -402,7 +405,9 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /api/conversations/{id}/socket': {
     status: 101,
     description:
-      "Switching protocols: a WebSocket of the conversation's events. Server → client: `SessionEvent` frames; client → server: `SocketFrame` frames. Closed with 4008 when more than 1 MiB behind, 1008 for a client flooding it.",
+      "Switching protocols: a WebSocket of the conversation's events. " +
+      'Server → client: `SessionEvent` frames; client → server: `SocketFrame` frames. ' +
+      'Closed with 4008 when more than 1 MiB behind, 1008 for a client flooding it.',
   },
   'GET /api/conversations/{id}/stream': {
     status: 200,
@@ -413,7 +418,8 @@ export const OPERATIONS: Record<string, Operation> = {
   'POST /api/conversations/{id}/message': {
     status: 202,
     description:
-      'Accepted (barge_in and partial_transcript: 200). Deliberately not the envelope: `{ok, callSessionId, ...}` is what voice clients of the session API expect (spec 004).',
+      'Accepted (barge_in and partial_transcript: 200). Deliberately not the envelope: ' +
+      '`{ok, callSessionId, ...}` is what voice clients of the session API expect (spec 004).',
     body: json(
       object(
         {
@@ -671,7 +677,11 @@ export function completeDescription<T extends object>(given: T, options: Descrip
       post: {
         summary: 'Each reply, POSTed to OUTBOUND_WEBHOOK_URL',
         description:
-          'Sent with an `Idempotency-Key` header that is the same on every retry, and with OUTBOUND_WEBHOOK_SECRET the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`). 2xx is delivered; 408, 429, 5xx and network errors are retried with backoff (1 s doubling to 5 min, OUTBOUND_MAX_ATTEMPTS); other 4xx are final.',
+          'Sent with an `Idempotency-Key` header that is the same on every retry, ' +
+          'and with OUTBOUND_WEBHOOK_SECRET the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, ' +
+          '`webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`). 2xx is delivered; ' +
+          '408, 429, 5xx and network errors are retried with backoff (1 s doubling to 5 min, OUTBOUND_MAX_ATTEMPTS); ' +
+          'other 4xx are final.',
         parameters: [
           { name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string' } },
           { name: 'webhook-id', in: 'header', schema: { type: 'string' } },

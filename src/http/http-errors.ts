@@ -68,8 +68,10 @@ export function requestError(part: 'body' | 'query' | 'params', error: z.ZodErro
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') return `unknown field(s) ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
   if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
-  if (issue.code === 'invalid_type')
-    return `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`} (got ${typeName(issue.input)})`;
+  if (issue.code === 'invalid_type') {
+    const expected = issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`;
+    return `must be ${expected} (got ${typeName(issue.input)})`;
+  }
   return issue.message;
 }
 

@@ -66,7 +66,8 @@ export function readParticipantImport(
     return fail(
       1,
       unknown[0]!,
-      `unknown column(s) ${unknown.map((column) => JSON.stringify(column)).join(', ')}: the columns are ${COLUMNS.join(', ')}`,
+      `unknown column(s) ${unknown.map((column) => JSON.stringify(column)).join(', ')}: ` +
+        `the columns are ${COLUMNS.join(', ')}`,
     );
   if (data.length === 0) return fail(2, 'body', 'the file has a header but no participants');
   if (data.length > MAX_IMPORT_ROWS)
@@ -93,7 +94,10 @@ export function readParticipantImport(
     else if (!phone)
       problem(
         'phone_number',
-        `"${raw}" is not a valid phone number${options.region ? ` (international, or ${options.region} national)` : ' in international format (set DEFAULT_PHONE_REGION for national numbers)'}`,
+        `"${raw}" is not a valid phone number` +
+          (options.region
+            ? ` (international, or ${options.region} national)`
+            : ' in international format (set DEFAULT_PHONE_REGION for national numbers)'),
       );
     else if (seen.has(phone)) problem('phone_number', `${phone} is also on row ${seen.get(phone)}`);
     else if (options.taken.has(phone)) problem('phone_number', `${phone} is already enrolled`);

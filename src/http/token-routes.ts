@@ -39,7 +39,10 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
       schema: {
         tags,
         body: jsonSchema(ticketBody),
-        summary: `A single-use ticket (valid ${TICKET_TTL_MS / 1000} s, on any process) for opening a conversation's WebSocket or event stream from a browser; {"conversation_id"} limits it to that one (a client token's ticket is always limited to its conversation)`,
+        summary:
+          `A single-use ticket (valid ${TICKET_TTL_MS / 1000} s, on any process) ` +
+          "for opening a conversation's WebSocket or event stream from a browser; " +
+          `{"conversation_id"} limits it to that one (a client token's ticket is always limited to its conversation)`,
       },
       handler: async (request) => {
         const { conversation_id: asked } = parseRequest(ticketBody, request.body ?? {}, 'body');
@@ -68,7 +71,8 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
           'A client token for one conversation (API token only): "read" opens its stream, "write" posts its ' +
           'messages; nothing else',
         description:
-          `Minted by the operator's backend for a browser. \`expires_in\` in seconds (default ${CLIENT_TOKEN_TTL_S}, at most ${MAX_CLIENT_TOKEN_TTL_S}). ` +
+          "Minted by the operator's backend for a browser. " +
+          `\`expires_in\` in seconds (default ${CLIENT_TOKEN_TTL_S}, at most ${MAX_CLIENT_TOKEN_TTL_S}). ` +
           'Valid on every process that shares the signing key; it cannot be revoked before it expires. A ' +
           'participant id is accepted and resolved to its conversation; the token names the conversation id, ' +
           'which paths must then use.',

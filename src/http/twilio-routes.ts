@@ -138,7 +138,8 @@ function signedParams(request: FastifyRequest, twilio: TwilioRouteDeps['twilio']
   ) {
     throw new AppError(
       'invalid_signature',
-      `x-twilio-signature: missing or not valid for ${url} and these parameters (set PUBLIC_BASE_URL to the URL Twilio calls)`,
+      `x-twilio-signature: missing or not valid for ${url} and these parameters ` +
+        '(set PUBLIC_BASE_URL to the URL Twilio calls)',
       { field: 'x-twilio-signature' },
     );
   }

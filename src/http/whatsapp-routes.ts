@@ -106,7 +106,8 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 /** One part's messages for this phone number, in one transaction; how many were taken. */
 async function storeMessages(deps: WhatsAppRouteDeps, messages: WhatsAppInbound[]): Promise<number> {
   const inbound = messages.flatMap((message) => {
-    if (message.phoneNumberId && message.phoneNumberId !== deps.whatsapp.phoneNumberId) return []; // another number of the account
+    // Another number of the account.
+    if (message.phoneNumberId && message.phoneNumberId !== deps.whatsapp.phoneNumberId) return [];
     return toInbound(message) ?? [];
   });
   if (inbound.length > 0) await deps.inbound.receiveBatch(inbound);

@@ -25,8 +25,12 @@ const QUOTA_CODES = new Set([
   'insufficient_balance',
   'insufficient_credits',
 ]);
-const QUOTA_MESSAGE =
-  /insufficient[ _](quota|credits|balance)|spend(ing)? limit|billing (hard )?limit|exceeded your current quota.*billing/i;
+const QUOTA_MESSAGES = [
+  /insufficient[ _](quota|credits|balance)/i,
+  /spend(ing)? limit/i,
+  /billing (hard )?limit/i,
+  /exceeded your current quota.*billing/i,
+];
 
 /** Turns whatever an attempt threw into an `LlmFailure`; `afterText` is filled in by the caller. */
 export function failureFromError(error: unknown): Omit<LlmFailure, 'afterText'> {
@@ -98,7 +102,7 @@ export function isQuotaExhausted(body: unknown): boolean {
   if (typeof error === 'object' && error !== null) {
     const { code, type, message } = error as Record<string, unknown>;
     if (QUOTA_CODES.has(String(code)) || QUOTA_CODES.has(String(type))) return true;
-    if (typeof message === 'string' && QUOTA_MESSAGE.test(message)) return true;
+    if (typeof message === 'string' && QUOTA_MESSAGES.some((pattern) => pattern.test(message))) return true;
   }
   return typeof body === 'string' && QUOTA_CODES.has(body.trim());
 }

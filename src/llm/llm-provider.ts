@@ -41,7 +41,10 @@ export type LlmFinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter
 
 export interface LlmResponse {
   text: string;
-  /** The model's reasoning (`reasoning_content`, `reasoning`), when it sent any: never shown to a person, never sent back. */
+  /**
+   * The model's reasoning (`reasoning_content`, `reasoning`), when it sent any: never shown to a person, never sent
+   * back.
+   */
   reasoning?: string;
   toolCalls: LlmToolCall[];
   finishReason: LlmFinishReason;

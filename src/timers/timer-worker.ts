@@ -21,7 +21,10 @@ export interface TimerWorkerOptions {
    * never overlaps a turn or another timer of the same conversation, whatever its kind does.
    */
   serialize: <T>(conversationId: string, work: () => Promise<T>) => Promise<T>;
-  /** How long a claim is held unless renewed (every third of it while the handler runs) before another worker may re-run it (ms). */
+  /**
+   * How long a claim is held unless renewed (every third of it while the handler runs) before another worker may
+   * re-run it (ms).
+   */
   leaseMs?: number;
   maxAttempts?: number;
   batchSize?: number;

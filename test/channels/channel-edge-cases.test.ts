@@ -111,7 +111,8 @@ describe('channel edge cases', () => {
     await postWhatsApp(s, whatsappText('hi', { at: new Date('2026-05-28T20:30:00Z') }));
     await graph.waitForSent(2);
     await s.request('POST', '/admin/clock', { advance: '25h' });
-    await postWhatsApp(s, whatsappText('long please', { at: new Date('2026-05-27T20:00:00Z') })); // delivered a day late: the window stays closed
+    // Delivered a day late: the window stays closed.
+    await postWhatsApp(s, whatsappText('long please', { at: new Date('2026-05-27T20:00:00Z') }));
     const templates = () =>
       graph.sent.slice(2).map((send) => send.body.template.components[0].parameters[0].text as string);
     await waitFor(() => templates().join(' ').length >= 'word '.repeat(700).trim().length, {

@@ -137,7 +137,7 @@ describe('habit coaching over WhatsApp', () => {
 });
 
 describe('habit coaching over SMS', () => {
-  it('enrol, set up, get the prompt with numbered polls, answer both by number, then STOP ends the prompts', async () => {
+  it('enrol, set up, get the prompt with numbered polls, answer both by number; STOP ends the prompts', async () => {
     const phone = '+14165550199';
     const { s, state, advance, status } = await startWith(twilioEnv(twilio), phone, 'twilio');
     const sent = () => twilio.to(phone).map((send) => send.params.Body);

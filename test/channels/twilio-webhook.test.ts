@@ -179,7 +179,8 @@ describe('which channel replies use', () => {
       const bad = await s.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'whatsapp' });
       expect(bad).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'channel' } });
       expect(bad.body.message).toContain('twilio, webhook');
-      const created = await s.request('POST', '/conversation/participants', { phone_number: PHONE }); // default: the first provider channel
+      // Default: the first provider channel.
+      const created = await s.request('POST', '/conversation/participants', { phone_number: PHONE });
       const channelOf = async (id: string) =>
         (await s.request('GET', `/conversation/participants/${id}/state`)).body.result.channel;
       expect(await channelOf(created.body.result.id)).toBe('twilio');
@@ -340,7 +341,7 @@ describe('status callbacks', () => {
 });
 
 describe('REST failures', () => {
-  it('gives up at once when Twilio says the recipient unsubscribed (21610), and pauses them as a STOP would', async () => {
+  it('gives up at once when Twilio says the recipient unsubscribed (21610); pauses them as a STOP would', async () => {
     api.failures = [{ status: 400, code: 21610 }];
     const s = await start();
     const created = await s.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'twilio' });

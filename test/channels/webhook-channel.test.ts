@@ -104,7 +104,8 @@ describe('webhook signatures (Standard Webhooks)', () => {
     const [delivery] = sink.received;
     expect(delivery!.headers).toMatchObject({ 'webhook-id': 'msg_1', 'webhook-timestamp': '1772971200' });
     expect(signatureMatches(key, delivery!)).toBe(true);
-    expect(signatureMatches(key, delivery!, delivery!.raw.replace('Time for a walk!', 'Time for a run!'))).toBe(false); // a tampered body
+    const tampered = delivery!.raw.replace('Time for a walk!', 'Time for a run!');
+    expect(signatureMatches(key, delivery!, tampered)).toBe(false);
     expect(signatureMatches(Buffer.from('another key of sixteen+ bytes'), delivery!)).toBe(false);
   });
 
@@ -140,7 +141,8 @@ describe('webhook signatures (Standard Webhooks)', () => {
       signature: headers['webhook-signature'],
     };
     expect(verifyWebhook(key, given, body, at)).toBe(true);
-    expect(verifyWebhook(key, { ...given, signature: `v1,bm9wZQ== ${given.signature}` }, body, at)).toBe(true); // one of several (a key rotation)
+    // One of several (a key rotation).
+    expect(verifyWebhook(key, { ...given, signature: `v1,bm9wZQ== ${given.signature}` }, body, at)).toBe(true);
     expect(verifyWebhook(key, given, body.replace('hi', 'ho'), at)).toBe(false);
     expect(verifyWebhook(key, { ...given, id: 'msg_2' }, body, at)).toBe(false);
     expect(verifyWebhook(Buffer.from('another key of sixteen+ bytes'), given, body, at)).toBe(false);

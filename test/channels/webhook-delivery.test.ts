@@ -33,7 +33,7 @@ const textsTo = (sink: WebhookSink, phone: string) =>
   sink.received.filter((delivery) => delivery.body.to === phone).map((delivery) => String(delivery.body.text));
 
 describe('outbound webhook delivery', () => {
-  it("delivers another conversation's reply while one receiver hangs, and keeps the hung conversation's order", async () => {
+  it("delivers another conversation's reply while one receiver hangs; keeps the hung one's order", async () => {
     const { server, sink } = await startWithSink();
     for (const phone of [SLOW, FAST]) {
       expect((await server.request('POST', '/conversation/participants', { phone_number: phone })).status).toBe(201);

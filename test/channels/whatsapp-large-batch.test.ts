@@ -109,7 +109,8 @@ describe('a large signed WhatsApp batch', () => {
       (reader.prepare(`select count(*) as n from inbox where channel = 'whatsapp'`).get() as { n: number }).n;
 
     const raw = JSON.stringify(largeBatch(MESSAGES, 'big'));
-    expect(raw.length).toBeGreaterThan(3_000_000); // over MAX_BODY_BYTES' default (256 kB), under the 4 MB webhook limit
+    // Over MAX_BODY_BYTES' default (256 kB), under the 4 MB webhook limit.
+    expect(raw.length).toBeGreaterThan(3_000_000);
 
     let done = false;
     const posted = postWhatsApp(server, raw).finally(() => (done = true));

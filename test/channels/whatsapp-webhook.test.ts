@@ -366,7 +366,7 @@ describe('the 24-hour window', () => {
     },
   );
 
-  it('without a configured template, a send outside the window fails with a clear reason and is not retried', async () => {
+  it('no template configured: a send outside the window fails with a clear reason and is not retried', async () => {
     const { s, participantId } = await enrolledWithoutTemplate();
     const conversationId = (await s.store.findConversationByParticipant(participantId))!.id;
     await waitFor(async () => (await s.store.listOutbox(conversationId))[0]?.status === 'failed', {
@@ -388,7 +388,7 @@ async function enrolledWithoutTemplate() {
 }
 
 describe('numbers WhatsApp writes in a legacy form', () => {
-  it("a Mexican mobile's wa_id with the old 1 after 52 reaches the participant enrolled with the current number", async () => {
+  it("a Mexican mobile's wa_id (old 1 after 52) reaches the participant enrolled with the current number", async () => {
     const s = await start();
     const created = await s.request('POST', '/conversation/participants', {
       phone_number: '+525512345678',

@@ -168,7 +168,8 @@ describe('the Study view in headless Chromium', () => {
   it('checks a CSV file first, lists its problems, and enrols only after a clean check', async () => {
     const csv = (lastPhone: string) =>
       Buffer.from(
-        'phone_number,name,timezone,cohort\n+14165550201,Dee,America/Toronto,arm-C\n+14165550202,Eli,America/Toronto,arm-C\n' +
+        'phone_number,name,timezone,cohort\n' +
+          '+14165550201,Dee,America/Toronto,arm-C\n+14165550202,Eli,America/Toronto,arm-C\n' +
           `+14165550203,Fay,America/Toronto,arm-C\n${lastPhone},Gus,Mars/Base,arm-C\n`,
       );
     await page.setInputFiles('#import-file', { name: 'bad.csv', mimeType: 'text/csv', buffer: csv('12345') });

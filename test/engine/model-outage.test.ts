@@ -44,7 +44,7 @@ const texts = (phone: string) => server.sink.to(phone).map((message) => message.
 const say = (phone: string, text: string) => server.request('POST', '/conversation/inbound', { from: phone, text });
 
 describe('a model outage', () => {
-  it('keeps messages waiting, tells the person once, and answers everything in order once the model is back', async () => {
+  it('keeps messages waiting, tells the person once, answers everything in order once the model is back', async () => {
     const enrolled = await server.request('POST', '/conversation/participants', { phone_number: PHONE, name: 'Ada' });
     expect(enrolled.status).toBe(201);
     await waitFor(() => texts(PHONE).length === 1, { what: 'the greeting' });

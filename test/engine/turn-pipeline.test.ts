@@ -93,7 +93,7 @@ describe('turn pipeline', () => {
     expect(stats.overlapsWithinConversation).toBe(0);
   });
 
-  it('deduplicates by message_id, acknowledges unknown senders, and records messages of paused participants', async () => {
+  it('deduplicates by message_id, acknowledges unknown senders, records messages of paused participants', async () => {
     server = await startTestServer(
       {},
       { provider: createScriptedProvider((request) => ({ text: `echo: ${lastUserText(request)}` })) },

@@ -106,7 +106,7 @@ describe('habit coaching scenarios on the virtual clock', () => {
     },
   );
 
-  it('7: the reminder fires once after 5 h without a reply; a late reply is handled by the feedback module', async () => {
+  it('7: the reminder fires once after 5 h with no reply; a late reply is handled by the feedback module', async () => {
     const provider = model((text) =>
       text === 'set me up'
         ? {
@@ -129,7 +129,7 @@ describe('habit coaching scenarios on the virtual clock', () => {
     expect((await state(id)).sub_state).toBe('FEEDBACK');
   });
 
-  it('12: implicit tone proposals are rate-limited for 3 minutes and smoothed; explicit ones apply at once', async () => {
+  it('12: implicit tone proposals are rate-limited for 3 min and smoothed; explicit ones apply at once', async () => {
     const propose = (source: 'implicit' | 'explicit') => ({
       toolCalls: [
         {

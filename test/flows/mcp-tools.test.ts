@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 describe('MCP tool source', () => {
-  it("drops a crashed stdio server's tools, then reconnects in the background once the retry time has come", async () => {
+  it("drops a crashed stdio server's tools, then reconnects in the background when the retry time comes", async () => {
     let now = 0;
     mcp = new McpTools({ servers: [server], logger: pino({ level: 'silent' }), timeoutMs: 10_000, now: () => now });
     await mcp.start();

@@ -103,7 +103,7 @@ describe('POST /send with type custom', () => {
     expect(seen().generated.length).toBe(generated);
   });
 
-  it('answers 500 custom_generator_failed, as Go answered 500, when the generator fails; its error stays in the log', async () => {
+  it('answers 500 custom_generator_failed (as Go did) if the generator fails; its error stays in the log', async () => {
     const before = server.sink.delivered.length;
     const failed = async (body: object, why: RegExp) => {
       const response = await server.request('POST', '/send', { to: PHONE, type: 'custom', state: 's', ...body });

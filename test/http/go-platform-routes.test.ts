@@ -64,7 +64,7 @@ describe('POST /send (test-send.sh)', () => {
     expect(history.body.result.messages.at(-2)).toMatchObject({ role: 'assistant', source: 'operator' });
   });
 
-  it('sends a branch prompt as numbered text, a genai prompt as the model wrote it, a conversation prompt as Go did', async () => {
+  it('sends prompts: branch as numbered text, genai as the model wrote it, conversation as Go did', async () => {
     const before = texts().length;
     const branch = {
       to: TEST_PHONE,
@@ -136,7 +136,7 @@ describe('POST /send (test-send.sh)', () => {
 });
 
 describe('POST /schedule and the timers (test-schedule.sh)', () => {
-  it('arms a durable recurring send in the participant’s zone, listed by GET /timers, fired by the clock, cancelled by DELETE', async () => {
+  it('recurring send (durable, participant’s zone): in GET /timers, fired by the clock, DELETE cancels', async () => {
     const created = await call('POST', '/schedule', {
       to: TEST_PHONE,
       type: 'static',
@@ -335,7 +335,7 @@ describe('with the offline demo model', () => {
 });
 
 describe("POST /schedule without a schedule, with the Go server's DEFAULT_SCHEDULE set", () => {
-  it('uses the default, read in the participant’s zone, as Go did for a request without one (or with null)', async () => {
+  it('uses the default, read in the participant’s zone, as Go did for a request without one (or null)', async () => {
     const withDefault = await startTestServer({
       CLOCK: 'virtual',
       CLOCK_START: START, // Friday 20 March, 08:00 in Toronto

@@ -76,7 +76,7 @@ describe('DELETE /timers/{id} and a firing', () => {
     expect(await seriesRows(id)).toBe(0);
   });
 
-  it('a firing whose row was cancelled while it waited for its conversation neither sends nor arms the next', async () => {
+  it('a firing whose row was cancelled while queued for its conversation neither sends nor arms the next', async () => {
     const id = await schedule('Waited, then cancelled');
     const claimed = watch.next();
     let release: () => void = () => undefined;

@@ -34,7 +34,7 @@ describe('quick-test.sh', () => {
 });
 
 describe('test-genai.sh', () => {
-  it('sends each genai prompt as the model wrote it (the body is ignored, as Go ignored it), with the poll', async () => {
+  it('sends each genai prompt as the model wrote it (the body ignored, as Go ignored it), with the poll', async () => {
     const before = server.sink.to(`+${TEST_PHONE}`).length;
     for (const topic of ['step-by-step reasoning', 'a character', 'three perspectives']) {
       const prompt = {
@@ -118,7 +118,7 @@ describe('test-schedule.sh, tests 2 to 13', () => {
     ]);
   });
 
-  it('refuses a schedule out of range (a 400 naming the field, where Go answered 500), a bad number, a GET', async () => {
+  it('refuses a schedule out of range (400 naming the field, where Go answered 500), a bad number, a GET', async () => {
     const bad = { to: TEST_PHONE, type: 'static', body: 'Invalid schedule test', schedule: { minute: 99 } };
     expect(await server.request('POST', '/schedule', bad)).toMatchObject({
       status: 400,

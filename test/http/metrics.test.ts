@@ -35,7 +35,7 @@ describe('GET /metrics', () => {
     }
   });
 
-  it('parses as Prometheus text, and its counters move with a turn, a model call, a delivery and a request', async () => {
+  it('parses as Prometheus text; its counters move with a turn, a model call, a delivery and a request', async () => {
     const enrolled = await server.request('POST', '/conversation/participants', { phone_number: PHONE }, auth);
     expect(enrolled.status).toBe(201);
     await server.sink.waitFor(1);

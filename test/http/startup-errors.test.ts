@@ -30,7 +30,7 @@ async function refusedStart(env: Record<string, string>): Promise<{ code: number
 }
 
 describe('start-up problems a newcomer causes', () => {
-  it('say in one line which variable is wrong: a port in use, a database that cannot be reached or does not exist', async () => {
+  it('say in one line which variable is wrong: a port in use, a database unreachable or nonexistent', async () => {
     const taken = http.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as AddressInfo).port;
@@ -38,7 +38,9 @@ describe('start-up problems a newcomer causes', () => {
       const inUse = await refusedStart({ PORT: String(port) });
       expect(inUse).toEqual({
         code: 1,
-        stderr: `PromptPipe cannot start: PORT ${port} is already in use on 127.0.0.1: stop the other server or set PORT\n`,
+        stderr:
+          `PromptPipe cannot start: PORT ${port} is already in use on 127.0.0.1: ` +
+          'stop the other server or set PORT\n',
       });
     } finally {
       taken.close();
@@ -47,8 +49,8 @@ describe('start-up problems a newcomer causes', () => {
       DATABASE_URL: 'postgres://postgres@127.0.0.1:9/none',
       DATABASE_CONNECT_TIMEOUT_MS: '2000',
     });
-    expect(unreachable.stderr).toMatch(
-      /^PromptPipe cannot start: DATABASE_URL: the database cannot be reached \(connect ECONNREFUSED 127\.0\.0\.1:9\)\n$/,
+    expect(unreachable.stderr).toBe(
+      'PromptPipe cannot start: DATABASE_URL: the database cannot be reached (connect ECONNREFUSED 127.0.0.1:9)\n',
     );
     // An address that takes the connection and never answers (a firewall dropping packets).
     const silent = net.createServer(() => undefined);
@@ -61,7 +63,8 @@ describe('start-up problems a newcomer causes', () => {
       expect(blackHoled).toEqual({
         code: 1,
         stderr:
-          'PromptPipe cannot start: DATABASE_URL: the database did not answer within DATABASE_CONNECT_TIMEOUT_MS (500 ms)\n',
+          'PromptPipe cannot start: DATABASE_URL: ' +
+          'the database did not answer within DATABASE_CONNECT_TIMEOUT_MS (500 ms)\n',
       });
     } finally {
       silent.close();
@@ -73,7 +76,7 @@ describe('start-up problems a newcomer causes', () => {
     });
   });
 
-  it('on a Go PromptPipe database, says so in one line naming the importer, and leaves the file as it was', async () => {
+  it('on a Go PromptPipe database, says so in one line naming the importer; leaves the file as it was', async () => {
     const goDatabase = join(mkdtempSync(join(tmpdir(), 'promptpipe-go-')), 'state.db');
     copyFileSync(new URL('../fixtures/go-promptpipe/state.db', import.meta.url), goDatabase);
     const digest = () => createHash('sha256').update(readFileSync(goDatabase)).digest('hex');

@@ -39,7 +39,7 @@ async function exportFiles(query = '') {
 }
 
 describe('GET /study/export', () => {
-  it('is a ZIP of CSVs that re-read give the transcript the API shows, with a codebook naming every column', async () => {
+  it("is a ZIP of CSVs that re-read give the API's transcript, with a codebook naming every column", async () => {
     const files = await exportFiles();
     expect([...files.keys()]).toEqual([
       'participants.csv',
@@ -70,7 +70,8 @@ describe('GET /study/export', () => {
     expect(messages.map((row) => row.text)).toEqual(
       history.map((message) => (message.text.startsWith('=') ? `'${message.text}` : message.text)),
     );
-    expect(messages.map((row) => row.text)).toContain('\'=HYPERLINK("http://evil.example","click")'); // a spreadsheet will not run it
+    // A spreadsheet will not run it.
+    expect(messages.map((row) => row.text)).toContain('\'=HYPERLINK("http://evil.example","click")');
     expect(files.get('turns.csv')!.rows.filter((row) => row.trigger === 'message')).toHaveLength(2);
     expect(files.get('turns.csv')!.rows.every((row) => row.attempts === '1')).toBe(true);
     const deliveries = files.get('deliveries.csv')!.rows;

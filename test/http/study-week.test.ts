@@ -224,7 +224,7 @@ describe('the export of a window of the week (from, to)', () => {
     expect(middle.get('poll_answers.csv')!.map((row) => row.option)).toEqual(['Done', 'Not yet']);
   });
 
-  it('includes `to` itself, with the offset it is given (an unencoded + arrives as a space and is read as +)', async () => {
+  it('includes `to` itself, with the offset it is given (an unencoded + arrives as a space, read as +)', async () => {
     const sentAt = '2026-06-02T11:50:00.000Z'; // the first prompt
     const upTo = async (to: string) =>
       (await exported(`?from=2026-06-02&to=${to}`)).get('prompts.csv')!.map((row) => row.sent_at);

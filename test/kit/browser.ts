@@ -9,7 +9,8 @@ import { CHROMIUM_PATH } from './requirements.ts';
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(
-      `no Chromium at ${CHROMIUM_PATH}: install Debian's package (apt-get install -y chromium, as .ci/run does) or set CHROMIUM_PATH`,
+      `no Chromium at ${CHROMIUM_PATH}: ` +
+        "install Debian's package (apt-get install -y chromium, as .ci/run does) or set CHROMIUM_PATH",
     );
   }
   return chromium.launch({

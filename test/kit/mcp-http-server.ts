@@ -3,7 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
-/** An MCP server over streamable HTTP on a loopback port, any free one by default (stateless: one transport per request). */
+/**
+ * An MCP server over streamable HTTP on a loopback port, any free one by default (stateless: one transport per
+ * request).
+ */
 export async function startMcpHttpServer(
   build: () => McpServer,
   port = 0,

@@ -82,7 +82,8 @@ async function digest(): Promise<string> {
     const tables = ['conversation_participants', 'flow_states', 'jobs', 'receipts', 'responses', 'registered_hooks'];
     const parts: string[] = [];
     for (const table of tables) {
-      const sql = `select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as d from "${SCHEMA}".${table} t`;
+      const sql = `select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as d
+                     from "${SCHEMA}".${table} t`;
       parts.push((await client.query<{ d: string }>(sql)).rows[0]!.d);
     }
     return parts.join(',');

@@ -38,9 +38,12 @@ beforeAll(async () => {
     await store.close();
   }
   // Which module answered, by its prompt: the follow-up on daily prompts, or the intake conversation.
-  const provider = createScriptedProvider((request) => ({
-    text: `${/following up on a person's daily habit/.test(request.messages[0]?.content ?? '') ? 'feedback' : 'intake'}: ${request.messages.at(-1)?.content}`,
-  }));
+  const provider = createScriptedProvider((request) => {
+    const answeredBy = /following up on a person's daily habit/.test(request.messages[0]?.content ?? '')
+      ? 'feedback'
+      : 'intake';
+    return { text: `${answeredBy}: ${request.messages.at(-1)?.content}` };
+  });
   server = await startTestServer({ DATABASE_URL: url, CLOCK: 'virtual', CLOCK_START: NOW.toISOString() }, { provider });
 });
 afterAll(() => server?.close());
@@ -79,7 +82,7 @@ describe('a Go PromptPipe study imported', () => {
     expect(history.every((message: { text: string }) => !message.text.startsWith('<Hint:'))).toBe(true);
   });
 
-  it("arms the next daily prompt at the imported time in the schedule's zone, only for active participants", async () => {
+  it("arms the next daily prompt at the imported time in the schedule's zone, active participants only", async () => {
     const [maya, chloe] = await participants();
     const timers = await server.store.listPendingTimers(maya!.id);
     // 08:30 Toronto minus the 10-minute prep: 08:20 EDT, the same day (it is 08:00 there) = 12:20 UTC.
@@ -89,7 +92,7 @@ describe('a Go PromptPipe study imported', () => {
     expect(await server.store.listPendingTimers(chloe!.id)).toEqual([]);
   });
 
-  it("keeps Go's receipts as deliveries and its responses in the transcripts: GET /receipts and /responses answer as Go's did", async () => {
+  it("keeps receipts as deliveries, responses in transcripts: GET /receipts, /responses answer as Go's", async () => {
     const go = new DatabaseSync(FIXTURE, { readOnly: true });
     const goReceipts = go.prepare('select recipient, status, time from receipts').all();
     const goResponses = go.prepare('select sender, body, time from responses').all();
@@ -125,7 +128,7 @@ describe('a Go PromptPipe study imported', () => {
     expect(deliveries[0]).toMatchObject({ status: 'sent', channel: 'whatsapp', delivery_status: 'read' });
   });
 
-  it("keeps each participant's Go id, shown in the study export, and does not bring back one deleted here", async () => {
+  it("keeps each participant's Go id, shown in the study export; does not bring back one deleted here", async () => {
     const response = await fetch(`${server.url}/study/export`);
     const csv = (await unzipText(Buffer.from(await response.arrayBuffer()))).get('participants.csv')!;
     const rows = parse(csv, { columns: true, bom: true }) as Array<Record<string, string>>;

@@ -59,7 +59,7 @@ const post = async (server: RunningServer, path: string, body: unknown, headers:
   return { status: response.status, body: (await response.json()) as any };
 };
 
-it("a message answered after a restart is answered in its caller's trace, under the request that brought it", async () => {
+it("a message answered after a restart is in its caller's trace, under the request that brought it", async () => {
   const first = await start();
   expect((await post(first, '/conversation/participants', { phone_number: PHONE })).status).toBe(201);
   await first.settle();

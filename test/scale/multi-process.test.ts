@@ -109,7 +109,8 @@ describe('three processes on one PostgreSQL database', () => {
     client.close();
   }, 30_000);
 
-  it(`${PARTICIPANTS} participants × ${MESSAGES_EACH} messages to random processes, duplicates, ${TIMERS} timers, one process SIGKILLed: everything once, in order`, async () => {
+  const traffic = `${PARTICIPANTS} participants × ${MESSAGES_EACH} messages to random processes, duplicates`;
+  it(`${traffic}, ${TIMERS} timers, one process SIGKILLed: everything once, in order`, async () => {
     const ids: string[] = [];
     for (let i = 0; i < PARTICIPANTS; i++) {
       const created = await anyServer().request('POST', '/conversation/participants', {

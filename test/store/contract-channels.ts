@@ -61,7 +61,7 @@ export function channelsContract(store: () => Store): void {
       expect(await store().findContactOfParticipant('webhook', p.id)).toBeUndefined();
     });
 
-    it('records opt-out and opt-in, creating the contact when needed, and keeps it when the participant goes', async () => {
+    it('records opt-out and opt-in, creating the contact when needed; keeps it when the participant goes', async () => {
       const { p } = await setup();
       await store().recordContactInbound(
         { channel: 'twilio', contactId: p.phoneNumber, participantId: p.id, phoneNumber: p.phoneNumber },

@@ -55,7 +55,7 @@ export function crmContract(store: () => Store): void {
       expect((await crm.upcomingAppointments('cus_jordan', TODAY, 3)).map((a) => a.id)).toEqual(['apt_jordan_1']);
     });
 
-    it('reschedules into a free slot, which is then taken; books a new appointment at the address on file', async () => {
+    it('reschedules into a free slot, then taken; books a new appointment at the address on file', async () => {
       const crm = await seeded();
       const [first, second] = await crm.availableSlots('2026-06-02', '2026-06-02', 2);
       expect(await crm.rescheduleAppointment('cus_alex', 'apt_alex_1', first!.id)).toMatchObject({

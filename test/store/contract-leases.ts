@@ -93,7 +93,8 @@ export function leasesContract(store: () => Store): void {
     expect(await store().claimDueOutbox(at(2000), 10, at(32_000))).toEqual([]); // claimed, and 1b waits for 1a
     await store().markOutboxSent(items[0]!.id, at(3000), 1);
     expect(texts(await store().claimDueOutbox(at(3000), 10, at(33_000)))).toEqual(['1b']);
-    expect(texts(await store().claimDueOutbox(at(31_000), 10, at(61_000)))).toEqual(['2a']); // its sender died: due again
+    // Its sender died: due again.
+    expect(texts(await store().claimDueOutbox(at(31_000), 10, at(61_000)))).toEqual(['2a']);
     await store().markOutboxSent(items[1]!.id, at(4000), 1);
     await store().markOutboxAttemptFailed(items[2]!.id, { attempts: 1, error: 'x', nextAttemptAt: null });
     expect(texts(await store().claimDueOutbox(at(51_000), 10, at(81_000)))).toEqual(['2-later']);

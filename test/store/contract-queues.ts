@@ -261,7 +261,8 @@ export function queuesContract(store: () => Store): void {
       const elsewhere = inboxItem({ sender: '+14165550111', channel: 'twilio', receivedAt: at(3000) });
       for (const item of [firstB, old, other, elsewhere, firstA]) await store().insertInbox(item);
       expect((await store().firstInboxFrom('webhook', '+14165550111', at(0)))?.id).toBe(old.id);
-      expect((await store().firstInboxFrom('webhook', '+14165550111', at(2000)))?.id).toBe(firstB.id); // same time: arrival order
+      // Same time: arrival order.
+      expect((await store().firstInboxFrom('webhook', '+14165550111', at(2000)))?.id).toBe(firstB.id);
       expect((await store().firstInboxFrom('twilio', '+14165550111', at(0)))?.id).toBe(elsewhere.id);
       expect(await store().firstInboxFrom('webhook', '+14165550111', at(6000))).toBeUndefined();
     });
@@ -284,7 +285,8 @@ export function queuesContract(store: () => Store): void {
       const alone = outboxItem(c.id);
       await store().batched((ops) => ops.enqueueOutbox([alone]));
       expect((await store().listOutbox(c.id)).map((o) => o.id)).toEqual([first.id, gathered.id, alone.id]);
-      await expect(store().batched((ops) => ops.enqueueOutbox([alone]), { gather: true })).rejects.toThrow(); // a duplicate id
+      // A duplicate id.
+      await expect(store().batched((ops) => ops.enqueueOutbox([alone]), { gather: true })).rejects.toThrow();
       expect(await store().listOutbox(c.id)).toHaveLength(3);
     });
   });
@@ -302,7 +304,8 @@ export function queuesContract(store: () => Store): void {
       expect((await store().listDueOutbox(at(5000), 10)).map((o) => o.id)).not.toContain(claimed.id);
       await store().releaseOutbox([claimed.id, sent.id], at(5000));
       expect((await store().listDueOutbox(at(5000), 10)).map((o) => o.id)).toContain(claimed.id);
-      expect(await store().getOutbox(sent.id)).toMatchObject({ status: 'sent', nextAttemptAt: at(0) }); // sent rows stay as they are
+      // Sent rows stay as they are.
+      expect(await store().getOutbox(sent.id)).toMatchObject({ status: 'sent', nextAttemptAt: at(0) });
       await store().markOutboxSent(claimed.id, at(6000), 1, null);
       expect(await store().hasPendingOutbox(c.id)).toBe(false);
     });
@@ -310,7 +313,8 @@ export function queuesContract(store: () => Store): void {
     it('writes rows claimed until a time unless the conversation has a row waiting, and says which', async () => {
       const { c } = await setup();
       const first = [outboxItem(c.id, { nextAttemptAt: at(0) }), outboxItem(c.id, { nextAttemptAt: at(0) })];
-      expect(await store().enqueueOutbox(first, { claimUntil: at(30_000) })).toBe(true); // the second row is no "row waiting"
+      // The second row is no "row waiting".
+      expect(await store().enqueueOutbox(first, { claimUntil: at(30_000) })).toBe(true);
       expect((await store().listOutbox(c.id)).map((o) => o.nextAttemptAt)).toEqual([at(30_000), at(30_000)]);
       const behind = outboxItem(c.id, { nextAttemptAt: at(1000) });
       expect(await store().enqueueOutbox([behind], { claimUntil: at(31_000) })).toBe(false);

@@ -118,7 +118,7 @@ export function recordsContract(store: () => Store): void {
   });
 
   describe('conversations', () => {
-    it('reads what a turn starts from: the conversation, its participant and its last messages, no system notes', async () => {
+    it('reads what a turn starts from: the conversation, participant and last messages, no system notes', async () => {
       const p = participant({ name: 'Ada' });
       await store().insertParticipant(p);
       const c = conversation(p.id);

@@ -29,9 +29,8 @@ describe('migration 016 (person memory)', () => {
     await sql`insert into participants (id, phone_number, status, debug, enrolled_at, created_at, updated_at)
       values ('p_1', '+14165550101', 'active', 0, 0, 0, 0)`.execute(db);
     await sql`insert into conversations (id, participant_id, channel, flow, state, version, created_at, updated_at)
-      values ('c_1', 'p_1', 'webhook', 'assistant', 'ACTIVE', 1, 0, 0), ('c_web', null, 'web', 'assistant', 'ACTIVE', 1, 0, 0)`.execute(
-      db,
-    );
+      values ('c_1', 'p_1', 'webhook', 'assistant', 'ACTIVE', 1, 0, 0),
+             ('c_web', null, 'web', 'assistant', 'ACTIVE', 1, 0, 0)`.execute(db);
     await sql`insert into assistant_notes (id, conversation_id, text, created_at)
       values ('n_1', 'c_1', 'theirs', 0), ('n_2', 'c_web', 'the session''s', 1)`.execute(db);
     await db.destroy();

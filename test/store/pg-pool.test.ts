@@ -41,7 +41,7 @@ describe('the PostgreSQL pool', () => {
     },
   );
 
-  it('closes a connection whose query got no answer in time (the network drops packets) instead of reusing it', async () => {
+  it('closes a connection whose query got no answer in time (dropped packets) instead of reusing it', async () => {
     const url = new URL(PG);
     url.port = String(proxy.port);
     const pool = createPgPool(url.href, 'public', {

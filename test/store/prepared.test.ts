@@ -31,9 +31,8 @@ describe('prepared queries on PostgreSQL', () => {
 
   it('binds new arguments to the statement compiled once, and runs it as a named server-side statement', async () => {
     await sql`create schema if not exists ${sql.id(SCHEMA)}`.execute(db);
-    await sql`create table conversation_leases (conversation_id text primary key, owner text not null, lease_until bigint not null)`.execute(
-      db,
-    );
+    await sql`create table conversation_leases
+                (conversation_id text primary key, owner text not null, lease_until bigint not null)`.execute(db);
     const row = (id: string, owner: string, until: number) => ({ conversation_id: id, owner, lease_until: until });
     await insertLeases(ctx, [row('a', 'p1', 1), row('b', 'p1', 2), row('c', 'p2', 3)]);
     await insertLeases(ctx, [row('d', 'p1', 4)]);

@@ -34,7 +34,9 @@ describe('SQLite checkpoints', () => {
     const openStore = resolve('src/store/open-store.ts');
     writeFileSync(
       script,
-      `import { openStore } from ${JSON.stringify(openStore)};\nconst store = await openStore(${JSON.stringify(tempSqliteUrl())});\nawait store.close();\nconsole.log('closed');\n`,
+      `import { openStore } from ${JSON.stringify(openStore)};\n` +
+        `const store = await openStore(${JSON.stringify(tempSqliteUrl())});\n` +
+        "await store.close();\nconsole.log('closed');\n",
     );
     // An unsettled top-level await (the worker no longer holding the event loop) exits with 13.
     const output = execFileSync(

@@ -135,7 +135,8 @@ describe('openStore', () => {
         await store.insertParticipant(p);
         await store.insertConversation(c);
         await admin.query(
-          `insert into "${PG_SCHEMA}".events (conversation_id, seq, turn_id, type, data, at) values ($1, 1, null, 'test', '{}', 0)`,
+          `insert into "${PG_SCHEMA}".events (conversation_id, seq, turn_id, type, data, at)
+           values ($1, 1, null, 'test', '{}', 0)`,
           [c.id],
         );
         expect(await store.deleteParticipant(p.id)).toBe(true);

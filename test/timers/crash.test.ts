@@ -8,7 +8,10 @@ import { WebhookSink } from '../kit/webhook-sink.ts';
 // same SQLite file. The offline demo model sets up a daily schedule at 07:00 Toronto time.
 const PHONE = '+14165550199';
 const T0 = '2026-06-01T12:00:00Z';
-/** A day after T0. A restarted server resumes its virtual clock where the crash left it, so tests move it to a time, not by a step. */
+/**
+ * A day after T0. A restarted server resumes its virtual clock where the crash left it, so tests move it to a time,
+ * not by a step.
+ */
 const DAY1 = '2026-06-02T12:00:00Z';
 const PROMPT = /^After breakfast, spend two minutes on walking/;
 
@@ -79,12 +82,8 @@ describe('crash recovery with real processes (SIGKILL)', () => {
 
       await restarted.request('POST', '/admin/clock', { advance: '1d' });
       await waitFor(() => deliveredTimes(PROMPT) === 2, { what: "the next day's prompt" });
-      const timers = (
-        await restarted.request(
-          'GET',
-          `/conversation/participants/${(await restarted.request('GET', '/conversation/participants')).body.result[0].id}/timers`,
-        )
-      ).body.result;
+      const listed = (await restarted.request('GET', '/conversation/participants')).body.result;
+      const timers = (await restarted.request('GET', `/conversation/participants/${listed[0].id}/timers`)).body.result;
       expect(timers.map((timer: { kind: string }) => timer.kind)).toContain('daily-prompt');
     },
     60_000,

@@ -81,7 +81,7 @@ const localTime = (at: Date) =>
   at.toLocaleString('en-CA', { timeZone: 'America/Toronto', hour12: false, hour: '2-digit', minute: '2-digit' });
 
 describe('habit timers on the virtual clock', () => {
-  it('sends the daily prompt at 07:50 local with the polls, then exactly one reminder when there is no reply', async () => {
+  it('sends the daily prompt at 07:50 local with the polls, then exactly one reminder if no reply comes', async () => {
     const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
     await say('set me up');
     const timers = (await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result;
@@ -125,7 +125,8 @@ describe('habit timers on the virtual clock', () => {
     await say('done');
     await advance({ advance: '5h' });
     expect(texts().some((text) => /Friendly check-in/.test(text))).toBe(false);
-    expect(texts().some((text) => /How did it go with your habit/.test(text))).toBe(true); // the 15-minute nudge came before the reply
+    // The 15-minute nudge came before the reply.
+    expect(texts().some((text) => /How did it go with your habit/.test(text))).toBe(true);
     const state = (await server!.request('GET', `/conversation/participants/${id}/state`)).body.result;
     expect(state.profile.success_count).toBe(1);
     expect(state.sub_state).toBe('FEEDBACK'); // auto-feedback after 5 minutes
@@ -230,7 +231,7 @@ describe('habit timers on the virtual clock', () => {
     expect(texts().filter((text) => text === 'After coffee, walk around the block.')).toHaveLength(2);
   });
 
-  it('a prompt due while the model is down goes out once it is back; after 30 minutes down, the last good prompt', async () => {
+  it('a prompt due while the model is down goes out when back; after 30 min down, the last good prompt', async () => {
     const PROMPT = 'After coffee, walk around the block.';
     const prompts = () => server!.sink.to(PHONE).filter((message) => message.text === PROMPT);
     const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
@@ -279,7 +280,7 @@ describe('habit timers on the virtual clock', () => {
     );
   });
 
-  it('pausing while a turn or a daily prompt is being written: nothing it did is kept, and no timer is left', async () => {
+  it('pausing while a turn or a daily prompt is being written: nothing it did is kept, no timer is left', async () => {
     // The model's call that `holding` picks waits for `release`.
     let holding: (request: LlmRequest) => boolean = () => false;
     let release!: () => void;

@@ -45,7 +45,8 @@ describe('scenario 8: intensity adjustment', () => {
         after: 'low',
       });
       expect(await day('less')).toEqual({ options: ['Keep', 'Increase'], generatorSaw: 'low', after: 'low' });
-      expect(await day('2')).toEqual({ options: ['Keep', 'Increase'], generatorSaw: 'low', after: 'low' }); // "2" picks "Not yet" in the Done poll first
+      // "2" picks "Not yet" in the Done poll first.
+      expect(await day('2')).toEqual({ options: ['Keep', 'Increase'], generatorSaw: 'low', after: 'low' });
 
       // The answer also reaches the model as ordinary text.
       expect(fixture.provider.requests.at(-1)!.messages.at(-1)).toMatchObject({ role: 'user', content: '2' });

@@ -8,7 +8,10 @@ import { waitFor } from '../kit/wait-for.ts';
 
 const PHONE = '+14165550191';
 
-/** A flow whose message turns wait for the test to let them finish, and a timer kind that notes whether a turn was running. */
+/**
+ * A flow whose message turns wait for the test to let them finish, and a timer kind that notes whether a turn was
+ * running.
+ */
 function probeModule() {
   let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));

@@ -67,7 +67,8 @@ export function createTwilioChannel(options: TwilioChannelOptions): Channel {
           ? false
           : retryableStatus(answer.status) || (code !== undefined && PASSING_CODES.has(code));
       throw new ChannelError(
-        `Twilio answered ${answer.status}${code ? ` (code ${code})` : ''}: ${(error.success && error.data.message) || 'no error body'}`,
+        `Twilio answered ${answer.status}${code ? ` (code ${code})` : ''}: ` +
+          ((error.success && error.data.message) || 'no error body'),
         { retryable, optedOut: code === UNSUBSCRIBED },
       );
     },

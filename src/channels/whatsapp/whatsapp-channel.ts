@@ -77,7 +77,8 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
       answer.status === 401 ||
       (code !== undefined && (TRANSIENT_CODES.has(code) || AUTH_CODES.has(code)));
     throw new WhatsAppSendError(
-      `WhatsApp Cloud API answered ${answer.status}${code ? ` (code ${code})` : ''}: ${error.success ? error.data.error.message : 'no error body'}`,
+      `WhatsApp Cloud API answered ${answer.status}${code ? ` (code ${code})` : ''}: ` +
+        (error.success ? error.data.error.message : 'no error body'),
       { retryable, code },
     );
   };

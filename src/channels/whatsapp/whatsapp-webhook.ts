@@ -162,9 +162,10 @@ function* readValue(data: z.output<typeof value>): Generator<Item, void, void> {
 function readMessage(raw: unknown, phoneNumberId: string | null, contacts: ContactIndex): Item | undefined {
   const parsed = message.safeParse(raw);
   if (!parsed.success) {
+    const issue = parsed.error.issues[0];
     return {
       kind: 'skipped',
-      reason: `a message that could not be read (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message})`,
+      reason: `a message that could not be read (${issue?.path.join('.')}: ${issue?.message})`,
     };
   }
   const m = parsed.data;
@@ -235,7 +236,8 @@ function readContact(raw: unknown) {
 
 /** Text, a reply button or list choice (its title, which is the option's label), a template button. */
 function textOf(m: z.output<typeof message>): string | null {
-  if (m.type === 'text') return m.text && !isBlank(m.text.body) ? m.text.body : null; // blank: nothing to answer but politely
+  // Blank text: nothing to answer but politely.
+  if (m.type === 'text') return m.text && !isBlank(m.text.body) ? m.text.body : null;
   if (m.type === 'interactive') return m.interactive?.button_reply?.title ?? m.interactive?.list_reply?.title ?? null;
   if (m.type === 'button') return m.button?.text ?? null;
   return null;

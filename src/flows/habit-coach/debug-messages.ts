@@ -13,7 +13,8 @@ export function debugMessages(state: HabitTurnState, module: SubState): ExtraMes
   const lines = [
     `${DEBUG_PREFIX} module ${module}${state.subState !== module ? ` → next: ${state.subState}` : ''}`,
     `profile: ${fields}`,
-    `intensity ${profile.intensity}, prompts ${profile.totalPrompts}, done ${profile.successCount}, tone: ${profile.tone.active.join(', ') || 'none'}`,
+    `intensity ${profile.intensity}, prompts ${profile.totalPrompts}, done ${profile.successCount}, ` +
+      `tone: ${profile.tone.active.join(', ') || 'none'}`,
     `tools: ${state.notes.join(' | ') || 'none'}`,
   ];
   return [{ kind: 'text', text: lines.join('\n'), visibleToModel: false }];

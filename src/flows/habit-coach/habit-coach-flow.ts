@@ -95,7 +95,8 @@ export function createHabitCoachFlow(options: HabitCoachOptions): Flow {
       }
     },
     greetingHint: (participant) =>
-      `[The participant ${participant?.name ? `(${participant.name}) ` : ''}has just joined the program and is expecting a greeting. ` +
+      `[The participant ${participant?.name ? `(${participant.name}) ` : ''}` +
+      'has just joined the program and is expecting a greeting. ' +
       'Greet them warmly, say in a sentence what this is about, and ask your first question.]',
     prepareTurn: async (request) => prepareTurn(request, options),
   };
@@ -218,8 +219,9 @@ function intakeContext(state: HabitTurnState): string {
  */
 function feedbackContext(state: HabitTurnState): string {
   const { profile } = state;
+  const sentAt = profile.lastPromptSentAt ? ` at ${profile.lastPromptSentAt.toISOString()}` : '';
   const lastPrompt = profile.lastHabitPrompt
-    ? `Last prompt sent${profile.lastPromptSentAt ? ` at ${profile.lastPromptSentAt.toISOString()}` : ''}: "${profile.lastHabitPrompt}"`
+    ? `Last prompt sent${sentAt}: "${profile.lastHabitPrompt}"`
     : 'No habit prompt has been sent yet.';
   return [CONTEXT_HEADING, describeProfile(profile), intakeNeeded(profile), lastPrompt].filter(Boolean).join('\n\n');
 }
@@ -228,7 +230,10 @@ function feedbackContext(state: HabitTurnState): string {
 function intakeNeeded(profile: Profile): string | undefined {
   const missing = missingFields(profile, REQUIRED_FOR_PROMPT);
   if (missing.length === 0) return undefined;
-  return `Habit prompts need ${missing.join(' and ')}, which the profile lacks: move back to intake with transition_state to collect them.`;
+  return (
+    `Habit prompts need ${missing.join(' and ')}, which the profile lacks: ` +
+    'move back to intake with transition_state to collect them.'
+  );
 }
 
 /**

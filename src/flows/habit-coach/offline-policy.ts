@@ -70,7 +70,8 @@ function greet(context: Context): OfflineStep {
   const hello = context.name ? `Hi ${context.name}!` : 'Hi!';
   const first = context.missing[0] ?? 'habit_domain';
   return say(
-    `${hello} I'm your habit coach (the offline demo model: my replies follow simple rules). ${QUESTIONS[first]!(context.known)}`,
+    `${hello} I'm your habit coach (the offline demo model: my replies follow simple rules). ` +
+      QUESTIONS[first]!(context.known),
   );
 }
 
@@ -144,7 +145,9 @@ function scheduleStep(prompt: string, context: Context): OfflineStep {
     impliedClockTime(context.known.prompt_anchor ?? '') ??
     '09:00';
   return {
-    text: `Here is your first habit prompt: "${prompt}" I'll send you one every day at ${time}. Reply anytime to tell me how it went!`,
+    text:
+      `Here is your first habit prompt: "${prompt}" I'll send you one every day at ${time}. ` +
+      'Reply anytime to tell me how it went!',
     toolCalls: [
       { name: 'scheduler', arguments: { action: 'create', type: 'fixed', fixed_time: time } },
       { name: 'transition_state', arguments: { target_state: 'FEEDBACK' } },

@@ -23,9 +23,8 @@ export function loadHabitPrompts(overrides: { intake?: string; feedback?: string
       if (text) return text;
       problems.push(`${variable}: ${JSON.stringify(override)} is empty`);
     } catch (error) {
-      problems.push(
-        `${variable}: cannot read ${JSON.stringify(override)} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-      );
+      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      problems.push(`${variable}: cannot read ${JSON.stringify(override)} (${reason})`);
     }
     return '';
   };

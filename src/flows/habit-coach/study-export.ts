@@ -188,7 +188,8 @@ export const EXPORT_FILES: readonly ExportFile[] = [
         name: 'module',
         type: 'string',
         meaning:
-          'The flow module that handled it (INTAKE, FEEDBACK, ...), or for a timer its kind (daily-prompt, reminder, ...)',
+          'The flow module that handled it (INTAKE, FEEDBACK, ...), ' +
+          'or for a timer its kind (daily-prompt, reminder, ...)',
         value: (t) => t.module,
       },
       {

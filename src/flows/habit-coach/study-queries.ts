@@ -98,15 +98,21 @@ export function studyQueries({ db }: QueryContext) {
           >`(select max(m.created_at) from messages m where m.conversation_id = c.id and m.role = 'user')`.as(
             'last_reply_at',
           ),
-          sql<number>`(select count(*) from messages m where m.conversation_id = c.id and m.role = 'user' and m.created_at >= ${sinceMs})`.as(
+          sql<number>`(select count(*) from messages m
+                        where m.conversation_id = c.id and m.role = 'user' and m.created_at >= ${sinceMs})`.as(
             'recent_replies',
           ),
-          sql<number>`(select count(*) from outbox o where o.conversation_id = c.id and o.status = 'failed' and o.created_at >= ${sinceMs})`.as(
+          sql<number>`(select count(*) from outbox o
+                        where o.conversation_id = c.id and o.status = 'failed' and o.created_at >= ${sinceMs})`.as(
             'recent_failed',
           ),
           // The contacts the channel gate would look at: linked to them, or (an opt-out a provider
           // reported before they ever wrote) keyed by their phone number, E.164 (Twilio) or digits (WhatsApp).
-          sql<number>`(select count(*) from channel_contacts cc where cc.opted_out_at is not null and (cc.participant_id = p.id or (cc.participant_id is null and cc.contact_id in (p.phone_number, substr(p.phone_number, 2)))))`.as(
+          sql<number>`(select count(*) from channel_contacts cc
+                        where cc.opted_out_at is not null
+                          and (cc.participant_id = p.id
+                               or (cc.participant_id is null
+                                   and cc.contact_id in (p.phone_number, substr(p.phone_number, 2)))))`.as(
             'opted_out_contacts',
           ),
         ])

@@ -73,7 +73,8 @@ export function studyRoutes(
         tags: ['study'],
         summary:
           'Per participant: prompts sent, done count and rate, response rates, current streak, last reply, ' +
-          'recent replies, flags (no_reply_48h, delivery_failing, opted_out, paused, intake_incomplete_24h); study totals; ' +
+          'recent replies, flags (no_reply_48h, delivery_failing, opted_out, paused, intake_incomplete_24h); ' +
+          'study totals; ' +
           'and a per-day series in STUDY_TIMEZONE (prompts sent, replied, done, replies, active participants)',
         querystring: jsonSchema(overviewQuery),
       },

@@ -133,7 +133,8 @@ describe('updateTone', () => {
             if (score > 0.4 && score < 0.7) expect(state.active.includes(t)).toBe(previous.active.includes(t));
           }
           expect(state.active).toEqual(TONE_TAGS.filter((t) => state.active.includes(t)));
-          // Hysteresis can leave both of a pair active (a decaying 0.61 next to a fresh 1.0); never both at 0.7 or more.
+          // Hysteresis can leave both of a pair active (a decaying 0.61 next to a fresh 1.0);
+          // never both at 0.7 or more.
           expect((state.scores.concise ?? 0) >= 0.7 && (state.scores.detailed ?? 0) >= 0.7).toBe(false);
         }
       }),

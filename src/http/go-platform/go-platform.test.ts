@@ -64,7 +64,8 @@ describe('a Go schedule', () => {
     expect(nextRun({ hour: 9, weekday: 1 }, 'America/Toronto', at)?.toISOString()).toBe('2026-03-23T13:00:00.000Z');
     expect(nextRun({ month: 1, day: 1 }, 'UTC', at)?.toISOString()).toBe('2027-01-01T00:00:00.000Z');
     expect(nextRun({ month: 2, day: 29, hour: 6 }, 'UTC', at)?.toISOString()).toBe('2028-02-29T06:00:00.000Z');
-    expect(nextRun({}, 'UTC', at)?.toISOString()).toBe('2026-03-21T00:00:00.000Z'); // Go's "every minute": daily at 00:00
+    // Go's "every minute": daily at 00:00
+    expect(nextRun({}, 'UTC', at)?.toISOString()).toBe('2026-03-21T00:00:00.000Z');
     expect(nextRun({ month: 4, day: 31 }, 'UTC', at)).toBeNull();
   });
 

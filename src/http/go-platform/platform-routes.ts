@@ -78,8 +78,9 @@ function sendRoutes(app: FastifyInstance, deps: GoPlatformDeps): void {
       schema: {
         tags,
         summary:
-          "Go PromptPipe: send a prompt on a schedule (minute, hour, day, month, weekday, timezone; the participant's " +
-          'zone, else UTC), on a durable timer; the result is its timer id. Without a schedule, ' +
+          'Go PromptPipe: send a prompt on a schedule ' +
+          "(minute, hour, day, month, weekday, timezone; the participant's zone, else UTC), " +
+          'on a durable timer; the result is its timer id. Without a schedule, ' +
           'PLATFORM_DEFAULT_SCHEDULE is used when set',
         body: jsonSchema(goPromptBody),
       },

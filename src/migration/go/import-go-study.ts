@@ -154,7 +154,8 @@ async function writeDeliveries(tx: StoreTx, deliveries: readonly ImportedDeliver
 /** The report as a table a person reads at the end of a run. */
 export function reportTable(report: ImportReport, dryRun: boolean): string {
   const lines = [
-    `${dryRun ? 'Would import' : 'Imported'}: ${report.imported.length}; already here: ${report.skipped.length}; problems: ${report.problems.length}`,
+    `${dryRun ? 'Would import' : 'Imported'}: ${report.imported.length}; ` +
+      `already here: ${report.skipped.length}; problems: ${report.problems.length}`,
     '',
   ];
   lines.push('go id | phone | status | sub-state | messages | deliveries | schedules | timers');

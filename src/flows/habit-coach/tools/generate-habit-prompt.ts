@@ -66,7 +66,8 @@ export function generateHabitPromptTool(state: HabitTurnState, deps: PromptGener
       const missing = missingFields(state.profile, REQUIRED_FOR_PROMPT);
       if (missing.length > 0) {
         return toolError(
-          `cannot generate a prompt yet: the profile is missing ${missing.join(' and ')}. Ask the participant, save the answer with save_user_profile, then try again.`,
+          `cannot generate a prompt yet: the profile is missing ${missing.join(' and ')}. ` +
+            'Ask the participant, save the answer with save_user_profile, then try again.',
         );
       }
       const messages = promptGeneratorMessages(
@@ -86,7 +87,9 @@ export function generateHabitPromptTool(state: HabitTurnState, deps: PromptGener
         warnings.length > 0 ? ` Note: ${warnings.join(' and ')} unknown, so the prompt is less personal.` : '';
       return delivery_mode === 'immediate'
         ? `Generated prompt (share it with the participant in your reply): "${prompt}".${warning}`
-        : `Generated and saved as the latest prompt: "${prompt}". Each scheduled delivery writes a fresh prompt from the profile and sends this one only if that fails.${warning}`;
+        : `Generated and saved as the latest prompt: "${prompt}". ` +
+            'Each scheduled delivery writes a fresh prompt from the profile and sends this one only if that fails.' +
+            warning;
     },
   });
 }

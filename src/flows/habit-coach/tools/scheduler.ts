@@ -31,7 +31,8 @@ export function schedulerTool(state: HabitTurnState, deps: SchedulerDeps) {
   return defineTool({
     name: 'scheduler',
     description:
-      "Manage daily habit-prompt schedules: create (fixed HH:MM, or random within a window), list, or delete by schedule_id. Times are read in the participant's time zone unless timezone is given.",
+      'Manage daily habit-prompt schedules: create (fixed HH:MM, or random within a window), list, ' +
+      "or delete by schedule_id. Times are read in the participant's time zone unless timezone is given.",
     input: schedulerInput,
     execute: (input) => {
       switch (input.action) {
@@ -73,7 +74,10 @@ function createSchedule(state: HabitTurnState, deps: SchedulerDeps, input: Sched
   // The one draw for this firing: the turn's commit arms the timer for this very time.
   const next = nextFireTime(schedule, state.startedAt, deps.random);
   state.nextPromptAt.set(schedule.id, next);
-  return `Created schedule ${schedule.id}: ${describeSchedule(schedule)}. Prompts go out ${schedule.prepMinutes} minutes before the target time; the next one at ${next.toISOString()}.`;
+  return (
+    `Created schedule ${schedule.id}: ${describeSchedule(schedule)}. ` +
+    `Prompts go out ${schedule.prepMinutes} minutes before the target time; the next one at ${next.toISOString()}.`
+  );
 }
 
 type Times = { error: string } | Pick<Schedule, 'fixedTime' | 'windowStart' | 'windowEnd'>;
@@ -125,7 +129,8 @@ function listSchedules(state: HabitTurnState): string {
   if (state.schedules.length === 0) return 'No active schedules.';
   const lines = state.schedules.map((schedule) => {
     const next = state.nextPromptAt.get(schedule.id);
-    return `- ${schedule.id}: ${describeSchedule(schedule)}; ${next ? `next prompt at ${next.toISOString()}` : 'no prompt is pending'}`;
+    const when = next ? `next prompt at ${next.toISOString()}` : 'no prompt is pending';
+    return `- ${schedule.id}: ${describeSchedule(schedule)}; ${when}`;
   });
   return `Active schedules:\n${lines.join('\n')}`;
 }

@@ -34,7 +34,10 @@ export function transitionStateTool(state: HabitTurnState) {
       const replaced = state.delayedTransition ? ' It replaces the transition that was pending.' : '';
       state.delayedTransition = { target: target_state, dueAt };
       state.notes.push(`transition_state: ${target_state} at ${dueAt.toISOString()}`);
-      return `The conversation will move to ${target_state} in ${delay_minutes} minute(s), at ${dueAt.toISOString()}.${replaced} Until then it stays in ${state.subState}.`;
+      return (
+        `The conversation will move to ${target_state} in ${delay_minutes} minute(s), at ${dueAt.toISOString()}.` +
+        `${replaced} Until then it stays in ${state.subState}.`
+      );
     },
   });
 }
