@@ -17,7 +17,7 @@ const toneSchema = z.object({
 });
 const fieldUpdatedAtSchema = z.record(z.string(), z.number());
 
-export const profileOf = prepared((db, a: { participantId: string }) =>
+const profileOf = prepared((db, a: { participantId: string }) =>
   db.selectFrom('profiles').selectAll().where('participant_id', '=', a.participantId),
 );
 

@@ -13,7 +13,7 @@ type ScheduleOperations = Pick<
 
 const KINDS = ['fixed', 'random'] as const satisfies readonly ScheduleKind[];
 
-export const schedulesOf = prepared((db, a: { participantId: string }) =>
+const schedulesOf = prepared((db, a: { participantId: string }) =>
   db
     .selectFrom('schedules')
     .selectAll()
