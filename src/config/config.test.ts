@@ -83,6 +83,7 @@ describe('loadConfig defaults', () => {
         helperTimeoutMs: 5000,
         mcpConfigFile: undefined,
       },
+      desk: { locale: 'en-US', timeZone: 'America/Los_Angeles' },
       clock: { mode: 'system', start: undefined },
       outbound: { webhookUrl: undefined, webhookSigningKey: undefined, maxAttempts: 8, concurrency: 16 },
       whatsapp: undefined,
@@ -256,6 +257,21 @@ describe('loadConfig LLM provider', () => {
     );
   });
 
+  it('reads DESK_LOCALE as its canonical tag and DESK_TIME_ZONE in any case, and names what it cannot use', () => {
+    expect(loadConfig({ DESK_LOCALE: 'de-de', DESK_TIME_ZONE: 'europe/berlin' }).desk).toEqual({
+      locale: 'de-DE',
+      timeZone: 'Europe/Berlin',
+    });
+    expect(loadConfig({ DESK_LOCALE: 'en-GB' }).desk.locale).toBe('en-GB');
+    expect(() => loadConfig({ DESK_LOCALE: 'German' })).toThrow(
+      'DESK_LOCALE: must be a BCP 47 language tag this runtime formats for, such as en-US, de-DE or en-GB ' +
+        '(got "German")',
+    );
+    expect(() => loadConfig({ DESK_TIME_ZONE: 'Pacific Time' })).toThrow(
+      /DESK_TIME_ZONE: must be an IANA time zone such as UTC or America\/Toronto \(got "Pacific Time"\)/,
+    );
+  });
+
   it('reads DEFAULT_PHONE_REGION in any case, and names a region it does not know', () => {
     expect(loadConfig({ DEFAULT_PHONE_REGION: 'gb' }).conversation.phoneRegion).toBe('GB');
     expect(() => loadConfig({ DEFAULT_PHONE_REGION: 'USA' })).toThrow(
@@ -344,6 +360,11 @@ describe('loadConfig errors', () => {
     ['DEFAULT_PHONE_REGION', 'Canada'],
     ['STUDY_TIMEZONE', 'Mars/Olympus_Mons'],
     ['STUDY_TIMEZONE', '+05:00'],
+    ['DESK_LOCALE', 'en_US'],
+    ['DESK_LOCALE', 'en-US,de-DE'],
+    ['DESK_LOCALE', 'xx-YY'],
+    ['DESK_TIME_ZONE', 'Mars/Olympus_Mons'],
+    ['DESK_TIME_ZONE', '-08:00'],
     ['ASSISTANT_RECALL_MIN_SIMILARITY', '1.5'],
     ['LLM_EMBEDDING_MODEL', 'two words'],
   ];

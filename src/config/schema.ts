@@ -14,6 +14,7 @@ import {
   identifier,
   integer,
   isoDateTime,
+  locale,
   oneOf,
   secret,
   signingSecret,
@@ -102,6 +103,9 @@ export const envSchema = z.object({
   ASSISTANT_RECALL_MIN_SIMILARITY: decimal(-1, 1),
   ASSISTANT_HELPER_TIMEOUT_MS: integer(1, MAX_TIMER_MS, 'an integer greater than 0'),
   MCP_CONFIG_FILE: z.string().optional(),
+
+  DESK_LOCALE: locale(),
+  DESK_TIME_ZONE: timeZone(),
 
   CLOCK: oneOf(CLOCK_MODES),
   CLOCK_START: isoDateTime().optional(),

@@ -325,6 +325,22 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
   ),
 
   v(
+    'Service desk',
+    'DESK_LOCALE',
+    'en-US',
+    'Locale (a BCP 47 tag such as en-US, de-DE, en-GB) the service desk tells callers amounts, dates and times ' +
+      'in: "Thursday, June 4, 9:00–11:00 AM" in en-US, "Donnerstag, 4. Juni, 09:00–11:00" in de-DE; amounts in ' +
+      "the invoice's currency, written the locale's way.",
+  ),
+  v(
+    'Service desk',
+    'DESK_TIME_ZONE',
+    'America/Los_Angeles',
+    "IANA time zone (any case, e.g. Europe/Berlin) of the service desk's business: the day it counts as today, " +
+      'and the zone appointment dates and windows are local to and are told in.',
+  ),
+
+  v(
     'Clock',
     'CLOCK',
     'system',
