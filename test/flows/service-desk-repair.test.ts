@@ -21,7 +21,10 @@ const lastUser = (request: LlmRequest) => [...request.messages].reverse().find((
 type Call = { name: string; arguments: unknown };
 const propose = (name: string, args: unknown = {}): ScriptedStep => ({ toolCalls: [{ name, arguments: args }] });
 
-/** The id of the listed option whose text has every word given ("Wednesday", "09:00"), as a model reads its prompt. */
+/**
+ * The id of the listed option whose text has every word given ("Wednesday", "9:00–11:00 AM"), as a model reads
+ * its prompt.
+ */
 function option(request: LlmRequest, kind: 'Appointment' | 'Window', ...words: string[]): string {
   const lines = [...request.messages[0]!.content.matchAll(new RegExp(`^${kind} option \\d+: id (\\S+): (.+)$`, 'gm'))];
   const found = lines.find(([, , text]) => words.every((word) => text!.includes(word)));
@@ -83,9 +86,9 @@ describe('service desk repair (scripted model)', () => {
           arguments: { appointmentId: option(request, 'Appointment', 'Quarterly') },
         };
       if (said === 'Tuesday afternoon')
-        return { name: 'select_slot', arguments: { slotId: option(request, 'Window', 'Tuesday', '13:00') } };
+        return { name: 'select_slot', arguments: { slotId: option(request, 'Window', 'Tuesday', '1:00–3:00 PM') } };
       if (said === 'no, Wednesday morning')
-        return { name: 'select_slot', arguments: { slotId: option(request, 'Window', 'Wednesday', '09:00') } };
+        return { name: 'select_slot', arguments: { slotId: option(request, 'Window', 'Wednesday', '9:00–11:00 AM') } };
       if (said === 'yes') return { name: 'confirm', arguments: { answer: 'yes' } };
       return {};
     });
@@ -94,12 +97,14 @@ describe('service desk repair (scripted model)', () => {
     await say('the quarterly one');
     await say('Tuesday afternoon');
     expect(await state()).toBe('PendingRescheduleConfirmation');
-    expect(narrated.at(-1)).toContain('Selected window: Tuesday, June 2, 13:00–15:00');
+    expect(narrated.at(-1)).toContain('Selected window: Tuesday, June 2, 1:00–3:00 PM');
     await say('no, Wednesday morning');
     expect(await state()).toBe('PendingRescheduleConfirmation');
     expect(narrated.at(-1)).toContain('Fact: Ask the caller to confirm moving the selected appointment');
-    expect(narrated.at(-1)).toContain('Selected appointment: Quarterly pest control on Thursday, June 4, 09:00–11:00');
-    expect(narrated.at(-1)).toContain('Selected window: Wednesday, June 3, 09:00–11:00');
+    expect(narrated.at(-1)).toContain(
+      'Selected appointment: Quarterly pest control on Thursday, June 4, 9:00–11:00 AM',
+    );
+    expect(narrated.at(-1)).toContain('Selected window: Wednesday, June 3, 9:00–11:00 AM');
     await say('yes');
     expect(await state()).toBe('Completed');
     const moved = (await appointmentsOf('cus_alex')).find((a) => a.id === 'apt_alex_1');
@@ -115,7 +120,7 @@ describe('service desk repair (scripted model)', () => {
       // A real model maps "Saturday at 5" to an id it makes up.
       if (said === 'Saturday at 5pm') return { name: 'select_slot', arguments: { slotId: 'slot_20260606_1700' } };
       if (said === 'the first one')
-        return { name: 'select_slot', arguments: { slotId: option(request, 'Window', 'Tuesday', '09:00') } };
+        return { name: 'select_slot', arguments: { slotId: option(request, 'Window', 'Tuesday', '9:00–11:00 AM') } };
       if (said === 'make it Sunday') return { name: 'select_slot', arguments: { slotId: 'sunday' } };
       if (said === 'yes') return { name: 'confirm', arguments: { answer: 'yes' } };
       return {};
@@ -132,7 +137,7 @@ describe('service desk repair (scripted model)', () => {
     expect(await state()).toBe('PendingScheduleConfirmation');
     await say('make it Sunday');
     expect(await state()).toBe('PresentingSlots');
-    expect(narrated.at(-1)).toMatch(/not one of the windows offered[\s\S]*Window 1: Tuesday, June 2, 09:00–11:00/);
+    expect(narrated.at(-1)).toMatch(/not one of the windows offered[\s\S]*Window 1: Tuesday, June 2, 9:00–11:00 AM/);
     await say('yes'); // a yes to "which one?" confirms nothing
     expect(await appointmentsOf('cus_alex')).toHaveLength(2);
     expect(narrated.at(-1)).toContain('Fact: Ask which window suits the caller.');
@@ -148,7 +153,7 @@ describe('service desk repair (scripted model)', () => {
       if (said === 'yes') return { name: 'confirm_address', arguments: { confirmed: true } };
       if (said === 'wait, do I owe you anything?') return { name: 'open_invoices', arguments: {} };
       if (said === 'Wednesday afternoon')
-        return { name: 'select_slot', arguments: { slotId: option(request, 'Window', 'Wednesday', '13:00') } };
+        return { name: 'select_slot', arguments: { slotId: option(request, 'Window', 'Wednesday', '1:00–3:00 PM') } };
       if (said === 'yes, book it') return { name: 'confirm', arguments: { answer: 'yes' } };
       return {};
     });
@@ -243,9 +248,11 @@ describe('service desk repair (offline demo model)', () => {
     await text('415-555-0100, 94107');
     await text('I want to reschedule');
     await text('the first');
-    expect(await text('the second')).toMatch(/Shall I move your Quarterly pest control .* to Tuesday, June 2, 13:00/);
+    expect(await text('the second')).toMatch(
+      /Shall I move your Quarterly pest control .* to Tuesday, June 2, 1:00–3:00 PM/,
+    );
     expect(await text('no, Thursday')).toMatch(
-      /Shall I move your Quarterly pest control .* to Thursday, June 4, 09:00/,
+      /Shall I move your Quarterly pest control .* to Thursday, June 4, 9:00–11:00 AM/,
     );
     expect(await text('cancel that')).toMatch(/left everything as it was/);
   });

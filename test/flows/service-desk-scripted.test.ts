@@ -152,8 +152,8 @@ describe('service desk against a misbehaving model', () => {
       expect(narration).toContain(
         'Fact: Ask the caller to confirm moving the selected appointment to the selected window (yes or no).',
       );
-      expect(narration).toContain('Selected appointment: Quarterly pest control on Thursday, June 4, 09:00–11:00');
-      expect(narration).toContain('Selected window: Tuesday, June 2, 13:00–15:00');
+      expect(narration).toContain('Selected appointment: Quarterly pest control on Thursday, June 4, 9:00–11:00 AM');
+      expect(narration).toContain('Selected window: Tuesday, June 2, 1:00–3:00 PM');
     },
   );
 

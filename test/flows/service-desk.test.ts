@@ -39,7 +39,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await state()).toBe('CollectingVerification');
     const verified = await say('It is 415-555-0100, ZIP 94107');
     expect(verified).toMatch(/Alex Rivera, you're verified/);
-    expect(verified).toMatch(/Quarterly pest control on Thursday, June 4, 09:00–11:00/);
+    expect(verified).toMatch(/Quarterly pest control on Thursday, June 4, 9:00–11:00 AM/);
     expect(verified).not.toMatch(/apt_/);
   });
 
@@ -102,11 +102,11 @@ describe('service desk (offline policy, demo CRM)', () => {
     );
     expect(await state()).toBe('PresentingAppointments');
     expect(await say('the second one')).toMatch(
-      /Shall I cancel your Termite inspection on Thursday, June 18, 13:00–15:00\?/,
+      /Shall I cancel your Termite inspection on Thursday, June 18, 1:00–3:00 PM\?/,
     );
     expect(await state()).toBe('PendingCancellationConfirmation');
     // A reply that answers nothing leaves the question open: it is asked again, naming the appointment.
-    expect(await say('hmm')).toMatch(/Shall I cancel your Termite inspection on Thursday, June 18, 13:00–15:00\?/);
+    expect(await say('hmm')).toMatch(/Shall I cancel your Termite inspection on Thursday, June 18, 1:00–3:00 PM\?/);
     const cancelled = await say('yes');
     expect(cancelled).toMatch(/I've cancelled your Termite inspection on /);
     // The appointment just cancelled is not listed as if it were still the caller's.
@@ -135,18 +135,18 @@ describe('service desk (offline policy, demo CRM)', () => {
     await say('4155550100 94107');
     expect(await say('I need to reschedule')).toMatch(/Which appointment would you like to reschedule\?/);
     const windows = await say('the first one');
-    expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 09:00–11:00/);
+    expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 9:00–11:00 AM/);
     expect(windows).not.toMatch(/slot_|apt_/);
     expect(await state()).toBe('PresentingSlots');
     expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([
       { date: '2026-06-04' },
     ]);
     expect(await say('the second')).toMatch(
-      /Shall I move your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00\?/,
+      /Shall I move your Quarterly pest control on Thursday, June 4, 9:00–11:00 AM to Tuesday, June 2, 1:00–3:00 PM\?/,
     );
     expect(await state()).toBe('PendingRescheduleConfirmation');
     expect(await say('yes')).toMatch(
-      /I've moved your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00/,
+      /I've moved your Quarterly pest control on Thursday, June 4, 9:00–11:00 AM to Tuesday, June 2, 1:00–3:00 PM/,
     );
     expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([
       { id: 'apt_alex_1', date: '2026-06-02', windowStart: '13:00' },
@@ -160,11 +160,11 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(address).toMatch(/Is the visit for 123 Market St/);
     expect(await state()).toBe('PendingScheduleDetails');
     const windows = await say('yes');
-    expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 09:00–11:00/);
+    expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 9:00–11:00 AM/);
     expect(windows).not.toMatch(/slot_/);
-    expect(await say('the first one')).toMatch(/Shall I book a visit on Tuesday, June 2, 09:00–11:00\?/);
+    expect(await say('the first one')).toMatch(/Shall I book a visit on Tuesday, June 2, 9:00–11:00 AM\?/);
     expect(await say('yes')).toMatch(
-      /I've booked your General service visit on Tuesday, June 2, 09:00–11:00 at 123 Market St/,
+      /I've booked your General service visit on Tuesday, June 2, 9:00–11:00 AM at 123 Market St/,
     );
     expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(3);
   });

@@ -2,17 +2,10 @@ import type { Appointment, Invoice, Slot } from './crm.ts';
 import { pendingAction, pendingTask, transition, type Dialog, type Intent } from './dialog.ts';
 import { deskTool, type DeskTool } from './desk-tools.ts';
 import type { ChoiceName, GateDecision } from './gate.ts';
-import {
-  CONFIRM_QUESTIONS,
-  describeDate,
-  describeSlot,
-  describeVisit,
-  doneNote,
-  OFFER_PERSON,
-} from './desk-prompts.ts';
-import type { Done } from './desk-prompts.ts';
+import { CONFIRM_QUESTIONS, describeSlot, describeVisit, doneNote, OFFER_PERSON, type Done } from './desk-prompts.ts';
 import type { Ledger } from './desk-ledger.ts';
 import type { DeskTurnEnv } from './desk-turn.ts';
+import type { DeskFormat } from './desk-format.ts';
 import { ASK_WHAT, AskingTurn } from './desk-asking.ts';
 
 /** The dialog as this turn changes it, and the facts the narrator speaks from: what the turn does. */
@@ -80,7 +73,7 @@ export class TurnState extends AskingTurn {
         return;
       case 'open_invoices':
         // Amounts and dates as a person says them; never the invoice's id or its cents.
-        return void this.facts.notes.push(invoicesNote((output.invoices as Invoice[]) ?? []));
+        return void this.facts.notes.push(invoicesNote((output.invoices as Invoice[]) ?? [], this.env.format));
       case 'service_policy':
         return void this.facts.notes.push(`Our policy: ${String(output.policy)}`);
       default:
@@ -224,15 +217,14 @@ export class TurnState extends AskingTurn {
   /** How a change carried out is told: what it was and when, in the caller's terms. */
   #done(name: string, output: { appointment?: Appointment; ticketId?: string }): Done {
     if (name === 'escalate') return { change: 'escalated', what: String(output.ticketId) };
+    const { format } = this.env;
     const appointment = output.appointment!;
-    if (name === 'cancel_appointment') return { change: 'cancelled', what: describeVisit(appointment) };
+    if (name === 'cancel_appointment') return { change: 'cancelled', what: describeVisit(appointment, format) };
     if (name === 'create_appointment')
-      return { change: 'booked', what: `${describeVisit(appointment)} at ${appointment.address}` };
+      return { change: 'booked', what: `${describeVisit(appointment, format)} at ${appointment.address}` };
     const before = this.env.presented.appointments.find((a) => a.id === appointment.id);
-    return {
-      change: 'moved',
-      what: `${before ? describeVisit(before) : appointment.service} to ${describeSlot(appointment)}`,
-    };
+    const visit = before ? describeVisit(before, format) : appointment.service;
+    return { change: 'moved', what: `${visit} to ${describeSlot(appointment, format)}` };
   }
 
   /**
@@ -253,14 +245,11 @@ export class TurnState extends AskingTurn {
   }
 }
 
-/** "1 open invoice: $129.00 due Wednesday, June 10." */
-function invoicesNote(invoices: Invoice[]): string {
+/** "1 open invoice: $129.00 due Wednesday, June 10." (en-US; amounts and dates as `format` tells them). */
+function invoicesNote(invoices: Invoice[], format: DeskFormat): string {
   if (invoices.length === 0) return 'The caller has no open invoices.';
   const each = invoices.map(
-    (invoice) =>
-      `${new Intl.NumberFormat('en-US', { style: 'currency', currency: invoice.currency }).format(
-        invoice.amountCents / 100,
-      )} due ${describeDate(invoice.dueDate)}`,
+    (invoice) => `${format.money(invoice.amountCents, invoice.currency)} due ${format.date(invoice.dueDate)}`,
   );
   return `The caller has ${invoices.length} open invoice${invoices.length > 1 ? 's' : ''}: ${each.join('; ')}.`;
 }

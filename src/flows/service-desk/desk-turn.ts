@@ -11,6 +11,7 @@ import { acknowledgePrompt, decisionPrompt, narratorPrompt, type Facts } from '.
 import { Ledger, type CommitChange } from './desk-ledger.ts';
 import { TurnState } from './desk-turn-state.ts';
 import type { PhoneRegion } from '../../core/phone.ts';
+import type { DeskFormat } from './desk-format.ts';
 
 export const DESK_FALLBACK = 'Sorry, I could not finish that just now. Could you say it once more?';
 const CLARIFY = 'Ask the caller to clarify what they would like.';
@@ -25,6 +26,8 @@ export interface DeskTurnEnv {
   /** National-format numbers are read in this region (`DEFAULT_PHONE_REGION`). */
   phoneRegion: PhoneRegion | undefined;
   today: string;
+  /** How amounts, dates and times are told to the caller (`DESK_LOCALE`, in `DESK_TIME_ZONE`). */
+  format: DeskFormat;
   /** The interpreter's model (`LLM_INTERPRETER_MODEL`), when it differs from the narrator's. */
   interpreterModel: string | undefined;
   userText: string;
@@ -66,7 +69,7 @@ export async function runDeskTurn(
     const response = await ledger.model(
       () =>
         context.provider.complete(
-          { messages: narratorPrompt(outcome.value.facts, history(context)) },
+          { messages: narratorPrompt(outcome.value.facts, env.format, history(context)) },
           { signal: context.signal, onTextDelta: stream },
         ),
       true,

@@ -12,7 +12,7 @@ export const serviceDeskModule: FlowModule = {
       async start({ store, clock, ids }) {
         const crm = store.extend(demoCrmQueries);
         // The demo CRM's appointments are local dates in the business's zone (`DESK_TIME_ZONE`).
-        const { timeZone } = config.desk;
+        const { locale, timeZone } = config.desk;
         await crm.ops.seedIfEmpty(new Intl.DateTimeFormat('en-CA', { timeZone }).format(clock.now()));
         const flow = createServiceDeskFlow({
           crm: crm.ops,
@@ -20,6 +20,7 @@ export const serviceDeskModule: FlowModule = {
           ids,
           interpreterModel: config.llm.interpreterModel,
           timeZone,
+          locale,
           phoneRegion: config.conversation.phoneRegion,
         });
         return { flow };
