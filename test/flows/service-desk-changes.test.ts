@@ -93,7 +93,7 @@ describe('a confirmed change and the dialog commit together', () => {
   );
 
   it(
-    'a ticket the caller asked for commits with the dialog too: after a barge-in the next reply gives its ' + 'number',
+    'a ticket the caller asked for commits with the dialog too: ' + 'after a barge-in the next reply gives its number',
     async () => {
       const { say, id, bargeIn } = await interruptible('a person please');
       await say('verify me');

@@ -37,7 +37,8 @@ export const ROLE = {
 } as const;
 
 const VOICE =
-  "You are the friendly voice of Acme Pest Control's service desk. Write plain conversational text only: no JSON, no markdown, no internal ids. Be brief (at most three sentences unless listing options).";
+  "You are the friendly voice of Acme Pest Control's service desk. Write plain conversational text only: no " +
+  'JSON, no markdown, no internal ids. Be brief (at most three sentences unless listing options).';
 
 /** What each intent is, in the caller's words, for a clarification ("… or cancel an appointment"). */
 export const INTENT_PHRASES: Record<Intent, string> = {
@@ -84,7 +85,9 @@ export function acknowledgePrompt(_env: DeskTurnEnv, history: LlmMessage[]): Llm
   return [
     {
       role: 'system',
-      content: `${ROLE.acknowledge}\n${VOICE}\nAcknowledge the caller's latest message in one short sentence (under 12 words). Do not answer it, ask anything, or promise an outcome: tools are still running.`,
+      content:
+        `${ROLE.acknowledge}\n${VOICE}\nAcknowledge the caller's latest message in one short sentence (under 12 ` +
+        'words). Do not answer it, ask anything, or promise an outcome: tools are still running.',
     },
     ...history,
   ];
@@ -94,16 +97,20 @@ export function decisionPrompt(env: DeskTurnEnv, history: LlmMessage[]): LlmMess
   const { dialog } = env;
   const lines = [
     ROLE.decide,
-    "You are the interpreter of a pest-control service desk. Read the caller's latest message and call exactly one tool that captures it, or call none if it needs only an answer.",
+    "You are the interpreter of a pest-control service desk. Read the caller's latest message and call exactly " +
+      'one tool that captures it, or call none if it needs only an answer.',
     'Only pick ids from the lists below. Never invent ids. Scheduling a new visit is not rescheduling.',
     `State: ${dialog.state}. Caller verified: ${dialog.customerId ? 'yes' : 'no'}.`,
     env.callerPhone
-      ? `The caller's phone number is ${env.callerPhone}: verify_account needs only the ZIP code (pass a phone only if the caller gives another one).`
+      ? `The caller's phone number is ${env.callerPhone}: verify_account needs only the ZIP code (pass a phone ` +
+        'only if the caller gives another one).'
       : 'The caller has not given a phone number yet.',
     dialog.pendingIntent ? `Stated before verification: ${dialog.pendingIntent}.` : '',
-    // A different request is a change of mind: its tool starts the new path, and a yes confirms only the task in progress.
+    // A different request is a change of mind: its tool starts the new path, and a yes confirms only the task
+    // in progress.
     dialog.purpose
-      ? `Task in progress: ${dialog.purpose}. If the caller now asks for something else, propose that instead of answering the pending question.`
+      ? `Task in progress: ${dialog.purpose}. If the caller now asks for something else, propose that instead of ` +
+        'answering the pending question.'
       : '',
     ...env.presented.appointments.map(
       (a, i) => `Appointment option ${i + 1}: id ${a.id}: ${describeAppointment(a, env.format)}`,
