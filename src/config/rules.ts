@@ -192,7 +192,8 @@ export function identifier() {
   return rule(
     (raw) => (/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(raw) ? raw : undefined),
     (raw) =>
-      `must be a schema name of letters, digits and underscores, not starting with a digit, at most 63 characters ${got(raw)}`,
+      'must be a schema name of letters, digits and underscores, not starting with a digit, at most 63 ' +
+      `characters ${got(raw)}`,
   );
 }
 

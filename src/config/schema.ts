@@ -174,7 +174,9 @@ export function crossFieldProblems(raw: RawEnv): Array<{ variable: string; messa
   if (raw.HOST !== undefined && !isLoopback(raw.HOST) && raw.API_TOKEN === undefined) {
     problems.push({
       variable: 'HOST',
-      message: `is ${JSON.stringify(raw.HOST)}, reachable from other machines, but API_TOKEN is not set: set API_TOKEN (at least 16 characters) or listen on 127.0.0.1`,
+      message:
+        `is ${JSON.stringify(raw.HOST)}, reachable from other machines, but API_TOKEN is not set: set API_TOKEN ` +
+        '(at least 16 characters) or listen on 127.0.0.1',
     });
   }
   if (
