@@ -83,6 +83,7 @@ describe('loadConfig defaults', () => {
         helperTimeoutMs: 5000,
         mcpConfigFile: undefined,
       },
+      desk: { locale: 'en-US', timeZone: 'America/Los_Angeles' },
       clock: { mode: 'system', start: undefined },
       outbound: { webhookUrl: undefined, webhookSigningKey: undefined, maxAttempts: 8, concurrency: 16 },
       whatsapp: undefined,
@@ -125,7 +126,8 @@ describe('loadConfig defaults', () => {
     ]);
     expect(bad.join()).not.toContain('sec');
     expect(problems({ OTEL_EXPORTER_OTLP_HEADERS: 'a=b' })).toEqual([
-      'OTEL_EXPORTER_OTLP_HEADERS: only applies with OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (tracing is off)',
+      'OTEL_EXPORTER_OTLP_HEADERS: only applies with OTEL_EXPORTER_OTLP_ENDPOINT or ' +
+        'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (tracing is off)',
     ]);
   });
 
@@ -156,7 +158,10 @@ describe('loadConfig defaults', () => {
     });
 
     expect(() => loadConfig({ WHATSAPP_ACCESS_TOKEN: 'EAAG-token', WHATSAPP_PHONE_NUMBER_ID: '1065' })).toThrow(
-      /WHATSAPP_APP_SECRET: is required because WhatsApp is enabled \(WHATSAPP_ACCESS_TOKEN, WHATSAPP_PHONE_NUMBER_ID set\)[\s\S]*WHATSAPP_VERIFY_TOKEN: is required/,
+      new RegExp(
+        String.raw`WHATSAPP_APP_SECRET: is required because WhatsApp is enabled \(WHATSAPP_ACCESS_TOKEN, ` +
+          String.raw`WHATSAPP_PHONE_NUMBER_ID set\)[\s\S]*WHATSAPP_VERIFY_TOKEN: is required`,
+      ),
     );
     expect(() => loadConfig({ TWILIO_FROM: '+15005550006' })).toThrow(
       /TWILIO_ACCOUNT_SID: is required because Twilio SMS is enabled[\s\S]*TWILIO_AUTH_TOKEN: is required/,
@@ -248,11 +253,30 @@ describe('loadConfig LLM provider', () => {
     expect(loadConfig({ LLM_BASE_URL: 'https://api.example/v1', LLM_MODEL: 'llama3.1' }).llm.model).toBe('llama3.1');
   });
 
-  it('reads STUDY_TIMEZONE in any case as its canonical spelling, UTC by default, and names a zone it does not know', () => {
-    expect(loadConfig({}).study.timeZone).toBe('UTC');
-    expect(loadConfig({ STUDY_TIMEZONE: 'america/toronto' }).study.timeZone).toBe('America/Toronto');
-    expect(() => loadConfig({ STUDY_TIMEZONE: 'Toronto' })).toThrow(
-      /STUDY_TIMEZONE: must be an IANA time zone such as UTC or America\/Toronto \(got "Toronto"\)/,
+  it(
+    'reads STUDY_TIMEZONE in any case as its canonical spelling, UTC by default, ' +
+      'and names a zone it does not know',
+    () => {
+      expect(loadConfig({}).study.timeZone).toBe('UTC');
+      expect(loadConfig({ STUDY_TIMEZONE: 'america/toronto' }).study.timeZone).toBe('America/Toronto');
+      expect(() => loadConfig({ STUDY_TIMEZONE: 'Toronto' })).toThrow(
+        /STUDY_TIMEZONE: must be an IANA time zone such as UTC or America\/Toronto \(got "Toronto"\)/,
+      );
+    },
+  );
+
+  it('reads DESK_LOCALE as its canonical tag and DESK_TIME_ZONE in any case, and names what it cannot use', () => {
+    expect(loadConfig({ DESK_LOCALE: 'de-de', DESK_TIME_ZONE: 'europe/berlin' }).desk).toEqual({
+      locale: 'de-DE',
+      timeZone: 'Europe/Berlin',
+    });
+    expect(loadConfig({ DESK_LOCALE: 'en-GB' }).desk.locale).toBe('en-GB');
+    expect(() => loadConfig({ DESK_LOCALE: 'German' })).toThrow(
+      'DESK_LOCALE: must be a BCP 47 language tag this runtime formats for, such as en-US, de-DE or en-GB ' +
+        '(got "German")',
+    );
+    expect(() => loadConfig({ DESK_TIME_ZONE: 'Pacific Time' })).toThrow(
+      /DESK_TIME_ZONE: must be an IANA time zone such as UTC or America\/Toronto \(got "Pacific Time"\)/,
     );
   });
 
@@ -344,6 +368,11 @@ describe('loadConfig errors', () => {
     ['DEFAULT_PHONE_REGION', 'Canada'],
     ['STUDY_TIMEZONE', 'Mars/Olympus_Mons'],
     ['STUDY_TIMEZONE', '+05:00'],
+    ['DESK_LOCALE', 'en_US'],
+    ['DESK_LOCALE', 'en-US,de-DE'],
+    ['DESK_LOCALE', 'xx-YY'],
+    ['DESK_TIME_ZONE', 'Mars/Olympus_Mons'],
+    ['DESK_TIME_ZONE', '-08:00'],
     ['ASSISTANT_RECALL_MIN_SIMILARITY', '1.5'],
     ['LLM_EMBEDDING_MODEL', 'two words'],
   ];
@@ -550,7 +579,8 @@ describe("the Go PromptPipe's variable names", () => {
     expect(config.server.port).toBe(9090);
     expect(config.database.url).toBe('sqlite:/var/lib/promptpipe/app.db');
     expect(config.warnings).toEqual([
-      "OPENAI_API_KEY is the Go PromptPipe's name: read as LLM_API_KEY and LLM_BASE_URL; rename it, this alias will be removed",
+      "OPENAI_API_KEY is the Go PromptPipe's name: read as LLM_API_KEY and LLM_BASE_URL; rename it, this alias " +
+        'will be removed',
       "GENAI_MODEL is the Go PromptPipe's name: read as LLM_MODEL; rename it, this alias will be removed",
       "GENAI_TEMPERATURE is the Go PromptPipe's name: read as LLM_TEMPERATURE; rename it, this alias will be removed",
       "API_ADDR is the Go PromptPipe's name: read as PORT; rename it, this alias will be removed",
@@ -584,7 +614,8 @@ describe("DEFAULT_SCHEDULE, the Go PromptPipe's default cron for POST /schedule"
     expect(loadConfig({ DEFAULT_SCHEDULE: '0 9 * * *' })).toMatchObject({
       platform: { defaultSchedule: { minute: 0, hour: 9 } },
       warnings: [
-        "DEFAULT_SCHEDULE is the Go PromptPipe's name: read as PLATFORM_DEFAULT_SCHEDULE; rename it, this alias will be removed",
+        "DEFAULT_SCHEDULE is the Go PromptPipe's name: read as PLATFORM_DEFAULT_SCHEDULE; rename it, this alias " +
+          'will be removed',
       ],
     });
     expect(loadConfig({ DEFAULT_SCHEDULE: '0 9 * * *', PLATFORM_DEFAULT_SCHEDULE: '30 7 * * 1' })).toMatchObject({
@@ -612,13 +643,16 @@ describe("DEFAULT_SCHEDULE, the Go PromptPipe's default cron for POST /schedule"
       }
     };
     expect(problem('0 9 * *')).toEqual([
-      'PLATFORM_DEFAULT_SCHEDULE: must be five fields, minute hour day month weekday, like "0 9 * * *" (09:00 every day) (got "0 9 * *")',
+      'PLATFORM_DEFAULT_SCHEDULE: must be five fields, minute hour day month weekday, like "0 9 * * *" ' +
+        '(09:00 every day) (got "0 9 * *")',
     ]);
     expect(problem('0 9 * * 1-5')).toEqual([
-      'PLATFORM_DEFAULT_SCHEDULE: weekday "1-5" must be a number from 0 to 6 or * (ranges, lists and steps are not read) (got "0 9 * * 1-5")',
+      'PLATFORM_DEFAULT_SCHEDULE: weekday "1-5" must be a number from 0 to 6 or * ' +
+        '(ranges, lists and steps are not read) (got "0 9 * * 1-5")',
     ]);
     expect(problem('* 9 * * *')).toEqual([
-      'PLATFORM_DEFAULT_SCHEDULE: minute must be a number: a schedule sends once a day, at its hour and minute (got "* 9 * * *")',
+      'PLATFORM_DEFAULT_SCHEDULE: minute must be a number: a schedule sends once a day, at its hour and minute ' +
+        '(got "* 9 * * *")',
     ]);
     expect(problem('0 24 * * *')).toEqual([
       'PLATFORM_DEFAULT_SCHEDULE: hour 24 must be a number from 0 to 23 (got "0 24 * * *")',
@@ -630,7 +664,8 @@ describe("DEFAULT_SCHEDULE, the Go PromptPipe's default cron for POST /schedule"
       'PLATFORM_DEFAULT_SCHEDULE: day 0 must be a number from 1 to 31 or * (got "0 9 0 * *")',
     ]);
     expect(problem('0 9 */2 * *')).toEqual([
-      'PLATFORM_DEFAULT_SCHEDULE: day "*/2" must be a number from 1 to 31 or * (ranges, lists and steps are not read) (got "0 9 */2 * *")',
+      'PLATFORM_DEFAULT_SCHEDULE: day "*/2" must be a number from 1 to 31 or * ' +
+        '(ranges, lists and steps are not read) (got "0 9 */2 * *")',
     ]);
   });
 });

@@ -124,6 +124,12 @@ export interface AppConfig {
     readonly helperTimeoutMs: number;
     readonly mcpConfigFile: string | undefined;
   };
+  readonly desk: {
+    /** The BCP 47 locale the service desk says amounts, dates and times in (`DESK_LOCALE`). */
+    readonly locale: string;
+    /** The business's IANA zone: its today, and the zone appointment times are local to and said in. */
+    readonly timeZone: string;
+  };
   readonly clock: {
     readonly mode: ClockMode;
     /** Start of the virtual clock; undefined = the time the server starts. */
@@ -284,6 +290,7 @@ function toAppConfig(env: ParsedEnv): Omit<AppConfig, 'warnings'> {
       helperTimeoutMs: env.ASSISTANT_HELPER_TIMEOUT_MS,
       mcpConfigFile: env.MCP_CONFIG_FILE,
     },
+    desk: { locale: env.DESK_LOCALE, timeZone: env.DESK_TIME_ZONE },
     clock: { mode: env.CLOCK, start: env.CLOCK_START },
     outbound: {
       webhookUrl: env.OUTBOUND_WEBHOOK_URL,

@@ -73,6 +73,27 @@ export function timeZone() {
   );
 }
 
+/**
+ * A BCP 47 language tag (`en-US`, `de-DE`) this runtime formats numbers and dates for, in its
+ * canonical form (`en-us` → `en-US`). One tag: a list is refused.
+ */
+export function locale() {
+  return rule(
+    (raw) => {
+      let tag: string | undefined;
+      try {
+        [tag] = Intl.getCanonicalLocales(raw);
+      } catch {
+        return undefined;
+      }
+      const supported = (formatter: { supportedLocalesOf(tags: string[]): string[] }) =>
+        formatter.supportedLocalesOf([tag!]).length === 1;
+      return tag && supported(Intl.DateTimeFormat) && supported(Intl.NumberFormat) ? tag : undefined;
+    },
+    (raw) => `must be a BCP 47 language tag this runtime formats for, such as en-US, de-DE or en-GB ${got(raw)}`,
+  );
+}
+
 export function httpUrl() {
   return rule(
     (raw) => (/^https?:$/.test(URL.parse(raw)?.protocol ?? '') ? raw : undefined),
@@ -171,7 +192,8 @@ export function identifier() {
   return rule(
     (raw) => (/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(raw) ? raw : undefined),
     (raw) =>
-      `must be a schema name of letters, digits and underscores, not starting with a digit, at most 63 characters ${got(raw)}`,
+      'must be a schema name of letters, digits and underscores, not starting with a digit, at most 63 ' +
+      `characters ${got(raw)}`,
   );
 }
 

@@ -14,6 +14,7 @@ import {
   identifier,
   integer,
   isoDateTime,
+  locale,
   oneOf,
   secret,
   signingSecret,
@@ -103,6 +104,9 @@ export const envSchema = z.object({
   ASSISTANT_HELPER_TIMEOUT_MS: integer(1, MAX_TIMER_MS, 'an integer greater than 0'),
   MCP_CONFIG_FILE: z.string().optional(),
 
+  DESK_LOCALE: locale(),
+  DESK_TIME_ZONE: timeZone(),
+
   CLOCK: oneOf(CLOCK_MODES),
   CLOCK_START: isoDateTime().optional(),
 
@@ -170,7 +174,9 @@ export function crossFieldProblems(raw: RawEnv): Array<{ variable: string; messa
   if (raw.HOST !== undefined && !isLoopback(raw.HOST) && raw.API_TOKEN === undefined) {
     problems.push({
       variable: 'HOST',
-      message: `is ${JSON.stringify(raw.HOST)}, reachable from other machines, but API_TOKEN is not set: set API_TOKEN (at least 16 characters) or listen on 127.0.0.1`,
+      message:
+        `is ${JSON.stringify(raw.HOST)}, reachable from other machines, but API_TOKEN is not set: set API_TOKEN ` +
+        '(at least 16 characters) or listen on 127.0.0.1',
     });
   }
   if (

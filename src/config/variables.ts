@@ -92,7 +92,8 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
     'Access',
     'TURN_RATE_LIMIT',
     '10',
-    "Model turns a conversation's messages (one sender) may start per TURN_RATE_WINDOW (per process); messages beyond it are kept and answered together in one turn when the window allows.",
+    "Model turns a conversation's messages (one sender) may start per TURN_RATE_WINDOW (per process); messages " +
+      'beyond it are kept and answered together in one turn when the window allows.',
   ),
   v('Access', 'TURN_RATE_WINDOW', '1m', 'The window of TURN_RATE_LIMIT (duration; greater than 0).'),
 
@@ -159,14 +160,17 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
     'Model',
     'LLM_INTERPRETER_MODEL',
     undefined,
-    "Model for short decision calls: the service desk's interpreter, the assistant's profile router and recall extraction; replies use LLM_MODEL.",
+    "Model for short decision calls: the service desk's interpreter, the assistant's profile router and recall " +
+      'extraction; replies use LLM_MODEL.',
     { defaultNote: 'LLM_MODEL' },
   ),
   v(
     'Model',
     'LLM_EMBEDDING_MODEL',
     undefined,
-    "Embeddings model on the same OpenAI-compatible endpoint (LLM_BASE_URL), e.g. text-embedding-3-small: the assistant's recall then also finds by meaning (vectors kept in the database); unset = full-text search alone. Needs LLM_BASE_URL or LLM_API_KEY.",
+    'Embeddings model on the same OpenAI-compatible endpoint (LLM_BASE_URL), e.g. text-embedding-3-small: the ' +
+      "assistant's recall then also finds by meaning (vectors kept in the database); unset = full-text search alone. " +
+      'Needs LLM_BASE_URL or LLM_API_KEY.',
   ),
   v('Model', 'LLM_TIMEOUT_MS', '60000', 'Timeout of one model call, in ms.'),
   v('Model', 'LLM_MAX_RETRIES', '2', 'Retries of a failed model call (0-10).'),
@@ -174,7 +178,10 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
     'Model',
     'MODEL_OUTAGE_NOTICE',
     'on',
-    "While the model cannot be reached (refused, timeout, 429, 5xx) a message waits and its turn runs again with back-off, the conversation's later messages behind it; each waiting conversation is told once per outage. on (the shipped wording: the model is unreachable and the message will be answered once it is back), off (say nothing), or your own text (at most 500 characters).",
+    'While the model cannot be reached (refused, timeout, 429, 5xx) a message waits and its turn runs again with ' +
+      "back-off, the conversation's later messages behind it; each waiting conversation is told once per outage. on " +
+      '(the shipped wording: the model is unreachable and the message will be answered once it is back), off (say ' +
+      'nothing), or your own text (at most 500 characters).',
   ),
   v(
     'Model',
@@ -308,13 +315,15 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
     'Assistant',
     'ASSISTANT_RECALL_MIN_SIMILARITY',
     '0.3',
-    "Semantic recall (LLM_EMBEDDING_MODEL) leaves out messages less similar than this to the request (cosine, -1 to 1); tune it to the embeddings model's scale.",
+    'Semantic recall (LLM_EMBEDDING_MODEL) leaves out messages less similar than this to the request (cosine, -1 to ' +
+      "1); tune it to the embeddings model's scale.",
   ),
   v(
     'Assistant',
     'ASSISTANT_HELPER_TIMEOUT_MS',
     '5000',
-    'Timeout of the profile-routing, recall-extraction and embedding calls, in ms (they fall back, never fail the turn).',
+    'Timeout of the profile-routing, recall-extraction and embedding calls, in ms (they fall back, never fail the ' +
+      'turn).',
   ),
   v(
     'Assistant',
@@ -323,6 +332,22 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
     'JSON file of MCP servers whose tools the assistant may call: {"mcpServers": {"name": {"command", "args", ' +
       '"env"} | {"url", "headers"}}}, each with an optional "requireApproval" ("writes", "always", "never" or ' +
       'tool names).',
+  ),
+
+  v(
+    'Service desk',
+    'DESK_LOCALE',
+    'en-US',
+    'Locale (a BCP 47 tag such as en-US, de-DE, en-GB) the service desk tells callers amounts, dates and times ' +
+      'in: "Thursday, June 4, 9:00–11:00 AM" in en-US, "Donnerstag, 4. Juni, 09:00–11:00" in de-DE; amounts in ' +
+      "the invoice's currency, written the locale's way.",
+  ),
+  v(
+    'Service desk',
+    'DESK_TIME_ZONE',
+    'America/Los_Angeles',
+    "IANA time zone (any case, e.g. Europe/Berlin) of the service desk's business: the day it counts as today, " +
+      'and the zone appointment dates and windows are local to and are told in.',
   ),
 
   v(
@@ -361,7 +386,8 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
     'Delivery',
     'OUTBOUND_CONCURRENCY',
     '16',
-    "Deliveries in flight at once, across conversations (1-1000); a conversation's messages still go out one at a time, in order.",
+    "Deliveries in flight at once, across conversations (1-1000); a conversation's messages still go out one at a " +
+      'time, in order.',
   ),
 
   v(
@@ -405,7 +431,8 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
     'WhatsApp',
     'WHATSAPP_TEMPLATE_TEXT_LENGTH',
     '100',
-    "Characters of the template's own body text around {{1}}. Meta caps the whole body at 1,024, so with a template set, messages are split into parts of 1,024 minus this (else 4,096).",
+    "Characters of the template's own body text around {{1}}. Meta caps the whole body at 1,024, so with a template " +
+      'set, messages are split into parts of 1,024 minus this (else 4,096).',
   ),
 
   v(

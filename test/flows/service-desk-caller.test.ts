@@ -63,21 +63,24 @@ describe('service desk: a web session started with the caller phone', () => {
     expect(verified).toMatch(/Alex Rivera, you're verified[\s\S]*Quarterly pest control/);
   });
 
-  it('with a model that passes the ZIP alone: the narrator is told the phone is known, and verification uses it', async () => {
-    const { id, say } = await start(scripted, { flow: 'service-desk', caller: { phone: '415-555-0100' } });
-    narrations.length = 0;
-    await say('I need to cancel something');
-    expect(narrations.at(-1)).toMatch(/^Fact: Ask for the 5-digit ZIP code on the account to verify the caller/);
-    expect(narrations.at(-1)).not.toMatch(/phone number and ZIP/);
-    await say('it is 94107');
-    const [call] = await verification(scripted, id);
-    expect(JSON.parse(call!.arguments)).toEqual({ zip: '94107' });
-    expect(JSON.parse(call!.result)).toMatchObject({ verified: true, customerId: 'cus_alex' });
-    // A wrong ZIP is asked again for the ZIP, not for the phone and ZIP both.
-    const other = await start(scripted, { flow: 'service-desk', caller: { phone: '+14155550100' } });
-    await other.say('11111');
-    expect(narrations.at(-1)).toMatch(/^Fact: Verification failed\. Ask again for the 5-digit ZIP code/);
-  });
+  it(
+    'with a model that passes the ZIP alone: ' + 'the narrator is told the phone is known, and verification uses it',
+    async () => {
+      const { id, say } = await start(scripted, { flow: 'service-desk', caller: { phone: '415-555-0100' } });
+      narrations.length = 0;
+      await say('I need to cancel something');
+      expect(narrations.at(-1)).toMatch(/^Fact: Ask for the 5-digit ZIP code on the account to verify the caller/);
+      expect(narrations.at(-1)).not.toMatch(/phone number and ZIP/);
+      await say('it is 94107');
+      const [call] = await verification(scripted, id);
+      expect(JSON.parse(call!.arguments)).toEqual({ zip: '94107' });
+      expect(JSON.parse(call!.result)).toMatchObject({ verified: true, customerId: 'cus_alex' });
+      // A wrong ZIP is asked again for the ZIP, not for the phone and ZIP both.
+      const other = await start(scripted, { flow: 'service-desk', caller: { phone: '+14155550100' } });
+      await other.say('11111');
+      expect(narrations.at(-1)).toMatch(/^Fact: Verification failed\. Ask again for the 5-digit ZIP code/);
+    },
+  );
 
   it("takes spec 004's phoneNumber with a message (HTTP and WebSocket), spoken digits too", async () => {
     const http = await start(offline, { flow: 'service-desk' });

@@ -93,7 +93,7 @@ describe('a confirmed change and the dialog commit together', () => {
   );
 
   it(
-    'a ticket the caller asked for commits with the dialog too: after a barge-in the next reply gives its ' + 'number',
+    'a ticket the caller asked for commits with the dialog too: ' + 'after a barge-in the next reply gives its number',
     async () => {
       const { say, id, bargeIn } = await interruptible('a person please');
       await say('verify me');
@@ -149,7 +149,7 @@ describe('a confirmed change and the dialog commit together', () => {
         15_000,
       );
       expect('text' in told && told.text).toMatch(
-        /I've already cancelled your Termite inspection on Thursday, June 18, 13:00–15:00/,
+        /I've already cancelled your Termite inspection on Thursday, June 18, 1:00–3:00 PM/,
       );
       expect(
         after

@@ -44,8 +44,8 @@ describe('service desk resync view', () => {
       options: {
         kind: 'appointment',
         items: [
-          { position: 1, label: 'Quarterly pest control on Thursday, June 4, 09:00–11:00' },
-          { position: 2, label: 'Termite inspection on Thursday, June 18, 13:00–15:00' },
+          { position: 1, label: 'Quarterly pest control on Thursday, June 4, 9:00–11:00 AM' },
+          { position: 2, label: 'Termite inspection on Thursday, June 18, 1:00–3:00 PM' },
         ],
       },
     });
@@ -66,17 +66,17 @@ describe('service desk resync view', () => {
       options: {
         kind: 'window',
         items: [
-          { position: 1, label: 'Tuesday, June 2, 09:00–11:00' },
-          { position: 2, label: 'Tuesday, June 2, 13:00–15:00' },
-          { position: 3, label: 'Wednesday, June 3, 09:00–11:00' },
-          { position: 4, label: 'Wednesday, June 3, 13:00–15:00' },
-          { position: 5, label: 'Thursday, June 4, 09:00–11:00' },
+          { position: 1, label: 'Tuesday, June 2, 9:00–11:00 AM' },
+          { position: 2, label: 'Tuesday, June 2, 1:00–3:00 PM' },
+          { position: 3, label: 'Wednesday, June 3, 9:00–11:00 AM' },
+          { position: 4, label: 'Wednesday, June 3, 1:00–3:00 PM' },
+          { position: 5, label: 'Thursday, June 4, 9:00–11:00 AM' },
         ],
       },
       confirmation: {
         action: 'reschedule',
-        appointment: 'Quarterly pest control on Thursday, June 4, 09:00–11:00',
-        window: 'Tuesday, June 2, 13:00–15:00',
+        appointment: 'Quarterly pest control on Thursday, June 4, 9:00–11:00 AM',
+        window: 'Tuesday, June 2, 1:00–3:00 PM',
       },
       address: null,
     });

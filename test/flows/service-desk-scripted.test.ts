@@ -128,11 +128,12 @@ describe('service desk against a misbehaving model', () => {
       .filter((call) => call.name === 'gate')
       .map((call) => JSON.parse(call.arguments).code ?? JSON.parse(call.arguments).decision);
     expect(decisions).toEqual(['run', 'not_offered', 'needs_confirmation']);
-    expect((await server!.store.getConversation(id))!.state).toBe('PendingScheduleDetails'); // the booking intent took the address-first path
+    // The booking intent took the address-first path.
+    expect((await server!.store.getConversation(id))!.state).toBe('PendingScheduleDetails');
   });
 
   it(
-    'a confirmation question is narrated with what it confirms: the appointment, and for a move the new ' + 'window',
+    'a confirmation question is narrated with what it confirms: ' + 'the appointment, and for a move the new window',
     async () => {
       const { say, provider } = await session((said) => {
         if (said === 'verify me') return verify;
@@ -152,33 +153,37 @@ describe('service desk against a misbehaving model', () => {
       expect(narration).toContain(
         'Fact: Ask the caller to confirm moving the selected appointment to the selected window (yes or no).',
       );
-      expect(narration).toContain('Selected appointment: Quarterly pest control on Thursday, June 4, 09:00–11:00');
-      expect(narration).toContain('Selected window: Tuesday, June 2, 13:00–15:00');
+      expect(narration).toContain('Selected appointment: Quarterly pest control on Thursday, June 4, 9:00–11:00 AM');
+      expect(narration).toContain('Selected window: Tuesday, June 2, 1:00–3:00 PM');
     },
   );
 
-  it("an unknown phone and a wrong ZIP give the narrator the same facts: whether a phone is a customer's is never told", async () => {
-    const { say, provider } = await session((said) => ({
-      toolCalls: [
-        {
-          name: 'verify_account',
-          arguments:
-            said === 'unknown phone'
-              ? { phone: '+14155550199', zip: '94107' }
-              : { phone: '+14155550100', zip: '11111' },
-        },
-      ],
-    }));
-    const unknownPhone = await say('unknown phone');
-    const wrongZip = await say('wrong zip');
-    expect(unknownPhone.text).toBe(wrongZip.text);
-    const narrated = provider.requests
-      .filter((request) => request.messages[0]!.content.startsWith('[service-desk:narrate]'))
-      .slice(-2)
-      .map((request) => request.messages[0]!.content);
-    expect(narrated[0]).toBe(narrated[1]);
-    expect(narrated[0]).not.toMatch(/unknown_phone|zip_mismatch|phone.*(not|no) .*(found|known|on file)/i);
-  });
+  it(
+    'an unknown phone and a wrong ZIP give the narrator the same facts: whether a phone is a ' +
+      "customer's is never told",
+    async () => {
+      const { say, provider } = await session((said) => ({
+        toolCalls: [
+          {
+            name: 'verify_account',
+            arguments:
+              said === 'unknown phone'
+                ? { phone: '+14155550199', zip: '94107' }
+                : { phone: '+14155550100', zip: '11111' },
+          },
+        ],
+      }));
+      const unknownPhone = await say('unknown phone');
+      const wrongZip = await say('wrong zip');
+      expect(unknownPhone.text).toBe(wrongZip.text);
+      const narrated = provider.requests
+        .filter((request) => request.messages[0]!.content.startsWith('[service-desk:narrate]'))
+        .slice(-2)
+        .map((request) => request.messages[0]!.content);
+      expect(narrated[0]).toBe(narrated[1]);
+      expect(narrated[0]).not.toMatch(/unknown_phone|zip_mismatch|phone.*(not|no) .*(found|known|on file)/i);
+    },
+  );
 
   it(
     'JSON-looking narration never reaches the client; the acknowledgement arrives before any tool result and ' +

@@ -39,7 +39,7 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(await state()).toBe('CollectingVerification');
     const verified = await say('It is 415-555-0100, ZIP 94107');
     expect(verified).toMatch(/Alex Rivera, you're verified/);
-    expect(verified).toMatch(/Quarterly pest control on Thursday, June 4, 09:00–11:00/);
+    expect(verified).toMatch(/Quarterly pest control on Thursday, June 4, 9:00–11:00 AM/);
     expect(verified).not.toMatch(/apt_/);
   });
 
@@ -49,24 +49,28 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(reply).toMatch(/you're verified[\s\S]*Quarterly pest control/);
   });
 
-  it('a participant enrolled on the service desk verifies with the ZIP alone: the channel gave their number', async () => {
-    server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z' });
-    const enrolled = await server.request('POST', '/conversation/participants', {
-      phone_number: '+12125550123',
-      flow: 'service-desk',
-    });
-    expect(enrolled.status).toBe(201);
-    await waitFor(() => server!.sink.to('+12125550123').length === 1, { what: 'greeting' });
-    await server.request('POST', '/conversation/inbound', {
-      from: '+12125550123',
-      text: 'My ZIP is 10001, what do I owe?',
-    });
-    await waitFor(() => server!.sink.to('+12125550123').length === 2, { what: 'reply' });
-    expect(server.sink.to('+12125550123')[1]!.text).toMatch(/Sam Patel, you're verified[\s\S]*\$89\.00/);
-    expect(
-      (await server.request('POST', '/conversation/participants', { phone_number: '+12125550124', flow: 'nope' })).body,
-    ).toMatchObject({ code: 'invalid_request', field: 'flow' });
-  });
+  it(
+    'a participant enrolled on the service desk verifies with the ZIP alone: ' + 'the channel gave their number',
+    async () => {
+      server = await startTestServer({ CLOCK: 'virtual', CLOCK_START: '2026-06-01T17:00:00Z' });
+      const enrolled = await server.request('POST', '/conversation/participants', {
+        phone_number: '+12125550123',
+        flow: 'service-desk',
+      });
+      expect(enrolled.status).toBe(201);
+      await waitFor(() => server!.sink.to('+12125550123').length === 1, { what: 'greeting' });
+      await server.request('POST', '/conversation/inbound', {
+        from: '+12125550123',
+        text: 'My ZIP is 10001, what do I owe?',
+      });
+      await waitFor(() => server!.sink.to('+12125550123').length === 2, { what: 'reply' });
+      expect(server.sink.to('+12125550123')[1]!.text).toMatch(/Sam Patel, you're verified[\s\S]*\$89\.00/);
+      expect(
+        (await server.request('POST', '/conversation/participants', { phone_number: '+12125550124', flow: 'nope' }))
+          .body,
+      ).toMatchObject({ code: 'invalid_request', field: 'flow' });
+    },
+  );
 
   it('offers a person after three wrong ZIP codes', async () => {
     const { say } = await session();
@@ -79,7 +83,7 @@ describe('service desk (offline policy, demo CRM)', () => {
   });
 
   it(
-    'stops verifying after three failed attempts: the right ZIP then verifies nothing, and a yes gets a ' + 'person',
+    'stops verifying after three failed attempts: ' + 'the right ZIP then verifies nothing, and a yes gets a person',
     async () => {
       const { say, state } = await session();
       await say('I want to see my bill');
@@ -102,11 +106,11 @@ describe('service desk (offline policy, demo CRM)', () => {
     );
     expect(await state()).toBe('PresentingAppointments');
     expect(await say('the second one')).toMatch(
-      /Shall I cancel your Termite inspection on Thursday, June 18, 13:00–15:00\?/,
+      /Shall I cancel your Termite inspection on Thursday, June 18, 1:00–3:00 PM\?/,
     );
     expect(await state()).toBe('PendingCancellationConfirmation');
     // A reply that answers nothing leaves the question open: it is asked again, naming the appointment.
-    expect(await say('hmm')).toMatch(/Shall I cancel your Termite inspection on Thursday, June 18, 13:00–15:00\?/);
+    expect(await say('hmm')).toMatch(/Shall I cancel your Termite inspection on Thursday, June 18, 1:00–3:00 PM\?/);
     const cancelled = await say('yes');
     expect(cancelled).toMatch(/I've cancelled your Termite inspection on /);
     // The appointment just cancelled is not listed as if it were still the caller's.
@@ -135,18 +139,18 @@ describe('service desk (offline policy, demo CRM)', () => {
     await say('4155550100 94107');
     expect(await say('I need to reschedule')).toMatch(/Which appointment would you like to reschedule\?/);
     const windows = await say('the first one');
-    expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 09:00–11:00/);
+    expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 9:00–11:00 AM/);
     expect(windows).not.toMatch(/slot_|apt_/);
     expect(await state()).toBe('PresentingSlots');
     expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([
       { date: '2026-06-04' },
     ]);
     expect(await say('the second')).toMatch(
-      /Shall I move your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00\?/,
+      /Shall I move your Quarterly pest control on Thursday, June 4, 9:00–11:00 AM to Tuesday, June 2, 1:00–3:00 PM\?/,
     );
     expect(await state()).toBe('PendingRescheduleConfirmation');
     expect(await say('yes')).toMatch(
-      /I've moved your Quarterly pest control on Thursday, June 4, 09:00–11:00 to Tuesday, June 2, 13:00–15:00/,
+      /I've moved your Quarterly pest control on Thursday, June 4, 9:00–11:00 AM to Tuesday, June 2, 1:00–3:00 PM/,
     );
     expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 1)).toMatchObject([
       { id: 'apt_alex_1', date: '2026-06-02', windowStart: '13:00' },
@@ -160,29 +164,32 @@ describe('service desk (offline policy, demo CRM)', () => {
     expect(address).toMatch(/Is the visit for 123 Market St/);
     expect(await state()).toBe('PendingScheduleDetails');
     const windows = await say('yes');
-    expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 09:00–11:00/);
+    expect(windows).toMatch(/Open windows:\n1\. Tuesday, June 2, 9:00–11:00 AM/);
     expect(windows).not.toMatch(/slot_/);
-    expect(await say('the first one')).toMatch(/Shall I book a visit on Tuesday, June 2, 09:00–11:00\?/);
+    expect(await say('the first one')).toMatch(/Shall I book a visit on Tuesday, June 2, 9:00–11:00 AM\?/);
     expect(await say('yes')).toMatch(
-      /I've booked your General service visit on Tuesday, June 2, 09:00–11:00 at 123 Market St/,
+      /I've booked your General service visit on Tuesday, June 2, 9:00–11:00 AM at 123 Market St/,
     );
     expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(3);
   });
 
-  it('changing your mind at a cancellation confirmation starts the rescheduling; a later "sure" never cancels', async () => {
-    const { say, state } = await session();
-    await say('I need to cancel an appointment');
-    await say('+14155550100 94107');
-    expect(await say('the first one')).toMatch(/Shall I cancel/);
-    expect(await say("actually, I'd rather reschedule it instead")).toMatch(
-      /Which appointment would you like to reschedule\?/,
-    );
-    expect(await state()).toBe('PresentingAppointments');
-    expect(await say('sure, reschedule')).not.toMatch(/cancelled/);
-    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
-    expect(await say('the first one')).toMatch(/Open windows:/);
-    expect(await state()).toBe('PresentingSlots');
-  });
+  it(
+    'changing your mind at a cancellation confirmation starts the rescheduling; ' + 'a later "sure" never cancels',
+    async () => {
+      const { say, state } = await session();
+      await say('I need to cancel an appointment');
+      await say('+14155550100 94107');
+      expect(await say('the first one')).toMatch(/Shall I cancel/);
+      expect(await say("actually, I'd rather reschedule it instead")).toMatch(
+        /Which appointment would you like to reschedule\?/,
+      );
+      expect(await state()).toBe('PresentingAppointments');
+      expect(await say('sure, reschedule')).not.toMatch(/cancelled/);
+      expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+      expect(await say('the first one')).toMatch(/Open windows:/);
+      expect(await state()).toBe('PresentingSlots');
+    },
+  );
 
   it(
     'changing your mind while choosing a window starts the cancellation; a later "yes" never moves the ' +
@@ -227,21 +234,24 @@ describe('service desk (offline policy, demo CRM)', () => {
     },
   );
 
-  it('"no" to the address offers a person: yes opens a ticket, and nothing is booked at the rejected address', async () => {
-    const { id, say, state } = await session();
-    await say('4155550100 94107');
-    expect(await say('Schedule another appointment')).toMatch(/Is the visit for 123 Market St/);
-    expect(await say('no')).toMatch(/Shall I connect you\?/);
-    expect(await state()).toBe('PendingEscalationConfirmation');
-    expect(await say('yes')).toMatch(/ticket number is tkt_/);
-    expect(await state()).toBe('Completed');
-    expect(await say('yes')).not.toMatch(/Open windows|booked/);
-    expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
-    const tickets = (await server!.store.listToolCalls(id)).filter((call) => call.name === 'escalate');
-    expect(tickets.map((call) => JSON.parse(call.arguments))).toEqual([
-      { reason: 'the visit is not at the address on file' },
-    ]);
-  });
+  it(
+    '"no" to the address offers a person: ' + 'yes opens a ticket, and nothing is booked at the rejected address',
+    async () => {
+      const { id, say, state } = await session();
+      await say('4155550100 94107');
+      expect(await say('Schedule another appointment')).toMatch(/Is the visit for 123 Market St/);
+      expect(await say('no')).toMatch(/Shall I connect you\?/);
+      expect(await state()).toBe('PendingEscalationConfirmation');
+      expect(await say('yes')).toMatch(/ticket number is tkt_/);
+      expect(await state()).toBe('Completed');
+      expect(await say('yes')).not.toMatch(/Open windows|booked/);
+      expect(await crmOf(server!.store).upcomingAppointments('cus_alex', '2026-06-01', 5)).toHaveLength(2);
+      const tickets = (await server!.store.listToolCalls(id)).filter((call) => call.name === 'escalate');
+      expect(tickets.map((call) => JSON.parse(call.arguments))).toEqual([
+        { reason: 'the visit is not at the address on file' },
+      ]);
+    },
+  );
 
   it('"no" to the address and no to a person ends the booking: a later yes books nothing', async () => {
     const { say, state } = await session();
@@ -255,7 +265,7 @@ describe('service desk (offline policy, demo CRM)', () => {
   });
 
   it(
-    'records the decision, the gate and every tool call in the audit and the summary, with first-token ' + 'latency',
+    'records the decision, the gate and every tool call in the audit and the summary, ' + 'with first-token latency',
     async () => {
       const { id, say } = await session();
       await say('4155550100 94107');

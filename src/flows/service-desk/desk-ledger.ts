@@ -43,7 +43,10 @@ export class Ledger {
     }
   }
 
-  /** Runs a tool with status events and an audit record; its output is checked against the tool's schema. Undefined when it failed. */
+  /**
+   * Runs a tool with status events and an audit record; its output is checked against the tool's
+   * schema. Undefined when it failed.
+   */
   async tool(tool: DeskTool, input: unknown, run: () => Promise<unknown>): Promise<unknown> {
     const call = this.#start(tool, input);
     const started = this.#context.elapsed();

@@ -2,6 +2,7 @@ import type { Appointment, Slot } from './crm.ts';
 import type { LlmMessage } from '../../llm/llm-provider.ts';
 import type { Dialog, DialogState, EscalationReason, Intent } from './dialog.ts';
 import type { DeskTurnEnv } from './desk-turn.ts';
+import type { DeskFormat } from './desk-format.ts';
 
 /** What the narrator speaks from: tool results and the code's instructions, never the model's own guesses. */
 export interface Facts {
@@ -36,17 +37,8 @@ export const ROLE = {
 } as const;
 
 const VOICE =
-  "You are the friendly voice of Acme Pest Control's service desk. Write plain conversational text only: no JSON, no markdown, no internal ids. Be brief (at most three sentences unless listing options).";
-
-/** A local date (YYYY-MM-DD) as a person says it: "Thursday, June 4". */
-export const describeDate = (date: string) =>
-  new Date(`${date}T12:00:00Z`).toLocaleDateString('en-US', {
-    weekday: 'long',
-    month: 'long',
-    day: 'numeric',
-    timeZone: 'UTC',
-  });
-const when = (date: string, start: string, end: string) => `${describeDate(date)}, ${start}–${end}`;
+  "You are the friendly voice of Acme Pest Control's service desk. Write plain conversational text only: no " +
+  'JSON, no markdown, no internal ids. Be brief (at most three sentences unless listing options).';
 
 /** What each intent is, in the caller's words, for a clarification ("… or cancel an appointment"). */
 export const INTENT_PHRASES: Record<Intent, string> = {
@@ -72,12 +64,14 @@ const REPAIR = [
   'A request that could mean two or three different things: clarify_intent naming them; do not guess.',
   'Pass what the caller said as they said it (a phone number in any format, a ZIP code as given).',
 ];
-export const describeAppointment = (a: Appointment) =>
-  `${a.service} on ${when(a.date, a.windowStart, a.windowEnd)} at ${a.address}`;
-export const describeSlot = (s: Pick<Slot, 'date' | 'windowStart' | 'windowEnd'>) =>
-  when(s.date, s.windowStart, s.windowEnd);
+/** An appointment by what, when and where: "Termite inspection on Thursday, June 18, 1:00–3:00 PM at …". */
+export const describeAppointment = (a: Appointment, format: DeskFormat) =>
+  `${describeVisit(a, format)} at ${a.address}`;
+/** A window as the caller is told it (`DESK_LOCALE`): "Tuesday, June 2, 9:00–11:00 AM". */
+export const describeSlot = (s: Pick<Slot, 'date' | 'windowStart' | 'windowEnd'>, format: DeskFormat) =>
+  format.when(s.date, s.windowStart, s.windowEnd);
 /** An appointment by what and when, without the address (the caller knows where they live). */
-export const describeVisit = (a: Appointment) => `${a.service} on ${describeSlot(a)}`;
+export const describeVisit = (a: Appointment, format: DeskFormat) => `${a.service} on ${describeSlot(a, format)}`;
 
 export type Done = NonNullable<Dialog['untold']>;
 /** The fact of a change carried out: in this turn, or in an earlier one whose reply the caller never got. */
@@ -91,7 +85,9 @@ export function acknowledgePrompt(_env: DeskTurnEnv, history: LlmMessage[]): Llm
   return [
     {
       role: 'system',
-      content: `${ROLE.acknowledge}\n${VOICE}\nAcknowledge the caller's latest message in one short sentence (under 12 words). Do not answer it, ask anything, or promise an outcome: tools are still running.`,
+      content:
+        `${ROLE.acknowledge}\n${VOICE}\nAcknowledge the caller's latest message in one short sentence (under 12 ` +
+        'words). Do not answer it, ask anything, or promise an outcome: tools are still running.',
     },
     ...history,
   ];
@@ -101,19 +97,25 @@ export function decisionPrompt(env: DeskTurnEnv, history: LlmMessage[]): LlmMess
   const { dialog } = env;
   const lines = [
     ROLE.decide,
-    "You are the interpreter of a pest-control service desk. Read the caller's latest message and call exactly one tool that captures it, or call none if it needs only an answer.",
+    "You are the interpreter of a pest-control service desk. Read the caller's latest message and call exactly " +
+      'one tool that captures it, or call none if it needs only an answer.',
     'Only pick ids from the lists below. Never invent ids. Scheduling a new visit is not rescheduling.',
     `State: ${dialog.state}. Caller verified: ${dialog.customerId ? 'yes' : 'no'}.`,
     env.callerPhone
-      ? `The caller's phone number is ${env.callerPhone}: verify_account needs only the ZIP code (pass a phone only if the caller gives another one).`
+      ? `The caller's phone number is ${env.callerPhone}: verify_account needs only the ZIP code (pass a phone ` +
+        'only if the caller gives another one).'
       : 'The caller has not given a phone number yet.',
     dialog.pendingIntent ? `Stated before verification: ${dialog.pendingIntent}.` : '',
-    // A different request is a change of mind: its tool starts the new path, and a yes confirms only the task in progress.
+    // A different request is a change of mind: its tool starts the new path, and a yes confirms only the task
+    // in progress.
     dialog.purpose
-      ? `Task in progress: ${dialog.purpose}. If the caller now asks for something else, propose that instead of answering the pending question.`
+      ? `Task in progress: ${dialog.purpose}. If the caller now asks for something else, propose that instead of ` +
+        'answering the pending question.'
       : '',
-    ...env.presented.appointments.map((a, i) => `Appointment option ${i + 1}: id ${a.id}: ${describeAppointment(a)}`),
-    ...env.presented.slots.map((s, i) => `Window option ${i + 1}: id ${s.id}: ${describeSlot(s)}`),
+    ...env.presented.appointments.map(
+      (a, i) => `Appointment option ${i + 1}: id ${a.id}: ${describeAppointment(a, env.format)}`,
+    ),
+    ...env.presented.slots.map((s, i) => `Window option ${i + 1}: id ${s.id}: ${describeSlot(s, env.format)}`),
     dialog.selectedAppointmentId ? `Picked so far: appointment ${dialog.selectedAppointmentId}.` : '',
     dialog.selectedSlotId ? `Picked so far: window ${dialog.selectedSlotId}.` : '',
     dialog.state === 'DisambiguatingIntent'
@@ -124,17 +126,17 @@ export function decisionPrompt(env: DeskTurnEnv, history: LlmMessage[]): LlmMess
   return [{ role: 'system', content: lines.filter(Boolean).join('\n') }, ...history];
 }
 
-export function narratorPrompt(facts: Facts, history: LlmMessage[]): LlmMessage[] {
+export function narratorPrompt(facts: Facts, format: DeskFormat, history: LlmMessage[]): LlmMessage[] {
   const lines = [
     ROLE.narrate,
     VOICE,
     'You have already acknowledged the request; continue from there without greeting again. Say what the facts ' +
       'below say, and ask what they say to ask.',
     ...facts.notes.map((note) => `Fact: ${note}`),
-    ...facts.appointments.map((a, i) => `Appointment ${i + 1}: ${describeAppointment(a)}`),
-    ...facts.slots.map((s, i) => `Window ${i + 1}: ${describeSlot(s)}`),
-    facts.selected.appointment ? `Selected appointment: ${describeVisit(facts.selected.appointment)}` : '',
-    facts.selected.slot ? `Selected window: ${describeSlot(facts.selected.slot)}` : '',
+    ...facts.appointments.map((a, i) => `Appointment ${i + 1}: ${describeAppointment(a, format)}`),
+    ...facts.slots.map((s, i) => `Window ${i + 1}: ${describeSlot(s, format)}`),
+    facts.selected.appointment ? `Selected appointment: ${describeVisit(facts.selected.appointment, format)}` : '',
+    facts.selected.slot ? `Selected window: ${describeSlot(facts.selected.slot, format)}` : '',
   ].filter(Boolean);
   if (facts.notes.length === 0 && facts.appointments.length === 0 && facts.slots.length === 0)
     lines.push('Fact: nothing was looked up; answer from the conversation, or ask how you can help.');

@@ -15,7 +15,10 @@ export interface DeskToolContext {
   customerId: string | null;
   /** Today's date where the business is, YYYY-MM-DD. */
   today: string;
-  /** The caller's number when the channel told us (WhatsApp, SMS): verification uses it if the caller does not say one. */
+  /**
+   * The caller's number when the channel told us (WhatsApp, SMS): verification uses it if the
+   * caller does not say one.
+   */
   callerPhone?: string | null;
   /** National-format numbers are read in this region (`DEFAULT_PHONE_REGION`). */
   phoneRegion?: PhoneRegion | undefined;

@@ -1,12 +1,13 @@
 import type { Appointment, Crm, Slot } from './crm.ts';
 import { MAX_ZIP_ATTEMPTS, verificationLocked, type Dialog } from './dialog.ts';
 import { describeSlot, describeVisit, INTENT_PHRASES } from './desk-prompts.ts';
+import type { DeskFormat } from './desk-format.ts';
 
 /**
  * What a UI needs to rebuild a service-desk screen after a reconnect (the `resync` snapshot's
  * `view`): the verification status, what the caller is asked for, the options on screen by
- * position (what they say, never their ids), and what a yes would confirm. Never the ZIP, the
- * phone, customer or appointment ids.
+ * position (what they say, never their ids), and what a yes would confirm, dates and times as the
+ * caller is told them (`format`). Never the ZIP, the phone, customer or appointment ids.
  */
 export interface DeskView {
   verification: {
@@ -38,18 +39,21 @@ export async function deskView(
   dialog: Dialog,
   presented: { appointments: Appointment[]; slots: Slot[] },
   crm: Pick<Crm, 'getCustomer'>,
+  format: DeskFormat,
 ): Promise<DeskView> {
   const customer = dialog.customerId ? await crm.getCustomer(dialog.customerId) : undefined;
-  const appointments = { kind: 'appointment' as const, items: numbered(presented.appointments, describeVisit) };
-  const windows = { kind: 'window' as const, items: numbered(presented.slots, describeSlot) };
+  const visit = (appointment: Appointment) => describeVisit(appointment, format);
+  const slot = (window: Slot) => describeSlot(window, format);
+  const appointments = { kind: 'appointment' as const, items: numbered(presented.appointments, visit) };
+  const windows = { kind: 'window' as const, items: numbered(presented.slots, slot) };
   const selected = {
     appointment: presented.appointments.find((a) => a.id === dialog.selectedAppointmentId) ?? null,
     window: presented.slots.find((s) => s.id === dialog.selectedSlotId) ?? null,
   };
   const confirming = (action: NonNullable<DeskView['confirmation']>['action']) => ({
     action,
-    appointment: selected.appointment ? describeVisit(selected.appointment) : null,
-    window: selected.window ? describeSlot(selected.window) : null,
+    appointment: selected.appointment ? visit(selected.appointment) : null,
+    window: selected.window ? slot(selected.window) : null,
   });
   const view: DeskView = {
     verification: {

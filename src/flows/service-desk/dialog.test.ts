@@ -356,20 +356,23 @@ describe('dialog transitions', () => {
     });
   });
 
-  it('before verification an unclear request is clarified, verification still possible, the pick kept for after it', () => {
-    const asked = transition(initialDialog(), EVENTS.intent_unclear);
-    if (!asked.ok) throw new Error(asked.reason);
-    expect(transition(asked.dialog, EVENTS.verified).ok).toBe(true);
-    const failed = transition(asked.dialog, EVENTS.verification_failed);
-    expect(failed.ok && failed.dialog).toMatchObject({
-      state: 'CollectingVerification',
-      zipAttempts: 1,
-      candidates: [],
-    });
-    const picked = transition(asked.dialog, EVENTS.intent_picked);
-    expect(picked.ok && picked.dialog).toMatchObject({ state: 'CollectingVerification', pendingIntent: 'billing' });
-    // "Never mind" drops the request that waited for verification.
-    const dropped = picked.ok ? transition(picked.dialog, EVENTS.declined) : undefined;
-    expect(dropped?.ok && dropped.dialog).toMatchObject({ state: 'CollectingVerification', pendingIntent: null });
-  });
+  it(
+    'before verification an unclear request is clarified, verification still possible, ' + 'the pick kept for after it',
+    () => {
+      const asked = transition(initialDialog(), EVENTS.intent_unclear);
+      if (!asked.ok) throw new Error(asked.reason);
+      expect(transition(asked.dialog, EVENTS.verified).ok).toBe(true);
+      const failed = transition(asked.dialog, EVENTS.verification_failed);
+      expect(failed.ok && failed.dialog).toMatchObject({
+        state: 'CollectingVerification',
+        zipAttempts: 1,
+        candidates: [],
+      });
+      const picked = transition(asked.dialog, EVENTS.intent_picked);
+      expect(picked.ok && picked.dialog).toMatchObject({ state: 'CollectingVerification', pendingIntent: 'billing' });
+      // "Never mind" drops the request that waited for verification.
+      const dropped = picked.ok ? transition(picked.dialog, EVENTS.declined) : undefined;
+      expect(dropped?.ok && dropped.dialog).toMatchObject({ state: 'CollectingVerification', pendingIntent: null });
+    },
+  );
 });

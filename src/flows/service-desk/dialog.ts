@@ -224,7 +224,8 @@ export function transition(dialog: Dialog, event: DialogEvent): TransitionResult
       });
     }
     case 'appointments_presented':
-      // From any verified state: a caller who changes their mind starts the new path, and whatever was pending is dropped.
+      // From any verified state: a caller who changes their mind starts the new path, and whatever was
+      // pending is dropped.
       if (!verified) return refuse(dialog, event);
       return to(dialog, {
         ...cleared(dialog, 'PresentingAppointments'),

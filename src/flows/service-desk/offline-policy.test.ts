@@ -3,6 +3,7 @@ import type { Appointment, Slot } from './crm.ts';
 import { choicesFor } from './gate.ts';
 import { decisionPrompt } from './desk-prompts.ts';
 import type { DeskTurnEnv } from './desk-turn.ts';
+import { deskFormat } from './desk-format.ts';
 import { initialDialog, type Dialog } from './dialog.ts';
 import { offlineDeskStep } from './offline-policy.ts';
 
@@ -24,6 +25,7 @@ function decide(dialog: Dialog, said: string, presented: { appointments?: Appoin
   const env = {
     dialog,
     callerPhone: null,
+    format: deskFormat('en-US', 'America/Los_Angeles'),
     presented: { appointments: presented.appointments ?? [], slots: presented.slots ?? [] },
   } as unknown as DeskTurnEnv;
   const tools = choicesFor(dialog).map((name) => ({ name, description: '', parameters: {} }));

@@ -47,8 +47,11 @@ function intentOf(said: string): string | null {
 const YES = /^(yes|yeah|yep|sure|ok|okay|please do|correct|that's right|confirm)\b/;
 const NO = /^(no|nope|nah|don't|do not|not really|never ?mind|forget (it|that)|cancel that|none of (them|those))\b/;
 /** A change of an earlier pick: "actually the other one", "no, Thursday", "make it the second instead". */
-const CORRECTION =
-  /^(actually|no,? (the|make it|thursday|monday|tuesday|wednesday|friday|saturday|sunday|first|second|third|last|other))|\binstead\b|\bthe other one\b/i;
+const CORRECTION = new RegExp(
+  '^(actually|no,? (the|make it|thursday|monday|tuesday|wednesday|friday|saturday|sunday|' +
+    'first|second|third|last|other))|\\binstead\\b|\\bthe other one\\b',
+  'i',
+);
 /** Requests that could be more than one thing: the caller is asked which. */
 const UNCLEAR = /\b(sort out|do something (about|with)|deal with|problem with|question about)\b.*\bappointment/;
 /** Dropping the matter altogether, rather than a no to the question asked. */
@@ -227,7 +230,8 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray, selected: Selected) => st
   [
     /^The caller could not be verified; offer/,
     () =>
-      "I'm sorry, I couldn't verify those details. I can connect you with a person who can help. Shall I do that? Please answer yes or no.",
+      "I'm sorry, I couldn't verify those details. I can connect you with a person who can help. Shall I do " +
+      'that? Please answer yes or no.',
   ],
   [/^Ask which appointment to (\w+)\.$/, (m) => `Which appointment would you like to ${m[1]}?`],
   [/^Ask which window suits/, () => 'Which of these windows works for you?'],
@@ -323,7 +327,10 @@ function changed(change: string, what: string, already = ''): string {
   return `I've ${already}booked your ${what}`;
 }
 
-/** What a fact this narrator does not know becomes: facts are instructions to the narrator, never text for the caller. */
+/**
+ * What a fact this narrator does not know becomes: facts are instructions to the narrator, never
+ * text for the caller.
+ */
 const GENERIC = "Sorry, I didn't quite follow. Could you tell me what you'd like to do?";
 
 function narrate(system: string): string {

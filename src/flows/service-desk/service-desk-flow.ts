@@ -10,6 +10,7 @@ import { DESK_FALLBACK, runDeskTurn } from './desk-turn.ts';
 import type { CommitChange } from './desk-ledger.ts';
 import { narratorPrompt } from './desk-prompts.ts';
 import { deskView } from './desk-view.ts';
+import { deskFormat, type DeskFormat } from './desk-format.ts';
 import type { PhoneRegion } from '../../core/phone.ts';
 
 export const SERVICE_DESK_FLOW = 'service-desk';
@@ -29,8 +30,10 @@ export interface ServiceDeskOptions {
   ids: IdGenerator;
   /** `LLM_INTERPRETER_MODEL`: the decision calls' model, when it differs from the narrator's. */
   interpreterModel: string | undefined;
-  /** The business's zone, for "today" (appointments are local dates). */
+  /** `DESK_TIME_ZONE`: the business's zone, for "today"; appointments are local dates and times in it. */
   timeZone: string;
+  /** `DESK_LOCALE`: the locale amounts, dates and times are told to callers in. */
+  locale: string;
   /** National-format phone numbers are read in this region (`DEFAULT_PHONE_REGION`). */
   phoneRegion?: PhoneRegion | undefined;
 }
@@ -41,6 +44,7 @@ export interface ServiceDeskOptions {
  * It needs no participant: a web caller verifies with phone and ZIP.
  */
 export function createServiceDeskFlow(options: ServiceDeskOptions): Flow {
+  const format = deskFormat(options.locale, options.timeZone);
   return {
     id: SERVICE_DESK_FLOW,
     initialState: () => ({ state: 'CollectingVerification', subState: null }),
@@ -49,17 +53,21 @@ export function createServiceDeskFlow(options: ServiceDeskOptions): Flow {
     // A web caller's phone given by the operator or with a message: then only the ZIP is asked.
     callerFields: ['phone'],
     greetingHint: () => '[A caller has just connected. Greet them and ask how you can help.]',
-    prepareTurn: (request) => prepareDeskTurn(request, options),
+    prepareTurn: (request) => prepareDeskTurn(request, options, format),
     // A UI rebuilds the dialog from this after a reconnect: no secrets, no ids.
     async sessionView(conversation, { store, now }) {
       const dialog = parseDialog(await store.getFlowState(conversation.id));
       const presented = await presentedOptions(options.crm, dialog, localDate(now, options.timeZone));
-      return { ...(await deskView(dialog, presented, options.crm)) };
+      return { ...(await deskView(dialog, presented, options.crm, format)) };
     },
   };
 }
 
-async function prepareDeskTurn(request: TurnRequest, options: ServiceDeskOptions): Promise<PreparedTurn> {
+async function prepareDeskTurn(
+  request: TurnRequest,
+  options: ServiceDeskOptions,
+  format: DeskFormat,
+): Promise<PreparedTurn> {
   const { conversation, input, store } = request;
   const dialog = parseDialog(await store.getFlowState(conversation.id));
   const today = localDate(request.now, options.timeZone);
@@ -79,7 +87,7 @@ async function prepareDeskTurn(request: TurnRequest, options: ServiceDeskOptions
     return value;
   };
   const run = async (context: Parameters<NonNullable<PreparedTurn['run']>>[0]): Promise<ToolLoopResult> => {
-    if (input.kind === 'event') return greet(context);
+    if (input.kind === 'event') return greet(context, format);
     const presented = await presentedOptions(options.crm, dialog, today);
     const callerPhone =
       request.participant?.phoneNumber ?? (await store.getSessionCaller(conversation.id))?.phone ?? null;
@@ -89,6 +97,7 @@ async function prepareDeskTurn(request: TurnRequest, options: ServiceDeskOptions
       callerPhone,
       phoneRegion: options.phoneRegion,
       today,
+      format,
       interpreterModel: options.interpreterModel,
       userText: input.text,
       presented,
@@ -134,7 +143,10 @@ function auditRecord(executed: ExecutedToolCall, request: TurnRequest, ids: IdGe
   };
 }
 
-async function greet(context: Parameters<NonNullable<PreparedTurn['run']>>[0]): Promise<ToolLoopResult> {
+async function greet(
+  context: Parameters<NonNullable<PreparedTurn['run']>>[0],
+  format: DeskFormat,
+): Promise<ToolLoopResult> {
   context.onModelCall?.();
   const started = context.elapsed();
   const facts = {
@@ -145,7 +157,7 @@ async function greet(context: Parameters<NonNullable<PreparedTurn['run']>>[0]): 
     selected: { appointment: null, slot: null },
   };
   const response = await context.provider.complete(
-    { messages: narratorPrompt(facts, []) },
+    { messages: narratorPrompt(facts, format, []) },
     { signal: context.signal, onTextDelta: context.onTextDelta },
   );
   return {

@@ -3,9 +3,6 @@ import { demoCrmQueries } from './demo-crm-queries.ts';
 import { createServiceDeskFlow, SERVICE_DESK_FLOW } from './service-desk-flow.ts';
 import { offlineDeskStep } from './offline-policy.ts';
 
-/** The demo CRM's appointments are local dates in the demo business's zone. */
-const DESK_TIME_ZONE = 'America/Los_Angeles';
-
 /** Spec 004's service desk over the demo CRM (decision 005). */
 export const serviceDeskModule: FlowModule = {
   id: SERVICE_DESK_FLOW,
@@ -14,13 +11,16 @@ export const serviceDeskModule: FlowModule = {
     return {
       async start({ store, clock, ids }) {
         const crm = store.extend(demoCrmQueries);
-        await crm.ops.seedIfEmpty(new Intl.DateTimeFormat('en-CA', { timeZone: DESK_TIME_ZONE }).format(clock.now()));
+        // The demo CRM's appointments are local dates in the business's zone (`DESK_TIME_ZONE`).
+        const { locale, timeZone } = config.desk;
+        await crm.ops.seedIfEmpty(new Intl.DateTimeFormat('en-CA', { timeZone }).format(clock.now()));
         const flow = createServiceDeskFlow({
           crm: crm.ops,
           transaction: (work) => crm.transaction((tx, crmTx) => work({ ...tx, crm: crmTx })),
           ids,
           interpreterModel: config.llm.interpreterModel,
-          timeZone: DESK_TIME_ZONE,
+          timeZone,
+          locale,
           phoneRegion: config.conversation.phoneRegion,
         });
         return { flow };
