@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Timer } from '../core/timer.ts';
+import type { NewTimer, Timer } from '../core/timer.ts';
 import type { StoreTx } from '../store/store.ts';
 
 /** What a firing asked of the model, for its turn record. */
@@ -24,6 +24,57 @@ export interface TimerContext {
    * was left to do) is completed by the worker, with its record; one that throws gets a failed record.
    */
   complete(tx: StoreTx, usage?: TimerUsage): Promise<void>;
+}
+
+/** Where and when one timer of a kind fires, and under which key it is the only pending one. */
+export interface TimerPlacement {
+  id: string;
+  conversationId: string;
+  participantId: string | null;
+  /** The dedup key: arming a key that is pending replaces that timer. */
+  key: string;
+  dueAt: Date;
+  now: Date;
+}
+
+/**
+ * A kind's name and payload, and the only way to arm it: `row`/`schedule` take the payload as it
+ * is stored (the schema's input), checked by the compiler, so a kind is never retyped as a bare
+ * string where it is scheduled (issue #19). Its handler is added by `defineTimerKind`.
+ */
+export interface TimerType<Payload = unknown, Stored = Payload> {
+  readonly kind: string;
+  readonly payload: z.ZodType<Payload, Stored>;
+  /** The timer row that arms this kind (for `tx.scheduleTimer`). */
+  row(payload: Stored, at: TimerPlacement): NewTimer;
+  /** Arms this kind in `tx`; returns the row. */
+  schedule(tx: Pick<StoreTx, 'scheduleTimer'>, payload: Stored, at: TimerPlacement): Promise<NewTimer>;
+}
+
+export function timerType<Schema extends z.ZodType>(
+  kind: string,
+  payload: Schema,
+): TimerType<z.output<Schema>, z.input<Schema>> {
+  const row = (stored: z.input<Schema>, at: TimerPlacement): NewTimer => ({
+    id: at.id,
+    kind,
+    conversationId: at.conversationId,
+    participantId: at.participantId,
+    dedupKey: at.key,
+    dueAt: at.dueAt,
+    payload: stored,
+    createdAt: at.now,
+  });
+  return {
+    kind,
+    payload: payload as unknown as z.ZodType<z.output<Schema>, z.input<Schema>>,
+    row,
+    async schedule(tx, stored, at) {
+      const timer = row(stored, at);
+      await tx.scheduleTimer(timer);
+      return timer;
+    },
+  };
 }
 
 /** A timer kind: its payload schema and its handler. Kinds are looked up by name, never by method. */

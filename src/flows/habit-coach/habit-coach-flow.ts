@@ -25,10 +25,10 @@ import { schedulerTool } from './tools/scheduler.ts';
 import { transitionStateTool } from './tools/transition-state.ts';
 import { dailyPromptTimer, dailyPromptTimerDueAt } from './timers/daily-prompt-timer.ts';
 import { timerKeys } from './timers/habit-timer-deps.ts';
+import { STATE_TRANSITION } from './timers/follow-up-timers.ts';
 
 export const HABIT_COACH_FLOW = 'habit-coach';
 export const CONVERSATION_ACTIVE = 'CONVERSATION_ACTIVE';
-export const STATE_TRANSITION_TIMER = 'state-transition';
 
 export const FALLBACK_REPLY = "I'm here with you. Could you tell me a bit more?";
 
@@ -280,15 +280,18 @@ async function commitState(
     now,
   );
   if (state.delayedTransition) {
-    await tx.scheduleTimer({
-      id: options.ids.next('tmr'),
-      kind: STATE_TRANSITION_TIMER,
-      conversationId,
-      participantId,
-      dedupKey: timerKeys.stateTransition(participantId),
-      dueAt: state.delayedTransition.dueAt,
-      payload: { target: state.delayedTransition.target },
-      createdAt: now,
-    });
+    const { target, dueAt } = state.delayedTransition;
+    await STATE_TRANSITION.schedule(
+      tx,
+      { target },
+      {
+        id: options.ids.next('tmr'),
+        conversationId,
+        participantId,
+        key: timerKeys.stateTransition(participantId),
+        dueAt,
+        now,
+      },
+    );
   }
 }

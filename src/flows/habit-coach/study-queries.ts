@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Message } from '../../core/domain.ts';
 import { fromMs, fromMsOrNull, toMs } from '../../store/codec.ts';
 import { toMessage } from '../../store/messages-queries.ts';
-import { DAILY_PROMPT_TIMER } from './timers/daily-prompt-timer.ts';
+import { DAILY_PROMPT } from './timers/daily-prompt-timer.ts';
 import type { QueryContext } from '../../store/query-context.ts';
 
 /** One participant of the study as the overview reads them: one row each, one query for all. */
@@ -69,7 +69,7 @@ export function studyQueries({ db }: QueryContext) {
         .selectFrom('timers')
         .select(['due_at', 'updated_at'])
         .where('conversation_id', '=', conversationId)
-        .where('kind', '=', DAILY_PROMPT_TIMER)
+        .where('kind', '=', DAILY_PROMPT.kind)
         .where('status', '=', 'done')
         .execute();
       return new Map(rows.map((row) => [Number(row.updated_at), fromMs(row.due_at)]));

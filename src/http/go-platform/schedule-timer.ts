@@ -5,13 +5,11 @@ import type { NewTimer, Timer } from '../../core/timer.ts';
 import type { Outgoing } from '../../engine/outgoing.ts';
 import type { LlmProvider } from '../../llm/llm-provider.ts';
 import type { Store, StoreTx } from '../../store/store.ts';
-import { defineTimerKind } from '../../timers/timer-kinds.ts';
+import { defineTimerKind, timerType } from '../../timers/timer-kinds.ts';
 import { composePrompt } from './compose-prompt.ts';
 import type { CustomGenerator } from './custom-generator.ts';
 import { nextRun } from './go-schedule.ts';
 import { goPromptBody, goScheduleSchema } from './go-schemas.ts';
-
-export const GO_SCHEDULE_TIMER = 'go-schedule';
 
 /** One pending timer per schedule: its id is the schedule's, whichever row is next. */
 export const goScheduleKey = (scheduleId: string) => `go-schedule:${scheduleId}`;
@@ -26,6 +24,7 @@ export const goSchedulePayload = z.object({
   prompt: goPromptBody.omit({ to: true, schedule: true }),
 });
 export type GoSchedulePayload = z.output<typeof goSchedulePayload>;
+export const GO_SCHEDULE = timerType('go-schedule', goSchedulePayload);
 
 export interface GoScheduleDeps {
   store: Store;
@@ -50,16 +49,14 @@ export function goScheduleTimer(
 ): NewTimer | null {
   const dueAt = nextRun(payload.schedule, payload.zone, after);
   if (!dueAt) return null;
-  return {
+  return GO_SCHEDULE.row(payload, {
     id: ids.next('tmr'),
-    kind: GO_SCHEDULE_TIMER,
     conversationId,
     participantId: null,
-    dedupKey: goScheduleKey(payload.scheduleId),
+    key: goScheduleKey(payload.scheduleId),
     dueAt,
-    payload,
-    createdAt: after,
-  };
+    now: after,
+  });
 }
 
 /**
@@ -97,8 +94,7 @@ function sends(payload: GoSchedulePayload, status: string, deps: GoScheduleDeps)
  */
 export function goScheduleTimerKind(deps: GoScheduleDeps) {
   return defineTimerKind({
-    kind: GO_SCHEDULE_TIMER,
-    payload: goSchedulePayload,
+    ...GO_SCHEDULE,
     handle: async (timer, payload, context) => {
       const conversation = await deps.store.getConversation(timer.conversationId);
       const participant = conversation?.participantId && (await deps.store.getParticipant(conversation.participantId));

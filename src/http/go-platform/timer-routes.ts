@@ -9,7 +9,7 @@ import { describeGoSchedule, goDuration } from './go-schedule.ts';
 import { timerParams } from './go-schemas.ts';
 import { tags } from './platform-deps.ts';
 import type { ActiveTimer, PlatformQueries } from './platform-queries.ts';
-import { GO_SCHEDULE_TIMER, goScheduleKey, goSchedulePayload } from './schedule-timer.ts';
+import { GO_SCHEDULE, goScheduleKey, goSchedulePayload } from './schedule-timer.ts';
 
 interface TimerDeps {
   engine: Pick<Engine, 'exclusive'>;
@@ -24,7 +24,7 @@ interface TimerDeps {
  */
 export function timerInfo(timer: ActiveTimer, now: Date) {
   const remaining = goDuration(timer.dueAt.getTime() - now.getTime());
-  const series = timer.kind === GO_SCHEDULE_TIMER ? goSchedulePayload.safeParse(timer.payload) : undefined;
+  const series = timer.kind === GO_SCHEDULE.kind ? goSchedulePayload.safeParse(timer.payload) : undefined;
   if (series?.success) {
     const { scheduleId, createdAt, schedule, zone } = series.data;
     return {
@@ -79,7 +79,7 @@ export function timerRoutes(app: FastifyInstance, deps: TimerDeps): void {
       },
       handler: async (request) => {
         const { id, timer } = await find(request.params);
-        if (timer.kind !== GO_SCHEDULE_TIMER)
+        if (timer.kind !== GO_SCHEDULE.kind)
           throw new AppError(
             'conflict',
             `timer ${id} (${timer.kind}) belongs to its conversation's flow: only POST /schedule series are ` +

@@ -7,12 +7,17 @@ import { isModelUnavailable } from '../../../core/errors.ts';
 import type { OutgoingDraft } from '../../../engine/outgoing.ts';
 import type { StoreTx } from '../../../store/store.ts';
 import { localDate, nextFireTime } from '../../../timers/schedule-math.ts';
-import { defineTimerKind, type TimerUsage } from '../../../timers/timer-kinds.ts';
+import { defineTimerKind, timerType, type TimerUsage } from '../../../timers/timer-kinds.ts';
+import { AUTO_FEEDBACK, FEEDBACK_NUDGE, REMINDER } from './follow-up-timers.ts';
 import { donePoll, intensityPoll } from '../polls.ts';
 import { promptGeneratorMessages } from '../tools/generate-habit-prompt.ts';
 import { later, timerKeys, whileActive, whileStillActive, type HabitTimerDeps } from './habit-timer-deps.ts';
 
-export const DAILY_PROMPT_TIMER = 'daily-prompt';
+/** `dueAt`: the time it is meant for (a retry moves the row's due time, not how late the prompt may be). */
+export const DAILY_PROMPT = timerType(
+  'daily-prompt',
+  z.object({ scheduleId: z.string(), dueAt: z.iso.datetime().optional() }),
+);
 export const FALLBACK_PROMPT = "It's time for your daily habit. A small step today counts!";
 /**
  * How late a prompt may go out because its generation waits for the model (an outage): until
@@ -45,17 +50,17 @@ export function dailyPromptTimerDueAt(
   createdAt: Date,
   deps: Pick<HabitTimerDeps, 'ids'>,
 ): NewTimer {
-  return {
-    id: deps.ids.next('tmr'),
-    kind: DAILY_PROMPT_TIMER,
-    conversationId,
-    participantId: schedule.participantId,
-    dedupKey: timerKeys.dailyPrompt(schedule.id),
-    dueAt,
-    // The time it is meant for: a retry moves the row's due time, not how late the prompt may be.
-    payload: { scheduleId: schedule.id, dueAt: dueAt.toISOString() },
-    createdAt,
-  };
+  return DAILY_PROMPT.row(
+    { scheduleId: schedule.id, dueAt: dueAt.toISOString() },
+    {
+      id: deps.ids.next('tmr'),
+      conversationId,
+      participantId: schedule.participantId,
+      key: timerKeys.dailyPrompt(schedule.id),
+      dueAt,
+      now: createdAt,
+    },
+  );
 }
 
 /**
@@ -66,8 +71,7 @@ export function dailyPromptTimerDueAt(
  */
 export function dailyPromptTimerKind(deps: HabitTimerDeps) {
   return defineTimerKind({
-    kind: DAILY_PROMPT_TIMER,
-    payload: z.object({ scheduleId: z.string(), dueAt: z.iso.datetime().optional() }),
+    ...DAILY_PROMPT,
     // Retries 5 s, 10 s … 10 min apart: enough tries to reach PROMPT_LATEST_MS through an outage.
     maxAttempts: 10,
     handle: async (timer, { scheduleId, dueAt }, context) => {
@@ -179,22 +183,22 @@ async function armFollowUps(
   now: Date,
 ): Promise<void> {
   const payload = { promptSentAt: now.toISOString() };
-  const arm = (kind: string, key: string, delayMs: number, extra: object = {}) =>
-    delayMs > 0
-      ? tx.scheduleTimer({
-          id: deps.ids.next('tmr'),
-          kind,
-          conversationId,
-          participantId: participant.id,
-          dedupKey: key,
-          dueAt: later(now, delayMs),
-          payload: { ...payload, ...extra },
-          createdAt: now,
-        })
-      : Promise.resolve();
-  await arm('reminder', timerKeys.reminder(participant.id), deps.delays.reminderMs);
-  await arm('auto-feedback', timerKeys.autoFeedback(participant.id), deps.delays.autoFeedbackMs);
-  await arm('feedback-nudge', timerKeys.feedbackNudge(participant.id), deps.delays.feedbackInitialMs, {
-    stage: 'initial',
+  const at = (key: string, delayMs: number) => ({
+    id: deps.ids.next('tmr'),
+    conversationId,
+    participantId: participant.id,
+    key,
+    dueAt: later(now, delayMs),
+    now,
   });
+  const { reminderMs, autoFeedbackMs, feedbackInitialMs } = deps.delays;
+  if (reminderMs > 0) await REMINDER.schedule(tx, payload, at(timerKeys.reminder(participant.id), reminderMs));
+  if (autoFeedbackMs > 0)
+    await AUTO_FEEDBACK.schedule(tx, payload, at(timerKeys.autoFeedback(participant.id), autoFeedbackMs));
+  if (feedbackInitialMs > 0)
+    await FEEDBACK_NUDGE.schedule(
+      tx,
+      { ...payload, stage: 'initial' },
+      at(timerKeys.feedbackNudge(participant.id), feedbackInitialMs),
+    );
 }

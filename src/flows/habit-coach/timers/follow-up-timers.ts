@@ -3,7 +3,7 @@ import type { Conversation } from '../../../core/domain.ts';
 import { AppError } from '../../../core/errors.ts';
 import { emptyProfile } from '../../../core/profile.ts';
 import type { StoreTx } from '../../../store/store.ts';
-import { defineTimerKind } from '../../../timers/timer-kinds.ts';
+import { defineTimerKind, timerType } from '../../../timers/timer-kinds.ts';
 import {
   later,
   repliedSince,
@@ -22,11 +22,18 @@ const RECENT_PROMPT_MS = 4.5 * 60_000;
 
 const afterPrompt = z.object({ promptSentAt: z.iso.datetime().transform((value) => new Date(value)) });
 
+export const REMINDER = timerType('reminder', afterPrompt);
+export const AUTO_FEEDBACK = timerType('auto-feedback', afterPrompt);
+export const FEEDBACK_NUDGE = timerType(
+  'feedback-nudge',
+  afterPrompt.extend({ stage: z.enum(['initial', 'followup']) }),
+);
+export const STATE_TRANSITION = timerType('state-transition', z.object({ target: z.enum(['INTAKE', 'FEEDBACK']) }));
+
 /** The daily reminder: sent once, only if the participant has not replied since the prompt. */
 export function reminderTimerKind(deps: HabitTimerDeps) {
   return defineTimerKind({
-    kind: 'reminder',
-    payload: afterPrompt,
+    ...REMINDER,
     handle: async (timer, { promptSentAt }, context) => {
       await whileActive(deps, timer, async (conversation, participant) => {
         if (await repliedSince(deps.store, conversation.id, promptSentAt)) return;
@@ -45,8 +52,7 @@ export function reminderTimerKind(deps: HabitTimerDeps) {
 /** Moves to FEEDBACK after a prompt, unless already there or a newer prompt was just sent. Sends nothing. */
 export function autoFeedbackTimerKind(deps: HabitTimerDeps) {
   return defineTimerKind({
-    kind: 'auto-feedback',
-    payload: afterPrompt,
+    ...AUTO_FEEDBACK,
     handle: async (timer, { promptSentAt }, context) => {
       await whileActive(deps, timer, async (conversation, participant) => {
         if (conversation.subState === 'FEEDBACK') return;
@@ -70,8 +76,7 @@ export function autoFeedbackTimerKind(deps: HabitTimerDeps) {
 /** Asks how it went (initial nudge, then one follow-up), skipped once the participant replied. */
 export function feedbackNudgeTimerKind(deps: HabitTimerDeps) {
   return defineTimerKind({
-    kind: 'feedback-nudge',
-    payload: afterPrompt.extend({ stage: z.enum(['initial', 'followup']) }),
+    ...FEEDBACK_NUDGE,
     handle: async (timer, { promptSentAt, stage }, context) => {
       await whileActive(deps, timer, async (conversation, participant) => {
         if (await repliedSince(deps.store, conversation.id, promptSentAt)) return;
@@ -84,16 +89,18 @@ export function feedbackNudgeTimerKind(deps: HabitTimerDeps) {
           });
           await context.complete(tx);
           if (stage === 'initial' && deps.delays.feedbackFollowupMs > 0) {
-            await tx.scheduleTimer({
-              id: deps.ids.next('tmr'),
-              kind: 'feedback-nudge',
-              conversationId: conversation.id,
-              participantId: participant.id,
-              dedupKey: timerKeys.feedbackNudge(participant.id),
-              dueAt: later(now, deps.delays.feedbackFollowupMs),
-              payload: { promptSentAt: promptSentAt.toISOString(), stage: 'followup' },
-              createdAt: now,
-            });
+            await FEEDBACK_NUDGE.schedule(
+              tx,
+              { promptSentAt: promptSentAt.toISOString(), stage: 'followup' },
+              {
+                id: deps.ids.next('tmr'),
+                conversationId: conversation.id,
+                participantId: participant.id,
+                key: timerKeys.feedbackNudge(participant.id),
+                dueAt: later(now, deps.delays.feedbackFollowupMs),
+                now,
+              },
+            );
           }
         });
       });
@@ -104,8 +111,7 @@ export function feedbackNudgeTimerKind(deps: HabitTimerDeps) {
 /** A delayed `transition_state`: moves the sub-state when it fires. */
 export function stateTransitionTimerKind(deps: HabitTimerDeps) {
   return defineTimerKind({
-    kind: 'state-transition',
-    payload: z.object({ target: z.enum(['INTAKE', 'FEEDBACK']) }),
+    ...STATE_TRANSITION,
     handle: async (timer, { target }, context) => {
       await whileActive(deps, timer, async (conversation, participant) => {
         await whileStillActive(deps, participant.id, async (tx) => {
