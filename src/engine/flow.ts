@@ -2,29 +2,25 @@ import type { Conversation, Message, Participant, Poll } from '../core/domain.ts
 import type { LlmMessage } from '../llm/llm-provider.ts';
 import type { StoreOperations, StoreTx } from '../store/store.ts';
 import type { AnyTool } from '../tools/define-tool.ts';
-import type { ExecutedToolCall, ToolLoopInput, ToolLoopResult } from './tool-loop.ts';
+import type { ApprovalRequest, ToolLoopInput, ToolLoopResult } from './tool-loop.ts';
 
 /** What a flow's own turn procedure gets: the model, the transcript and the narration hooks. */
 export type FlowRunContext = Pick<
   ToolLoopInput,
-  'provider' | 'messages' | 'signal' | 'elapsed' | 'onTextDelta' | 'onModelCall' | 'onToolStart' | 'toolCallLimits'
-> & {
-  onToolCall?: (executed: ExecutedToolCall) => void;
-  /** Records an entry in the turn's audit (a proposal, a gate decision) without narrating it. */
-  onAudit?: (entry: ExecutedToolCall) => void;
-  /** A tool call waits for a person's yes (decision 022): the stream and the console are told. */
-  onApprovalRequested?: (request: ApprovalRequest) => void;
-};
+  | 'provider'
+  | 'messages'
+  | 'signal'
+  | 'elapsed'
+  | 'onTextDelta'
+  | 'onModelCall'
+  | 'onToolStart'
+  | 'onToolCall'
+  | 'onAudit'
+  | 'onApprovalRequested'
+  | 'toolCallLimits'
+>;
 
-/** A held tool call as a person or an operator sees it before saying yes or no. */
-export interface ApprovalRequest {
-  callId: string;
-  tool: string;
-  /** As the model wrote them (JSON text). */
-  arguments: string;
-  /** What would happen, in words ("delete your note "buy milk""). */
-  summary: string;
-}
+export type { ApprovalRequest };
 
 /** What starts a turn: a participant's message, or an event the flow reacts to (a greeting, a timer). */
 export type TurnInput =

@@ -1,9 +1,7 @@
 import type { FlowRunContext } from '../../engine/flow.ts';
-import { admitToolCalls, DEFAULT_TOOL_CALL_LIMITS } from '../../engine/tool-call-limits.ts';
-import type { ExecutedToolCall, ToolLoopResult } from '../../engine/tool-loop.ts';
+import { runToolLoop, type ToolLoopHooks, type ToolLoopResult } from '../../engine/tool-loop.ts';
 import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';
-import { toolSpec, type AnyTool, type ToolOutcome } from '../../tools/define-tool.ts';
-import { executeToolCall } from '../../tools/execute-tool-call.ts';
+import { toolSpec, type AnyTool } from '../../tools/define-tool.ts';
 import { approvalQuestion, describeHeldCall, heldCallOf, type HeldCall } from './approvals.ts';
 import { decideAssistantStep } from './assistant-step.ts';
 import { CallGuard } from './call-guard.ts';
@@ -36,113 +34,92 @@ export interface AgenticLoopResult extends ToolLoopResult {
 }
 
 /**
- * Spec 003's agentic loop, guarded: at most `maxModelCalls` calls; every tool call of a response
- * runs (or is refused by the `CallGuard` or the tool-call limits) and gets exactly one result with its id; exactly one
- * context block, inside the system message, per call; the person always gets an answer.
+ * Spec 003's agentic loop, guarded, as hooks on the engine's one tool loop: at most
+ * `maxModelCalls` calls; every tool call of a response runs (or is refused by the `CallGuard` or
+ * the tool-call limits, or waits for the person's yes) and gets exactly one result with its id;
+ * exactly one context block, inside the system message, per call; the person always gets an answer.
  */
 export async function runAgenticLoop(input: AgenticLoopInput): Promise<AgenticLoopResult> {
   const toolsByName = new Map(input.tools.map((tool) => [tool.name, tool]));
   const specs = input.tools.map(toolSpec);
   const guard = new CallGuard({ allowed: [...toolsByName.keys()] });
-  const dialogue = [...input.dialogue];
-  const result: ToolLoopResult = {
-    text: '',
-    endedBy: 'reply',
-    toolCalls: [],
-    modelCalls: 0,
-    toolRounds: 0,
-    modelMs: 0,
-    toolMs: 0,
-    model: input.provider.model,
-  };
-  let nudged = false;
-  let continued = false;
   /** What the person was already told in earlier rounds ("Let me check…"): part of the answer. */
   const said: string[] = [];
+  const answer = (text: string) => [...said, text].join('\n\n');
   const ids = new CallIds();
-  const limits = input.toolCallLimits ?? DEFAULT_TOOL_CALL_LIMITS;
-  /** Calls of this reply admitted within the limits (run, or refused by the guard). */
-  let admitted = 0;
+  let nudged = false;
+  let continued = false;
 
-  for (;;) {
-    const modelStart = input.elapsed();
-    input.onModelCall?.();
-    const sawToolResults = dialogue.some((message) => message.role === 'tool');
-    // The last call is asked to answer from the results in hand. Its tools stay declared: some
-    // providers refuse a history of tool calls without them; a call it proposes is not run.
-    const last = result.modelCalls === input.maxModelCalls - 1;
-    if (last && sawToolResults && !nudged) {
-      nudged = true;
-      dialogue.push({ role: 'user', content: ANSWER_FROM_RESULTS });
-    }
-    const messages: LlmMessage[] = [{ role: 'system', content: `${input.system}\n\n${input.context()}` }, ...dialogue];
-    const onTextDelta = input.onTextDelta && separated(input.onTextDelta, () => said.length > 0);
-    const filter = onTextDelta ? createMarkerFilter(onTextDelta) : undefined;
-    const tools = specs.length > 0 ? specs : undefined;
-    const response = await input.provider.complete(
-      { messages, tools },
-      { signal: input.signal, onTextDelta: filter && ((delta) => filter.push(delta)) },
-    );
-    filter?.flush();
-    result.modelMs += input.elapsed() - modelStart;
-    result.modelCalls += 1;
-    result.model = response.model;
-
-    const step = decideAssistantStep(response, {
-      modelCalls: result.modelCalls,
-      maxModelCalls: input.maxModelCalls,
-      sawToolResults,
-      nudged,
-    });
-    switch (step.kind) {
-      case 'reply':
-        return { ...result, text: [...said, step.text].join('\n\n') };
-      case 'apologize': {
-        // Out of calls with results in hand: one last call, without tools, answers from them.
-        const final =
-          step.reason === 'round-limit' && sawToolResults ? await answerFromResults(input, dialogue, result) : '';
-        if (final) return { ...result, text: [...said, final].join('\n\n') };
-        // What was said along the way is an answer of sorts; only silence gets the apology.
-        return said.length > 0
-          ? { ...result, text: said.join('\n\n') }
-          : { ...result, text: ASSISTANT_APOLOGY, endedBy: step.reason };
-      }
-      case 'continue':
-        // Reasoning is never sent back (providers reject or ignore it); one note moves the model on.
-        if (!continued) dialogue.push({ role: 'user', content: CONTINUE_AFTER_THINKING });
-        continued = true;
-        continue;
-      case 'nudge':
+  const hooks: ToolLoopHooks = {
+    prepareStep(dialogue, state) {
+      // The last call is asked to answer from the results in hand. Its tools stay declared: some
+      // providers refuse a history of tool calls without them; a call it proposes is not run.
+      if (state.modelCalls === input.maxModelCalls - 1 && state.sawToolResults && !nudged) {
         nudged = true;
         dialogue.push({ role: 'user', content: ANSWER_FROM_RESULTS });
-        continue;
-      case 'run-tools': {
-        result.toolRounds += 1;
-        const text = stripToolMarkers(response.text);
-        if (text) said.push(text);
-        const calls = step.calls.map((call) => ids.unique(call));
-        dialogue.push({ role: 'assistant', content: response.text, toolCalls: calls });
-        const held: HeldCall[] = [];
-        for (const admission of admitToolCalls(calls, admitted, limits)) {
-          const { call } = admission;
-          if (admission.run) admitted += 1;
-          const context = { guard, toolsByName, round: result.toolRounds, input };
-          const summary = admission.run ? approvalNeeded(call, context) : null;
-          if (summary !== null) {
-            held.push(hold(call, summary, context));
-            continue;
-          }
-          const executed = admission.run ? await runGuarded(call, context) : refuse(call, admission.outcome, context);
-          result.toolCalls.push(executed);
-          result.toolMs += executed.durationMs;
-          dialogue.push({ role: 'tool', toolCallId: call.id, content: executed.outcome.result });
-        }
-        // The person decides before anything more happens: the turn ends with the question.
-        if (held.length > 0)
-          return { ...result, text: [...said, approvalQuestion(held)].join('\n\n'), pause: { dialogue, calls: held } };
       }
-    }
-  }
+      const onTextDelta = input.onTextDelta && separated(input.onTextDelta, () => said.length > 0);
+      const filter = onTextDelta ? createMarkerFilter(onTextDelta) : undefined;
+      return {
+        messages: [{ role: 'system', content: `${input.system}\n\n${input.context()}` }, ...dialogue],
+        tools: specs.length > 0 ? specs : undefined,
+        onTextDelta: filter && ((delta) => filter.push(delta)),
+        after: () => filter?.flush(),
+      };
+    },
+    decide(response, state) {
+      const step = decideAssistantStep(response, {
+        modelCalls: state.modelCalls,
+        maxModelCalls: input.maxModelCalls,
+        sawToolResults: state.sawToolResults,
+        nudged,
+      });
+      switch (step.kind) {
+        case 'reply':
+          return { kind: 'reply', text: answer(step.text) };
+        case 'apologize':
+          return { kind: 'fallback', reason: step.reason };
+        case 'continue': {
+          // Reasoning is never sent back (providers reject or ignore it); one note moves the model on.
+          const note = continued ? undefined : CONTINUE_AFTER_THINKING;
+          continued = true;
+          return { kind: 'again', note };
+        }
+        case 'nudge':
+          nudged = true;
+          return { kind: 'again', note: ANSWER_FROM_RESULTS };
+        case 'run-tools': {
+          const text = stripToolMarkers(response.text);
+          if (text) said.push(text);
+          return { kind: 'run-tools', calls: step.calls.map((call) => ids.unique(call)) };
+        }
+      }
+    },
+    guardCall(call) {
+      const verdict = guard.check(call);
+      if (!verdict.run) return verdict;
+      const tool = toolsByName.get(call.name);
+      const summary = tool?.needsApproval ? describeHeldCall(tool, call) : null;
+      return summary === null ? verdict : { hold: summary };
+    },
+    ran: (call, outcome) => guard.ran(call, outcome),
+    holdText: (held) => answer(approvalQuestion(held.map(({ call, summary }) => heldCallOf(call, summary)))),
+    async rescue(reason, dialogue, result) {
+      // Out of calls with results in hand: one last call, without tools, answers from them.
+      const sawToolResults = dialogue.some((message) => message.role === 'tool');
+      const final = reason === 'round-limit' && sawToolResults ? await answerFromResults(input, dialogue, result) : '';
+      if (final) return answer(final);
+      // What was said along the way is an answer of sorts; only silence gets the apology.
+      return said.length > 0 ? said.join('\n\n') : undefined;
+    },
+  };
+  const result = await runToolLoop({ ...input, messages: input.dialogue, fallbackText: ASSISTANT_APOLOGY, hooks });
+  if (!result.held) return result;
+  const { held, ...rest } = result;
+  return {
+    ...rest,
+    pause: { dialogue: held.messages, calls: held.calls.map(({ call, summary }) => heldCallOf(call, summary)) },
+  };
 }
 
 /**
@@ -213,52 +190,4 @@ class CallIds {
     this.#seen.add(id);
     return id === call.id ? call : { ...call, id };
   }
-}
-
-interface RunContext {
-  guard: CallGuard;
-  toolsByName: ReadonlyMap<string, AnyTool>;
-  round: number;
-  input: AgenticLoopInput;
-}
-
-/** What the person would approve, when the call waits for them; null when it runs (or is refused) now. */
-function approvalNeeded(call: LlmToolCall, { guard, toolsByName }: RunContext): string | null {
-  const tool = toolsByName.get(call.name);
-  if (!tool?.needsApproval || !guard.check(call).run) return null;
-  return describeHeldCall(tool, call);
-}
-
-/** A call that waits: audited as waiting, announced to the stream, not run. */
-function hold(call: LlmToolCall, summary: string, { round, input }: RunContext): HeldCall {
-  const outcome = { status: 'ok' as const, result: `Waiting for the person's approval: ${summary}` };
-  input.onAudit?.({ round, call, outcome, startedAt: input.elapsed(), durationMs: 0 });
-  input.onApprovalRequested?.({ callId: call.id, tool: call.name, arguments: call.arguments, summary });
-  return heldCallOf(call, summary);
-}
-
-/** A call over the tool-call limits: answered with `outcome`, audited, never run. */
-function refuse(call: LlmToolCall, outcome: ToolOutcome, { round, input }: RunContext): ExecutedToolCall {
-  const refused = { round, call, outcome, startedAt: input.elapsed(), durationMs: 0 };
-  input.onAudit?.(refused);
-  return refused;
-}
-
-async function runGuarded(
-  call: LlmToolCall,
-  { guard, toolsByName, round, input }: RunContext,
-): Promise<ExecutedToolCall> {
-  const startedAt = input.elapsed();
-  const verdict = guard.check(call);
-  if (!verdict.run) {
-    const refused = { round, call, outcome: verdict.outcome, startedAt, durationMs: 0 };
-    input.onAudit?.(refused);
-    return refused;
-  }
-  input.onToolStart?.(call);
-  const outcome = await executeToolCall(toolsByName, call, input.signal);
-  guard.ran(call, outcome);
-  const executed = { round, call, outcome, startedAt, durationMs: input.elapsed() - startedAt };
-  input.onToolCall?.(executed);
-  return executed;
 }
