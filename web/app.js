@@ -32,11 +32,17 @@ function showHealth(health) {
   const model = health.model_status;
   let text = '';
   if (health.status === 'down')
-    text = `The database is not serving: ${health.store_problem ?? 'unknown problem'}. Messages are refused with 503 until it is back.`;
+    text =
+      `The database is not serving: ${health.store_problem ?? 'unknown problem'}. ` +
+      'Messages are refused with 503 until it is back.';
   else if (model?.state === 'failing' && model.lastErrorTransient)
-    text = `The model cannot be reached (${model.consecutiveFailures} failed calls; last: ${model.lastError}). Messages wait and are answered once it is back.`;
+    text =
+      `The model cannot be reached (${model.consecutiveFailures} failed calls; last: ${model.lastError}). ` +
+      'Messages wait and are answered once it is back.';
   else if (model?.state === 'failing')
-    text = `The model refuses requests (last: ${model.lastError}). Check LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; affected messages got an apology.`;
+    text =
+      `The model refuses requests (last: ${model.lastError}). ` +
+      'Check LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; affected messages got an apology.';
   // A channel, the timer worker or a queue: /health names each problem in a line.
   const others = (health.problems ?? []).filter(
     (problem) => !problem.startsWith('model:') && !problem.startsWith('store:'),
@@ -542,7 +548,8 @@ function renderMessages(messages, participant) {
         el(
           'div.meta',
           {},
-          `${message.role}${message.source && message.source !== 'turn' ? ` · ${message.source}` : ''} · ${fmtTime(message.created_at, participant.timezone)}`,
+          `${message.role}${message.source && message.source !== 'turn' ? ` · ${message.source}` : ''} · ` +
+            `${fmtTime(message.created_at, participant.timezone)}`,
         ),
         el('div.text', {}, message.poll ? message.poll.question : message.text),
         message.poll
@@ -635,7 +642,8 @@ function renderTurn(turn) {
               `${turn.attempts} tries`,
             )
           : null,
-        ` ${fmtTime(turn.started_at)} · ${turn.trigger} · ${turn.module ?? '—'} · ${turn.total_ms} ms · ${turn.tool_calls.length} tool call(s)`,
+        ` ${fmtTime(turn.started_at)} · ${turn.trigger} · ${turn.module ?? '—'} · ${turn.total_ms} ms · ` +
+          `${turn.tool_calls.length} tool call(s)`,
       ),
       turn.error ? el('p.error', {}, turn.error) : null,
       turn.tool_calls.map((call) =>

@@ -139,7 +139,8 @@ async function render() {
       'p.muted',
       {},
       'Every response is an envelope: {"status":"ok","message"?,"result"?} or ' +
-        '{"status":"error","code","message","field"?} (schema Error). With API_TOKEN set, send Authorization: Bearer <token>. ' +
+        '{"status":"error","code","message","field"?} (schema Error). ' +
+        'With API_TOKEN set, send Authorization: Bearer <token>. ' +
         'The WebSocket and the event stream carry SessionEvent; the socket takes SocketFrame.',
     ),
     ...[...groups].map(([tag, ops]) => el('div', {}, el('h2', {}, tag), ...ops)),

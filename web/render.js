@@ -42,7 +42,8 @@ export function fmtTime(iso, timeZone = BROWSER_ZONE) {
     format = formatIn(BROWSER_ZONE); // a zone this browser does not know
   }
   const parts = Object.fromEntries(format.formatToParts(new Date(iso)).map((part) => [part.type, part.value]));
-  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second} ${parts.timeZoneName}`;
+  const date = `${parts.year}-${parts.month}-${parts.day}`;
+  return `${date} ${parts.hour}:${parts.minute}:${parts.second} ${parts.timeZoneName}`;
 }
 
 /** The same instant in UTC, for a tooltip. */

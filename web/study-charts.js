@@ -89,7 +89,9 @@ export function adherenceCalendar(adherence, who) {
     ),
     ...Array.from({ length: firstWeekday }, () => el('li.blank', { 'aria-hidden': 'true' })),
     ...days.map((day) => {
-      const text = `${day.date}: ${STATUS_LABELS[day.status]} (${day.prompts} prompt(s), ${day.done} done, ${day.replies} message(s))`;
+      const text =
+        `${day.date}: ${STATUS_LABELS[day.status]} ` +
+        `(${day.prompts} prompt(s), ${day.done} done, ${day.replies} message(s))`;
       return el(
         `li.day.day-${day.status}`,
         { title: text, 'aria-label': text, dataset: { date: day.date, status: day.status } },

@@ -38,7 +38,8 @@ export function importPanel(onImported, reportError) {
     el(
       'p.muted',
       {},
-      'A header row with phone_number and any of name, timezone, cohort, gender, ethnicity, background, channel, flow. ' +
+      'A header row with phone_number and any of name, timezone, cohort, gender, ethnicity, background, ' +
+        'channel, flow. ' +
         'The file is checked first; nobody is enrolled until you confirm, and then everyone or nobody.',
     ),
     el('label', { for: 'import-file' }, 'CSV file'),

@@ -156,7 +156,7 @@ describe('Engine retries', () => {
     },
   );
 
-  it('keeps a message pending when a failure of another kind cannot be given up either: a later one never goes first', async () => {
+  it('keeps a message pending if a non-store failure cannot be given up either: no later one goes first', async () => {
     // Issue #18 item 4 without an outage: the turn fails (not the store), and so does the give-up's
     // commit. The test above throws a store fault, which takes the outage path and never gives up.
     const later: InboxItem = { ...item, id: 'in_2', channelMessageId: 'm2', text: 'later' };

@@ -146,7 +146,10 @@ export class InboundService {
     return senders;
   }
 
-  /** The batch's inbox records, in one transaction; one message that writes only its inbox row (the common case) is one statement. */
+  /**
+   * The batch's inbox records, in one transaction; one message that writes only its inbox row (the
+   * common case) is one statement.
+   */
   async #recordAll(messages: readonly InboundMessage[], senders: Sender[]): Promise<Recorded[]> {
     if (messages.length === 1 && this.#insertOnly(messages[0]!, senders[0]!)) {
       // While turns run, the acknowledgement may share their commit (group commit, decision 020).
@@ -294,7 +297,10 @@ export class InboundService {
     return inserted;
   }
 
-  /** The sender by their number and their conversation in one read when that is all it takes; else `#participantFor`. */
+  /**
+   * The sender by their number and their conversation in one read when that is all it takes; else
+   * `#participantFor`.
+   */
   async #senderOf(
     message: InboundMessage,
   ): Promise<{ participant: Participant | undefined; conversation?: Conversation }> {

@@ -133,7 +133,7 @@ describe('OutboxDispatcher', () => {
     expect(sent.sort()).toEqual(['a1', 'a2', 'a3', 'b1']);
   });
 
-  it('sends rows a commit handed over in order without claiming them, and releases the rest when one fails', async () => {
+  it('sends rows a commit handed over in order without claiming them; releases the rest if one fails', async () => {
     const claimedUntil = new Date(2_000_000); // written claimed by this process: no claim would find them now
     const handed = [item('h1', 'h', claimedUntil), item('h2', 'h', claimedUntil), item('h3', 'h', claimedUntil)];
     const { dispatcher, sent, state } = setup(handed, (text) => {
@@ -150,7 +150,7 @@ describe('OutboxDispatcher', () => {
     expect(handed[2]!.nextAttemptAt).toEqual(new Date(1_000_000)); // claimable now, behind h2's retry
   });
 
-  it('claims again once a commit that carried the "sent" marks has written them (a claim meanwhile found the conversation busy)', async () => {
+  it('claims again once a commit carrying the "sent" marks wrote them (a claim meanwhile found it busy)', async () => {
     const claimedUntil = new Date(2_000_000);
     const handed = item('t1', 't', claimedUntil); // a turn's reply, handed over by its commit
     const reminder = item('t2', 't', new Date(0)); // queued behind it, for the claim
@@ -168,7 +168,7 @@ describe('OutboxDispatcher', () => {
     expect(sent).toEqual(['t1', 't2']);
   });
 
-  it('never sends twice a row it sent whose mark a commit is writing, when its claim runs out meanwhile (a clock jump)', async () => {
+  it('never sends twice a sent row a commit is marking, if its claim runs out meanwhile (a clock jump)', async () => {
     let now = new Date(1_000_000);
     const handed = item('j1', 'j', new Date(2_000_000)); // claimed by this process until 2_000_000
     const { dispatcher, sent } = setup([handed], () => undefined, { now: () => now });
@@ -250,7 +250,7 @@ describe('OutboxDispatcher', () => {
     expect(sent).toContain('x2');
   });
 
-  it("keeps delivering to other conversations while one receiver hangs, and holds that conversation's next message", async () => {
+  it("keeps delivering to other conversations while one receiver hangs; holds that one's next message", async () => {
     const at = new Date(0);
     const items = [
       item('slow1', 'slow', at),

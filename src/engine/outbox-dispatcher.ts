@@ -69,7 +69,10 @@ export class OutboxDispatcher {
   readonly #concurrency: number;
   #running: Promise<void> | null = null;
   #again = false;
-  /** Ends the coordinator's wait: a kick, or a delivery that finished (a slot is free, a conversation's next item may be due). */
+  /**
+   * Ends the coordinator's wait: a kick, or a delivery that finished (a slot is free, a
+   * conversation's next item may be due).
+   */
   #wake: (() => void) | null = null;
   #timer: NodeJS.Timeout | null = null;
   #stopped = false;
@@ -83,7 +86,10 @@ export class OutboxDispatcher {
    */
   readonly #marks = new Map<string, SentMark>();
   #markTimer: NodeJS.Timeout | null = null;
-  /** Marks handed to a commit not yet known to be written; a claim meanwhile may have found their conversations blocked. */
+  /**
+   * Marks handed to a commit not yet known to be written; a claim meanwhile may have found their
+   * conversations blocked.
+   */
   #marksOut = 0;
   /**
    * The last rows this process sent, oldest first: never sent again by it, whether their mark

@@ -327,7 +327,8 @@ export class ParticipantService {
         if (!updated)
           throw new AppError('version_conflict', 'the conversation changed meanwhile; try again', { retryable: true });
         await flow.onSubStateForced?.(tx, updated, now);
-        const note = `Operator set the sub-state from ${conversation.subState ?? 'none'} to ${subState}${reason ? `: ${reason}` : ''}.`;
+        const from = conversation.subState ?? 'none';
+        const note = `Operator set the sub-state from ${from} to ${subState}${reason ? `: ${reason}` : ''}.`;
         await tx.appendMessages([
           {
             id: ids.next('msg'),

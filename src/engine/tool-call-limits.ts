@@ -36,9 +36,11 @@ export function admitToolCalls(
 
 const tooManyInResponse = (limit: number) =>
   toolError(
-    `too many tool calls in one response; at most ${limit} are run. This call was not run: make it again later if you still need it.`,
+    `too many tool calls in one response; at most ${limit} are run. ` +
+      'This call was not run: make it again later if you still need it.',
   );
 const tooManyInTurn = (limit: number) =>
   toolError(
-    `too many tool calls in this turn; at most ${limit} are run per reply. This call was not run: answer with the results you have.`,
+    `too many tool calls in this turn; at most ${limit} are run per reply. ` +
+      'This call was not run: answer with the results you have.',
   );

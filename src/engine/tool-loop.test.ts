@@ -81,7 +81,7 @@ describe('runToolLoop', () => {
     ]);
   });
 
-  it('with text and tool calls together, runs the tools and replies with that text without another model call', async () => {
+  it('with text and tool calls together, runs the tools and replies with that text, no other model call', async () => {
     const provider = modelSaying({ text: 'Saved it!', toolCalls: [call('echo', { word: 'x' })] });
     const result = await runToolLoop({ ...base, provider });
     expect(result).toMatchObject({ text: 'Saved it!', modelCalls: 1, toolRounds: 1 });

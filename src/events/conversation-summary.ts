@@ -15,7 +15,8 @@ const code = (value: unknown) =>
   `\`${clip(typeof value === 'string' ? value : JSON.stringify(value), 200).replaceAll('`', "'")}\``;
 
 const toolLine = (call: ToolCallRecord) =>
-  `- Tool \`${call.name}\` (round ${call.round}, ${call.status}, ${call.durationMs} ms): arguments ${code(call.arguments)} → ${clip(call.result, 200)}`;
+  `- Tool \`${call.name}\` (round ${call.round}, ${call.status}, ${call.durationMs} ms): ` +
+  `arguments ${code(call.arguments)} → ${clip(call.result, 200)}`;
 
 /** A human-readable account of a conversation for debugging: turns, model and tool calls, latency, state changes. */
 export function conversationSummary({
@@ -26,10 +27,13 @@ export function conversationSummary({
   messages,
   model,
 }: SummaryInput): string {
+  const who = participant
+    ? `${participant.name ?? '(no name)'} (${participant.id}, ${participant.status})`
+    : 'none (web session)';
   const lines = [
     `# Conversation ${conversation.id}`,
     '',
-    `- Participant: ${participant ? `${participant.name ?? '(no name)'} (${participant.id}, ${participant.status})` : 'none (web session)'}`,
+    `- Participant: ${who}`,
     `- Flow: ${conversation.flow}; state ${conversation.state}; sub-state ${conversation.subState ?? '—'}`,
     `- Model: ${model.provider} / ${model.model}`,
     `- Turns: ${turns.length}; messages: ${messages.length}; tool calls: ${toolCalls.length}`,
@@ -46,14 +50,14 @@ export function conversationSummary({
     if (next && next.module !== turn.module) lines.push(`- State change: ${turn.module} → ${next.module}`);
     lines.push(
       `- Model calls: ${turn.modelCalls} (${model.provider} / ${model.model}); tool rounds: ${turn.toolRounds}`,
-      `- Latency: first token ${ms(turn.firstTokenMs)}, first status ${ms(turn.timeToStatusMs)}, model ${ms(turn.modelMs)}, tools ${ms(turn.toolMs)}, total ${ms(turn.totalMs)}`,
+      `- Latency: first token ${ms(turn.firstTokenMs)}, first status ${ms(turn.timeToStatusMs)}, ` +
+        `model ${ms(turn.modelMs)}, tools ${ms(turn.toolMs)}, total ${ms(turn.totalMs)}`,
     );
     if (turn.error) lines.push(`- Error: ${clip(turn.error)}`);
     for (const call of toolCalls.filter((c) => c.turnId === turn.id)) lines.push(toolLine(call));
     for (const message of messages.filter((m) => m.turnId === turn.id)) {
-      lines.push(
-        `- ${message.role === 'user' ? 'Participant' : message.role === 'assistant' ? 'Assistant' : 'System'}: ${clip(message.text)}`,
-      );
+      const speaker = message.role === 'user' ? 'Participant' : message.role === 'assistant' ? 'Assistant' : 'System';
+      lines.push(`- ${speaker}: ${clip(message.text)}`);
     }
   });
   // A change is audited in its own transaction: the turn that made it may have died before its record.

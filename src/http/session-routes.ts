@@ -49,7 +49,10 @@ const cursorQuery = z.object({
   ),
   ticket: z.string().optional(),
 });
-/** A web or voice session may send long text (a pasted document, a long transcript); flows cap what they read (the assistant: 8,000 characters). */
+/**
+ * A web or voice session may send long text (a pasted document, a long transcript); flows cap
+ * what they read (the assistant: 8,000 characters).
+ */
 export const MAX_SESSION_TEXT = 32_000;
 const text = z
   .string()
@@ -231,7 +234,8 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
       schema: {
         tags,
         summary:
-          'Web sessions, newest first (?flow=, ?limit=, ?offset=): flow, state, created at, last activity; total and a next link',
+          'Web sessions, newest first (?flow=, ?limit=, ?offset=): flow, state, created at, last activity; ' +
+          'total and a next link',
         querystring: jsonSchema(sessionListQuery),
       },
       handler: async (request, reply) => {

@@ -36,6 +36,13 @@ const NETWORK_CODES = new Set([
 ]);
 /** SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown, restart). */
 const UNAVAILABLE_STATES = /^(08|57P0[1-3]|53300)/;
+/** Driver messages for a connection that could not be made or was lost. */
+const CONNECTION_LOST = [
+  /timeout exceeded when trying to connect/i,
+  /Connection terminated/i,
+  /connection is closed/i,
+  /Client has encountered a connection error/i,
+];
 
 /** SQLite primary result codes (extended codes carry them in their low byte). */
 const SQLITE_BUSY = 5;
@@ -68,13 +75,7 @@ export function databaseFault(error: unknown, depth = 0): DatabaseFault | undefi
   if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || UNAVAILABLE_STATES.test(e.code)))
     return 'unreachable';
   const message = typeof e.message === 'string' ? e.message : '';
-  if (
-    isQueryReadTimeout(e) ||
-    /timeout exceeded when trying to connect|Connection terminated|connection is closed|Client has encountered a connection error/i.test(
-      message,
-    )
-  )
-    return 'unreachable';
+  if (isQueryReadTimeout(e) || CONNECTION_LOST.some((pattern) => pattern.test(message))) return 'unreachable';
   return undefined;
 }
 

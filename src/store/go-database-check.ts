@@ -18,7 +18,8 @@ function refuseGoTables(tables: ReadonlySet<string>): void {
   if (tables.has('conversation_participants') && tables.has('flow_states') && !tables.has(MIGRATION_TABLE))
     throw new GoDatabaseError(
       'DATABASE_URL is a Go PromptPipe database (its conversation_participants and flow_states, none of our ' +
-        'tables): point DATABASE_URL at a new database, then bring the study over with npm run import:go -- --from <this database>',
+        'tables): point DATABASE_URL at a new database, then bring the study over with ' +
+        'npm run import:go -- --from <this database>',
     );
 }
 

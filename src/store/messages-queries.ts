@@ -36,8 +36,9 @@ const appendNumbered = new PreparedFamily((count: number) =>
         { length: count },
         (_, row) => sql`(${sql.join([sql.lit(row + 1), ...COLUMNS.map((column) => value(row, column))])})`,
       );
+      const lastSeq = sql`(select coalesce(max(seq), 0) from messages where conversation_id = ${a.conversationId})`;
       return sql`insert into messages (conversation_id, seq, ${sql.join(COLUMNS.map((column) => sql.ref(column)))})
-        select ${a.conversationId}, (select coalesce(max(seq), 0) from messages where conversation_id = ${a.conversationId}) + column1,
+        select ${a.conversationId}, ${lastSeq} + column1,
           ${sql.join(COLUMNS.map((_, index) => sql.ref(`column${index + 2}`)))}
         from (values ${sql.join(rows)}) as v returning id, seq`.compile(db);
     },

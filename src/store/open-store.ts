@@ -56,7 +56,8 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   if (url.startsWith('postgres://') || url.startsWith('postgresql://'))
     return classifyFaults(await openPostgresStore(url, options));
   throw new Error(
-    `unsupported database URL ${JSON.stringify(redact(url))}: expected sqlite:<path>, sqlite::memory: or a postgres:// (postgresql://) URL`,
+    `unsupported database URL ${JSON.stringify(redact(url))}: ` +
+      'expected sqlite:<path>, sqlite::memory: or a postgres:// (postgresql://) URL',
   );
 }
 
@@ -147,7 +148,9 @@ export function createPgPool(
     ...pgClientSettings(options),
     connectionString: url,
     // A runaway statement is cut off, and so is a transaction whose client went silent (its locks with it).
-    options: `-c search_path="${schema}" -c statement_timeout=${queryTimeoutMs} -c idle_in_transaction_session_timeout=${2 * queryTimeoutMs}`,
+    options:
+      `-c search_path="${schema}" -c statement_timeout=${queryTimeoutMs} ` +
+      `-c idle_in_transaction_session_timeout=${2 * queryTimeoutMs}`,
     max: options.poolMax ?? 10,
     idleTimeoutMillis: 30_000,
     // int8 (counts, epoch-ms timestamps) as JS numbers, for this pool only.

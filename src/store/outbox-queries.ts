@@ -89,8 +89,10 @@ const insertClaimed = new PreparedFamily((count: number) =>
         (_, row) => sql`(${sql.join(COLUMNS.map((column) => cell(row, column)))})`,
       );
       const value = (index: number) => sql.ref(`column${index + 1}`);
+      const pendingRow = sql`select 1 from outbox where conversation_id = ${a.conversationId} and status = 'pending'`;
+      const at = sql`case when exists (${pendingRow}) then ${value(AT)} else cast(${a.claimUntil} as bigint) end`;
       return sql`insert into outbox (${sql.join(COLUMNS.map((column) => sql.ref(column)))}, status, attempts)
-        select ${sql.join(COLUMNS.map((_, index) => (index === AT ? sql`case when exists (select 1 from outbox where conversation_id = ${a.conversationId} and status = 'pending') then ${value(index)} else cast(${a.claimUntil} as bigint) end` : value(index))))},
+        select ${sql.join(COLUMNS.map((_, index) => (index === AT ? at : value(index))))},
           'pending', 0
         from (values ${sql.join(rows)}) as v returning next_attempt_at`.compile(db);
     },

@@ -5,7 +5,7 @@ import { createPgPool } from './open-store.ts';
 // connect and query timeouts and TCP keepalive, and the server ends a transaction whose client went
 // silent. The pool is only configured here (nothing connects), so no database is needed.
 describe('the PostgreSQL pool settings', () => {
-  it('set connect and query timeouts, TCP keepalive, and server-side statement and idle-transaction timeouts', async () => {
+  it('set connect/query timeouts, TCP keepalive, and server-side statement and idle-transaction timeouts', async () => {
     const pool = createPgPool('postgres://nobody@127.0.0.1:1/none', 'public', {
       connectTimeoutMs: 300,
       queryTimeoutMs: 200,

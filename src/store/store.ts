@@ -180,7 +180,10 @@ export interface StoreOperations {
   setInboxStatus(id: string, status: InboxStatus, at: Date, error?: string | null): Promise<void>;
   /** Pending items of one conversation in arrival order: what its lease holder works through. */
   listPendingInboxOf(conversationId: string, limit: number): Promise<InboxItem[]>;
-  /** The earliest item from `sender` on `channel` recorded with no participant, received at or after `since` (arrival order). */
+  /**
+   * The earliest item from `sender` on `channel` recorded with no participant, received at or
+   * after `since` (arrival order).
+   */
   firstInboxFrom(channel: string, sender: string, since: Date): Promise<InboxItem | undefined>;
   /**
    * Moves a pending item to a final status; false (nothing written) when it was not pending any

@@ -117,7 +117,7 @@ describe.each([
   ['SQLite', sqlite],
   ['PostgreSQL', postgres],
 ])('assistant approvals across restarts (%s)', (_name, database) => {
-  it('survives a restart between the request and the answer: the approved call runs, the model reads its result', async () => {
+  it('survives a restart between request and answer: the approved call runs, the model reads its result', async () => {
     const url = database();
     await start(url);
     const id = await openSession();

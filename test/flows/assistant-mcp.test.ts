@@ -28,7 +28,7 @@ const stdioServer = {
 };
 
 describe('assistant: MCP tools', () => {
-  it("a stdio MCP server's tool is offered with its own schema and called by the loop; the profile keeps its allowlist", async () => {
+  it('a stdio MCP tool: offered with its own schema, called by the loop; the profile keeps its allowlist', async () => {
     const session = await startAssistant(
       {
         route: () => ({ text: 'business' }),

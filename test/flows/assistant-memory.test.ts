@@ -79,7 +79,7 @@ const recalledIn = (provider: ReturnType<typeof createScriptedProvider>) => {
 };
 
 describe('assistant memory per person', () => {
-  it('keeps notes for the person across their web sessions (and a participant across channels), nobody else', async () => {
+  it('keeps notes for the person across web sessions (and a participant across channels), nobody else', async () => {
     await start();
     const first = await open({ id: 'user-42' });
     await first.say('note: buy oat milk');
@@ -152,7 +152,7 @@ describe('assistant memory per person', () => {
     ]);
   });
 
-  it('never recalls, nor sends to the embeddings endpoint, a conversation whose flow does not search its transcript', async () => {
+  it('never recalls, nor sends for embedding, a conversation whose flow does not search its transcript', async () => {
     embeddings = await new FakeEmbeddings().start('/v1');
     const provider = await start({ LLM_BASE_URL: embeddings.baseUrl, LLM_EMBEDDING_MODEL: 'fake-embed' });
     // The person's habit coaching (transcript_search off) mentions their car and garage.

@@ -23,7 +23,9 @@ describe('assistant: redaction', () => {
     hex: 'd41d8cd98f00b204e9800998ecf8427e',
     code: '482913',
   };
-  const message = `mail ${secrets.email} card ${secrets.card} key ${secrets.token} password=${secrets.password} jwt ${secrets.jwt} sha ${secrets.hex} my verification code is ${secrets.code}`;
+  const message =
+    `mail ${secrets.email} card ${secrets.card} key ${secrets.token} password=${secrets.password} ` +
+    `jwt ${secrets.jwt} sha ${secrets.hex} my verification code is ${secrets.code}`;
 
   it(
     'removes every kind before the router, the recall extractor and the loop see the text, and before it is ' +
@@ -290,10 +292,9 @@ describe('assistant: the agentic loop', () => {
     const results = requests('reply')[1]!
       .messages.filter((m) => m.role === 'tool')
       .map((m) => m.content);
+    const available = 'Available tools: current_time, calculator, add_note, list_notes, delete_note';
     for (const result of results)
-      expect(result).toMatch(
-        /^Error: the tool "\w+" is not available here\. Available tools: current_time, calculator, add_note, list_notes, delete_note\.$/,
-      );
+      expect(result).toMatch(new RegExp(String.raw`^Error: the tool "\w+" is not available here\. ${available}\.$`));
     const audit = await server.store.listToolCalls(id);
     expect(
       audit.filter((call) => call.name === 'recall_conversation' || call.name === 'shell').map((call) => call.status),
@@ -340,7 +341,7 @@ describe('assistant: the agentic loop', () => {
     expect(results[3]).toMatch(/^Error: calculator already ran 3 times/);
   });
 
-  it('counts successful runs towards the cap (failed ones only against a looser one), within a response too', async () => {
+  it('counts successful runs towards the cap (failed ones only towards a looser one), in a response too', async () => {
     const bad = { name: 'calculator', arguments: { expression: '2 +' } };
     const { say, requests } = await start({
       reply: (_request, index) =>

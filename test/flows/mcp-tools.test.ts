@@ -94,7 +94,7 @@ describe('MCP tool source', () => {
     expect(readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
   }, 30_000);
 
-  it('marks the tools that wait for approval: by default every tool not annotated read-only, or as configured', async () => {
+  it('marks the tools awaiting approval: by default every tool not annotated read-only, or as configured', async () => {
     const http = await startMcpHttpServer(forecastServer);
     const flags = async (requireApproval?: 'writes' | 'always' | 'never' | string[]) => {
       const source = new McpTools({

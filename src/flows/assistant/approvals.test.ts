@@ -35,7 +35,7 @@ describe('approvals', () => {
       expect(answerOf(other), other).toBe('other');
   });
 
-  it('resumes only once every call of the pause is decided; the same answer twice changes nothing, the other is a conflict', () => {
+  it('resumes only once every call is decided; the same answer twice changes nothing, the other is a conflict', () => {
     const first = decideCall(paused(), 'a', true, now);
     expect(first).toMatchObject({
       kind: 'decided',
@@ -68,7 +68,8 @@ describe('approvals', () => {
       'Before I go ahead, I need your OK to: delete a.\nReply yes to go ahead, or no to leave it.',
     );
     expect(approvalQuestion([call('a'), call('b')])).toBe(
-      'Before I go ahead, I need your OK to:\n1. delete a\n2. delete b\nReply yes to go ahead with all of them, or no to leave them.',
+      'Before I go ahead, I need your OK to:\n1. delete a\n2. delete b\n' +
+        'Reply yes to go ahead with all of them, or no to leave them.',
     );
   });
 

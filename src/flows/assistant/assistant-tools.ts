@@ -23,7 +23,8 @@ export function assistantTools(context: AssistantToolContext): Record<BuiltInToo
     recall_conversation: defineTool({
       name: 'recall_conversation',
       description:
-        'Search the earlier conversations with this user (all of theirs) by keywords, optionally between two UTC date-times.',
+        'Search the earlier conversations with this user (all of theirs) by keywords, ' +
+        'optionally between two UTC date-times.',
       input: recallToolInput,
       async execute(input, { signal }) {
         const query = toRecallQuery(input);

@@ -246,7 +246,8 @@ function needsApproval(rule: McpServerConfig['requireApproval'] = 'writes', tool
 
 function capped(text: string): string {
   if (text.length <= MAX_RESULT_CHARACTERS) return text;
-  return `${text.slice(0, MAX_RESULT_CHARACTERS)}\n[… output cut at ${MAX_RESULT_CHARACTERS.toLocaleString('en-US')} characters]`;
+  const limit = MAX_RESULT_CHARACTERS.toLocaleString('en-US');
+  return `${text.slice(0, MAX_RESULT_CHARACTERS)}\n[… output cut at ${limit} characters]`;
 }
 
 /** An MCP result's content as text: text parts verbatim, other parts named. */

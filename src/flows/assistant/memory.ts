@@ -50,7 +50,10 @@ export class PersonMemory {
     this.#semantic = semantic;
   }
 
-  /** `text` is what the meaning is read from (the request, or the tool's keywords). Throws only for the turn's own abort or a store failure. */
+  /**
+   * `text` is what the meaning is read from (the request, or the tool's keywords). Throws only for
+   * the turn's own abort or a store failure.
+   */
   async recall(query: RecallQuery, text: string, limit: number, signal: AbortSignal): Promise<Recalled> {
     const lexical = query.keywords.length > 0 ? await this.#store.searchMessages(this.#scope, { ...query, limit }) : [];
     if (!this.#semantic) return { messages: byTime(lexical), how: `${lexical.length} by text` };

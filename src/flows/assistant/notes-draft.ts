@@ -3,10 +3,11 @@ import type { MemoryScope, Note } from '../../core/domain.ts';
 import type { StoreTx } from '../../store/store.ts';
 
 /**
- * The person's notes (the conversation's, when nobody is known) as the turn changes them: tools read and change this copy, and the
- * changes are written in the turn's transaction, with the tool calls that made them. A turn that
- * never commits (a crash, a shutdown: it runs again) leaves no trace; a turn whose model failed or
- * was barged in on after `add_note` ran keeps the note, as its audit says it was saved.
+ * The person's notes (the conversation's, when nobody is known) as the turn changes them: tools
+ * read and change this copy, and the changes are written in the turn's transaction, with the tool
+ * calls that made them. A turn that never commits (a crash, a shutdown: it runs again) leaves no
+ * trace; a turn whose model failed or was barged in on after `add_note` ran keeps the note, as its
+ * audit says it was saved.
  */
 export class NotesDraft {
   readonly #notes: Note[];

@@ -106,7 +106,10 @@ function chat(said: string, system: string): string {
   const history = /Relevant conversation history:\n([\s\S]*?)(?:\n\n|$)/.exec(system)?.[1];
   if (history) return `Here is what I found from earlier:\n${history}`;
   if (said.startsWith('['))
-    return "Hi! I'm the assistant (offline demo model). I can do arithmetic, tell the time, keep notes and recall what we talked about.";
+    return (
+      "Hi! I'm the assistant (offline demo model). I can do arithmetic, tell the time, keep notes " +
+      'and recall what we talked about.'
+    );
   return (
     'I\'m the offline demo model, so I can only do arithmetic ("what is 12 * 7"), tell the time, keep ' +
     'notes ("note: buy milk", "list my notes") and recall earlier messages ("what did I say about milk?"). Set ' +

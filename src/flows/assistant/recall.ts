@@ -3,7 +3,10 @@ import type { Message } from '../../core/domain.ts';
 import type { LlmProvider } from '../../llm/llm-provider.ts';
 import { ASSISTANT_MARKERS } from './markers.ts';
 
-/** What to look for in earlier conversation: keywords and optional time bounds (spec 003, "Conversation Memory Enrichment"). */
+/**
+ * What to look for in earlier conversation: keywords and optional time bounds (spec 003,
+ * "Conversation Memory Enrichment").
+ */
 export interface RecallQuery {
   keywords: string[];
   from?: Date;
@@ -35,7 +38,10 @@ const extractedSchema = z.object({
   to: z.unknown().optional(),
 });
 
-/** Keywords trimmed, cut and capped; bounds that are not ISO dates dropped; a date alone as `to` covers that whole day. */
+/**
+ * Keywords trimmed, cut and capped; bounds that are not ISO dates dropped; a date alone as `to`
+ * covers that whole day.
+ */
 export function toRecallQuery(raw: { keywords: unknown[]; from?: unknown; to?: unknown }): RecallQuery {
   const keywords = raw.keywords
     .filter((keyword): keyword is string => typeof keyword === 'string')
@@ -133,9 +139,9 @@ export function parseRecallQuery(text: string): RecallQuery | null {
 /** Recalled messages as the model reads them: oldest first, each with its UTC time and who said it. */
 export function formatRecalled(messages: readonly Message[]): string {
   return messages
-    .map(
-      (m) =>
-        `- [${m.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC] ${m.role === 'user' ? 'User' : 'Assistant'}: ${m.text}`,
-    )
+    .map((m) => {
+      const at = m.createdAt.toISOString().slice(0, 16).replace('T', ' ');
+      return `- [${at} UTC] ${m.role === 'user' ? 'User' : 'Assistant'}: ${m.text}`;
+    })
     .join('\n');
 }

@@ -31,6 +31,17 @@ const labelAfter =
   (_match: string, ...groups: string[]) =>
     `${groups.slice(0, count).join('')}[${kind}]`;
 const PASSWORD_WORDS = 'password|passwd|pwd|passphrase';
+/** Known API token shapes (OpenAI, Anthropic, Stripe, GitHub, Slack, AWS, Google, GitLab). */
+const API_TOKEN_SHAPES = [
+  String.raw`sk-(?:proj-|ant-)?[\w-]{16,}`,
+  String.raw`(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}`,
+  String.raw`gh[pousr]_[A-Za-z0-9]{20,}`,
+  String.raw`github_pat_\w{20,}`,
+  String.raw`xox[abprs]-[\w-]{10,}`,
+  String.raw`AKIA[0-9A-Z]{16}`,
+  String.raw`AIza[\w-]{30,}`,
+  String.raw`glpat-[\w-]{20,}`,
+].join('|');
 
 /**
  * Order matters: specific shapes (a JWT, `password=`) before the general ones that would eat
@@ -43,7 +54,8 @@ const RULES: readonly Rule[] = [
     kind: 'secret',
     // Also prefixed and quoted names: DB_PASSWORD=, GITHUB_TOKEN=, "api_key": "…".
     pattern: new RegExp(
-      `(?<![\\w-])((?:[A-Za-z0-9]+[_-])*(?:${PASSWORD_WORDS}|secret|api[_-]?key|(?:access|secret|private)[_-]?key|token))(["']?\\s*[:=]\\s*)("[^"]*"|'[^']*'|\\S+)`,
+      `(?<![\\w-])((?:[A-Za-z0-9]+[_-])*(?:${PASSWORD_WORDS}|secret|api[_-]?key|` +
+        `(?:access|secret|private)[_-]?key|token))(["']?\\s*[:=]\\s*)("[^"]*"|'[^']*'|\\S+)`,
       'gi',
     ),
     replace: labelAfter('secret', 2),
@@ -52,15 +64,16 @@ const RULES: readonly Rule[] = [
     kind: 'secret',
     // "my password is hunter2" (but "the password is required" says nothing secret).
     pattern: new RegExp(
-      `(?<![\\w-])(${PASSWORD_WORDS})(\\s+(?:is|was)\\s*:?\\s+)(?!(?:required|incorrect|wrong|invalid|missing|expired|correct|too|not|the|a|an|my|your)\\b)("[^"]*"|'[^']*'|\\S+)`,
+      `(?<![\\w-])(${PASSWORD_WORDS})(\\s+(?:is|was)\\s*:?\\s+)` +
+        `(?!(?:required|incorrect|wrong|invalid|missing|expired|correct|too|not|the|a|an|my|your)\\b)` +
+        `("[^"]*"|'[^']*'|\\S+)`,
       'gi',
     ),
     replace: labelAfter('secret', 2),
   },
   {
     kind: 'api-token',
-    pattern:
-      /(?<![\w-])(?:sk-(?:proj-|ant-)?[\w-]{16,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}|glpat-[\w-]{20,})/g,
+    pattern: new RegExp(String.raw`(?<![\w-])(?:${API_TOKEN_SHAPES})`, 'g'),
     replace: label('api-token'),
   },
   // An Authorization header's credentials, whatever the scheme; a bare "Bearer <long token>".
@@ -86,8 +99,13 @@ const RULES: readonly Rule[] = [
     kind: 'one-time-code',
     // A strong cue may stand right before the code; a bare "code" or "pin" needs an "is" or a
     // colon (and a zip or postal code is not one).
-    pattern:
-      /\b(otp|passcode|2fa|PIN|one[- ]time (?:code|password)|(?:verification|security|login|confirmation|auth) code|(?<!(?:zip|postal|area|country) )(?:code|pin)(?=\s*(?:is|was|:|=)))\b(\s*(?:is|was|:|=)?\s*)(\d{4,8})(?![\d-])/gi,
+    pattern: new RegExp(
+      String.raw`\b(otp|passcode|2fa|PIN|one[- ]time (?:code|password)|` +
+        String.raw`(?:verification|security|login|confirmation|auth) code|` +
+        String.raw`(?<!(?:zip|postal|area|country) )(?:code|pin)(?=\s*(?:is|was|:|=)))` +
+        String.raw`\b(\s*(?:is|was|:|=)?\s*)(\d{4,8})(?![\d-])`,
+      'gi',
+    ),
     replace: labelAfter('one-time-code', 2),
   },
   {
@@ -129,7 +147,9 @@ export function redact(input: string): Redacted {
   const kept = Array.from(text);
   const truncated = over || kept.length > MAX_INPUT_CHARACTERS;
   if (truncated) {
-    text = `${kept.slice(0, MAX_INPUT_CHARACTERS).join('').trimEnd()} [Note: the message was longer than ${MAX_INPUT_CHARACTERS.toLocaleString('en-US')} characters and was cut here.]`;
+    text =
+      `${kept.slice(0, MAX_INPUT_CHARACTERS).join('').trimEnd()} [Note: the message was longer than ` +
+      `${MAX_INPUT_CHARACTERS.toLocaleString('en-US')} characters and was cut here.]`;
   }
   return { text, counts, truncated };
 }

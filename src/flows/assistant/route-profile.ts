@@ -12,7 +12,10 @@ export interface RouteOptions {
 
 export interface RouteResult {
   profile: AssistantProfile;
-  /** `exact`: the answer was a name; `named`: the first name in the answer; `default`: neither; `failed`: the call failed or timed out. */
+  /**
+   * `exact`: the answer was a name; `named`: the first name in the answer; `default`: neither;
+   * `failed`: the call failed or timed out.
+   */
   how: 'exact' | 'named' | 'default' | 'failed';
   answer: string | null;
 }

@@ -1,6 +1,9 @@
 import type { Kysely, Migration } from 'kysely';
 
-/** The demo CRM's tables (decision 005), a stand-in for a real CRM seeded at start when empty, and flows' per-conversation state. */
+/**
+ * The demo CRM's tables (decision 005), a stand-in for a real CRM seeded at start when empty, and
+ * flows' per-conversation state.
+ */
 export function demoCrmMigration(): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {

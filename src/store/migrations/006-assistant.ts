@@ -25,16 +25,23 @@ export function assistantMigration(dialect: SqlDialect): Migration {
         return;
       }
       // Messages are append-only and leave only with their conversation, hence the delete trigger's table.
-      await sql`create virtual table messages_fts using fts5(text, conversation_id unindexed, seq unindexed, tokenize = 'porter unicode61 remove_diacritics 2')`.execute(
-        db,
-      );
-      await sql`insert into messages_fts (text, conversation_id, seq) select text, conversation_id, seq from messages where role in ('user', 'assistant')`.execute(
-        db,
+      await sql
+        .raw(
+          'create virtual table messages_fts using fts5(text, conversation_id unindexed, seq unindexed, ' +
+            "tokenize = 'porter unicode61 remove_diacritics 2')",
+        )
+        .execute(db);
+      await sql
+        .raw(
+          'insert into messages_fts (text, conversation_id, seq) ' +
+            "select text, conversation_id, seq from messages where role in ('user', 'assistant')",
+        )
+        .execute(db);
+      const insertRow = sql.raw(
+        'insert into messages_fts (text, conversation_id, seq) values (new.text, new.conversation_id, new.seq)',
       );
       await sql`create trigger messages_fts_insert after insert on messages when new.role in ('user', 'assistant')
-        begin insert into messages_fts (text, conversation_id, seq) values (new.text, new.conversation_id, new.seq); end`.execute(
-        db,
-      );
+        begin ${insertRow}; end`.execute(db);
       await sql`create trigger messages_fts_delete after delete on conversations
         begin delete from messages_fts where conversation_id = old.id; end`.execute(db);
     },

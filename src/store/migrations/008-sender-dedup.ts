@@ -16,9 +16,11 @@ export function senderDedupMigration(dialect: SqlDialect): Migration {
     async up(db: Kysely<unknown>): Promise<void> {
       if (dialect === 'postgres') {
         await sql`alter table inbox drop constraint inbox_channel_message_unique`.execute(db);
-        await sql`alter table inbox add constraint inbox_sender_message_unique unique (channel, sender, channel_message_id)`.execute(
-          db,
-        );
+        await sql
+          .raw(
+            'alter table inbox add constraint inbox_sender_message_unique unique (channel, sender, channel_message_id)',
+          )
+          .execute(db);
       } else {
         await rebuildSqliteInbox(db);
       }

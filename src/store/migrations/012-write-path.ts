@@ -47,12 +47,13 @@ export function writePathMigration(dialect: SqlDialect): Migration {
         .execute();
       if (dialect === 'postgres') return; // its text-search index covers every message (decision 006)
       await sql`drop trigger messages_fts_insert`.execute(db);
+      const insertRow = sql.raw(
+        'insert into messages_fts (text, conversation_id, seq) values (new.text, new.conversation_id, new.seq)',
+      );
       await sql`create trigger messages_fts_insert after insert on messages
         when new.role in ('user', 'assistant')
           and (select transcript_search from conversations where id = new.conversation_id)
-        begin insert into messages_fts (text, conversation_id, seq) values (new.text, new.conversation_id, new.seq); end`.execute(
-        db,
-      );
+        begin ${insertRow}; end`.execute(db);
     },
   };
 }

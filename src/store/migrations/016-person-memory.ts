@@ -11,9 +11,12 @@ export function personMemoryMigration(): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema.alterTable('assistant_notes').addColumn('person', 'text').execute();
-      await sql`update assistant_notes set person = (select participant_id from conversations c where c.id = assistant_notes.conversation_id)`.execute(
-        db,
-      );
+      await sql
+        .raw(
+          'update assistant_notes set person = ' +
+            '(select participant_id from conversations c where c.id = assistant_notes.conversation_id)',
+        )
+        .execute(db);
       await db.schema
         .createIndex('assistant_notes_person')
         .on('assistant_notes')
