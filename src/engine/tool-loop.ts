@@ -44,7 +44,7 @@ export interface ToolLoopInput {
    * (over the limits, refused), a flow's own entries (a proposal, a gate decision).
    */
   onAudit?: (entry: ExecutedToolCall) => void;
-  /** A call waits for a person's yes (a `guardCall` hook held it, decision 022): the stream and the console are told. */
+  /** A call waits for a person's yes (a `guardCall` hook held it, decision 022): the stream and console are told. */
   onApprovalRequested?: (request: ApprovalRequest) => void;
   /** How a flow shapes the loop; none: the house loop (BEHAVIOR-NOTES "Tool loop"). */
   hooks?: ToolLoopHooks;

@@ -21,7 +21,8 @@ export function jsonArrayOf(
   const by = sql.join(order.map((column) => sql.ref(`${alias}.${column}`)));
   if (dialect === 'postgres')
     return sql`(select coalesce(json_agg(${row} order by ${by}), '[]'::json) from ${from} ${row})`;
-  return sql`(select coalesce(json_group_array(${jsonObject(alias, columns)}), '[]') from (select * from ${from} ${row} order by ${by}) ${row})`;
+  const ordered = sql`(select * from ${from} ${row} order by ${by})`;
+  return sql`(select coalesce(json_group_array(${jsonObject(alias, columns)}), '[]') from ${ordered} ${row})`;
 }
 
 /** One row of a subquery as a JSON object (or null), in the shape of its table. */

@@ -42,6 +42,8 @@ const SCHEDULE_COLUMNS = [
   'created_at',
 ] as const satisfies ReadonlyArray<keyof SchedulesTable>;
 
+const profileOf = (participantId: unknown) => sql`(select * from profiles where participant_id = ${participantId})`;
+
 /**
  * The three in one statement (decision 020), rows as JSON in the shape of their tables, decoded
  * by the same mappers as the tables' own reads.
@@ -50,7 +52,7 @@ const together = prepared((db, a: { participantId: string }, dialect) => ({
   compile: () =>
     sql<{ profile: unknown; schedules: unknown; timers: unknown }>`
       select
-        ${jsonRowOf(dialect, sql`(select * from profiles where participant_id = ${a.participantId})`, 'p', PROFILE_COLUMNS)}
+        ${jsonRowOf(dialect, profileOf(a.participantId), 'p', PROFILE_COLUMNS)}
           as profile,
         ${jsonArrayOf(
           dialect,
