@@ -76,7 +76,7 @@ describe('Engine with a turn throttle', () => {
       ]);
       expect(pending).toEqual([]);
       // A message a batch already answered: nothing more to do.
-      expect(await engine.processInbox(items[10]!)).toBeUndefined();
+      expect(await engine.processInbox(items[10]!)).toEqual({ status: 'not-run', reason: 'answered-elsewhere' });
       expect(inputs).toHaveLength(2);
     },
   );
@@ -93,7 +93,7 @@ describe('Engine with a turn throttle', () => {
     );
     const turn = engine.processInbox(items[1]!);
     await engine.shutdown(0);
-    expect(await turn).toBeUndefined();
+    expect(await turn).toEqual({ status: 'not-run', reason: 'shutting-down' });
     expect([inputs.length, pending.length]).toEqual([0, 2]);
   });
 });

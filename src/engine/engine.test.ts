@@ -108,7 +108,7 @@ describe('Engine retries', () => {
   it('gives a message up after three failures of another kind: kept, with the apology', async () => {
     const broken = () => new Error('a bug');
     const { engine, calls } = engineWith([broken, broken, broken, broken]);
-    expect(await engine.processInbox(item)).toBeUndefined();
+    expect(await engine.processInbox(item)).toEqual({ status: 'not-run', reason: 'gave-up' });
     expect(calls).toEqual({ runs: 3, givenUp: ['hello'] });
   });
 

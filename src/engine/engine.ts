@@ -11,6 +11,19 @@ import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import type { TurnRunner, TurnSummary } from './turn-runner.ts';
 import type { TurnThrottle } from './turn-throttle.ts';
 
+/** A queued turn that did not run here, and why: every outcome is named (issue #19). */
+export interface TurnNotRun {
+  status: 'not-run';
+  /**
+   * `answered-elsewhere`: another process (or an earlier job) answered the message; `lease-lost`:
+   * another process took the conversation over; `shutting-down`: left pending for the next start;
+   * `gave-up`: it failed for good, and its sender got the apology with a failed turn record.
+   */
+  reason: 'answered-elsewhere' | 'lease-lost' | 'shutting-down' | 'gave-up';
+}
+export type TurnResult = TurnSummary | TurnNotRun;
+const notRun = (reason: TurnNotRun['reason']): TurnNotRun => ({ status: 'not-run', reason });
+
 export interface EngineDeps {
   store: Store;
   runner: TurnRunner;
@@ -63,9 +76,9 @@ export class Engine {
   /**
    * Queues the turn for a recorded inbox item. Under the conversation's lease, every pending item
    * that arrived before it (whichever process received it) is answered first. Resolves when its
-   * turn has committed, or with undefined when another process answered it.
+   * turn has committed, or with why it did not run here (another process answered it, a shutdown).
    */
-  processInbox(item: InboxItem, options: { first?: boolean } = {}): Promise<TurnSummary | undefined> {
+  processInbox(item: InboxItem, options: { first?: boolean } = {}): Promise<TurnResult> {
     const conversationId = item.conversationId;
     if (!conversationId)
       throw new AppError('internal', `inbox item ${item.id} has no conversation`, { fault: 'system' });
@@ -83,7 +96,7 @@ export class Engine {
    * first even when the model answers at once (node:sqlite resolves without yielding). Counted in
    * `backlog` from now: a commit under way knows more turns are coming (group commit).
    */
-  processInboxSoon(item: InboxItem, options: { first?: boolean } = {}): Promise<TurnSummary | undefined> {
+  processInboxSoon(item: InboxItem, options: { first?: boolean } = {}): Promise<TurnResult> {
     this.#starting += 1;
     return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       this.#starting -= 1;
@@ -92,7 +105,7 @@ export class Engine {
   }
 
   /** Queues an event turn (greeting, timer) for a conversation. */
-  trigger(conversationId: string, input: Extract<TurnInput, { kind: 'event' }>): Promise<TurnSummary | undefined> {
+  trigger(conversationId: string, input: Extract<TurnInput, { kind: 'event' }>): Promise<TurnResult> {
     return this.#work(conversationId, (lease) => this.#runWithRetries(conversationId, input, null, lease));
   }
 
@@ -200,15 +213,12 @@ export class Engine {
     await this.#deps.dispatcher.stop();
   }
 
-  #work(
-    conversationId: string,
-    run: (lease: HeldLease) => Promise<TurnSummary | undefined>,
-  ): Promise<TurnSummary | undefined> {
+  #work(conversationId: string, run: (lease: HeldLease) => Promise<TurnResult>): Promise<TurnResult> {
     return this.#queue.run(conversationId, async () => {
-      if (this.#shutdown.signal.aborted) return undefined;
+      if (this.#shutdown.signal.aborted) return notRun('shutting-down');
       const summary = await this.#deps.leases.hold(conversationId, run, this.#shutdown.signal);
       // A turn that handed its replies to the dispatcher left nothing for a claim to find.
-      if (!summary?.handedOff) void this.#deps.dispatcher.kick();
+      if (summary.status === 'not-run' || !summary.handedOff) void this.#deps.dispatcher.kick();
       this.#deps.changes?.publish(conversationId, 'turn');
       return summary;
     });
@@ -223,17 +233,17 @@ export class Engine {
     inboxId: string,
     lease: HeldLease,
     first?: InboxItem,
-  ): Promise<TurnSummary | undefined> {
+  ): Promise<TurnResult> {
     for (let round = 0; ; round++) {
       const pending =
         round === 0 && first ? [first] : await this.#deps.store.listPendingInboxOf(conversationId, DRAIN_BATCH);
       const target = pending.findIndex((item) => item.id === inboxId);
-      if (target === -1 && pending.length < DRAIN_BATCH) return undefined; // answered already
+      if (target === -1 && pending.length < DRAIN_BATCH) return notRun('answered-elsewhere');
       for (const item of target === -1 ? pending : pending.slice(0, target + 1)) {
         // Taken over (this process stalled): the new holder answers the rest, in order.
-        if (lease.lost.aborted) return undefined;
+        if (lease.lost.aborted) return notRun('lease-lost');
         const turn = await this.#takeTurn(conversationId);
-        if (turn === 'stopped') return undefined;
+        if (turn === 'stopped') return notRun('shutting-down');
         if (turn === 'waited') {
           const together = await this.#answerTogether(conversationId, lease);
           if (together.answered.includes(inboxId)) return together.summary;
@@ -264,10 +274,10 @@ export class Engine {
   async #answerTogether(
     conversationId: string,
     lease: HeldLease,
-  ): Promise<{ summary: TurnSummary | undefined; answered: string[] }> {
+  ): Promise<{ summary: TurnResult; answered: string[] }> {
     const items = await this.#deps.store.listPendingInboxOf(conversationId, MAX_TOGETHER);
     const last = items.at(-1);
-    if (!last) return { summary: undefined, answered: [] };
+    if (!last) return { summary: notRun('answered-elsewhere'), answered: [] };
     const batch = items.map((item) => ({ inboxId: item.id, text: item.text }));
     const input: TurnInput = {
       kind: 'message',
@@ -295,7 +305,7 @@ export class Engine {
     input: TurnInput,
     inboxId: string | null,
     lease: HeldLease,
-  ): Promise<TurnSummary | undefined> {
+  ): Promise<TurnResult> {
     const attempts = this.#deps.turnAttempts ?? 3;
     const outageEnds = Date.now() + (this.#deps.outageWaitMs ?? 600_000);
     // `attempt` counts failures other than outages (at most `attempts`); `run` counts every try.
@@ -313,9 +323,10 @@ export class Engine {
         this.#noticed.delete(conversationId); // the outage, if there was one, is over for it
         return summary;
       } catch (error) {
-        if (this.#shutdown.signal.aborted || lease.lost.aborted) return undefined;
+        if (this.#shutdown.signal.aborted) return notRun('shutting-down');
+        if (lease.lost.aborted) return notRun('lease-lost');
         // Another process answered the message first: nothing to retry, nothing to mark.
-        if (inboxId && isAppError(error) && error.code === 'conflict') return undefined;
+        if (inboxId && isAppError(error) && error.code === 'conflict') return notRun('answered-elsewhere');
         const modelDown = isModelUnavailable(error);
         const outage = modelDown || isStoreUnavailable(error);
         const final = outage ? Date.now() >= outageEnds : attempt >= attempts;
@@ -335,7 +346,7 @@ export class Engine {
         if (final) {
           if (input.kind === 'message' && !(await this.#deps.runner.giveUp(conversationId, input, error, run)))
             throw error; // left pending, as above
-          return undefined;
+          return notRun('gave-up');
         }
         // Real pauses, not the conversation clock: these wait out an outage (a shutdown ends them).
         outagePause = outage

@@ -1,6 +1,6 @@
 import type { Conversation, Message, Participant, Poll } from '../core/domain.ts';
 import type { LlmMessage } from '../llm/llm-provider.ts';
-import type { StoreOperations, StoreTx } from '../store/store.ts';
+import type { FlowReads, FlowWrites } from '../store/store.ts';
 import type { AnyTool } from '../tools/define-tool.ts';
 import type { ApprovalRequest, ToolLoopInput, ToolLoopResult } from './tool-loop.ts';
 
@@ -63,7 +63,7 @@ export interface TurnRequest {
   input: TurnInput;
   now: Date;
   /** For reads only: writes belong in `PreparedTurn.commit`. */
-  store: StoreOperations;
+  store: FlowReads;
 }
 
 /** A message the flow wants sent after the reply (a poll, a debug note). */
@@ -104,7 +104,7 @@ export interface PreparedTurn {
   /** Called once the loop ended (or the model failed, with `result` undefined). */
   finish(result: ToolLoopResult | undefined): TurnOutcome;
   /** Writes the flow's working state in the turn's transaction. */
-  commit(tx: StoreTx): Promise<void>;
+  commit(tx: FlowWrites): Promise<void>;
 }
 
 export type CallerField = 'phone' | 'id';
@@ -132,12 +132,12 @@ export interface Flow {
    */
   redactInput?(text: string): string;
   /** Runs in the transaction of an operator's forced sub-state change (cancel what it obsoletes). */
-  onSubStateForced?(tx: StoreTx, conversation: Conversation, now: Date): Promise<void>;
+  onSubStateForced?(tx: FlowWrites, conversation: Conversation, now: Date): Promise<void>;
   /** Runs in the transaction that sets a paused (or otherwise inactive) participant active again. */
-  onParticipantResumed?(tx: StoreTx, conversation: Conversation, now: Date): Promise<void>;
+  onParticipantResumed?(tx: FlowWrites, conversation: Conversation, now: Date): Promise<void>;
   /** Runs in the transaction that changes the participant's time zone (`from` is null when they had none). */
   onParticipantMoved?(
-    tx: StoreTx,
+    tx: FlowWrites,
     conversation: Conversation,
     from: string | null,
     to: string,
@@ -149,7 +149,7 @@ export interface Flow {
    */
   sessionView?(
     conversation: Conversation,
-    context: { store: StoreOperations; now: Date },
+    context: { store: FlowReads; now: Date },
   ): Promise<Record<string, unknown> | null>;
   /** The hint for the first turn after enrollment, or of a web session (no participant). */
   greetingHint(participant: Participant | null): string;

@@ -375,3 +375,48 @@ export interface TransactionOptions {
    */
   gather?: boolean;
 }
+
+/**
+ * What a flow may read while it prepares a turn (`TurnRequest.store`, decision 019): its own
+ * state, the person and their plan, the transcript and the person's memory. Nothing of the
+ * engine's queues; writes go through `PreparedTurn.commit(tx)`.
+ */
+export type FlowReads = Pick<
+  StoreOperations,
+  | 'getFlowState'
+  | 'getSessionCaller'
+  | 'getParticipant'
+  | 'getConversation'
+  | 'findConversationByParticipant'
+  | 'getProfile'
+  | 'listSchedules'
+  | 'listPendingTimers'
+  | 'listMessages'
+  | 'searchMessages'
+  | 'listNotes'
+  | 'listEmbeddings'
+  | 'messagesWithoutEmbedding'
+>;
+
+/**
+ * What a flow writes in its turn's transaction (and in the engine's hooks that run in one: a
+ * forced sub-state, a resumed or moved participant): its state, the person's plan and memory,
+ * its timers, its own audit entries. The engine writes the rest of the turn.
+ */
+export type FlowWrites = FlowReads &
+  Pick<
+    StoreOperations,
+    | 'saveFlowState'
+    | 'saveProfile'
+    | 'insertSchedule'
+    | 'deleteSchedule'
+    | 'setScheduleTimezone'
+    | 'scheduleTimer'
+    | 'cancelTimer'
+    | 'cancelTimers'
+    | 'addNote'
+    | 'deleteNote'
+    | 'saveEmbeddings'
+    | 'insertToolCalls'
+    | 'updateConversation'
+  >;

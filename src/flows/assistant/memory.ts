@@ -1,6 +1,6 @@
 import type { MemoryScope, Message, MessageEmbedding } from '../../core/domain.ts';
 import { cosine, type Embedder } from '../../llm/embeddings.ts';
-import type { StoreOperations, StoreTx } from '../../store/store.ts';
+import type { FlowWrites, StoreOperations } from '../../store/store.ts';
 import type { RecallQuery } from './recall.ts';
 
 /** Semantic recall's settings (`LLM_EMBEDDING_MODEL`, `ASSISTANT_RECALL_MIN_SIMILARITY`). */
@@ -72,7 +72,7 @@ export class PersonMemory {
   }
 
   /** Keeps the embeddings made this turn, in the turn's transaction. */
-  async commit(tx: StoreTx, now: Date): Promise<void> {
+  async commit(tx: FlowWrites, now: Date): Promise<void> {
     if (this.#semantic && this.#fresh.size > 0)
       await tx.saveEmbeddings(this.#semantic.embedder.model, [...this.#fresh.values()], now);
   }

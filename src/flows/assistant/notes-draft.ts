@@ -1,6 +1,6 @@
 import type { IdGenerator } from '../../core/clock.ts';
 import type { MemoryScope, Note } from '../../core/domain.ts';
-import type { StoreTx } from '../../store/store.ts';
+import type { FlowWrites } from '../../store/store.ts';
 
 /**
  * The person's notes (the conversation's, when nobody is known) as the turn changes them: tools
@@ -47,7 +47,7 @@ export class NotesDraft {
     return true;
   }
 
-  async commit(tx: StoreTx): Promise<void> {
+  async commit(tx: FlowWrites): Promise<void> {
     for (const note of this.#added) await tx.addNote(note);
     for (const id of this.#deleted) await tx.deleteNote(this.#context.scope, id);
   }

@@ -3,7 +3,7 @@ import { emptyProfile, type Profile } from '../../core/profile.ts';
 import type { Schedule } from '../../core/schedule.ts';
 import type { Flow, PreparedTurn, TurnRequest } from '../../engine/flow.ts';
 import type { LlmMessage, LlmProvider } from '../../llm/llm-provider.ts';
-import type { StoreTx } from '../../store/store.ts';
+import type { FlowWrites } from '../../store/store.ts';
 import type { CoachingQueries } from './coaching-queries.ts';
 import type { AnyTool } from '../../tools/define-tool.ts';
 import { buildToneGuide } from './tone.ts';
@@ -248,7 +248,7 @@ function toldPromptTime(state: HabitTurnState, schedule: Schedule): Date {
 }
 
 async function commitState(
-  tx: StoreTx,
+  tx: FlowWrites,
   state: HabitTurnState,
   request: TurnRequest,
   options: HabitCoachOptions,
