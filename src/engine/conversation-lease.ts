@@ -10,7 +10,7 @@ export interface LeaseHooks {
 }
 
 export interface ConversationLeasesOptions {
-  store: Store;
+  store: Pick<Store, 'acquireLease' | 'releaseLease'>;
   /**
    * False when only this process can use the store (SQLite): the engine's keyed queue already
    * serialises a conversation's work, and no lease is taken.

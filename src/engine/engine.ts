@@ -25,7 +25,7 @@ export type TurnResult = TurnSummary | TurnNotRun;
 const notRun = (reason: TurnNotRun['reason']): TurnNotRun => ({ status: 'not-run', reason });
 
 export interface EngineDeps {
-  store: Store;
+  store: Pick<Store, 'listPendingInbox' | 'listPendingInboxOf'>;
   runner: TurnRunner;
   dispatcher: OutboxDispatcher;
   clock: Clock;

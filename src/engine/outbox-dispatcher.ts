@@ -10,7 +10,7 @@ import type { SentMark, Store } from '../store/store.ts';
 import { failpoint } from '../core/failpoint.ts';
 
 export interface OutboxDispatcherOptions {
-  store: Store;
+  store: Pick<Store, 'batched' | 'claimDueOutbox' | 'markOutboxAttemptFailed' | 'markOutboxSentMany' | 'releaseOutbox'>;
   /** The channels by name (a `ChannelDirectory`, or a plain map in tests). */
   channels: { get(name: string): Channel | undefined };
   /** Every send goes through it (opt-outs, service windows). */

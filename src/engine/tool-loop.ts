@@ -84,6 +84,8 @@ export type CallVerdict = { run: true } | { run: false; outcome: ToolOutcome } |
 export interface StepRequest {
   messages: LlmMessage[];
   tools?: LlmToolSpec[] | undefined;
+  /** Another model than the provider's for this call (the desk's interpreter). */
+  model?: string | undefined;
   onTextDelta?: ((delta: string) => void) | undefined;
   /** After the call (flush what a stream filter held back). */
   after?: () => void;
@@ -172,7 +174,7 @@ export async function runToolLoop(input: ToolLoopInput): Promise<ToolLoopResult>
     const modelStart = input.elapsed();
     input.onModelCall?.();
     const response = await input.provider.complete(
-      { messages: request.messages, tools: request.tools },
+      { messages: request.messages, tools: request.tools, ...(request.model ? { model: request.model } : {}) },
       { signal: input.signal, onTextDelta: request.onTextDelta ?? input.onTextDelta },
     );
     request.after?.();

@@ -12,7 +12,10 @@ export type TurnListener = (turn: { turnNo: number; inboxId: string | null }) =>
 export type ResyncEvent = Extract<SessionEvent, { type: 'resync' }>;
 
 export interface EventHubOptions {
-  store: Store;
+  store: Pick<
+    Store,
+    'transaction' | 'appendEvents' | 'eventRange' | 'getConversation' | 'listEvents' | 'listMessages' | 'pruneEvents'
+  >;
   clock: Clock;
   logger: Logger;
   /** Events kept per conversation; older ones are pruned (a cursor before them gets a full snapshot). */

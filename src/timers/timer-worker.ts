@@ -10,7 +10,17 @@ import type { TimerContext, TimerKind, TimerKindRegistry, TimerUsage } from './t
 import { failpoint } from '../core/failpoint.ts';
 
 export interface TimerWorkerOptions {
-  store: Store;
+  store: Pick<
+    Store,
+    | 'transaction'
+    | 'claimDueTimers'
+    | 'completeTimer'
+    | 'extendTimerLease'
+    | 'failTimer'
+    | 'getTimer'
+    | 'insertTurn'
+    | 'nextTimerDue'
+  >;
   kinds: TimerKindRegistry;
   clock: Clock;
   /** Ids of the firings' turn records. */

@@ -2,7 +2,7 @@ import { CrmError, type Crm } from './crm.ts';
 import { describeError } from '../../core/errors.ts';
 import type { FlowRunContext } from '../../engine/flow.ts';
 import type { ExecutedToolCall, ToolLoopResult } from '../../engine/tool-loop.ts';
-import type { LlmToolCall } from '../../llm/llm-provider.ts';
+import type { LlmProvider, LlmToolCall } from '../../llm/llm-provider.ts';
 import type { Dialog } from './dialog.ts';
 import type { DeskTool } from './desk-tools.ts';
 
@@ -90,6 +90,15 @@ export class Ledger {
       if (error instanceof CrmError) return undefined;
       throw error;
     }
+  }
+
+  /** The provider, with every call it makes counted and timed in this ledger (not narrated). */
+  observing(provider: LlmProvider): LlmProvider {
+    return {
+      name: provider.name,
+      model: provider.model,
+      complete: (request, options) => this.model(() => provider.complete(request, options)),
+    };
   }
 
   audit(name: string, details: unknown): void {

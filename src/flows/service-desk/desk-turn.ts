@@ -1,12 +1,21 @@
 import type { Crm, Appointment, Slot } from './crm.ts';
 import type { FlowRunContext } from '../../engine/flow.ts';
-import type { ToolLoopResult } from '../../engine/tool-loop.ts';
+import { runToolLoop, type ToolLoopResult } from '../../engine/tool-loop.ts';
+import { z } from 'zod';
 import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';
-import { toolSpec } from '../../tools/define-tool.ts';
+import { toolError, toolSpec } from '../../tools/define-tool.ts';
 import { plainReply } from '../../engine/plain-text.ts';
 import { pendingTask, type Dialog } from './dialog.ts';
 import { DESK_TOOLS, type DeskTool } from './desk-tools.ts';
-import { actionPlanSchema, choicesFor, CHOICES, gate, type ActionPlan, type ChoiceName } from './gate.ts';
+import {
+  actionPlanSchema,
+  choicesFor,
+  CHOICES,
+  gate,
+  type ActionPlan,
+  type ChoiceName,
+  type GateDecision,
+} from './gate.ts';
 import { acknowledgePrompt, decisionPrompt, narratorPrompt, type Facts } from './desk-prompts.ts';
 import { Ledger, type CommitChange } from './desk-ledger.ts';
 import { TurnState } from './desk-turn-state.ts';
@@ -89,7 +98,12 @@ export async function runDeskTurn(
 const history = (context: FlowRunContext): LlmMessage[] =>
   context.messages.filter((message) => message.role !== 'system').slice(-9);
 
-/** The interpreter's one decision, the gate, and what code does with it. */
+/**
+ * The interpreter's one decision, the gate, and what code does with it: a one-round run of the
+ * engine's tool loop. Its `decide` keeps the first proposal only (one decision per turn; the
+ * others are never run, nor sent back to the model), its `guardCall` is the gate, and running a
+ * call is code acting on the gate's decision. The ledger narrates and audits what is done.
+ */
 async function decideAndAct(
   context: FlowRunContext,
   env: DeskTurnEnv,
@@ -100,49 +114,79 @@ async function decideAndAct(
     ...choicesFor(env.dialog).map(choiceSpec),
     ...DESK_TOOLS.filter((tool) => !tool.sideEffect).map((tool) => toolSpec(asSpecTool(tool))),
   ];
-  const response = await ledger.model(() =>
-    context.provider.complete(
-      {
-        messages: decisionPrompt(env, history(context)),
-        tools: offered,
-        ...(env.interpreterModel ? { model: env.interpreterModel } : {}),
-      },
-      { signal: context.signal },
-    ),
-  );
-  // One decision per turn: only the first proposal is gated; any others are never run (nor sent back to the model).
-  const plan = planOf(response.toolCalls[0]);
-  const ignored = response.toolCalls.length - 1;
-  const decision = gate(env.dialog, plan);
-  ledger.audit('gate', {
-    proposal: plan,
-    decision: decision.decision,
-    ...(decision.decision === 'refuse' ? { code: decision.code, reason: decision.reason } : {}),
-    ...(ignored > 0 ? { ignoredProposals: ignored } : {}),
-  });
-
   const told = () => state.facts.notes.length + state.facts.appointments.length + state.facts.slots.length;
   const toldBefore = told();
-  if (decision.decision === 'run') {
-    const before = state.dialog;
-    await state.runTool(decision.tool, decision.input);
-    // A question asked in passing (a policy, a bill): answered, then the pending task goes on.
-    const { purpose } = decision.input as { purpose?: string };
-    const passing = DIGRESSIONS.has(decision.tool.name) && purpose !== 'cancel' && purpose !== 'reschedule';
-    if (
-      passing &&
-      pendingTask(before) &&
-      state.dialog.state === before.state &&
-      state.dialog.purpose === before.purpose
-    )
-      await state.resume();
-  } else if (decision.decision === 'choice') await state.choose(decision.choice, decision.input);
-  else if (decision.decision === 'refuse') await state.refused(decision);
+  let decision: GateDecision = { decision: 'answer' };
+  let ignored = 0;
+  const judge = (plan: ActionPlan) => {
+    decision = gate(env.dialog, plan);
+    ledger.audit('gate', {
+      proposal: plan,
+      decision: decision.decision,
+      ...(decision.decision === 'refuse' ? { code: decision.code, reason: decision.reason } : {}),
+      ...(ignored > 0 ? { ignoredProposals: ignored } : {}),
+    });
+    return decision;
+  };
+  // What acting threw (a change whose commit failed) fails the turn: the loop must not make it a result.
+  let failure: { error: unknown } | undefined;
+  const act = async () => {
+    try {
+      await actOn(decision, state);
+    } catch (error) {
+      failure = { error };
+    }
+    return 'acted';
+  };
+  const loop = await runToolLoop({
+    provider: ledger.observing(context.provider),
+    messages: decisionPrompt(env, history(context)),
+    tools: offered.map((spec) => ({
+      name: spec.name,
+      description: spec.description,
+      input: z.unknown(),
+      execute: act,
+    })),
+    fallbackText: '',
+    signal: context.signal,
+    elapsed: context.elapsed,
+    hooks: {
+      prepareStep: (messages) => ({ messages, tools: offered, model: env.interpreterModel }),
+      decide: (response) => {
+        ignored = Math.max(0, response.toolCalls.length - 1);
+        const [first] = response.toolCalls;
+        return first
+          ? { kind: 'run-tools', calls: [first], then: { kind: 'reply', text: '' } }
+          : { kind: 'reply', text: '' };
+      },
+      guardCall: (call) => {
+        const judged = judge(planOf(call));
+        return judged.decision === 'refuse' ? { run: false, outcome: toolError(judged.reason) } : { run: true };
+      },
+    },
+  });
+  if (failure) throw failure.error;
+  if (loop.toolRounds === 0) judge({ kind: 'answer' });
+  const judged = decision as GateDecision;
+  if (judged.decision === 'refuse') await state.refused(judged);
   // Nothing came of the turn that the caller could be told (a refused or unusable proposal, a plain answer):
   // the open question is asked again, or they are asked to clarify (never told internals).
-  if (told() === toldBefore && !(await state.askAgain()) && decision.decision !== 'answer')
+  if (told() === toldBefore && !(await state.askAgain()) && judged.decision !== 'answer')
     state.facts.notes.push(CLARIFY);
   return { dialog: state.dialog, facts: state.facts };
+}
+
+/** What code does with a proposal the gate let through: a tool, or a choice among what was offered. */
+async function actOn(decision: GateDecision, state: TurnState): Promise<void> {
+  if (decision.decision === 'choice') return state.choose(decision.choice, decision.input);
+  if (decision.decision !== 'run') return;
+  const before = state.dialog;
+  await state.runTool(decision.tool, decision.input);
+  // A question asked in passing (a policy, a bill): answered, then the pending task goes on.
+  const { purpose } = decision.input as { purpose?: string };
+  const passing = DIGRESSIONS.has(decision.tool.name) && purpose !== 'cancel' && purpose !== 'reschedule';
+  if (passing && pendingTask(before) && state.dialog.state === before.state && state.dialog.purpose === before.purpose)
+    await state.resume();
 }
 
 function planOf(call: LlmToolCall | undefined): ActionPlan {

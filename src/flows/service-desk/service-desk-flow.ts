@@ -12,6 +12,7 @@ import { narratorPrompt } from './desk-prompts.ts';
 import { deskView } from './desk-view.ts';
 import { deskFormat, type DeskFormat } from './desk-format.ts';
 import type { PhoneRegion } from '../../core/phone.ts';
+import { localDate } from '../../timers/schedule-math.ts';
 
 export const SERVICE_DESK_FLOW = 'service-desk';
 
@@ -190,10 +191,4 @@ async function presentedOptions(crm: Crm, dialog: Dialog, today: string) {
     appointments: order(appointments, dialog.presentedAppointmentIds),
     slots: order(slots, dialog.presentedSlotIds),
   };
-}
-
-function localDate(at: Date, zone: string): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(
-    at,
-  );
 }

@@ -2,6 +2,7 @@ import type { FlowModule } from '../flow-module.ts';
 import { demoCrmQueries } from './demo-crm-queries.ts';
 import { createServiceDeskFlow, SERVICE_DESK_FLOW } from './service-desk-flow.ts';
 import { offlineDeskStep } from './offline-policy.ts';
+import { localDate } from '../../timers/schedule-math.ts';
 
 /** Spec 004's service desk over the demo CRM (decision 005). */
 export const serviceDeskModule: FlowModule = {
@@ -13,7 +14,7 @@ export const serviceDeskModule: FlowModule = {
         const crm = store.extend(demoCrmQueries);
         // The demo CRM's appointments are local dates in the business's zone (`DESK_TIME_ZONE`).
         const { locale, timeZone } = config.desk;
-        await crm.ops.seedIfEmpty(new Intl.DateTimeFormat('en-CA', { timeZone }).format(clock.now()));
+        await crm.ops.seedIfEmpty(localDate(clock.now(), timeZone));
         const flow = createServiceDeskFlow({
           crm: crm.ops,
           transaction: (work) => crm.transaction((tx, crmTx) => work({ ...tx, crm: crmTx })),
