@@ -58,11 +58,7 @@ export function turnTable(runs: Measured[]): string[] {
     const r = run.result;
     lines.push(
       tableRow([
-        run.name,
-        withSpread(run, 'turnsPerSecond'),
-        fmt(r.latencyMs.p50, 2),
-        fmt(r.latencyMs.p99, 2),
-        ...writeCells(r),
+        ...turnCells(run),
         fmt(r.peakRssMiB),
         fmt(r.databaseMiB),
         versus(run, partner(runs, run, 'baseline'), 'turnsPerSecond', 'throughput'),
@@ -73,6 +69,18 @@ export function turnTable(runs: Measured[]): string[] {
   return lines;
 }
 
+/** A turn run's name, throughput, latency and what it wrote: the first cells of its row. */
+function turnCells(run: Measured): string[] {
+  const r = run.result;
+  return [
+    run.name,
+    withSpread(run, 'turnsPerSecond'),
+    fmt(r.latencyMs.p50, 2),
+    fmt(r.latencyMs.p99, 2),
+    ...writeCells(r),
+  ];
+}
+
 export function assistantTable(runs: Measured[]): string[] {
   const lines = [
     '| assistant flow on SQLite (scripted instant model, 10 concurrent conversations) | turns/s (min–max) | ' +
@@ -80,16 +88,8 @@ export function assistantTable(runs: Measured[]): string[] {
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const run of runs) {
-    const r = run.result;
     lines.push(
-      tableRow([
-        run.name,
-        withSpread(run, 'turnsPerSecond'),
-        fmt(r.latencyMs.p50, 2),
-        fmt(r.latencyMs.p99, 2),
-        ...writeCells(r),
-        versus(run, partner(runs, run, 'baseline'), 'turnsPerSecond', 'throughput'),
-      ]),
+      tableRow([...turnCells(run), versus(run, partner(runs, run, 'baseline'), 'turnsPerSecond', 'throughput')]),
     );
   }
   return lines;
