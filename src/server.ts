@@ -13,7 +13,7 @@ import { EventHub } from './events/event-hub.ts';
 import { startPgFanout, type PgFanout } from './events/pg-fanout.ts';
 import { ConversationLeases } from './engine/conversation-lease.ts';
 import { databaseClock } from './timers/database-clock.ts';
-import { createNarrator } from './events/turn-narrator.ts';
+import { createTurnBroadcaster } from './events/turn-broadcaster.ts';
 import { Engine } from './engine/engine.ts';
 import { InboundService } from './engine/inbound-service.ts';
 import { OutboxDispatcher } from './engine/outbox-dispatcher.ts';
@@ -232,7 +232,7 @@ export async function startServer(
     deliveries: dispatcher,
     historyLimit: config.conversation.chatHistoryLimit,
     toolCallLimits: config.llm.toolCallLimits,
-    narrator: createNarrator(events),
+    broadcaster: createTurnBroadcaster(events),
     observer: metrics,
     othersWorking: (): boolean => engine.backlog > 1,
   };

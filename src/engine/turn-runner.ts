@@ -24,7 +24,7 @@ import {
   type TurnOutcome,
 } from './flow.ts';
 import { buildModelMessages, HISTORY_WINDOW } from './model-context.ts';
-import type { AnnounceEvents, Narrator, TurnNarration } from './narration.ts';
+import type { AnnounceEvents, TurnBroadcaster, TurnBroadcast } from './turn-broadcast.ts';
 import type { Outgoing, OutgoingDraft } from './outgoing.ts';
 import { plainReply } from './plain-text.ts';
 import { runToolLoop, type ExecutedToolCall, type ToolLoopResult } from './tool-loop.ts';
@@ -55,7 +55,7 @@ export interface TurnRunnerDeps {
   /** Monotonic milliseconds for durations. */
   elapsed?: () => number;
   /** The live audience of turns (the session event stream), when there is one. */
-  narrator?: Narrator;
+  broadcaster?: TurnBroadcaster;
   /** This process's dispatcher: a turn's replies go to it straight from the commit (decision 009). */
   deliveries?: Pick<OutboxDispatcher, 'claimUntil' | 'deliverClaimed' | 'takeMarks' | 'marksWritten' | 'restoreMarks'>;
   /** Tool calls run per model response and per turn, in every flow's loop (default 8 and 24). */
@@ -107,7 +107,7 @@ export class TurnRunner {
     const startedAt = clock.now();
     const started = this.#elapsed();
     const replyId = ids.next('msg');
-    const narration = await this.#deps.narrator?.begin(
+    const broadcast = await this.#deps.broadcaster?.begin(
       conversation.id,
       replyId,
       input.kind === 'message' ? input.inboxId : null,
@@ -124,11 +124,11 @@ export class TurnRunner {
         store,
       });
       if (!prepared) {
-        await narration?.committed(turnId);
+        await broadcast?.committed(turnId);
         return { turnId, status: 'skipped', reply: null };
       }
-      if (prepared.codeAllowed) narration?.allowCode();
-      const { result, error, executed, interrupted } = await this.#loop(prepared, history, input, signals, narration);
+      if (prepared.codeAllowed) broadcast?.allowCode();
+      const { result, error, executed, interrupted } = await this.#loop(prepared, history, input, signals, broadcast);
       const outcome = interrupted ? {} : prepared.finish(result);
       const reply = interrupted
         ? null
@@ -166,7 +166,7 @@ export class TurnRunner {
             handOff = appended.claimed;
             await prepared.commit(tx);
             await this.#patchConversation(tx, conversation, outcome, now);
-            const latency = narration?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
+            const latency = broadcast?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
             await tx.insertTurn(
               this.#turnRecord({
                 turnId,
@@ -195,7 +195,7 @@ export class TurnRunner {
           { gather: this.#deps.othersWorking?.() === true },
         );
       // The turn's session events commit with it (decision 020), unless it was interrupted.
-      const committed = await (narration && !interrupted ? narration.commit(commitWork) : commitWork()).catch(
+      const committed = await (broadcast && !interrupted ? broadcast.commit(commitWork) : commitWork()).catch(
         (error: unknown) => {
           this.#deps.deliveries?.restoreMarks(marks);
           throw error;
@@ -203,17 +203,17 @@ export class TurnRunner {
       );
       this.#deps.deliveries?.marksWritten(marks);
       if (!committed) {
-        await narration?.committed(turnId);
+        await broadcast?.committed(turnId);
         return { turnId, status: 'skipped', reply: null };
       }
       this.#deps.deliveries?.deliverClaimed(handOff);
       this.#observe(conversation.flow, status, started, executed);
       if (error) this.#deps.logger.warn({ conversationId, turnId, err: error }, 'model failed; apology sent');
-      if (interrupted) await narration?.cancelled('interrupted');
-      else if (!announced) await narration?.committed(turnId);
+      if (interrupted) await broadcast?.cancelled('interrupted');
+      else if (!announced) await broadcast?.committed(turnId);
       return { turnId, status, reply, ...(handOff.length > 0 ? { handedOff: true } : {}) };
     } catch (error) {
-      await narration?.cancelled('failed', isAppError(error) ? error.code : 'internal');
+      await broadcast?.cancelled('failed', isAppError(error) ? error.code : 'internal');
       throw error;
     }
   }
@@ -237,7 +237,7 @@ export class TurnRunner {
     history: Message[],
     input: TurnInput,
     signals: TurnSignals,
-    narration: TurnNarration | undefined,
+    broadcast: TurnBroadcast | undefined,
   ) {
     const messages = buildModelMessages(prepared.systemMessages, history, input, this.#deps.historyLimit);
     // Collected as they run, so the audit keeps the calls of a turn whose model later failed.
@@ -252,20 +252,20 @@ export class TurnRunner {
         toolCallLimits: this.#deps.toolCallLimits,
         onModelCall: () => {
           signals.progress?.();
-          narration?.modelCallStarted();
+          broadcast?.modelCallStarted();
         },
-        onTextDelta: narration ? (delta: string) => narration.textDelta(delta) : undefined,
+        onTextDelta: broadcast ? (delta: string) => broadcast.textDelta(delta) : undefined,
         onToolStart: (call: LlmToolCall) => {
           signals.progress?.();
-          narration?.toolStarted(call);
+          broadcast?.toolStarted(call);
         },
         onToolCall: (call: ExecutedToolCall) => {
           signals.progress?.();
           executed.push(call);
-          narration?.toolFinished(call);
+          broadcast?.toolFinished(call);
         },
         onAudit: (entry: ExecutedToolCall) => void executed.push(entry),
-        onApprovalRequested: (request: ApprovalRequest) => narration?.approvalRequested(request),
+        onApprovalRequested: (request: ApprovalRequest) => broadcast?.approvalRequested(request),
       };
       const result = prepared.run
         ? await prepared.run(context)

@@ -2,7 +2,7 @@ import { attachReplaying } from './attach-replaying.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
 import type { Message, StoredEvent } from '../core/domain.ts';
-import type { AnnounceEvents } from '../engine/narration.ts';
+import type { AnnounceEvents } from '../engine/turn-broadcast.ts';
 import type { Store } from '../store/store.ts';
 import { sessionEventSchema, type EventDraft, type SessionEvent, type SessionSnapshot } from './session-event.ts';
 

@@ -1,6 +1,6 @@
 import { context, SpanKind, SpanStatusCode, type Context, type Span } from '@opentelemetry/api';
 import type { TurnInput } from '../engine/flow.ts';
-import type { Narrator, TurnNarration } from '../engine/narration.ts';
+import type { TurnBroadcaster, TurnBroadcast } from '../engine/turn-broadcast.ts';
 import { TurnRunner, type TurnRunnerDeps, type TurnSignals, type TurnSummary } from '../engine/turn-runner.ts';
 import type { Store } from '../store/store.ts';
 import { inSpan, type Tracing } from './tracing.ts';
@@ -12,7 +12,7 @@ const MAX_REMEMBERED_FLOWS = 10_000;
  * The turn spans (decision 021), from outside the engine: a span per `TurnRunner.run`, child of
  * whatever was active when the turn was queued (the inbound request or webhook that brought its
  * message, so the turn continues the caller's trace), and a span per tool call, from the turn's
- * narration. The running turn's trace id is kept per conversation (one turn at a time each) for
+ * broadcast. The running turn's trace id is kept per conversation (one turn at a time each) for
  * the turn record: its commit may run in another turn's group (decision 020), so the active span
  * there is not necessarily its own.
  */
@@ -63,8 +63,8 @@ export class TurnTraces {
     }
   }
 
-  /** The narrator, with a span per tool call (`execute_tool {name}`, as the GenAI conventions name it). */
-  narrator(inner: Narrator): Narrator {
+  /** The broadcaster, with a span per tool call (`execute_tool {name}`, as the GenAI conventions name it). */
+  broadcaster(inner: TurnBroadcaster): TurnBroadcaster {
     return {
       begin: async (conversationId, replyMessageId, inboxId) =>
         withToolSpans(
@@ -88,17 +88,17 @@ export class TurnTraces {
   }
 }
 
-function withToolSpans(narration: TurnNarration, tracing: Tracing, parent: Context): TurnNarration {
+function withToolSpans(broadcast: TurnBroadcast, tracing: Tracing, parent: Context): TurnBroadcast {
   const open = new Map<string, Span>();
   const endOpen = () => {
     for (const span of open.values()) span.end();
     open.clear();
   };
   return {
-    modelCallStarted: () => narration.modelCallStarted(),
-    allowCode: () => narration.allowCode(),
-    textDelta: (delta) => narration.textDelta(delta),
-    approvalRequested: (request) => narration.approvalRequested(request),
+    modelCallStarted: () => broadcast.modelCallStarted(),
+    allowCode: () => broadcast.allowCode(),
+    textDelta: (delta) => broadcast.textDelta(delta),
+    approvalRequested: (request) => broadcast.approvalRequested(request),
     toolStarted: (call) => {
       const span = tracing.tracer.startSpan(
         `execute_tool ${call.name}`,
@@ -114,7 +114,7 @@ function withToolSpans(narration: TurnNarration, tracing: Tracing, parent: Conte
         parent,
       );
       open.set(call.id, span);
-      narration.toolStarted(call);
+      broadcast.toolStarted(call);
     },
     toolFinished: (executed) => {
       const span = open.get(executed.call.id);
@@ -128,17 +128,17 @@ function withToolSpans(narration: TurnNarration, tracing: Tracing, parent: Conte
         }
         span.end();
       }
-      narration.toolFinished(executed);
+      broadcast.toolFinished(executed);
     },
-    metrics: () => narration.metrics(),
-    commit: (work) => narration.commit(work),
+    metrics: () => broadcast.metrics(),
+    commit: (work) => broadcast.commit(work),
     committed: (turnId) => {
       endOpen();
-      return narration.committed(turnId);
+      return broadcast.committed(turnId);
     },
     cancelled: (reason, code) => {
       endOpen();
-      return narration.cancelled(reason, code);
+      return broadcast.cancelled(reason, code);
     },
   };
 }
@@ -151,7 +151,7 @@ export class TracedTurnRunner extends TurnRunner {
     super({
       ...deps,
       traceIdOf: traces.traceIdOf,
-      narrator: deps.narrator && traces.narrator(deps.narrator),
+      broadcaster: deps.broadcaster && traces.broadcaster(deps.broadcaster),
     });
     this.#traces = traces;
   }

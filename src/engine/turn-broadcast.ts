@@ -5,9 +5,9 @@ import type { ExecutedToolCall } from './tool-loop.ts';
 
 /**
  * What a live audience (the session event stream) hears of one turn while it runs. The engine
- * reports; the narration decides what to show. Every method is cheap and never throws.
+ * reports; the broadcast decides what to show. Every method is cheap and never throws.
  */
-export interface TurnNarration {
+export interface TurnBroadcast {
   modelCallStarted(): void;
   /** The flow's replies may be code or JSON (an assistant showing a config file): stream them as they come. */
   allowCode(): void;
@@ -31,12 +31,12 @@ export interface TurnNarration {
   cancelled(reason: 'interrupted' | 'failed', code?: string): Promise<void>;
 }
 
-export interface Narrator {
+export interface TurnBroadcaster {
   /**
    * `replyMessageId` is the id the turn's reply will be stored under, so streamed tokens and the
    * final match; `inboxId` names the message the turn answers (null for greetings and timers).
    */
-  begin(conversationId: string, replyMessageId: string, inboxId: string | null): Promise<TurnNarration>;
+  begin(conversationId: string, replyMessageId: string, inboxId: string | null): Promise<TurnBroadcast>;
 }
 
 /** Given the messages a turn's commit appends, the session events that commit must write (decision 020). */

@@ -1,6 +1,6 @@
 import type { LlmToolCall } from '../llm/llm-provider.ts';
 import type { ApprovalRequest } from '../engine/flow.ts';
-import type { AnnounceEvents, Narrator, TurnNarration } from '../engine/narration.ts';
+import type { AnnounceEvents, TurnBroadcaster, TurnBroadcast } from '../engine/turn-broadcast.ts';
 import { JsonGuard } from '../engine/plain-text.ts';
 import type { ExecutedToolCall } from '../engine/tool-loop.ts';
 import type { EventHub } from './event-hub.ts';
@@ -15,16 +15,16 @@ export const THINKING_STATUS = 'Thinking…';
  * tool `status`es tied to their call, one status if no token came within 400 ms. Emission is
  * fire-and-forget (the hub keeps the order); the latency figures are measured here.
  */
-export function createNarrator(hub: EventHub, elapsed: () => number = () => performance.now()): Narrator {
+export function createTurnBroadcaster(hub: EventHub, elapsed: () => number = () => performance.now()): TurnBroadcaster {
   return {
     async begin(conversationId, replyMessageId, inboxId) {
       const turnNo = await hub.beginTurn(conversationId, inboxId);
-      return new EventNarration(hub, conversationId, turnNo, replyMessageId, elapsed);
+      return new EventBroadcast(hub, conversationId, turnNo, replyMessageId, elapsed);
     },
   };
 }
 
-class EventNarration implements TurnNarration {
+class EventBroadcast implements TurnBroadcast {
   readonly #hub: EventHub;
   readonly #conversationId: string;
   readonly #turnNo: number;
