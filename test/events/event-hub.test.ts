@@ -12,6 +12,7 @@ import {
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { conversation, message, participant } from '../store/store-fixtures.ts';
+import { waitFor } from '../kit/wait-for.ts';
 
 let store: Store;
 let conversationId: string;
@@ -148,7 +149,7 @@ describe('WebSocket slow consumer', () => {
     };
     streamToSocket(socket, hub, conversationId, null);
     await hub.emit(conversationId, status('first'));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitFor(() => sent.length === 2, { what: 'the resync and the first status' });
     expect(sent.map((data) => (JSON.parse(data) as SessionEvent).type)).toEqual(['resync', 'status']);
     socket.bufferedAmount = MAX_BUFFERED_BYTES + 1;
     await hub.emit(conversationId, status('second'));

@@ -21,10 +21,12 @@ describe('streamToSocket', () => {
   it('runs one replay at a time: resync frames that arrive during one fold into the latest cursor', async () => {
     const cursors: Array<number | null> = [];
     let release: (() => void) | undefined;
+    let replayed = 0;
     const hub = {
       attach: async (_id: string, cursor: number | null) => {
         cursors.push(cursor);
         await new Promise<void>((resolve) => (release = resolve));
+        replayed += 1;
         return () => undefined;
       },
     } as unknown as EventHub;
@@ -35,7 +37,9 @@ describe('streamToSocket', () => {
     release!();
     await waitFor(() => cursors.length === 2, { what: 'the folded replay' });
     release!();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Settled: the folded replay finished, and what it queued (nothing, if folding works) has started.
+    await waitFor(() => replayed === 2, { what: 'the folded replay to finish' });
+    await new Promise((resolve) => setImmediate(resolve));
     expect(cursors).toEqual([null, 15]);
   });
 });
