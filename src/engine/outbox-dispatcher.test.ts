@@ -133,6 +133,30 @@ describe('OutboxDispatcher', () => {
     expect(sent.sort()).toEqual(['a1', 'a2', 'a3', 'b1']);
   });
 
+  it('claims ahead of its free slots: one claim serves several deliveries, each once, in order', async () => {
+    const at = new Date(0);
+    const rows = ['a', 'b', 'c', 'd', 'e', 'f'].flatMap((c) => [item(`${c}1`, c, at), item(`${c}2`, c, at)]);
+    let open = 0;
+    let most = 0;
+    const { dispatcher, sent, state } = setup(
+      rows,
+      async () => {
+        most = Math.max(most, ++open);
+        await new Promise((resolve) => setImmediate(resolve));
+        open -= 1;
+      },
+      { concurrency: 2 },
+    );
+    await dispatcher.kick();
+    await waitFor(() => sent.length === 12, { what: 'every row sent' });
+    expect(most).toBe(2); // never more sends at once than slots
+    expect(new Set(sent).size).toBe(12);
+    for (const c of ['a', 'b', 'c', 'd', 'e', 'f'])
+      expect(sent.filter((text) => text[0] === c)).toEqual([`${c}1`, `${c}2`]);
+    // Claiming only for the free slots took 13 claims here; claiming a queue ahead, 7.
+    expect(state.claims).toBeLessThanOrEqual(8);
+  });
+
   it('sends rows a commit handed over in order without claiming them; releases the rest if one fails', async () => {
     const claimedUntil = new Date(2_000_000); // written claimed by this process: no claim would find them now
     const handed = [item('h1', 'h', claimedUntil), item('h2', 'h', claimedUntil), item('h3', 'h', claimedUntil)];

@@ -100,6 +100,8 @@ export class OutboxDispatcher {
   #claimedWhileMarksOut = false;
   /** Rows a commit claimed for this process (`deliverClaimed`), one list per commit, waiting for a slot. */
   readonly #handedOff: OutboxItem[][] = [];
+  /** Rows a claim took ahead of a free slot, waiting in `#handedOff`. */
+  readonly #claimedAhead = new Set<string>();
   /** A kick came while deliveries were in flight: claim again once one ends (it may have been blocked by them). */
   #kickedWhileBusy = false;
 
@@ -158,6 +160,7 @@ export class OutboxDispatcher {
       // A claim got there first (the claim ran out before the hand-over: a virtual clock's jump):
       // the rows go back to the claim, which sends each once and in order.
       if (items.some((item) => this.#sendingOrSent(item.id))) {
+        for (const item of items) this.#claimedAhead.delete(item.id);
         const rest = items.filter((item) => !this.#sendingOrSent(item.id)).map((item) => item.id);
         void this.#options.store
           .releaseOutbox(rest, this.#options.clock.now())
@@ -168,12 +171,13 @@ export class OutboxDispatcher {
         .catch((error: unknown) =>
           this.#options.logger.error({ outboxId: items[0]!.id, err: error }, 'outbox delivery not recorded'),
         )
-        .finally(() =>
+        .finally(() => {
+          const claimedAhead = items.filter((item) => this.#claimedAhead.delete(item.id)).length > 0;
           this.#settled(
             items.map((item) => item.id),
-            this.#kickedWhileBusy,
-          ),
-        );
+            this.#kickedWhileBusy || claimedAhead,
+          );
+        });
       for (const item of items) this.#inFlight.set(item.id, chain);
     }
   }
@@ -291,19 +295,34 @@ export class OutboxDispatcher {
     // One item per conversation per claim, so a conversation's messages leave in order even
     // when several processes deliver; the next one is claimable once this one is sent.
     while (!this.#stopped) {
-      const free = this.#concurrency - this.#inFlight.size;
-      if (free <= 0) return;
+      // Claims fill the free slots and a queue as deep again behind them, so that under load one
+      // claim serves several deliveries (each claim is a write transaction of its own).
+      const room = this.#concurrency - this.#inFlight.size + this.#concurrency - this.#queued();
+      if (this.#inFlight.size >= this.#concurrency || room <= 0) return;
       const now = clock.now();
       const claimed = await store.claimDueOutbox(
         now,
-        Math.min(free, this.#options.batchSize ?? 100),
+        Math.min(room, this.#options.batchSize ?? 100),
         new Date(now.getTime() + CLAIM_MS),
       );
       if (claimed.length === 0) return;
       // A claim can run out while this process still holds the row (a slow send, a mark not yet
       // written, a virtual clock moved hours ahead): what it holds is not sent a second time.
-      for (const item of claimed) if (!this.#holds(item.id)) this.#track(item);
+      for (const item of claimed) {
+        if (this.#holds(item.id)) continue;
+        if (this.#inFlight.size < this.#concurrency) this.#track(item);
+        else {
+          // One row per conversation: no order among them. Once sent, its conversation's next row may be claimable.
+          this.#claimedAhead.add(item.id);
+          this.#handedOff.push([item]);
+        }
+      }
     }
+  }
+
+  /** Rows waiting for a slot (handed over by commits, or claimed ahead). */
+  #queued(): number {
+    return this.#handedOff.reduce((sum, items) => sum + items.length, 0);
   }
 
   /** In flight, waiting for a slot, or sent with its mark not yet written. */
