@@ -30,9 +30,22 @@ export function canonicalPhone(raw: string, region?: PhoneRegion): string | null
   return (region && validE164(digits, region)) || validE164(`+${digits}`);
 }
 
+/**
+ * Parsing with the full metadata costs tens of microseconds, and the same senders write again and
+ * again: the last results are kept (a pure function of its input; bounded, oldest out first).
+ */
+const parsedNumbers = new Map<string, string | null>();
+const PARSED_KEPT = 10_000;
+
 function validE164(text: string, region?: PhoneRegion): string | null {
+  const key = `${region ?? ''}|${text}`;
+  const known = parsedNumbers.get(key);
+  if (known !== undefined) return known;
   const parsed = parsePhoneNumberFromString(text, region);
-  return parsed?.isValid() ? parsed.number : null;
+  const number = parsed?.isValid() ? parsed.number : null;
+  if (parsedNumbers.size >= PARSED_KEPT) parsedNumbers.delete(parsedNumbers.keys().next().value!);
+  parsedNumbers.set(key, number);
+  return number;
 }
 
 /**
