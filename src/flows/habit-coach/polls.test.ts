@@ -31,6 +31,9 @@ describe('polls', () => {
     ['yes', 'Done'],
     ['3', null],
     ['maybe later', null],
+    // Names an object inherits are no synonyms (they used to throw, failing the turn).
+    ['constructor', null],
+    ['__proto__', null],
   ])('reads %j as %j', (reply, expected) => expect(parsePollAnswer(donePoll(), reply)).toBe(expected));
 
   it('counts Done once per poll', () => {

@@ -37,12 +37,9 @@ const SYNONYMS: Record<string, string> = {
  * ("done", "Increase") or a synonym ("more").
  */
 export function pickOption(options: readonly NumberedOption[], reply: string): NumberedOption | undefined {
-  const text = reply
-    .trim()
-    .toLowerCase()
-    .replace(/[.!]+$/, '');
+  const text = normalized(reply);
   if (/^\d+$/.test(text)) return options.findLast((option) => option.number === Number(text));
-  const label = (SYNONYMS[text] ?? text).toLowerCase();
+  const label = (Object.hasOwn(SYNONYMS, text) ? SYNONYMS[text]! : text).toLowerCase();
   return options.find((option) => option.option.toLowerCase() === label);
 }
 
@@ -87,12 +84,27 @@ export function openPolls(history: readonly Message[], now: Date): NumberedOptio
   return open;
 }
 
+/** Whether `reply` reads as a pick of some poll's option in `history` (a number, a label, a synonym). */
+function couldPick(history: readonly Message[], reply: string): boolean {
+  const text = normalized(reply);
+  if (/^\d+$/.test(text) || Object.hasOwn(SYNONYMS, text)) return true;
+  return history.some((message) => message.poll?.options.some((option) => option.toLowerCase() === text));
+}
+
+const normalized = (reply: string) =>
+  reply
+    .trim()
+    .toLowerCase()
+    .replace(/[.!]+$/, '');
+
 /**
  * Applies a poll answer before the model runs: "Done" counts one success per poll, intensity
  * moves one step, clamped. The reply still reaches the model as ordinary text. `history` is the
  * transcript before this reply.
  */
 export function applyPollAnswer(state: HabitTurnState, history: Message[], reply: string): void {
+  // Most replies are not a pick at all: the history's polls are replayed only for one that could be.
+  if (!couldPick(history, reply)) return;
   const picked = pickOption(openPolls(history, state.startedAt).flat(), reply);
   if (!picked) return;
   const pollMessage = history.find((message) => message.id === picked.messageId)!;
