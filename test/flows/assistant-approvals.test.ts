@@ -95,12 +95,16 @@ async function noteWithMilk(id: string) {
 
 /** Asks to delete the note and checks the turn ended with the question, the note untouched. */
 async function askToDelete(id: string, noteId: string) {
+  const asked = client!.of('approval_requested').length;
   const question = await say(id, `delete ${noteId}`);
   expect(question).toBe(
     'Let me do that.\n\nBefore I go ahead, I need your OK to: delete your note "buy milk".\n' +
       'Reply yes to go ahead, or no to leave it.',
   );
-  const [requested] = client!.of('approval_requested') as Array<{ text: string; data: Record<string, unknown> }>;
+  // This turn's request, not one an earlier turn of the test made.
+  const requests = client!.of('approval_requested') as Array<{ text: string; data: Record<string, unknown> }>;
+  expect(requests).toHaveLength(asked + 1);
+  const requested = requests.at(-1);
   expect(requested!.data).toMatchObject({
     tool: 'delete_note',
     arguments: { id: noteId },

@@ -102,5 +102,11 @@ describe('assistant: MCP tools', () => {
         { MCP_CONFIG_FILE: mcpConfig({ 'bad name!': { command: 'x' } }) },
       ),
     ).rejects.toThrow(/MCP_CONFIG_FILE: mcpServers/);
+    await expect(
+      startAssistant(
+        { reply: () => ({ text: '' }) },
+        { MCP_CONFIG_FILE: mcpConfig({ forecast: { command: 'x', requireApproval: 'sometimes' } }) },
+      ),
+    ).rejects.toThrow(/MCP_CONFIG_FILE: mcpServers\.forecast\.requireApproval: "writes", "always", "never"/);
   });
 });

@@ -17,7 +17,9 @@ const serverName = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, -
  * tool not annotated `readOnlyHint: true`, `always`, `never`, or the listed tool names.
  */
 const requireApproval = z
-  .union([z.enum(['writes', 'always', 'never']), z.array(z.string().min(1)).max(500)])
+  .union([z.enum(['writes', 'always', 'never']), z.array(z.string().min(1)).max(500)], {
+    error: '"writes", "always", "never", or a list of the server\'s tool names',
+  })
   .default('writes');
 const stdioServer = z.strictObject({
   command: z.string().min(1),
@@ -31,7 +33,9 @@ const httpServer = z.strictObject({
   requireApproval,
   headers: z.record(z.string(), z.string()).optional(),
 });
-const configSchema = z.strictObject({ mcpServers: z.record(serverName, z.union([stdioServer, httpServer])) });
+// Each server is read as the kind its fields say (`url`: HTTP, else stdio), so that a mistake is
+// named by its field; a union of the two would only say "invalid input".
+const configSchema = z.strictObject({ mcpServers: z.record(serverName, z.record(z.string(), z.unknown())) });
 
 export type McpServerConfig = { name: string } & (z.input<typeof stdioServer> | z.input<typeof httpServer>);
 
@@ -45,7 +49,16 @@ export function loadMcpConfig(path: string): McpServerConfig[] {
   }
   const parsed = configSchema.safeParse(json);
   if (!parsed.success) throw new ConfigError([`MCP_CONFIG_FILE: ${describeIssues(parsed.error)}`]);
-  return Object.entries(parsed.data.mcpServers).map(([name, server]) => ({ name, ...server }));
+  const problems: string[] = [];
+  const servers = Object.entries(parsed.data.mcpServers).flatMap(([name, fields]): McpServerConfig[] => {
+    const server = ('url' in fields ? httpServer : stdioServer).safeParse(fields);
+    if (server.success) return [{ name, ...server.data }];
+    for (const issue of server.error.issues)
+      problems.push(`MCP_CONFIG_FILE: ${['mcpServers', name, ...issue.path].join('.')}: ${issue.message}`);
+    return [];
+  });
+  if (problems.length > 0) throw new ConfigError(problems);
+  return servers;
 }
 
 interface Connection {

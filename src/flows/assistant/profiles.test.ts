@@ -65,4 +65,18 @@ describe('loadProfiles', () => {
       'ASSISTANT_DEFAULT_PROFILE: no profile named "life" (have: coach)',
     ]);
   });
+
+  it('says which built-in tools wait for a yes: delete_note unless a profile says otherwise; names only tools', () => {
+    const set = loadProfiles(
+      directory({ 'a.json': profile(), 'b.json': profile({ name: 'open', needsApproval: [] }) }),
+      'coach',
+    );
+    expect(set.byName.get('coach')!.needsApproval).toEqual(['delete_note']);
+    expect(set.byName.get('open')!.needsApproval).toEqual([]);
+    const found = problems(directory({ 'a.json': profile({ needsApproval: ['rm_rf'] }) }));
+    expect(found).toEqual([expect.stringMatching(/^ASSISTANT_PROFILES_DIR: a\.json: needsApproval\.0: /)]);
+    expect(problems(directory({ 'a.json': profile({ needsApproval: 'delete_note' }) }))).toEqual([
+      expect.stringMatching(/^ASSISTANT_PROFILES_DIR: a\.json: needsApproval: /),
+    ]);
+  });
 });
