@@ -372,7 +372,7 @@ export async function startServer(
   // With a virtual clock, timers fire only when the clock is moved (POST /admin/clock).
   if (!virtualClock) worker.start();
   await engine.recover();
-  await queueOwedTurns(started, engine, logger);
+  await queueOwedTurns(started, engine);
   if (!config.server.apiToken)
     logger.warn(
       { host: config.server.host },
@@ -403,11 +403,8 @@ export async function startServer(
 }
 
 /** Event turns the modules still owe from before a restart (a decided approval not yet resumed). */
-async function queueOwedTurns(started: readonly StartedFlowModule[], engine: Engine, logger: Logger): Promise<void> {
-  for (const module of started) {
+async function queueOwedTurns(started: readonly StartedFlowModule[], engine: Engine): Promise<void> {
+  for (const module of started)
     for (const { conversationId, input } of (await module.owedTurns?.()) ?? [])
-      void engine
-        .trigger(conversationId, input)
-        .catch((error: unknown) => logger.error({ conversationId, err: error }, 'owed event turn failed'));
-  }
+      engine.queueEvent(conversationId, input);
 }

@@ -109,6 +109,13 @@ export class Engine {
     return this.#work(conversationId, (lease) => this.#runWithRetries(conversationId, input, null, lease));
   }
 
+  /** `trigger` without waiting for the turn: a failure is logged, never thrown. */
+  queueEvent(conversationId: string, input: Extract<TurnInput, { kind: 'event' }>): void {
+    void this.trigger(conversationId, input).catch((error: unknown) =>
+      this.#deps.logger.error({ conversationId, trigger: input.trigger, err: error }, 'event turn failed'),
+    );
+  }
+
   /**
    * Runs `work` with the conversation to itself (its queue here, its lease everywhere), then
    * kicks the outbox and tells the change feed, unless `quiet`.

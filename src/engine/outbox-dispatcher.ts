@@ -99,9 +99,11 @@ export class OutboxDispatcher {
   readonly #recentlySent = new Set<string>();
   #claimedWhileMarksOut = false;
   /** Rows a commit claimed for this process (`deliverClaimed`), one list per commit, waiting for a slot. */
-  readonly #handedOff: OutboxItem[][] = [];
-  /** Rows a claim took ahead of a free slot, waiting in `#handedOff`. */
-  readonly #claimedAhead = new Set<string>();
+  /**
+   * Rows waiting for a slot, in order: one list per commit (`deliverClaimed`), or one row a claim
+   * took ahead of the free slots (`claimed`: once sent, its conversation's next row may be due).
+   */
+  readonly #handedOff: Array<{ items: OutboxItem[]; claimed: boolean }> = [];
   /** A kick came while deliveries were in flight: claim again once one ends (it may have been blocked by them). */
   #kickedWhileBusy = false;
 
@@ -150,17 +152,16 @@ export class OutboxDispatcher {
    */
   deliverClaimed(items: OutboxItem[]): void {
     if (items.length === 0 || this.#stopped) return;
-    this.#handedOff.push(items);
+    this.#handedOff.push({ items, claimed: false });
     this.#startHandedOff();
   }
 
   #startHandedOff(): void {
     while (!this.#stopped && this.#handedOff.length > 0 && this.#inFlight.size < this.#concurrency) {
-      const items = this.#handedOff.shift()!;
+      const { items, claimed } = this.#handedOff.shift()!;
       // A claim got there first (the claim ran out before the hand-over: a virtual clock's jump):
       // the rows go back to the claim, which sends each once and in order.
       if (items.some((item) => this.#sendingOrSent(item.id))) {
-        for (const item of items) this.#claimedAhead.delete(item.id);
         const rest = items.filter((item) => !this.#sendingOrSent(item.id)).map((item) => item.id);
         void this.#options.store
           .releaseOutbox(rest, this.#options.clock.now())
@@ -171,13 +172,12 @@ export class OutboxDispatcher {
         .catch((error: unknown) =>
           this.#options.logger.error({ outboxId: items[0]!.id, err: error }, 'outbox delivery not recorded'),
         )
-        .finally(() => {
-          const claimedAhead = items.filter((item) => this.#claimedAhead.delete(item.id)).length > 0;
+        .finally(() =>
           this.#settled(
             items.map((item) => item.id),
-            this.#kickedWhileBusy || claimedAhead,
-          );
-        });
+            this.#kickedWhileBusy || claimed,
+          ),
+        );
       for (const item of items) this.#inFlight.set(item.id, chain);
     }
   }
@@ -310,24 +310,21 @@ export class OutboxDispatcher {
       // written, a virtual clock moved hours ahead): what it holds is not sent a second time.
       for (const item of claimed) {
         if (this.#holds(item.id)) continue;
+        // One row per conversation: no order among those that wait.
         if (this.#inFlight.size < this.#concurrency) this.#track(item);
-        else {
-          // One row per conversation: no order among them. Once sent, its conversation's next row may be claimable.
-          this.#claimedAhead.add(item.id);
-          this.#handedOff.push([item]);
-        }
+        else this.#handedOff.push({ items: [item], claimed: true });
       }
     }
   }
 
   /** Rows waiting for a slot (handed over by commits, or claimed ahead). */
   #queued(): number {
-    return this.#handedOff.reduce((sum, items) => sum + items.length, 0);
+    return this.#handedOff.reduce((sum, { items }) => sum + items.length, 0);
   }
 
   /** In flight, waiting for a slot, or sent with its mark not yet written. */
   #holds(id: string): boolean {
-    return this.#sendingOrSent(id) || this.#handedOff.some((items) => items.some((item) => item.id === id));
+    return this.#sendingOrSent(id) || this.#handedOff.some(({ items }) => items.some((item) => item.id === id));
   }
 
   #sendingOrSent(id: string): boolean {

@@ -234,10 +234,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const host: RouteHost = {
     conversation: (id, field) => conversationById(deps, id, field),
     exclusive: (conversationId, work) => deps.engine.exclusive(conversationId, work),
-    trigger: (conversationId, input) =>
-      void deps.engine
-        .trigger(conversationId, input)
-        .catch((error: unknown) => deps.logger.error({ conversationId, err: error }, 'event turn failed')),
+    trigger: (conversationId, input) => deps.engine.queueEvent(conversationId, input),
   };
   for (const routes of deps.moduleRoutes ?? []) routes(app, host);
   participantRoutes(app, deps);

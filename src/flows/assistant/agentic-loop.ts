@@ -103,7 +103,7 @@ export async function runAgenticLoop(input: AgenticLoopInput): Promise<AgenticLo
       return summary === null ? verdict : { hold: summary };
     },
     ran: (call, outcome) => guard.ran(call, outcome),
-    holdText: (held) => answer(approvalQuestion(held.map(({ call, summary }) => heldCallOf(call, summary)))),
+    holdText: (held) => answer(approvalQuestion(held)),
     async rescue(reason, dialogue, result) {
       // Out of calls with results in hand: one last call, without tools, answers from them.
       const sawToolResults = dialogue.some((message) => message.role === 'tool');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { LlmMessage, LlmToolCall } from '../../llm/llm-provider.ts';
+import type { LlmToolCall } from '../../llm/llm-provider.ts';
 import type { AnyTool } from '../../tools/define-tool.ts';
 import { parseArguments } from '../../tools/execute-tool-call.ts';
 
@@ -139,7 +139,7 @@ export function answerOf(text: string): 'yes' | 'no' | 'other' {
 }
 
 /** What the person reads: exactly what would happen, and how to answer. */
-export function approvalQuestion(calls: readonly HeldCall[]): string {
+export function approvalQuestion(calls: ReadonlyArray<{ summary: string }>): string {
   if (calls.length === 1)
     return `Before I go ahead, I need your OK to: ${calls[0]!.summary}.\nReply yes to go ahead, or no to leave it.`;
   const list = calls.map((call, index) => `${index + 1}. ${call.summary}`).join('\n');
@@ -181,5 +181,3 @@ export const heldCallOf = (call: LlmToolCall, summary: string): HeldCall => ({
   decidedAt: null,
   decidedBy: null,
 });
-
-export type { LlmMessage };
