@@ -3,7 +3,7 @@ import { ERROR_CODES, type ErrorCode } from '../core/errors.ts';
 import { sessionEventSchema } from '../events/session-event.ts';
 import { httpStatusOf } from './http-errors.ts';
 import { jsonSchema } from './participant-schemas.ts';
-import { socketFrame } from './session-routes.ts';
+import { socketFrame } from './session-stream.ts';
 
 /**
  * The parts of `/openapi.json` the route schemas do not carry (issue #20): each operation's

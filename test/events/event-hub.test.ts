@@ -8,7 +8,7 @@ import {
   SLOW_CONSUMER_CLOSE_CODE,
   streamToSocket,
   type Socket,
-} from '../../src/http/session-routes.ts';
+} from '../../src/http/session-stream.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { conversation, message, participant } from '../store/store-fixtures.ts';

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { EventHub } from '../../src/events/event-hub.ts';
-import { streamToSocket, type Socket } from '../../src/http/session-routes.ts';
+import { streamToSocket, type Socket } from '../../src/http/session-stream.ts';
 import { waitFor } from '../kit/wait-for.ts';
 
 /** A socket that records what the stream sends, and lets the test play the client's frames. */
