@@ -1,5 +1,5 @@
-// What a timed part of a workload asked of its database: statements (SQLite) or round trips
-// (PostgreSQL), commits, and bytes written. Import this module first in a workload process.
+// What a timed part of a workload asked of its database: statements, PostgreSQL round trips,
+// commits, and bytes written. Import this module first in a workload process.
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { ownWalBytes, pgCounts, walPosition } from './pg-counters.ts';
@@ -9,6 +9,8 @@ import { sqliteCounts } from './sqlite-counters.ts';
 export interface Writes {
   database: 'sqlite' | 'postgres';
   statements: number;
+  /** PostgreSQL only: waits for an answer (statements sent behind one in flight share its trip). */
+  roundTrips?: number;
   commits: number;
   bytesWritten: number;
   /** PostgreSQL only: the cluster's WAL position diff, other databases' writers included. */
@@ -38,7 +40,8 @@ export async function startMeter(options: { pgUrl?: string } = {}): Promise<{ st
         await admin.end();
         return {
           database: 'postgres',
-          statements: after.roundTrips - before.roundTrips,
+          statements: after.statements - before.statements,
+          roundTrips: after.roundTrips - before.roundTrips,
           commits: after.commits - before.commits,
           bytesWritten: own,
           clusterWalBytes: Number(end.bytes - wal.bytes),
@@ -67,6 +70,7 @@ export function perTurn(writes: Writes, turns: number) {
   return {
     database: writes.database,
     statements: per(writes.statements),
+    ...(writes.roundTrips === undefined ? {} : { roundTrips: per(writes.roundTrips) }),
     commits: per(writes.commits),
     bytesWritten: per(writes.bytesWritten),
     ...(writes.clusterWalBytes === undefined ? {} : { clusterWalBytes: per(writes.clusterWalBytes) }),

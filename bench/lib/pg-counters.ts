@@ -1,20 +1,36 @@
 // Counts what this process sends to PostgreSQL through `pg`, the same way for every system:
-// importing it patches `pg.Client.prototype.query` (pools use it too). Each call is one round
-// trip (pg sends parse/bind/execute/sync together and waits for ReadyForQuery). Cost: one regex
+// importing it patches `pg.Client.prototype.query` (pools use it too). Each call is one statement.
+// A statement sent while the connection still waits for an earlier answer (pg's pipeline mode)
+// rides that round trip; one sent on an idle connection starts a new round trip. Cost: one regex
 // test or two per query.
 import pg from 'pg';
 
-/** Queries sent (round trips) and commits made by this process so far. */
+/** Statements sent, round trips (waits for an answer) and commits made by this process so far. */
 export interface PgCounts {
+  statements: number;
   roundTrips: number;
   commits: number;
 }
 
-const counts: PgCounts = { roundTrips: 0, commits: 0 };
+const counts: PgCounts = { statements: 0, roundTrips: 0, commits: 0 };
+
+/** pg's own queues: what a client has sent or will send and not yet had answered. */
+interface PgQueues {
+  _queryQueue?: unknown[];
+  _sentQueryQueue?: unknown[];
+  _activeQuery?: unknown;
+}
+
+const waiting = (client: pg.Client) => {
+  const queues = client as unknown as PgQueues;
+  return (queues._queryQueue?.length ?? 0) + (queues._sentQueryQueue?.length ?? 0) > 0 || Boolean(queues._activeQuery);
+};
 const inTransaction = new WeakSet<pg.Client>();
 
 function count(client: pg.Client, text: string): void {
-  counts.roundTrips += 1;
+  counts.statements += 1;
+  // Without pipeline mode pg queues a query behind the one in flight and sends it after: its own trip.
+  if (!client.pipeline || !waiting(client)) counts.roundTrips += 1;
   if (/^\s*(begin|start transaction)\b/i.test(text)) inTransaction.add(client);
   else if (/^\s*(commit|end)\b/i.test(text)) {
     counts.commits += 1;

@@ -43,7 +43,10 @@ function versus(run: Measured, other: Measured | undefined, path: string, kind: 
 const tableRow = (cells: string[]) => `| ${cells.join(' | ')} |`;
 
 const writeCells = (result: Result) => [
-  fmt(result.perTurn?.statements),
+  // PostgreSQL: statements sent behind one in flight share its round trip (pipeline mode).
+  result.perTurn?.roundTrips === undefined
+    ? fmt(result.perTurn?.statements)
+    : `${fmt(result.perTurn.statements)} (${fmt(result.perTurn.roundTrips)} round trips)`,
   fmt(result.perTurn?.commits, 2),
   fmt((result.perTurn?.bytesWritten ?? Number.NaN) / 1024),
 ];

@@ -80,11 +80,11 @@ export class Outgoing {
       turnId: context.turnId,
       createdAt: context.now,
     }));
-    const all = await tx.appendMessages([...transcriptOnly, ...messages]);
-    const appended = all.slice(transcriptOnly.length);
+    // Both statements go out before either answer is awaited (one round trip on PostgreSQL).
+    const appending = tx.appendMessages([...transcriptOnly, ...messages]);
     const capabilities = this.#channels.get(conversation.channel)?.capabilities ?? NO_LIMITS;
     const items: NewOutboxItem[] = [];
-    for (const message of appended) {
+    for (const message of messages) {
       const parts = render(message, capabilities);
       parts.forEach((part, index) =>
         items.push({
@@ -103,7 +103,7 @@ export class Outgoing {
     // Claimed for this process's dispatcher at once, unless an earlier message of the
     // conversation still waits to go out (it goes first: the claim keeps the order).
     const claimUntil = context.claimUntil;
-    const claimed = await tx.enqueueOutbox(items, claimUntil ? { claimUntil } : {});
+    const [all, claimed] = await Promise.all([appending, tx.enqueueOutbox(items, claimUntil ? { claimUntil } : {})]);
     return {
       messages: all,
       claimed: claimed ? items.map((item) => asPending({ ...item, nextAttemptAt: claimUntil! })) : [],

@@ -142,19 +142,18 @@ export class TurnRunner {
       let handOff: OutboxItem[] = [];
       let announced = false;
       let marks: SentMark[] = [];
-      const commitWork = (announce?: AnnounceEvents) =>
+      // The unit of work (decision 020): every write goes out before any answer is awaited; the
+      // fences (the participant still active, the conversation's version, each inbox item still
+      // pending) are checked on their answers, and one that fails undoes the whole unit.
+      const transaction = (announce?: AnnounceEvents) =>
         store.transaction(
           async (tx) => {
             const now = clock.now();
             // Earlier sends' "sent" marks ride along (decision 020): no commit of their own.
             marks = this.#deps.deliveries?.takeMarks() ?? [];
             if (marks.length > 0) await tx.markOutboxSentMany(marks);
-            // Paused (or withdrawn) while the model ran: the message is kept, nothing the turn did is.
-            if (participant && (await tx.lockParticipant(participant.id))?.status !== 'active') {
-              await this.#keepMessageOnly(tx, conversation, input, now);
-              return false;
-            }
-            const appended = await this.#appendTranscript(
+            const locked = participant ? tx.lockParticipant(participant.id) : undefined;
+            const appending = this.#appendTranscript(
               tx,
               { conversation, participant },
               input,
@@ -163,9 +162,8 @@ export class TurnRunner {
               outcome.extraMessages ?? [],
               now,
             );
-            handOff = appended.claimed;
             await prepared.commit(tx);
-            await this.#patchConversation(tx, conversation, outcome, now);
+            const patching = this.#patchConversation(tx, conversation, outcome, now);
             const latency = broadcast?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
             await tx.insertTurn(
               this.#turnRecord({
@@ -184,8 +182,14 @@ export class TurnRunner {
               }),
               this.#toolCallRecords(executed, conversation.id, turnId, startedAt),
             );
-            if (input.kind === 'message')
-              for (const { inboxId } of answeredMessages(input)) await completeOnce(tx, inboxId, 'processed', now);
+            const completing =
+              input.kind === 'message'
+                ? answeredMessages(input).map(({ inboxId }) => completeOnce(tx, inboxId, 'processed', now))
+                : [];
+            const [participantNow, appended] = await Promise.all([locked, appending, patching, ...completing]);
+            // Paused (or withdrawn) while the model ran: nothing the turn did is kept.
+            if (participant && participantNow?.status !== 'active') throw new ParticipantNotActive();
+            handOff = appended.claimed;
             if (announce) {
               await tx.appendEvents(announce(appended.messages));
               announced = true;
@@ -194,6 +198,15 @@ export class TurnRunner {
           },
           { gather: this.#deps.othersWorking?.() === true },
         );
+      const commitWork = (announce?: AnnounceEvents) =>
+        transaction(announce).catch(async (error: unknown) => {
+          if (!(error instanceof ParticipantNotActive)) throw error;
+          // The message is kept, as for a message that arrives while paused; the marks go with the next commit.
+          this.#deps.deliveries?.restoreMarks(marks);
+          marks = [];
+          await store.transaction((tx) => this.#keepMessageOnly(tx, conversation, input, clock.now()));
+          return false;
+        });
       // The turn's session events commit with it (decision 020), unless it was interrupted.
       const committed = await (broadcast && !interrupted ? broadcast.commit(commitWork) : commitWork()).catch(
         (error: unknown) => {
@@ -484,6 +497,9 @@ export class TurnRunner {
     };
   }
 }
+
+/** The participant was paused or withdrawn while the turn ran: its unit of work is undone. */
+class ParticipantNotActive extends Error {}
 
 /** Another process answered this message (its lease outlived ours): this turn must not commit. */
 async function completeOnce(tx: StoreTx, inboxId: string, status: 'processed' | 'ignored', now: Date): Promise<void> {

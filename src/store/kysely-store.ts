@@ -1,7 +1,7 @@
 import { sql, type Kysely, type QueryResult } from 'kysely';
 import { sqliteGroupCommit, type TransactionRunner } from './sqlite-group-commit.ts';
 import type { Store, StoreExtension, StoreOperations, StoreTx, TransactionOptions } from './store.ts';
-import type { QueryContext, SqlDialect } from './query-context.ts';
+import type { DirectQuery, QueryContext, SqlDialect } from './query-context.ts';
 import type { Database } from './schema.ts';
 import { participantQueries } from './participants-queries.ts';
 import { conversationQueries } from './conversations-queries.ts';
@@ -42,10 +42,6 @@ export function storeOperations(ctx: QueryContext): StoreOperations {
   };
 }
 
-function postgresTransactions(db: Kysely<Database>): TransactionRunner {
-  return (work) => db.transaction().execute(work);
-}
-
 /** SQLite's direct way for prepared queries (`QueryContext.direct`), in a transaction or not. */
 export type DirectRunner = (
   sqlText: string,
@@ -53,24 +49,31 @@ export type DirectRunner = (
   inTransaction: boolean,
 ) => QueryResult<unknown> | undefined;
 
+export interface KyselyStoreOptions {
+  /** SQLite: prepared queries straight on the connection. */
+  direct?: DirectRunner;
+  /** How transactions run (default: SQLite group commit; PostgreSQL needs its pipelined runner). */
+  transactions?: TransactionRunner;
+}
+
 /** The `Store` over a Kysely instance of either dialect. `destroy` releases the driver. */
 export function createKyselyStore(
   db: Kysely<Database>,
   dialect: SqlDialect,
   destroy: () => Promise<void>,
-  direct?: DirectRunner,
+  options: KyselyStoreOptions = {},
 ): Store {
-  const runTransaction = dialect === 'sqlite' ? sqliteGroupCommit(db) : postgresTransactions(db);
-  const inTransaction =
-    direct && ((sqlText: string, parameters: readonly unknown[]) => direct(sqlText, parameters, true));
+  const { direct } = options;
+  const runTransaction = options.transactions ?? sqliteGroupCommit(db);
+  const inTransaction: DirectQuery | undefined = direct && ((sqlText, parameters) => direct(sqlText, parameters, true));
 
-  const transactionContext = (trx: Kysely<Database>): QueryContext => {
+  const transactionContext = (trx: Kysely<Database>, pipelined?: DirectQuery): QueryContext => {
     const ctx: QueryContext = {
       db: trx,
       dialect,
       inTransaction: true,
       atomic: (work) => work(ctx),
-      ...(inTransaction ? { direct: inTransaction } : {}),
+      ...((pipelined ?? inTransaction) ? { direct: pipelined ?? inTransaction } : {}),
     };
     return ctx;
   };
@@ -78,7 +81,7 @@ export function createKyselyStore(
     db,
     dialect,
     inTransaction: false,
-    atomic: (work) => runTransaction((trx) => work(transactionContext(trx))),
+    atomic: (work) => runTransaction((trx, pipelined) => work(transactionContext(trx, pipelined))),
     ...(direct ? { direct: (sqlText, parameters) => direct(sqlText, parameters, false) } : {}),
   };
 
@@ -88,18 +91,18 @@ export function createKyselyStore(
     ...rootOperations,
     dialect,
     transaction<T>(work: (tx: StoreTx) => Promise<T>, options?: TransactionOptions): Promise<T> {
-      return runTransaction((trx) => work(storeOperations(transactionContext(trx))), options);
+      return runTransaction((trx, pipelined) => work(storeOperations(transactionContext(trx, pipelined))), options);
     },
     batched<T>(work: (ops: StoreOperations) => Promise<T>, options?: TransactionOptions): Promise<T> {
       if (dialect === 'postgres' || !options?.gather) return work(rootOperations);
-      return runTransaction((trx) => work(storeOperations(transactionContext(trx))), options);
+      return runTransaction((trx, pipelined) => work(storeOperations(transactionContext(trx, pipelined))), options);
     },
     extend<E>(queries: (ctx: QueryContext) => E): StoreExtension<E> {
       return {
         ops: queries(rootContext),
         transaction: (work) =>
-          runTransaction((trx) => {
-            const ctx = transactionContext(trx);
+          runTransaction((trx, pipelined) => {
+            const ctx = transactionContext(trx, pipelined);
             return work(storeOperations(ctx), queries(ctx));
           }),
       };

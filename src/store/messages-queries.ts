@@ -67,7 +67,7 @@ const lockRow = prepared((db, a: { conversationId: string }) =>
  * leaves inserts that reference the conversation (timers, outbox) unblocked.
  */
 async function lockConversation(ctx: QueryContext, conversationId: string): Promise<void> {
-  await lockRow.rows(ctx, { conversationId });
+  await lockRow.write(ctx, { conversationId }); // its answer is the wait; the rows say nothing
 }
 
 /** One conversation's messages in one statement (the caller holds what `appendNumbered` needs). */

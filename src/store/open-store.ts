@@ -11,6 +11,7 @@ import { isQueryReadTimeout } from './db-errors.ts';
 import { SqliteFaults } from './sqlite-faults.ts';
 import { statementName } from './prepared.ts';
 import { StatusLiteralsPlugin } from './status-literals.ts';
+import { pgPipelinedTransactions } from './pg-transaction.ts';
 
 export interface OpenStoreOptions {
   /** PostgreSQL schema to use, created when missing (default `public`). Ignored for SQLite. */
@@ -82,9 +83,10 @@ async function openSqliteStore(path: string, options: OpenStoreOptions): Promise
     await destroy();
     throw error;
   }
-  const store = createKyselyStore(db, 'sqlite', destroy, (sqlText, parameters, inTransaction) =>
-    database.runPrepared(sqlText, parameters, inTransaction, faults.directFault),
-  );
+  const store = createKyselyStore(db, 'sqlite', destroy, {
+    direct: (sqlText, parameters, inTransaction) =>
+      database.runPrepared(sqlText, parameters, inTransaction, faults.directFault),
+  });
   options.onSqliteOpen?.((sqlText) => database.exec(sqlText));
   return {
     ...store,
@@ -102,7 +104,9 @@ async function openPostgresStore(url: string, options: OpenStoreOptions): Promis
     throw new Error(`invalid PostgreSQL schema name ${JSON.stringify(schema)}: use letters, digits and underscores`);
   await ensureSchema(url, schema, options);
   const pool = createPgPool(url, schema, options);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new StatusLiteralsPlugin()] });
+  const dialect = new PostgresDialect({ pool });
+  const plugins = [new StatusLiteralsPlugin()];
+  const db = new Kysely<Database>({ dialect, plugins });
   const destroy = () => db.destroy();
   try {
     await refuseGoPostgresSchema(db, schema);
@@ -111,7 +115,9 @@ async function openPostgresStore(url: string, options: OpenStoreOptions): Promis
     await destroy();
     throw error;
   }
-  return createKyselyStore(db, 'postgres', destroy);
+  return createKyselyStore(db, 'postgres', destroy, {
+    transactions: pgPipelinedTransactions(pool, { dialect, plugins, db }),
+  });
 }
 
 type PgTimeoutOptions = Pick<OpenStoreOptions, 'connectTimeoutMs' | 'queryTimeoutMs'>;
@@ -152,6 +158,8 @@ export function createPgPool(
       `-c search_path="${schema}" -c statement_timeout=${queryTimeoutMs} ` +
       `-c idle_in_transaction_session_timeout=${2 * queryTimeoutMs}`,
     max: options.poolMax ?? 10,
+    // A transaction's statements go out without waiting for each answer (decision 020).
+    pipeline: true,
     idleTimeoutMillis: 30_000,
     // int8 (counts, epoch-ms timestamps) as JS numbers, for this pool only.
     types: {

@@ -275,7 +275,7 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
     async markOutboxSentMany(marks) {
       const plain = marks.filter((mark) => !mark.providerMessageId);
       if (plain.length > 0)
-        await markSentRows.execute(ctx, {
+        await markSentRows.write(ctx, {
           rows: JSON.stringify(plain.map((mark) => [mark.id, toMs(mark.at), mark.attempts])),
         });
       for (const mark of marks)

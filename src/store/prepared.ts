@@ -40,12 +40,25 @@ export class PreparedQuery<A extends object, O> {
   }
 
   async execute(ctx: QueryContext, args: A): Promise<QueryResult<O>> {
+    return this.#run(ctx, args, false);
+  }
+
+  /**
+   * A write whose answer the caller does not need. In a pipelined PostgreSQL transaction it
+   * resolves once sent, and the next statement goes out behind it without a round trip; if it
+   * fails, the transaction does (decision 020).
+   */
+  async write(ctx: QueryContext, args: A): Promise<void> {
+    await this.#run(ctx, args, true);
+  }
+
+  #run(ctx: QueryContext, args: A, deferred: boolean): Promise<QueryResult<O>> | QueryResult<O> {
     const plan = this.#plan(ctx);
     const parameters = plan.slots.map((slot) =>
       'arg' in slot ? (args as Record<string, unknown>)[slot.arg] : slot.value,
     );
-    const direct = ctx.direct?.(plan.sql, parameters);
-    if (direct) return direct as QueryResult<O>;
+    const direct = ctx.direct?.(plan.sql, parameters, deferred);
+    if (direct) return direct as QueryResult<O> | Promise<QueryResult<O>>;
     return ctx.db.executeQuery<O>({ sql: plan.sql, parameters, query: plan.query, queryId: createQueryId() });
   }
 
@@ -145,6 +158,6 @@ export function preparedInsert<T extends keyof Database & string>(table: T) {
     rows.forEach((row, index) => {
       for (const column of columns) args[`${index}:${column}`] = (row as Row)[column];
     });
-    await family.of({ count: rows.length, columns }).execute(ctx, args);
+    await family.of({ count: rows.length, columns }).write(ctx, args);
   };
 }

@@ -15,9 +15,18 @@ export interface QueryContext {
   readonly inTransaction: boolean;
   /** Runs `work` atomically: inside the current transaction when there is one, else in a new one. */
   atomic<T>(work: (ctx: QueryContext) => Promise<T>): Promise<T>;
-  /**
-   * SQLite: runs a prepared query's compiled SQL directly on the connection (decision 020), or
-   * answers undefined when the statement must go through Kysely's driver after all.
-   */
-  readonly direct?: (sqlText: string, parameters: readonly unknown[]) => QueryResult<unknown> | undefined;
+  /** Runs a prepared query's compiled SQL without Kysely's driver, where the store offers a way. */
+  readonly direct?: DirectQuery;
 }
+
+/**
+ * A prepared query's compiled SQL run directly (decision 020): on SQLite's connection (the answer
+ * at once, or undefined when it must go through Kysely's driver after all), or on a PostgreSQL
+ * transaction's pipelined connection. `deferred`: the caller does not need the answer, and a
+ * pipelined transaction resolves it once sent (the transaction still fails if it fails).
+ */
+export type DirectQuery = (
+  sqlText: string,
+  parameters: readonly unknown[],
+  deferred?: boolean,
+) => QueryResult<unknown> | Promise<QueryResult<unknown>> | undefined;

@@ -1,10 +1,11 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
+import type { DirectQuery } from './query-context.ts';
 
-export type TransactionRunner = <T>(
-  work: (trx: Kysely<Database>) => Promise<T>,
-  options?: { gather?: boolean },
-) => Promise<T>;
+/** A transaction's work: its Kysely, and a direct way for prepared queries where the runner has one. */
+export type TransactionWork<T> = (trx: Kysely<Database>, direct?: DirectQuery) => Promise<T>;
+
+export type TransactionRunner = <T>(work: TransactionWork<T>, options?: { gather?: boolean }) => Promise<T>;
 
 /** Most transactions one commit carries: a bound on how long the first of them waits for the last. */
 const MAX_GROUP = 64;
@@ -53,7 +54,7 @@ export function sqliteGroupCommit(db: Kysely<Database>): TransactionRunner {
     }
   };
 
-  return <T>(work: (trx: Kysely<Database>) => Promise<T>, options: { gather?: boolean } = {}) =>
+  return <T>(work: TransactionWork<T>, options: { gather?: boolean } = {}) =>
     new Promise<T>((resolve, reject) => {
       queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       if (draining) return;

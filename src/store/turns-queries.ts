@@ -79,7 +79,7 @@ export function turnQueries(ctx: QueryContext): TurnOperations {
         callRows.forEach((row, index) => {
           for (const [column, value] of Object.entries(row)) args[`${index}:${column}`] = value;
         });
-        await turnWithCalls.of(callRows.length).execute(ctx, args);
+        await turnWithCalls.of(callRows.length).write(ctx, args);
         return;
       }
       await insertTurnRow(ctx, [turnRow]);

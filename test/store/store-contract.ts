@@ -7,6 +7,7 @@ import { channelsContract } from './contract-channels.ts';
 import { leasesContract } from './contract-leases.ts';
 import { crmContract } from './contract-crm.ts';
 import { searchContract } from './contract-search.ts';
+import { unitOfWorkContract } from './contract-unit-of-work.ts';
 import { emptyProfile } from '../../src/core/profile.ts';
 import { conversation, message, participant, T0 } from './store-fixtures.ts';
 
@@ -149,5 +150,6 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
     leasesContract(store);
     crmContract(store);
     searchContract(store);
+    unitOfWorkContract(store);
   });
 }
