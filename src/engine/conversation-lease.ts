@@ -52,6 +52,8 @@ export interface HeldLease {
   progress(): void;
   /** Aborted when the lease turned out to be someone else's: stop before the next step. */
   readonly lost: AbortSignal;
+  /** Which taking of the lease this is (`ConversationLeases.heldSince`); none when nothing is shared. */
+  readonly taken?: number;
 }
 
 const NOT_SHARED: HeldLease = { progress: () => undefined, lost: new AbortController().signal };
@@ -74,6 +76,9 @@ export class ConversationLeases {
   readonly #kept = new Map<string, NodeJS.Timeout>();
   /** Conversations another process asked for while this one worked on them: let go when the work ends. */
   readonly #asked = new Set<string>();
+  /** Each lease held here, numbered when taken (kept and renewed, it keeps its number). */
+  readonly #taken = new Map<string, number>();
+  #takings = 0;
 
   constructor(options: ConversationLeasesOptions) {
     this.#options = {
@@ -97,6 +102,15 @@ export class ConversationLeases {
   }
 
   /**
+   * The number of the lease this process holds on the conversation now (working or kept), if any.
+   * Work that later holds a lease with the same number held it all along: no other process can
+   * have touched the conversation in between.
+   */
+  heldSince(conversationId: string): number | undefined {
+    return this.#taken.get(conversationId);
+  }
+
+  /**
    * Runs `work` holding the conversation's lease. The lease is renewed while the work reports
    * progress; a holder silent for `stallMs` stops renewing it, and once it lapses another process
    * may take over (a commit of the stalled one is then refused).
@@ -106,7 +120,7 @@ export class ConversationLeases {
     const { hooks = {}, ttlMs, keepMs } = this.#options;
     const kept = this.#resume(conversationId);
     if (!kept) await this.#acquire(conversationId, signal);
-    const renewer = this.#renewer(conversationId);
+    const renewer = this.#renewer(conversationId, this.#taken.get(conversationId));
     const renewal = setInterval(renewer.tick, ttlMs / 3);
     renewal.unref();
     try {
@@ -156,6 +170,7 @@ export class ConversationLeases {
     if (timer) clearTimeout(timer);
     this.#kept.delete(conversationId);
     this.#until.delete(conversationId);
+    this.#taken.delete(conversationId);
     await hooks
       .releasing?.(conversationId)
       .catch((error: unknown) => logger.warn({ conversationId, err: error }, 'lease release hook failed'));
@@ -167,7 +182,7 @@ export class ConversationLeases {
   }
 
   /** Renews the lease on each tick unless the work has been silent for `stallMs`. */
-  #renewer(conversationId: string): { tick: () => void; lease: HeldLease } {
+  #renewer(conversationId: string, taken: number | undefined): { tick: () => void; lease: HeldLease } {
     const { ttlMs, stallMs, logger } = this.#options;
     const maxSilentRenewals = Math.max(1, Math.ceil(stallMs / (ttlMs / 3)));
     const lost = new AbortController();
@@ -194,7 +209,7 @@ export class ConversationLeases {
         (error: unknown) => logger.warn({ conversationId, err: error }, 'conversation lease not renewed'),
       );
     };
-    return { tick, lease: { progress: () => void (silentRenewals = 0), lost: lost.signal } };
+    return { tick, lease: { progress: () => void (silentRenewals = 0), lost: lost.signal, taken } };
   }
 
   /** Another process let go of the conversation: whoever here waits for it tries again now. */
@@ -210,7 +225,10 @@ export class ConversationLeases {
     try {
       for (let attempt = 0; ; attempt++) {
         const releasesBefore = this.#releases.get(conversationId);
-        if (await this.#take(conversationId)) return;
+        if (await this.#take(conversationId)) {
+          this.#taken.set(conversationId, ++this.#takings);
+          return;
+        }
         signal.throwIfAborted();
         if (attempt === 0) this.#options.wanted(conversationId); // kept idle there: ask for it
         if (this.#releases.get(conversationId) !== releasesBefore) continue; // let go while we asked: ask again
@@ -245,7 +263,10 @@ export class ConversationLeases {
     const until = now.getTime() + this.#options.ttlMs;
     const held = await this.#options.store.acquireLease(conversationId, this.#options.owner, now, new Date(until));
     if (held) this.#until.set(conversationId, until);
-    else this.#until.delete(conversationId);
+    else {
+      this.#until.delete(conversationId);
+      this.#taken.delete(conversationId);
+    }
     return held;
   }
 }

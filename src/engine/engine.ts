@@ -49,6 +49,14 @@ const DRAIN_BATCH = 20;
 /** Most messages one turn answers together (a burst over the sender's turn limit). */
 const MAX_TOGETHER = 50;
 
+/** What the recording of an inbox item knew about its place in the conversation. */
+export interface InboxOrder {
+  /** Nothing of the conversation was pending when it was recorded. */
+  first?: boolean;
+  /** The lease this process held on the conversation just before it was recorded (`leaseHeldSince`). */
+  heldSince?: number;
+}
+
 /**
  * Runs turns: one at a time per conversation, in arrival order, different conversations in
  * parallel; across processes too, through the conversation lease. Every turn commits, then the
@@ -78,17 +86,30 @@ export class Engine {
    * that arrived before it (whichever process received it) is answered first. Resolves when its
    * turn has committed, or with why it did not run here (another process answered it, a shutdown).
    */
-  processInbox(item: InboxItem, options: { first?: boolean } = {}): Promise<TurnResult> {
+  processInbox(item: InboxItem, options: InboxOrder = {}): Promise<TurnResult> {
     const conversationId = item.conversationId;
     if (!conversationId)
       throw new AppError('internal', `inbox item ${item.id} has no conversation`, { fault: 'system' });
     this.#queuedInbox.add(item.id);
-    // Nothing of the conversation was pending before it, and no other process can have answered it
-    // since (one process on the store): the drain need not read the inbox first (decision 020).
-    const known = options.first === true && !this.#deps.leases.shared ? item : undefined;
-    return this.#work(conversationId, (lease) => this.#drainThrough(conversationId, item.id, lease, known)).finally(
-      () => this.#queuedInbox.delete(item.id),
-    );
+    return this.#work(conversationId, (lease) =>
+      this.#drainThrough(conversationId, item.id, lease, this.#known(item, options, lease)),
+    ).finally(() => this.#queuedInbox.delete(item.id));
+  }
+
+  /**
+   * The item itself when nothing of the conversation was pending before it and no other process
+   * can have answered it since (one process on the store, or this process's lease held from
+   * before it was recorded until now): the drain need not read the inbox first (decision 020).
+   */
+  #known(item: InboxItem, { first, heldSince }: InboxOrder, lease: HeldLease): InboxItem | undefined {
+    if (first !== true) return undefined;
+    if (!this.#deps.leases.shared) return item;
+    return heldSince !== undefined && lease.taken === heldSince && !lease.lost.aborted ? item : undefined;
+  }
+
+  /** The lease this process holds on the conversation now, if any (`InboxOrder.heldSince`). */
+  leaseHeldSince(conversationId: string): number | undefined {
+    return this.#deps.leases.heldSince(conversationId);
   }
 
   /**
@@ -96,7 +117,7 @@ export class Engine {
    * first even when the model answers at once (node:sqlite resolves without yielding). Counted in
    * `backlog` from now: a commit under way knows more turns are coming (group commit).
    */
-  processInboxSoon(item: InboxItem, options: { first?: boolean } = {}): Promise<TurnResult> {
+  processInboxSoon(item: InboxItem, options: InboxOrder = {}): Promise<TurnResult> {
     this.#starting += 1;
     return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       this.#starting -= 1;

@@ -5,7 +5,7 @@ import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, InboxItem, Participant } from '../core/domain.ts';
 import { isAppError } from '../core/errors.ts';
 import type { Store, StoreTx } from '../store/store.ts';
-import type { Engine } from './engine.ts';
+import type { Engine, InboxOrder } from './engine.ts';
 import type { Outgoing } from './outgoing.ts';
 import type { ParticipantService } from './participant-service.ts';
 
@@ -110,11 +110,15 @@ export class InboundService {
    */
   async receiveBatch(messages: readonly InboundMessage[]): Promise<InboundResult[]> {
     const senders = await this.#resolveSenders(messages);
+    // Read before recording: a lease held since then means nobody else answered them meanwhile.
+    const held = senders.map(({ conversation }) => conversation && this.#deps.engine.leaseHeldSince(conversation.id));
     const recorded = await this.#recordAll(messages, senders);
     const results: InboundResult[] = [];
     const checked = new Set<string>();
-    for (const [index, message] of messages.entries())
-      results.push(await this.#afterRecorded(message, senders[index]!, recorded[index]!, checked));
+    for (const [index, message] of messages.entries()) {
+      const order = { first: recorded[index]!.behind === false, heldSince: held[index] ?? undefined };
+      results.push(await this.#afterRecorded(message, senders[index]!, recorded[index]!, checked, order));
+    }
     return results;
   }
 
@@ -195,15 +199,16 @@ export class InboundService {
   async #afterRecorded(
     message: InboundMessage,
     { participant, conversation }: Sender,
-    { item, duplicate, differentText, behind }: Recorded,
+    { item, duplicate, differentText }: Recorded,
     checked: Set<string>,
+    order: InboxOrder,
   ): Promise<InboundResult> {
     if (!participant || !conversation) return this.#unknownSender(item, duplicate, differentText, checked);
     if (!duplicate && unsupportedAnswer(message, participant) !== null) this.#deps.engine.notify(conversation.id);
     if (message.unsupported) return { status: 'unsupported', inboxId: item.id, duplicate, differentText };
     // The turn starts on the next turn of the event loop, so the caller's acknowledgement leaves
     // first even when the model answers at once (node:sqlite resolves without yielding).
-    const turn = duplicate ? Promise.resolve() : this.#deps.engine.processInboxSoon(item, { first: behind === false });
+    const turn = duplicate ? Promise.resolve() : this.#deps.engine.processInboxSoon(item, order);
     turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: error }, 'inbound turn failed'));
     return { status: 'queued', inboxId: item.id, participantId: participant.id, duplicate, differentText, turn };
   }

@@ -1,4 +1,5 @@
 import { Kysely, type DatabaseConnection, type Dialect, type KyselyPlugin, type QueryResult } from 'kysely';
+import type { Writable } from 'node:stream';
 import type pg from 'pg';
 import type { Database } from './schema.ts';
 import type { DirectQuery } from './query-context.ts';
@@ -30,6 +31,7 @@ class PipelinedTransaction implements DatabaseConnection {
 
   /** Sends one statement now; its answer, mapped as Kysely's driver maps it. */
   send(sqlText: string, parameters: readonly unknown[] = []): Promise<QueryResult<unknown>> {
+    this.#cork();
     const answer = (this.#client.query(sqlText, parameters as unknown[]) as Promise<pg.QueryResult>).then(
       ({ command, rowCount, rows }) => ({
         rows: rows ?? [],
@@ -41,6 +43,23 @@ class PipelinedTransaction implements DatabaseConnection {
       this.#failure ??= { error };
     });
     return answer;
+  }
+
+  #corked = false;
+
+  /**
+   * Statements sent before the code next waits go out in one socket write (pg writes each on its
+   * own): the socket is corked until the event loop has run everything that was ready to run.
+   */
+  #cork(): void {
+    if (this.#corked) return;
+    const stream = (this.#client as unknown as { connection: { stream: Writable } }).connection.stream;
+    stream.cork();
+    this.#corked = true;
+    setImmediate(() => {
+      this.#corked = false;
+      stream.uncork();
+    });
   }
 
   /** `QueryContext.direct`: a prepared query's SQL, its answer awaited only when the caller needs it. */
