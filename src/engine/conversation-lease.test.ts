@@ -148,4 +148,26 @@ describe('a sticky lease (kept after its work)', () => {
     await leases.releaseKept();
     expect(events.slice(-2)).toEqual(['releasing mine', 'released mine']);
   });
+
+  it('is numbered when taken: kept, it keeps its number; taken again after another process, a new one', async () => {
+    const { store, takeAs } = leaseTable();
+    const leases = sticky(store, []);
+    expect(leases.heldSince('conv')).toBeUndefined();
+    const numbers: Array<number | undefined> = [];
+    const work = async (lease: HeldLease) => void numbers.push(lease.taken);
+    await leases.hold('conv', work, signal);
+    const first = leases.heldSince('conv');
+    expect(first).toBeDefined();
+    await leases.hold('conv', work, signal); // kept: the same lease, held all along
+    expect(numbers).toEqual([first, first]);
+
+    leases.wantedElsewhere('conv');
+    await waitFor(() => leases.heldSince('conv') === undefined, { what: 'the kept lease let go' });
+    expect(await takeAs('other')).toBe(true); // the other process had it meanwhile
+    await store.releaseLease('conv', 'other');
+    await leases.hold('conv', work, signal);
+    expect(numbers[2]).toBeDefined();
+    expect(numbers[2]).not.toBe(first);
+    expect(leases.heldSince('conv')).toBe(numbers[2]);
+  });
 });

@@ -228,3 +228,47 @@ describe('Engine retries', () => {
     expect(new Set(tried)).toEqual(new Set(['in_1']));
   });
 });
+
+describe('Engine drain on a shared store', () => {
+  /** An engine over shared leases that records its inbox reads; the lease is always free. */
+  function sharedEngine() {
+    const reads: string[] = [];
+    const store = {
+      listPendingInboxOf: async (conversationId: string) => {
+        reads.push(conversationId);
+        return [item];
+      },
+      acquireLease: async () => true,
+      releaseLease: async () => undefined,
+    } as unknown as Store;
+    const runner = {
+      run: async (): Promise<TurnSummary> => ({ turnId: 'turn_1', status: 'completed', reply: 'hi' }),
+    } as unknown as TurnRunner;
+    const leases = new ConversationLeases({ store, shared: true, owner: 'me', now: () => new Date(), logger });
+    const engine = new Engine({
+      store,
+      runner,
+      clock: systemClock,
+      logger,
+      dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
+      leases,
+    });
+    return { engine, reads, leases };
+  }
+
+  it('reads the inbox first unless its lease was held from before the message was recorded', async () => {
+    const { engine, reads, leases } = sharedEngine();
+    // Not held when it was recorded: another process may have answered it, or more before it.
+    await engine.processInbox(item, { first: true, heldSince: engine.leaseHeldSince('conv_1') });
+    expect(reads).toEqual(['conv_1']);
+    // Kept since that turn: held all along, nobody else can have touched the conversation.
+    const held = engine.leaseHeldSince('conv_1');
+    expect(held).toBeDefined();
+    await engine.processInbox(item, { first: true, heldSince: held });
+    expect(reads).toEqual(['conv_1']);
+    // Something was pending before it: the drain answers that first, so it reads.
+    await engine.processInbox(item, { first: false, heldSince: held });
+    expect(reads).toEqual(['conv_1', 'conv_1']);
+    await leases.releaseKept();
+  });
+});
