@@ -217,9 +217,11 @@ const header = [
     `medians of ${rounds} interleaved rounds (min–max in brackets), warm-up excluded; ` +
     `${conversations} conversations × 10 turns per turn run.`,
   `Machine: ${machine}`,
-  'Ratios are medians of per-round ratios. Statements: node:sqlite executions (PostgreSQL: round trips); ' +
+  'Ratios are medians of per-round ratios. Statements: node:sqlite executions, or statements sent to ' +
+    'PostgreSQL with its round trips in brackets (statements sent behind one still in flight share its trip); ' +
     'commits: COMMITs plus autocommit writes; KiB written: write() syscall bytes of the process (PostgreSQL: ' +
-    'WAL records of its database). See bench/lib/meter.ts.',
+    "WAL records of its database); CPU ms/turn: the workload process's user + system time over the timed " +
+    "part (PostgreSQL's own backends not included). See bench/lib/meter.ts.",
 ].join('\n');
 const body = sections.map((lines) => lines.join('\n')).join('\n\n');
 process.stdout.write(`\n${header}\n\n${body}\n`);

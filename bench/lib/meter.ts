@@ -15,7 +15,14 @@ export interface Writes {
   bytesWritten: number;
   /** PostgreSQL only: the cluster's WAL position diff, other databases' writers included. */
   clusterWalBytes?: number;
+  /** CPU time of this process (user + system), PostgreSQL's backends not included. */
+  cpuMs: number;
 }
+
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 /**
  * Bytes this process passed to write()/pwrite()/writev() (`wchar` in /proc/self/io): for an
@@ -32,9 +39,11 @@ export async function startMeter(options: { pgUrl?: string } = {}): Promise<{ st
     await admin.connect();
     const wal = await walPosition(admin);
     const before = pgCounts(); // after the admin's own query, so it is not counted
+    const cpu = cpuMs();
     return {
       async stop() {
         const after = pgCounts();
+        const cpuUsed = cpuMs() - cpu;
         const end = await walPosition(admin);
         const own = await ownWalBytes(admin, wal, end);
         await admin.end();
@@ -45,16 +54,19 @@ export async function startMeter(options: { pgUrl?: string } = {}): Promise<{ st
           commits: after.commits - before.commits,
           bytesWritten: own,
           clusterWalBytes: Number(end.bytes - wal.bytes),
+          cpuMs: cpuUsed,
         };
       },
     };
   }
   const before = sqliteCounts();
   const bytes = writtenBytes();
+  const cpu = cpuMs();
   return {
     async stop() {
       const after = sqliteCounts();
       return {
+        cpuMs: cpuMs() - cpu,
         database: 'sqlite',
         statements: after.statements - before.statements,
         commits: after.commits - before.commits,
@@ -73,6 +85,7 @@ export function perTurn(writes: Writes, turns: number) {
     ...(writes.roundTrips === undefined ? {} : { roundTrips: per(writes.roundTrips) }),
     commits: per(writes.commits),
     bytesWritten: per(writes.bytesWritten),
+    cpuMs: Math.round((writes.cpuMs / turns) * 1000) / 1000,
     ...(writes.clusterWalBytes === undefined ? {} : { clusterWalBytes: per(writes.clusterWalBytes) }),
   };
 }

@@ -54,14 +54,15 @@ const writeCells = (result: Result) => [
 export function turnTable(runs: Measured[]): string[] {
   const lines = [
     '| turn workload | turns/s (min–max) | p50 ms | p99 ms | statements/turn | commits/turn | KiB written/turn ' +
-      '| peak RSS MiB | DB MiB | vs floor (turns/s) | vs equal-work peer |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+      '| CPU ms/turn | peak RSS MiB | DB MiB | vs floor (turns/s) | vs equal-work peer |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const run of runs) {
     const r = run.result;
     lines.push(
       tableRow([
         ...turnCells(run),
+        fmt(r.perTurn?.cpuMs, 3),
         fmt(r.peakRssMiB),
         fmt(r.databaseMiB),
         versus(run, partner(runs, run, 'baseline'), 'turnsPerSecond', 'throughput'),
