@@ -4,10 +4,10 @@ import type { ChannelDirectory } from '../channels/channel.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, InboxItem, Participant } from '../core/domain.ts';
 import { isAppError } from '../core/errors.ts';
-import type { Store, StoreTx } from '../store/store.ts';
+import type { EnginePort, EngineTx } from '../store/store.ts';
 import type { Engine, InboxOrder } from './engine.ts';
 import type { Outgoing } from './outgoing.ts';
-import type { ParticipantService } from './participant-service.ts';
+import type { ParticipantService, ParticipantUpdateTx } from './participant-service.ts';
 
 export const UNKNOWN_SENDER_REPLY =
   "Thanks for your message. This number isn't enrolled in a program yet, so no one will reply here.";
@@ -70,8 +70,39 @@ function recorded(result: { item: InboxItem; duplicate: boolean; behind?: boolea
   return { ...result, differentText: result.duplicate && result.item.text !== attempted.text };
 }
 
+/**
+ * What a command's `effects` get of the transaction recording it: the contact's opt-out, and what
+ * changing the participant takes (`ParticipantService.updateIn`: an SMS STOP pauses them).
+ */
+export type CommandTx = Pick<EngineTx, 'setContactOptOut'> & ParticipantUpdateTx;
+
+/**
+ * What the inbound service's transactions (and batched writes) hand it: the inbox row, the
+ * contact, the reply channel, a fixed answer (transcript and outbox), and a command's effects.
+ */
+export type InboundTx = Pick<
+  EngineTx,
+  'insertInbox' | 'recordContactInbound' | 'setConversationChannel' | 'appendMessages' | 'enqueueOutbox'
+> &
+  CommandTx;
+
+/** The inbound service's view of the store: resolving senders, recording messages, the daily notice's check. */
+export type InboundStore = Pick<
+  EnginePort<InboundTx>,
+  | 'transaction'
+  | 'batched'
+  | 'insertInbox'
+  | 'recordContactInbound'
+  | 'firstInboxFrom'
+  | 'getContact'
+  | 'getParticipant'
+  | 'findParticipantByPhone'
+  | 'findSenderByPhone'
+  | 'findConversationByParticipant'
+>;
+
 export interface InboundServiceDeps {
-  store: Store;
+  store: InboundStore;
   engine: Engine;
   participants: ParticipantService;
   /** Where acknowledgements go: the channel a message came through, else the default one. */
@@ -186,7 +217,11 @@ export class InboundService {
   }
 
   /** The inbox record of one message (and a fixed answer), in the batch's transaction. */
-  async #recordInbound(tx: StoreTx, message: InboundMessage, { participant, conversation }: Sender): Promise<Recorded> {
+  async #recordInbound(
+    tx: InboundTx,
+    message: InboundMessage,
+    { participant, conversation }: Sender,
+  ): Promise<Recorded> {
     if (!participant || !conversation) {
       const attempted = this.#item(message, null, null, 'ignored');
       return recorded(await tx.insertInbox(attempted), attempted);
@@ -244,7 +279,7 @@ export class InboundService {
   async receiveCommand(
     message: InboundMessage,
     reply: string | null,
-    effects: (tx: StoreTx, participant: Participant | undefined) => Promise<void>,
+    effects: (tx: CommandTx, participant: Participant | undefined) => Promise<void>,
   ): Promise<{ duplicate: boolean; participant: Participant | undefined }> {
     const participant = await this.#participantFor(message, { enroll: false });
     await this.#recordContact(this.#deps.store, message, participant);
@@ -265,7 +300,7 @@ export class InboundService {
     conversation: Conversation | undefined,
     status: InboxItem['status'],
     answer: string | null,
-    effects?: (tx: StoreTx, participant: Participant | undefined) => Promise<void>,
+    effects?: (tx: CommandTx, participant: Participant | undefined) => Promise<void>,
   ): Promise<Recorded> {
     const result = await this.#deps.store.transaction((tx) =>
       this.#recordIn(tx, message, participant, conversation, status, answer, effects),
@@ -276,13 +311,13 @@ export class InboundService {
 
   /** `#record`'s writes, in the caller's transaction (the caller notifies the engine after commit). */
   async #recordIn(
-    tx: StoreTx,
+    tx: InboundTx,
     message: InboundMessage,
     participant: Participant | undefined,
     conversation: Conversation | undefined,
     status: InboxItem['status'],
     answer: string | null,
-    effects?: (tx: StoreTx, participant: Participant | undefined) => Promise<void>,
+    effects?: (tx: CommandTx, participant: Participant | undefined) => Promise<void>,
   ): Promise<Recorded> {
     const { outgoing, clock } = this.#deps;
     const attempted = this.#item(message, participant?.id ?? null, conversation, status);
@@ -344,7 +379,7 @@ export class InboundService {
   }
 
   async #recordContact(
-    store: Pick<StoreTx, 'recordContactInbound'>,
+    store: Pick<EngineTx, 'recordContactInbound'>,
     message: InboundMessage,
     participant: Participant | undefined,
   ): Promise<void> {

@@ -12,7 +12,7 @@ import type {
 } from '../core/domain.ts';
 import { firstNumbersOfBatch, pollForChannel } from '../core/poll-numbering.ts';
 import { splitText } from '../core/split-text.ts';
-import type { StoreTx } from '../store/store.ts';
+import type { EngineTx } from '../store/store.ts';
 
 export interface OutgoingDraft {
   /** Given when the id must be known before the commit (a streamed reply); generated otherwise. */
@@ -60,7 +60,7 @@ export class Outgoing {
    * claims them as usual. Also returns the messages appended (with their seqs), the person's first.
    */
   async append(
-    tx: StoreTx,
+    tx: Pick<EngineTx, 'appendMessages' | 'enqueueOutbox'>,
     target: OutgoingTarget,
     drafts: OutgoingDraft[],
     context: { now: Date; turnId: string | null; claimUntil?: Date },

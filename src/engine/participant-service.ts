@@ -4,7 +4,7 @@ import type { ChannelDirectory } from '../channels/channel.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, Participant, ParticipantStatus } from '../core/domain.ts';
 import { AppError } from '../core/errors.ts';
-import type { Store, StoreTx } from '../store/store.ts';
+import type { EnginePort, EngineTx, FlowWrites } from '../store/store.ts';
 import type { Engine } from './engine.ts';
 import type { Flow } from './flow.ts';
 
@@ -35,8 +35,49 @@ export type ParticipantPatch = Partial<
   Pick<Participant, 'name' | 'gender' | 'ethnicity' | 'background' | 'timezone' | 'status' | 'cohort' | 'debug'>
 >;
 
+/**
+ * What `updateIn` needs of the caller's transaction: the participant, their conversation and
+ * timers, and the flow's writes (its `onParticipantMoved` and `onParticipantResumed` run in it).
+ */
+export type ParticipantUpdateTx = Pick<
+  EngineTx,
+  'lockParticipant' | 'updateParticipant' | 'findConversationByParticipant' | 'cancelTimersOf'
+> &
+  FlowWrites;
+
+/**
+ * What the participant service's transactions hand it: enrolment and session starts, `updateIn`,
+ * and an operator's forced sub-state (the flow's `onSubStateForced` writes in it).
+ */
+export type ParticipantTx = Pick<
+  EngineTx,
+  | 'insertParticipant'
+  | 'insertConversation'
+  | 'saveSessionCaller'
+  | 'getConversation'
+  | 'updateConversation'
+  | 'appendMessages'
+> &
+  ParticipantUpdateTx;
+
+/**
+ * The participant service's view of the store. `deleteParticipant` is the engine's, though the
+ * adapter removes the person's rows in the flows' tables with it (profile, schedules, notes).
+ */
+export type ParticipantStore = Pick<
+  EnginePort<ParticipantTx>,
+  | 'transaction'
+  | 'getParticipant'
+  | 'findParticipantByPhone'
+  | 'listParticipants'
+  | 'countParticipants'
+  | 'findConversationByParticipant'
+  | 'saveSessionCaller'
+  | 'deleteParticipant'
+>;
+
 export interface ParticipantServiceDeps {
-  store: Store;
+  store: ParticipantStore;
   engine: Engine;
   /** Every flow this server runs, and the one enrollment picks unless told otherwise. */
   flows: ReadonlyMap<string, Flow>;
@@ -240,7 +281,7 @@ export class ParticipantService {
   }
 
   /** `update` inside the caller's transaction. */
-  async updateIn(tx: StoreTx, id: string, patch: ParticipantPatch): Promise<Participant> {
+  async updateIn(tx: ParticipantUpdateTx, id: string, patch: ParticipantPatch): Promise<Participant> {
     const { clock } = this.#deps;
     const before = await tx.lockParticipant(id); // a turn or timer committing meanwhile sees the change
     if (!before) throw notFound(id);

@@ -13,7 +13,7 @@ import type {
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import { AppError, describeError, isAppError, isModelUnavailable } from '../core/errors.ts';
 import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
-import type { SentMark, Store, StoreTx } from '../store/store.ts';
+import type { EnginePort, EngineTx, FlowReads, FlowWrites, SentMark } from '../store/store.ts';
 import {
   answeredMessages,
   type ApprovalRequest,
@@ -41,8 +41,33 @@ export const MODEL_FAILURE_REPLY = "Sorry, something went wrong on our side, so 
 export const MODEL_OUTAGE_NOTICE =
   "I'm having trouble reaching my language model right now. I'll answer your message as soon as it's back.";
 
+/**
+ * What a turn's transactions hand it: the engine's writes of a turn, and the flow's, which
+ * `prepared.commit(tx)` makes in the same unit of work (`FlowWrites`).
+ */
+export type TurnTx = Pick<
+  EngineTx,
+  | 'markOutboxSentMany'
+  | 'lockParticipant'
+  | 'getConversation'
+  | 'getParticipant'
+  | 'appendMessages'
+  | 'enqueueOutbox'
+  | 'updateConversation'
+  | 'insertTurn'
+  | 'completeInbox'
+  | 'appendEvents'
+> &
+  FlowWrites;
+
+/**
+ * The turn runner's view of the store: the turn's context, its transactions, and what a flow
+ * reads while it prepares the turn (the runner hands itself over as `TurnRequest.store`).
+ */
+export type TurnStore = Pick<EnginePort<TurnTx>, 'getTurnContext' | 'transaction'> & FlowReads;
+
 export interface TurnRunnerDeps {
-  store: Store;
+  store: TurnStore;
   provider: LlmProvider;
   flows: ReadonlyMap<string, Flow>;
   clock: Clock;
@@ -376,7 +401,7 @@ export class TurnRunner {
     return { turnId, status: 'skipped', reply: null };
   }
 
-  async #keepMessageOnly(tx: StoreTx, conversation: Conversation, input: TurnInput, now: Date): Promise<void> {
+  async #keepMessageOnly(tx: TurnTx, conversation: Conversation, input: TurnInput, now: Date): Promise<void> {
     if (input.kind !== 'message') return;
     const messages = answeredMessages(input);
     await tx.appendMessages(messages.map((message) => this.#userMessage(conversation.id, message.text, null, now)));
@@ -384,7 +409,7 @@ export class TurnRunner {
   }
 
   async #appendTranscript(
-    tx: StoreTx,
+    tx: TurnTx,
     target: { conversation: Conversation; participant: Participant | null },
     input: TurnInput,
     turnId: string,
@@ -428,7 +453,7 @@ export class TurnRunner {
     };
   }
 
-  async #patchConversation(tx: StoreTx, conversation: Conversation, outcome: TurnOutcome, now: Date): Promise<void> {
+  async #patchConversation(tx: TurnTx, conversation: Conversation, outcome: TurnOutcome, now: Date): Promise<void> {
     const patch = outcome.conversationPatch;
     if (!patch || (patch.state === undefined && patch.subState === undefined)) return;
     const updated = await tx.updateConversation(conversation.id, conversation.version, patch, now);
@@ -502,7 +527,7 @@ export class TurnRunner {
 class ParticipantNotActive extends Error {}
 
 /** Another process answered this message (its lease outlived ours): this turn must not commit. */
-async function completeOnce(tx: StoreTx, inboxId: string, status: 'processed' | 'ignored', now: Date): Promise<void> {
+async function completeOnce(tx: TurnTx, inboxId: string, status: 'processed' | 'ignored', now: Date): Promise<void> {
   if (!(await tx.completeInbox(inboxId, status, now))) {
     throw new AppError('conflict', `inbox item ${inboxId} was already answered`, { fault: 'system' });
   }

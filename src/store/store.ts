@@ -326,20 +326,28 @@ export interface StoreOperations {
 
 export type StoreTx = StoreOperations;
 
-export interface Store extends StoreOperations {
-  readonly dialect: 'sqlite' | 'postgres';
+/**
+ * Transactions that hand their work `Tx`: the whole `StoreTx` on the `Store`, a narrower view on
+ * the engine's port (`EnginePort<Tx>`). Any `Tx` that `StoreTx` satisfies is a view of the same
+ * transaction.
+ */
+export interface Transactions<Tx> {
   /**
    * Runs `work` in one transaction (SQLite: `BEGIN IMMEDIATE`), committing when it resolves and
    * rolling back when it throws. Transactions on one store never interleave their writes.
    */
-  transaction<T>(work: (tx: StoreTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * A write that needs no transaction of its own (one statement), committed with others when that
    * helps (decision 020): on SQLite with `gather`, in the writer's group with whatever else this
    * round of the event loop commits; otherwise at once, in autocommit (on PostgreSQL a transaction
    * would only add round trips). Resolves once committed.
    */
-  batched<T>(work: (ops: StoreOperations) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  batched<T>(work: (ops: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
+}
+
+export interface Store extends StoreOperations, Transactions<StoreTx> {
+  readonly dialect: 'sqlite' | 'postgres';
   /**
    * A flow module's own queries (its tables) bound to this store, and to each transaction next
    * to the engine's operations (decision 019): the port stays the engine's, a module owns its
@@ -420,3 +428,39 @@ export type FlowWrites = FlowReads &
     | 'insertToolCalls'
     | 'updateConversation'
   >;
+
+/**
+ * The flows' own data (decision 019): a person's profile and schedules, the assistant's notes, the
+ * transcript's search index and embeddings, a flow's working state. The engine never reads or
+ * writes them itself; a flow does, through `FlowReads` and `FlowWrites`.
+ */
+export type FlowDataOperation =
+  | 'getProfile'
+  | 'saveProfile'
+  | 'listSchedules'
+  | 'insertSchedule'
+  | 'deleteSchedule'
+  | 'setScheduleTimezone'
+  | 'searchMessages'
+  | 'listNotes'
+  | 'addNote'
+  | 'deleteNote'
+  | 'messagesWithoutEmbedding'
+  | 'saveEmbeddings'
+  | 'listEmbeddings'
+  | 'getFlowState'
+  | 'saveFlowState';
+
+/**
+ * The engine's operations (decision 019), on the store or in a transaction: participants,
+ * conversations and their context reads, messages, the inbox, the outbox, timers, contacts,
+ * turns, events, leases. Everything but the flows' data.
+ */
+export type EngineTx = Omit<StoreOperations, FlowDataOperation>;
+
+/**
+ * The narrow engine port (decision 019): the engine's operations and transactions. A consumer
+ * whose transactions run a flow's `commit(tx)` or hooks asks for `EnginePort<… & FlowWrites>`:
+ * the flow's writes go in the engine's unit of work, the engine itself never touches them.
+ */
+export type EnginePort<Tx = EngineTx> = EngineTx & Transactions<Tx>;
