@@ -10,7 +10,7 @@ import { classifyFaults } from './classify-faults.ts';
 import { isQueryReadTimeout } from './db-errors.ts';
 import { SqliteFaults } from './sqlite-faults.ts';
 import { statementName } from './prepared.ts';
-import { StatusLiteralsPlugin } from './status-literals.ts';
+import { PlanLiteralsPlugin } from './plan-literals.ts';
 import { pgPipelinedTransactions } from './pg-transaction.ts';
 
 export interface OpenStoreOptions {
@@ -71,7 +71,7 @@ async function openSqliteStore(path: string, options: OpenStoreOptions): Promise
   const faults = new SqliteFaults({ database, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
   const db = new Kysely<Database>({
     dialect: faults.dialect(new SqliteDialect({ database })),
-    plugins: [new StatusLiteralsPlugin()],
+    plugins: [new PlanLiteralsPlugin()],
   });
   const destroy = async () => {
     await db.destroy();
@@ -105,7 +105,7 @@ async function openPostgresStore(url: string, options: OpenStoreOptions): Promis
   await ensureSchema(url, schema, options);
   const pool = createPgPool(url, schema, options);
   const dialect = new PostgresDialect({ pool });
-  const plugins = [new StatusLiteralsPlugin()];
+  const plugins = [new PlanLiteralsPlugin()];
   const db = new Kysely<Database>({ dialect, plugins });
   const destroy = () => db.destroy();
   try {

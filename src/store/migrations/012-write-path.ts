@@ -5,7 +5,7 @@ import type { SqlDialect } from '../query-context.ts';
  * The write path, step two (decision 020): fewer index pages written per turn.
  * - Indexes that serve "what is pending" hold only pending rows: a row leaves them once when it
  *   is done instead of moving inside them, and they stay small. Queries name the status as a
- *   literal so the planner uses them (`StatusLiteralsPlugin`). One such index serves the inbox.
+ *   literal so the planner uses them (`PlanLiteralsPlugin`). One such index serves the inbox.
  * - Senders are found by time only when not enrolled (the once-a-day answer).
  * - The provider-message index holds only rows that have a provider id (most never do).
  * - The conversation-by-participant lookup is served in index order (no sort).

@@ -1,6 +1,7 @@
 import {
   BinaryOperationNode,
   ColumnNode,
+  LimitNode,
   OperationNodeTransformer,
   OperatorNode,
   ReferenceNode,
@@ -23,7 +24,21 @@ function columnName(node: OperationNode): string | undefined {
   return undefined;
 }
 
-class StatusLiterals extends OperationNodeTransformer {
+/** Constant limits written as literals; larger ones stay parameters. */
+const MAX_LITERAL_LIMIT = 1000;
+
+const isSmallInteger = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_LITERAL_LIMIT;
+
+class PlanLiterals extends OperationNodeTransformer {
+  protected override transformLimit(node: LimitNode): LimitNode {
+    const transformed = super.transformLimit(node);
+    const { limit } = transformed;
+    if (ValueNode.is(limit) && !limit.immediate && isSmallInteger(limit.value))
+      return LimitNode.create(ValueNode.createImmediate(limit.value));
+    return transformed;
+  }
+
   protected override transformBinaryOperation(node: BinaryOperationNode): BinaryOperationNode {
     const transformed = super.transformBinaryOperation(node);
     const { leftOperand, operator, rightOperand } = transformed;
@@ -41,14 +56,18 @@ class StatusLiterals extends OperationNodeTransformer {
 }
 
 /**
- * Writes `status = 'pending'` (and `'running'`) into the SQL as a literal instead of a bound
- * parameter. A query planner uses a partial index (`… where status = 'pending'`) only when the
- * query's own WHERE names the same literal: SQLite never does for `status = ?`, and PostgreSQL
- * not with a generic plan of a prepared statement. Only these constants are inlined, so the
- * statement texts stay few (and nothing a caller passes becomes SQL text).
+ * Writes two kinds of constants into the SQL as literals instead of bound parameters, because
+ * query planners do better with them (decision 020):
+ * - `status = 'pending'` (and `'running'`): a planner uses a partial index (`… where status =
+ *   'pending'`) only when the query's own WHERE names the same literal: SQLite never does for
+ *   `status = ?`, and PostgreSQL not with a generic plan of a prepared statement.
+ * - a constant `LIMIT` up to 1000 (`.limit(1)`): SQLite ran the sender's read (a join ordered and
+ *   limited to one row) in 9 µs with `limit 1` and in 40–53 µs with `limit ?` bound to 1.
+ * Only constants the code writes are inlined (a prepared query's arguments are placeholders, never
+ * values), so the statement texts stay few and nothing a caller passes becomes SQL text.
  */
-export class StatusLiteralsPlugin implements KyselyPlugin {
-  readonly #transformer = new StatusLiterals();
+export class PlanLiteralsPlugin implements KyselyPlugin {
+  readonly #transformer = new PlanLiterals();
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     return this.#transformer.transformNode(args.node);
