@@ -13,6 +13,12 @@ const MESSAGES = 2000;
 /** Three people not enrolled (no turns run; each gets one not-enrolled answer). */
 const SENDERS = ['14165550701', '14165550702', '14165550703'];
 
+/**
+ * Over a real connection: a multi-megabyte body arriving in chunks, and the event loop staying
+ * free to answer other requests meanwhile, are the point (in-process requests never yield to it).
+ */
+const SOCKET = { socket: true };
+
 let graph: FakeWhatsAppGraph;
 let server: TestServer | undefined;
 beforeAll(async () => {
@@ -70,7 +76,7 @@ async function parsedOnThisThread<T>(work: () => Promise<T>): Promise<{ result: 
 describe('a large signed WhatsApp batch', () => {
   it('of 20,000 messages in 3 MB is parsed off the event loop and stored completely before the 200', async () => {
     const url = tempSqliteUrl();
-    server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) });
+    server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) }, {}, SOCKET);
     const raw = JSON.stringify(manyShortMessages(20_000));
     expect(raw.length).toBeGreaterThan(3_000_000);
 
@@ -86,7 +92,7 @@ describe('a large signed WhatsApp batch', () => {
   }, 120_000);
 
   it('that is not JSON, or not a webhook, gets the same clear 400 as a small one', async () => {
-    server = await startTestServer({ DATABASE_URL: tempSqliteUrl(), ...whatsappEnv(graph) });
+    server = await startTestServer({ DATABASE_URL: tempSqliteUrl(), ...whatsappEnv(graph) }, {}, SOCKET);
     const padding = 'x'.repeat(OFF_THREAD_BYTES);
     expect(await postWhatsApp(server, `{"object":"whatsapp_business_account","pad":"${padding}"`)).toMatchObject({
       status: 400,
@@ -103,7 +109,7 @@ describe('a large signed WhatsApp batch', () => {
 
   it('is stored completely before the 200, while the server keeps answering /health mid-batch', async () => {
     const url = tempSqliteUrl();
-    server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) });
+    server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) }, {}, SOCKET);
     const reader = new DatabaseSync(url.slice('sqlite:'.length), { readOnly: true });
     const stored = () =>
       (reader.prepare(`select count(*) as n from inbox where channel = 'whatsapp'`).get() as { n: number }).n;
@@ -134,7 +140,7 @@ describe('a large signed WhatsApp batch', () => {
 
   it('over the 4 MB webhook limit, gets a clear 413 and nothing is stored', async () => {
     const url = tempSqliteUrl();
-    server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) });
+    server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) }, {}, SOCKET);
     const raw = JSON.stringify(largeBatch(2700, 'huge'));
     expect(raw.length).toBeGreaterThan(4 * 1024 * 1024);
     const response = await postWhatsApp(server, raw);
@@ -146,7 +152,7 @@ describe('a large signed WhatsApp batch', () => {
 
   it('a retry after a part of the batch was stored adds only the rest (message ids deduplicate)', async () => {
     const url = tempSqliteUrl();
-    server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) });
+    server = await startTestServer({ DATABASE_URL: url, ...whatsappEnv(graph) }, {}, SOCKET);
     const reader = new DatabaseSync(url.slice('sqlite:'.length), { readOnly: true });
     const stored = () =>
       (reader.prepare(`select count(*) as n from inbox where channel = 'whatsapp'`).get() as { n: number }).n;

@@ -287,7 +287,7 @@ describe('session event stream over a real WebSocket', () => {
     // A ticket opens only streams: not the API.
     const apiTicket = (await server!.request('POST', '/api/tickets', undefined, { authorization: `Bearer ${token}` }))
       .body.result.ticket;
-    expect((await fetch(`${server!.url}/api/conversations/${id}/summary?ticket=${apiTicket}`)).status).toBe(401);
+    expect((await server!.fetch(`/api/conversations/${id}/summary?ticket=${apiTicket}`)).status).toBe(401);
 
     // A ticket asked for one conversation opens that one only.
     const scoped = async () =>
@@ -349,7 +349,7 @@ describe('the other transports', () => {
     const id = await start(() => ({ toolCalls: [{ name: 'save_user_profile', arguments: { habit_domain: 'yoga' } }] }));
     await message(id, { text: 'yoga please' });
     await waitFor(() => server!.sink.to(PHONE).length >= 2, { what: 'reply' });
-    const response = await fetch(`${server!.url}/api/conversations/${id}/summary`);
+    const response = await server!.fetch(`/api/conversations/${id}/summary`);
     expect(response.headers.get('content-type')).toContain('text/markdown');
     const markdown = await response.text();
     expect(markdown).toMatch(/^# Conversation conv_/);

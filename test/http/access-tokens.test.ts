@@ -89,7 +89,7 @@ describe('stream tickets across processes', () => {
     }
     // Limited to one conversation: not another's, and not the API.
     expect(await openStream(`${streamUrl(b, other)}?ticket=${genuine}`)).toBe(401);
-    expect((await fetch(`${b.url}/api/conversations/${conversation}/summary?ticket=${genuine}`)).status).toBe(401);
+    expect((await b.fetch(`/api/conversations/${conversation}/summary?ticket=${genuine}`)).status).toBe(401);
     // Neither ticket was spent by those refusals' checks on the right conversation: the genuine one still opens it.
     expect(await openStream(`${streamUrl(b, conversation)}?ticket=${genuine}`)).toBe(200);
   });

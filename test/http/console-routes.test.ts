@@ -12,19 +12,20 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 describe('console routes', () => {
   it('serves the console and the API reference publicly, with a strict content security policy', async () => {
     for (const path of ['/', '/docs', '/console/app.js', '/console/styles.css']) {
-      const response = await fetch(`${server.url}${path}`);
+      const response = await server.fetch(path);
       expect(response.status, path).toBe(200);
       expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     }
-    expect((await fetch(`${server.url}/`)).headers.get('content-type')).toContain('text/html');
-    expect((await fetch(`${server.url}/console/package.json`, { headers: auth })).status).toBe(404);
-    expect((await fetch(`${server.url}/`, { method: 'POST' })).status).toBe(405);
+    expect((await server.fetch('/')).headers.get('content-type')).toContain('text/html');
+    expect((await server.fetch('/console/package.json', { headers: auth })).status).toBe(404);
+    expect((await server.fetch('/', { method: 'POST' })).status).toBe(405);
   });
 
   it('streams the id of each conversation that changes, to token holders only', async () => {
-    expect((await fetch(`${server.url}/console/changes`)).status).toBe(401);
+    expect((await server.fetch('/console/changes')).status).toBe(401);
 
+    // The stream itself over a connection: it never ends, which is what a socket is for.
     const abort = new AbortController();
     const response = await fetch(`${server.url}/console/changes`, { headers: auth, signal: abort.signal });
     expect(response.headers.get('content-type')).toBe('text/event-stream');

@@ -85,7 +85,7 @@ describe('POST /conversation/participants/import', () => {
         { row: 1, field: 'phone_number', message: expect.stringContaining('must name a phone_number column') },
       ]);
       const latin1 = Buffer.from('phone_number,name\r\n+14165550296,Jos\xe9\r\n', 'latin1');
-      const response = await fetch(`${server.url}/conversation/participants/import`, {
+      const response = await server.fetch('/conversation/participants/import', {
         method: 'POST',
         body: latin1,
         headers: { 'content-type': 'text/csv' },

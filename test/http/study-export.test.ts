@@ -23,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 async function exportFiles(query = '') {
-  const response = await fetch(`${server.url}/study/export${query}`);
+  const response = await server.fetch(`/study/export${query}`);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('application/zip');
   expect(response.headers.get('content-disposition')).toMatch(

@@ -102,7 +102,7 @@ describe('the overview after a simulated week', () => {
 
 describe('the export after a simulated week', () => {
   async function exported(): Promise<Map<string, Record<string, string>[]>> {
-    const response = await fetch(`${fixture.server.url}/study/export`);
+    const response = await fixture.server.fetch(`/study/export`);
     const files = await unzipText(Buffer.from(await response.arrayBuffer()));
     return new Map([...files].map(([name, text]) => [name, parse(text, { columns: true, bom: true })]));
   }
@@ -174,7 +174,7 @@ describe('the export of a window of the week (from, to)', () => {
     'deliveries.csv': 'created_at',
   };
   async function exported(query: string): Promise<Map<string, Record<string, string>[]>> {
-    const response = await fetch(`${fixture.server.url}/study/export${query}`);
+    const response = await fixture.server.fetch(`/study/export${query}`);
     expect(response.status).toBe(200);
     const files = await unzipText(Buffer.from(await response.arrayBuffer()));
     return new Map([...files].map(([name, text]) => [name, parse(text, { columns: true, bom: true })]));
@@ -262,13 +262,11 @@ describe('npm run export with --from and --to', () => {
   it('writes the files the download gives for the same window, from the database of the running server', async () => {
     const directory = join(mkdtempSync(join(tmpdir(), 'export-')), 'week');
     await exportCli(['--out', directory, '--from', '2026-06-02', '--to', '2026-06-04T07:50:00-04:00']);
-    const response = await fetch(
-      `${fixture.server.url}/study/export?from=2026-06-02&to=${encodeURIComponent('2026-06-04T07:50:00-04:00')}`,
+    const response = await fixture.server.fetch(
+      `/study/export?from=2026-06-02&to=${encodeURIComponent('2026-06-04T07:50:00-04:00')}`,
     );
     const downloaded = await unzipText(Buffer.from(await response.arrayBuffer()));
-    const everything = await unzipText(
-      Buffer.from(await (await fetch(`${fixture.server.url}/study/export`)).arrayBuffer()),
-    );
+    const everything = await unzipText(Buffer.from(await (await fixture.server.fetch(`/study/export`)).arrayBuffer()));
     for (const [name, text] of downloaded) expect(readFileSync(join(directory, name), 'utf8'), name).toBe(text);
     expect(downloaded.get('prompts.csv')!.split('\r\n').filter(Boolean)).toHaveLength(1 + 3);
     expect(downloaded.get('messages.csv')!.length).toBeLessThan(everything.get('messages.csv')!.length);

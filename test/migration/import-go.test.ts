@@ -129,7 +129,7 @@ describe('a Go PromptPipe study imported', () => {
   });
 
   it("keeps each participant's Go id, shown in the study export; does not bring back one deleted here", async () => {
-    const response = await fetch(`${server.url}/study/export`);
+    const response = await server.fetch('/study/export');
     const csv = (await unzipText(Buffer.from(await response.arrayBuffer()))).get('participants.csv')!;
     const rows = parse(csv, { columns: true, bom: true }) as Array<Record<string, string>>;
     expect(rows.map((row) => [row.go_id, row.phone_number])).toEqual([
@@ -188,7 +188,7 @@ describe('a Go participant already enrolled here with the same phone', () => {
       expect(first.imported).toHaveLength(5);
       expect(await goIds.findGoId(maya)).toMatchObject({ participantId: id });
       expect(await history()).toEqual(before); // nothing of theirs from Go
-      const response = await fetch(`${here.url}/study/export`);
+      const response = await here.fetch('/study/export');
       const csv = (await unzipText(Buffer.from(await response.arrayBuffer()))).get('participants.csv')!;
       const rows = parse(csv, { columns: true, bom: true }) as Array<Record<string, string>>;
       expect(rows.find((row) => row.participant_id === id)?.go_id).toBe(maya);

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.ts';
 import { emptyProfile, type Profile } from '../../src/core/profile.ts';
 import type { Store } from '../../src/store/store.ts';
+import { waitFor } from '../kit/wait-for.ts';
+import type { StoreBackend } from './store-contract.ts';
 import { coachingQueries } from '../../src/flows/habit-coach/coaching-queries.ts';
 import {
   at,
@@ -19,7 +21,7 @@ import {
 } from './store-fixtures.ts';
 
 /** Participants, conversations, messages, profiles, schedules, and deleting a participant. */
-export function recordsContract(store: () => Store): void {
+export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 'lockWaiters'>): void {
   describe('participants', () => {
     it('a locked participant waits for another status writer, but never for inserts that reference it', async () => {
       const p = participant();
@@ -47,7 +49,9 @@ export function recordsContract(store: () => Store): void {
         await tx.lockParticipant(p.id);
         second = true;
       });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Until its lock statement provably waits (or, wrongly, went through): no sleep to guess by.
+      const waiting = async () => (await backend.lockWaiters?.('participants')) ?? 0;
+      await waitFor(async () => second || (await waiting()) > 0, { what: 'the second writer waiting for the lock' });
       expect(second).toBe(false);
       release();
       await Promise.all([holder, writer]);

@@ -69,6 +69,17 @@ if (POSTGRES_READY)
       await admin.query(`truncate ${TABLES.map((t) => `"${PG_SCHEMA}".${t}`).join(', ')} restart identity cascade`);
       return store;
     },
+    // A backend of this schema waiting for a lock: its statement already holds the table's own
+    // (shared) lock, and waits for a row another transaction locked.
+    lockWaiters: async (table) => {
+      const { rows } = await admin.query<{ n: number }>(
+        `select count(*)::int as n from pg_stat_activity a
+          where a.wait_event_type = 'Lock'
+            and exists (select 1 from pg_locks l where l.pid = a.pid and l.granted and l.relation = $1::regclass)`,
+        [`"${PG_SCHEMA}".${table}`],
+      );
+      return rows[0]!.n;
+    },
   });
 
 describe('openStore', () => {
