@@ -272,3 +272,13 @@ describe('Engine drain on a shared store', () => {
     await leases.releaseKept();
   });
 });
+
+describe('Engine.idle', () => {
+  it('waits for a turn that is about to start, not only for those queued', async () => {
+    const { engine, calls } = engineWith([]);
+    const turn = engine.processInboxSoon(item);
+    await engine.idle();
+    expect(calls.runs).toBe(1);
+    await turn;
+  });
+});

@@ -211,8 +211,12 @@ export class Engine {
     return this.#queue.size + this.#starting;
   }
 
-  idle(): Promise<void> {
-    return this.#queue.idle();
+  /** Resolves when no turn runs, is queued, or is about to be queued (`processInboxSoon`). */
+  async idle(): Promise<void> {
+    do {
+      while (this.#starting > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      await this.#queue.idle();
+    } while (this.#starting > 0);
   }
 
   get accepting(): boolean {
