@@ -7,6 +7,19 @@ import { openNodeSqlite } from '../../src/store/sqlite-database.ts';
 import { tempSqliteUrl } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 
+/** What the store's own writes do when the RESTART holds the write lock (`SqliteFaults`): try again shortly. */
+async function busyRetried(write: () => unknown): Promise<void> {
+  for (;;) {
+    try {
+      write();
+      return;
+    } catch (error) {
+      if (!/database is locked/.test(String(error))) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+}
+
 const size = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
 
 describe('SQLite checkpoints', () => {
@@ -45,5 +58,30 @@ describe('SQLite checkpoints', () => {
       { encoding: 'utf8' },
     );
     expect(output.trim()).toBe('closed');
+  });
+
+  it('let the WAL start over under a steady stream of commits, past its limit', async () => {
+    const wal = async (restartFrames: number) => {
+      const path = tempSqliteUrl().slice('sqlite:'.length);
+      const database = openNodeSqlite(path, { intervalMs: 5, restartFrames });
+      try {
+        database.prepare('create table t (id integer primary key, body text not null)').run([]);
+        const insert = database.prepare('insert into t (body) values (?)');
+        let largest = 0;
+        // About 24 MB of commits, never more than a few ms apart: the worker never finds the WAL idle.
+        for (let batch = 0; batch < 150; batch++) {
+          for (let i = 0; i < 40; i++) await busyRetried(() => insert.run(['x'.repeat(4000)]));
+          largest = Math.max(largest, size(`${path}-wal`));
+          await new Promise((resolve) => setTimeout(resolve, 1));
+        }
+        return largest;
+      } finally {
+        await database.close();
+      }
+    };
+    // Without the RESTART (a limit it never reaches) the WAL grows with every commit.
+    const unbounded = await wal(Number.MAX_SAFE_INTEGER);
+    expect(unbounded).toBeGreaterThan(20 * 2 ** 20);
+    expect(await wal(256)).toBeLessThan(unbounded / 2);
   });
 });
