@@ -155,6 +155,8 @@ describe('three processes on one PostgreSQL database', () => {
       what: 'every reply delivered',
       timeoutMs: 60_000,
       intervalMs: 200,
+    }).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}\n${await whereRepliesAre(new Set(echoes()))}`);
     });
     await waitFor(async () => (await timersLeft()) === 0, {
       what: 'every timer done',
@@ -224,6 +226,41 @@ async function timersLeft(): Promise<number> {
       `select count(*)::int as n from "${SCHEMA}".timers where id like 'tmr_scale_%' and status <> 'done'`,
     );
     return rows[0].n as number;
+  } finally {
+    await admin.end();
+  }
+}
+
+/** For a failed run: each reply that never reached the sink, and where its message and reply are. */
+async function whereRepliesAre(delivered: Set<string>): Promise<string> {
+  const missing: string[] = [];
+  for (let i = 0; i < PARTICIPANTS; i++)
+    for (let m = 0; m < MESSAGES_EACH; m++) if (!delivered.has(`echo: p${i}-m${m}`)) missing.push(`p${i}-m${m}`);
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  try {
+    const lines = [`${missing.length} replies missing`];
+    for (const text of missing.slice(0, 10)) {
+      const inbox = await admin.query(
+        `select id, status, error, conversation_id from "${SCHEMA}".inbox where text = $1 order by ordinal`,
+        [text],
+      );
+      const outbox = await admin.query(
+        `select id, status, attempts, last_error, next_attempt_at, sent_at from "${SCHEMA}".outbox where text = $1`,
+        [`echo: ${text}`],
+      );
+      const conversationId = inbox.rows[0]?.conversation_id as string | undefined;
+      const lease = conversationId
+        ? await admin.query(`select * from "${SCHEMA}".conversation_leases where conversation_id = $1`, [
+            conversationId,
+          ])
+        : { rows: [] };
+      lines.push(
+        `${text}: inbox ${JSON.stringify(inbox.rows)}; outbox ${JSON.stringify(outbox.rows)}; ` +
+          `lease ${JSON.stringify(lease.rows)}; now ${Date.now()}`,
+      );
+    }
+    return lines.join('\n');
   } finally {
     await admin.end();
   }
