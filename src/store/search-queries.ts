@@ -1,21 +1,12 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { MemoryScope, Note } from '../core/domain.ts';
-import type { StoreOperations } from './store.ts';
+import type { SearchOperation, StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { MessagesTable } from './schema.ts';
 import { fromMs, toMs } from './codec.ts';
 import { toMessage } from './messages-queries.ts';
 
-type SearchOperations = Pick<
-  StoreOperations,
-  | 'searchMessages'
-  | 'listNotes'
-  | 'addNote'
-  | 'deleteNote'
-  | 'messagesWithoutEmbedding'
-  | 'saveEmbeddings'
-  | 'listEmbeddings'
->;
+type SearchOperations = Pick<StoreOperations, SearchOperation>;
 
 /** Words of the keywords, for an any-word match; punctuation is dropped so it never reaches a query language. */
 export function searchWords(keywords: string[]): string[] {

@@ -441,15 +441,19 @@ export type FlowDataOperation =
   | 'insertSchedule'
   | 'deleteSchedule'
   | 'setScheduleTimezone'
+  | SearchOperation
+  | 'getFlowState'
+  | 'saveFlowState';
+
+/** Transcript search, the assistant's notes and the embeddings (`search-queries.ts`). */
+export type SearchOperation =
   | 'searchMessages'
   | 'listNotes'
   | 'addNote'
   | 'deleteNote'
   | 'messagesWithoutEmbedding'
   | 'saveEmbeddings'
-  | 'listEmbeddings'
-  | 'getFlowState'
-  | 'saveFlowState';
+  | 'listEmbeddings';
 
 /**
  * The engine's operations (decision 019), on the store or in a transaction: participants,

@@ -1,9 +1,8 @@
 // @requires postgres
-import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { lastUserText } from '../kit/fake-openai-server.ts';
-import { PG_URL } from '../kit/requirements.ts';
+import { pgSchemas } from '../kit/pg-schemas.ts';
 import { startTestServer, tempSqliteUrl, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 
@@ -17,18 +16,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-const schemas: string[] = [];
+const schemas = pgSchemas('unit_of_work');
 const sqlite = () => ({ DATABASE_URL: tempSqliteUrl() });
-const postgres = () => {
-  schemas.push(`unit_of_work_${process.pid}_${schemas.length}`);
-  return { DATABASE_URL: PG_URL, DATABASE_SCHEMA: schemas.at(-1)! };
-};
-afterAll(async () => {
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  for (const schema of schemas) await admin.query(`drop schema if exists "${schema}" cascade`);
-  await admin.end();
-});
+const postgres = () => schemas.next();
+afterAll(() => schemas.dropAll());
 
 /** A model that runs `meanwhile` when asked about `trigger`, then calls a tool and replies. */
 function modelThat(trigger: string, meanwhile: () => Promise<void>) {

@@ -1,11 +1,10 @@
 // @requires postgres
-import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { decideCall, readApprovals } from '../../src/flows/assistant/approvals.ts';
 import type { LlmRequest } from '../../src/llm/llm-provider.ts';
 import { createScriptedProvider, type ScriptedStep } from '../../src/llm/scripted-provider.ts';
 import { EventClient } from '../kit/event-client.ts';
-import { PG_URL } from '../kit/requirements.ts';
+import { pgSchemas } from '../kit/pg-schemas.ts';
 import { startTestServer, tempSqliteUrl, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 
@@ -46,17 +45,9 @@ function model() {
 
 type Database = Record<string, string>;
 const sqlite = (): Database => ({ DATABASE_URL: tempSqliteUrl() });
-const schemas: string[] = [];
-const postgres = (): Database => {
-  schemas.push(`approvals_${process.pid}_${schemas.length}`);
-  return { DATABASE_URL: PG_URL, DATABASE_SCHEMA: schemas.at(-1)! };
-};
-afterAll(async () => {
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  for (const schema of schemas) await admin.query(`drop schema if exists "${schema}" cascade`);
-  await admin.end();
-});
+const schemas = pgSchemas('approvals');
+const postgres = (): Database => schemas.next();
+afterAll(() => schemas.dropAll());
 
 async function start(database: Database, provider = model()) {
   server = await startTestServer({ ...database, CLOCK: 'virtual' }, { provider });
