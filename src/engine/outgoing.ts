@@ -12,6 +12,7 @@ import type {
 } from '../core/domain.ts';
 import { firstNumbersOfBatch, pollForChannel } from '../core/poll-numbering.ts';
 import { splitText } from '../core/split-text.ts';
+import { awaitedLater } from '../core/awaited-later.ts';
 import type { EngineTx } from '../store/store.ts';
 
 export interface OutgoingDraft {
@@ -81,7 +82,7 @@ export class Outgoing {
       createdAt: context.now,
     }));
     // Both statements go out before either answer is awaited (one round trip on PostgreSQL).
-    const appending = tx.appendMessages([...transcriptOnly, ...messages]);
+    const appending = awaitedLater(tx.appendMessages([...transcriptOnly, ...messages]));
     const capabilities = this.#channels.get(conversation.channel)?.capabilities ?? NO_LIMITS;
     const items: NewOutboxItem[] = [];
     for (const message of messages) {

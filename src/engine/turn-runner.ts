@@ -11,6 +11,7 @@ import type {
   TurnRecord,
 } from '../core/domain.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
+import { awaitedLater } from '../core/awaited-later.ts';
 import { AppError, describeError, isAppError, isModelUnavailable } from '../core/errors.ts';
 import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
 import type { EnginePort, EngineTx, FlowReads, FlowWrites, SentMark } from '../store/store.ts';
@@ -177,18 +178,20 @@ export class TurnRunner {
             // Earlier sends' "sent" marks ride along (decision 020): no commit of their own.
             marks = this.#deps.deliveries?.takeMarks() ?? [];
             if (marks.length > 0) await tx.markOutboxSentMany(marks);
-            const locked = participant ? tx.lockParticipant(participant.id) : undefined;
-            const appending = this.#appendTranscript(
-              tx,
-              { conversation, participant },
-              input,
-              turnId,
-              { id: replyId, text: reply },
-              outcome.extraMessages ?? [],
-              now,
+            const locked = participant ? awaitedLater(tx.lockParticipant(participant.id)) : undefined;
+            const appending = awaitedLater(
+              this.#appendTranscript(
+                tx,
+                { conversation, participant },
+                input,
+                turnId,
+                { id: replyId, text: reply },
+                outcome.extraMessages ?? [],
+                now,
+              ),
             );
             await prepared.commit(tx);
-            const patching = this.#patchConversation(tx, conversation, outcome, now);
+            const patching = awaitedLater(this.#patchConversation(tx, conversation, outcome, now));
             const latency = broadcast?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
             await tx.insertTurn(
               this.#turnRecord({
@@ -209,7 +212,9 @@ export class TurnRunner {
             );
             const completing =
               input.kind === 'message'
-                ? answeredMessages(input).map(({ inboxId }) => completeOnce(tx, inboxId, 'processed', now))
+                ? answeredMessages(input).map(({ inboxId }) =>
+                    awaitedLater(completeOnce(tx, inboxId, 'processed', now)),
+                  )
                 : [];
             const [participantNow, appended] = await Promise.all([locked, appending, patching, ...completing]);
             // Paused (or withdrawn) while the model ran: nothing the turn did is kept.
