@@ -1,7 +1,7 @@
 import { sql, type Kysely, type QueryResult } from 'kysely';
-import { sqliteGroupCommit, type TransactionRunner } from './sqlite-group-commit.ts';
+import { sqliteGroupCommit } from './sqlite-group-commit.ts';
 import type { Store, StoreExtension, StoreOperations, StoreTx, TransactionOptions } from './store.ts';
-import type { DirectQuery, QueryContext, SqlDialect } from './query-context.ts';
+import type { DirectQuery, QueryContext, SqlDialect, TransactionRunner } from './query-context.ts';
 import type { Database } from './schema.ts';
 import { participantQueries } from './participants-queries.ts';
 import { conversationQueries } from './conversations-queries.ts';

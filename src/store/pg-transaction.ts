@@ -2,8 +2,7 @@ import { Kysely, type DatabaseConnection, type Dialect, type KyselyPlugin, type 
 import type { Writable } from 'node:stream';
 import type pg from 'pg';
 import type { Database } from './schema.ts';
-import type { DirectQuery } from './query-context.ts';
-import type { TransactionRunner, TransactionWork } from './sqlite-group-commit.ts';
+import type { DirectQuery, TransactionRunner, TransactionWork } from './query-context.ts';
 
 const EMPTY: QueryResult<never> = { rows: [] };
 const CHANGES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
@@ -24,6 +23,9 @@ class PipelinedTransaction implements DatabaseConnection {
   readonly #client: pg.PoolClient;
   readonly #sent: Promise<unknown>[] = [];
   #failure: { error: unknown } | undefined;
+  #corked = false;
+  /** True once the transaction's last `COMMIT` or `ROLLBACK` got an answer: the connection can be reused. */
+  ended = false;
 
   constructor(client: pg.PoolClient) {
     this.#client = client;
@@ -44,8 +46,6 @@ class PipelinedTransaction implements DatabaseConnection {
     });
     return answer;
   }
-
-  #corked = false;
 
   /**
    * Statements sent before the code next waits go out in one socket write (pg writes each on its
@@ -75,9 +75,6 @@ class PipelinedTransaction implements DatabaseConnection {
   streamQuery(): never {
     throw new Error('streaming is not supported inside a pipelined transaction');
   }
-
-  /** True once the transaction's last `COMMIT` or `ROLLBACK` got an answer: the connection can be reused. */
-  ended = false;
 
   /** Sends `COMMIT` behind everything sent, then waits for all of it: the first failure undid the transaction. */
   async commit(): Promise<void> {

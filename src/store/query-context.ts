@@ -30,3 +30,9 @@ export type DirectQuery = (
   parameters: readonly unknown[],
   deferred?: boolean,
 ) => QueryResult<unknown> | Promise<QueryResult<unknown>> | undefined;
+
+/** A transaction's work: its Kysely, and a direct way for prepared queries where the runner has one. */
+export type TransactionWork<T> = (trx: Kysely<Database>, direct?: DirectQuery) => Promise<T>;
+
+/** How a store runs transactions: SQLite's group commit, PostgreSQL's pipelined connection. */
+export type TransactionRunner = <T>(work: TransactionWork<T>, options?: { gather?: boolean }) => Promise<T>;

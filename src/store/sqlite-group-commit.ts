@@ -1,11 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
-import type { DirectQuery } from './query-context.ts';
-
-/** A transaction's work: its Kysely, and a direct way for prepared queries where the runner has one. */
-export type TransactionWork<T> = (trx: Kysely<Database>, direct?: DirectQuery) => Promise<T>;
-
-export type TransactionRunner = <T>(work: TransactionWork<T>, options?: { gather?: boolean }) => Promise<T>;
+import type { TransactionRunner, TransactionWork } from './query-context.ts';
 
 /** Most transactions one commit carries: a bound on how long the first of them waits for the last. */
 const MAX_GROUP = 64;

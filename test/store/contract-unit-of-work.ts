@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyProfile } from '../../src/core/profile.ts';
 import type { Store } from '../../src/store/store.ts';
-import { conversation, message, participant, T0, toolCall, turn } from './store-fixtures.ts';
+import { message, participantWithConversation, T0, toolCall, turn } from './store-fixtures.ts';
 
 /**
  * A turn's unit of work (decision 020): on PostgreSQL its writes go out without waiting for each
@@ -11,10 +11,7 @@ import { conversation, message, participant, T0, toolCall, turn } from './store-
 export function unitOfWorkContract(store: () => Store): void {
   describe('unit of work', () => {
     it('a write that fails undoes the unit even when nothing awaited its answer', async () => {
-      const p = participant();
-      const c = conversation(p.id);
-      await store().insertParticipant(p);
-      await store().insertConversation(c);
+      const { c } = await participantWithConversation(store());
       const first = turn(c.id);
       const unit = store().transaction(async (tx) => {
         await tx.appendMessages([{ ...message(c.id), text: 'written before the failure' }]);
@@ -34,10 +31,7 @@ export function unitOfWorkContract(store: () => Store): void {
     });
 
     it('writes issued together keep each one its own order, and all commit', async () => {
-      const p = participant();
-      const c = conversation(p.id);
-      await store().insertParticipant(p);
-      await store().insertConversation(c);
+      const { p, c } = await participantWithConversation(store());
       const t = turn(c.id);
       const [appended] = await store().transaction((tx) =>
         Promise.all([
@@ -60,10 +54,7 @@ export function unitOfWorkContract(store: () => Store): void {
     });
 
     it('a connection whose unit of work failed serves the next one', async () => {
-      const p = participant();
-      const c = conversation(p.id);
-      await store().insertParticipant(p);
-      await store().insertConversation(c);
+      const { c } = await participantWithConversation(store());
       const t = turn(c.id);
       for (let attempt = 0; attempt < 12; attempt++) {
         await expect(
