@@ -32,6 +32,16 @@ export interface OutgoingTarget {
 }
 
 /** A wire message: what one outbox row carries. */
+/** When the messages are written, by which turn, and how they are claimed and numbered. */
+export interface OutgoingContext {
+  now: Date;
+  turnId: string | null;
+  /** Written claimed by this process until then (see `append`). */
+  claimUntil?: Date;
+  /** The caller numbers the messages after this seq (`appendMessages`' `numbered`). */
+  numberedAfter?: number;
+}
+
 interface WirePart {
   kind: 'text' | 'poll';
   text: string;
@@ -64,10 +74,28 @@ export class Outgoing {
     tx: Pick<EngineTx, 'appendMessages' | 'enqueueOutbox'>,
     target: OutgoingTarget,
     drafts: OutgoingDraft[],
-    context: { now: Date; turnId: string | null; claimUntil?: Date },
+    context: OutgoingContext,
     transcriptOnly: NewMessage[] = [],
   ): Promise<{ messages: Message[]; claimed: OutboxItem[] }> {
-    if (drafts.length === 0) return { messages: await tx.appendMessages(transcriptOnly), claimed: [] };
+    const { messages, claimed } = await this.issue(tx, target, drafts, context, transcriptOnly);
+    return { messages, claimed: await claimed };
+  }
+
+  /**
+   * `append`, for a unit of work that sends its commit before it reads any answer (decision 020):
+   * with `context.numberedAfter` the messages are numbered here and nothing waits for the database;
+   * the rows claimed are an answer to await after the commit (marked `awaitedLater`).
+   */
+  async issue(
+    tx: Pick<EngineTx, 'appendMessages' | 'enqueueOutbox'>,
+    target: OutgoingTarget,
+    drafts: OutgoingDraft[],
+    context: OutgoingContext,
+    transcriptOnly: NewMessage[] = [],
+  ): Promise<{ messages: Message[]; claimed: Promise<OutboxItem[]> }> {
+    const numbered = context.numberedAfter === undefined ? undefined : { after: context.numberedAfter };
+    if (drafts.length === 0)
+      return { messages: await tx.appendMessages(transcriptOnly, numbered), claimed: Promise.resolve([]) };
     const { conversation, participant } = target;
     const firstNumbers = firstNumbersOfBatch(drafts.map((draft) => ({ poll: draft.poll ?? null })));
     const messages: NewMessage[] = drafts.map((draft, position) => ({
@@ -82,7 +110,7 @@ export class Outgoing {
       createdAt: context.now,
     }));
     // Both statements go out before either answer is awaited (one round trip on PostgreSQL).
-    const appending = awaitedLater(tx.appendMessages([...transcriptOnly, ...messages]));
+    const appending = awaitedLater(tx.appendMessages([...transcriptOnly, ...messages], numbered));
     const capabilities = this.#channels.get(conversation.channel)?.capabilities ?? NO_LIMITS;
     const items: NewOutboxItem[] = [];
     for (const message of messages) {
@@ -104,11 +132,12 @@ export class Outgoing {
     // Claimed for this process's dispatcher at once, unless an earlier message of the
     // conversation still waits to go out (it goes first: the claim keeps the order).
     const claimUntil = context.claimUntil;
-    const [all, claimed] = await Promise.all([appending, tx.enqueueOutbox(items, claimUntil ? { claimUntil } : {})]);
-    return {
-      messages: all,
-      claimed: claimed ? items.map((item) => asPending({ ...item, nextAttemptAt: claimUntil! })) : [],
-    };
+    const claimed = awaitedLater(
+      tx
+        .enqueueOutbox(items, claimUntil ? { claimUntil } : {})
+        .then((claimed) => (claimed ? items.map((item) => asPending({ ...item, nextAttemptAt: claimUntil! })) : [])),
+    );
+    return { messages: await appending, claimed };
   }
 }
 

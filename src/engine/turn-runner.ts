@@ -15,6 +15,7 @@ import { awaitedLater } from '../core/awaited-later.ts';
 import { AppError, describeError, isAppError, isModelUnavailable } from '../core/errors.ts';
 import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
 import type { EnginePort, EngineTx, FlowReads, FlowWrites, SentMark } from '../store/store.ts';
+import { FenceFailed } from '../store/fence.ts';
 import {
   answeredMessages,
   type ApprovalRequest,
@@ -49,14 +50,15 @@ export const MODEL_OUTAGE_NOTICE =
 export type TurnTx = Pick<
   EngineTx,
   | 'markOutboxSentMany'
-  | 'lockParticipant'
+  | 'lockActiveParticipant'
   | 'getConversation'
   | 'getParticipant'
   | 'appendMessages'
   | 'enqueueOutbox'
-  | 'updateConversation'
+  | 'updateConversationFenced'
   | 'insertTurn'
   | 'completeInbox'
+  | 'completeInboxFenced'
   | 'appendEvents'
 > &
   FlowWrites;
@@ -126,7 +128,7 @@ export class TurnRunner {
     const { store, clock, ids } = this.#deps;
     const context = await store.getTurnContext(conversationId, HISTORY_WINDOW);
     if (!context) throw new AppError('not_found', `conversation ${conversationId} does not exist`);
-    const { conversation, participant, history } = context;
+    const { conversation, participant, history, lastSeq } = context;
     const turnId = ids.next('turn');
     if (participant && participant.status !== 'active') return this.#recordOnly(conversation, input, turnId);
 
@@ -165,20 +167,21 @@ export class TurnRunner {
           : MODEL_FAILURE_REPLY;
       const status = interrupted ? 'cancelled' : error ? 'failed' : 'completed';
 
-      let handOff: OutboxItem[] = [];
+      let handOff: Promise<OutboxItem[]> = Promise.resolve([]);
       let announced = false;
       let marks: SentMark[] = [];
-      // The unit of work (decision 020): every write goes out before any answer is awaited; the
-      // fences (the participant still active, the conversation's version, each inbox item still
-      // pending) are checked on their answers, and one that fails undoes the whole unit.
-      const transaction = (announce?: AnnounceEvents) =>
+      // The unit of work (decision 020): nothing in it waits for an answer, so on PostgreSQL it
+      // and its COMMIT go out in one flight. Its fences (the participant still active, the
+      // conversation's version, each inbox item still pending, the seqs its messages are numbered
+      // with still free) fail on the server; one that fails undoes the whole unit.
+      const transaction = (announce: AnnounceEvents | undefined, numberedAfter: number | undefined) =>
         store.transaction(
           async (tx) => {
             const now = clock.now();
             // Earlier sends' "sent" marks ride along (decision 020): no commit of their own.
             marks = this.#deps.deliveries?.takeMarks() ?? [];
             if (marks.length > 0) await tx.markOutboxSentMany(marks);
-            const locked = participant ? awaitedLater(tx.lockParticipant(participant.id)) : undefined;
+            const locked = participant ? awaitedLater(tx.lockActiveParticipant(participant.id)) : undefined;
             const appending = awaitedLater(
               this.#appendTranscript(
                 tx,
@@ -187,7 +190,7 @@ export class TurnRunner {
                 turnId,
                 { id: replyId, text: reply },
                 outcome.extraMessages ?? [],
-                now,
+                { now, numberedAfter },
               ),
             );
             await prepared.commit(tx);
@@ -213,12 +216,10 @@ export class TurnRunner {
             const completing =
               input.kind === 'message'
                 ? answeredMessages(input).map(({ inboxId }) =>
-                    awaitedLater(completeOnce(tx, inboxId, 'processed', now)),
+                    awaitedLater(tx.completeInboxFenced(inboxId, 'processed', now)),
                   )
                 : [];
-            const [participantNow, appended] = await Promise.all([locked, appending, patching, ...completing]);
-            // Paused (or withdrawn) while the model ran: nothing the turn did is kept.
-            if (participant && participantNow?.status !== 'active') throw new ParticipantNotActive();
+            const [, appended] = await Promise.all([locked, appending, patching, ...completing]);
             handOff = appended.claimed;
             if (announce) {
               await tx.appendEvents(announce(appended.messages));
@@ -228,20 +229,32 @@ export class TurnRunner {
           },
           { gather: this.#deps.othersWorking?.() === true },
         );
+      // Failed, the unit's marks go with the next commit.
+      const undone = (error: unknown) => {
+        this.#deps.deliveries?.restoreMarks(marks);
+        marks = [];
+        return error;
+      };
       const commitWork = (announce?: AnnounceEvents) =>
-        transaction(announce).catch(async (error: unknown) => {
-          if (!(error instanceof ParticipantNotActive)) throw error;
-          // The message is kept, as for a message that arrives while paused; the marks go with the next commit.
-          this.#deps.deliveries?.restoreMarks(marks);
-          marks = [];
-          await store.transaction((tx) => this.#keepMessageOnly(tx, conversation, input, clock.now()));
-          return false;
-        });
+        transaction(announce, lastSeq)
+          .catch((error: unknown) => {
+            if (!(error instanceof FenceFailed && error.fence === 'transcript')) throw error;
+            // Something else was appended to the conversation meanwhile: the database numbers them.
+            undone(error);
+            return transaction(announce, undefined);
+          })
+          .catch(async (error: unknown) => {
+            if (!(error instanceof FenceFailed && error.fence === 'participant')) throw fenceError(error, conversation);
+            // Paused (or withdrawn) while the model ran: nothing the turn did is kept but the
+            // message, as for a message that arrives while paused.
+            undone(error);
+            await store.transaction((tx) => this.#keepMessageOnly(tx, conversation, input, clock.now()));
+            return false;
+          });
       // The turn's session events commit with it (decision 020), unless it was interrupted.
       const committed = await (broadcast && !interrupted ? broadcast.commit(commitWork) : commitWork()).catch(
         (error: unknown) => {
-          this.#deps.deliveries?.restoreMarks(marks);
-          throw error;
+          throw undone(error);
         },
       );
       this.#deps.deliveries?.marksWritten(marks);
@@ -249,12 +262,13 @@ export class TurnRunner {
         await broadcast?.committed(turnId);
         return { turnId, status: 'skipped', reply: null };
       }
-      this.#deps.deliveries?.deliverClaimed(handOff);
+      const claimed = await handOff;
+      this.#deps.deliveries?.deliverClaimed(claimed);
       this.#observe(conversation.flow, status, started, executed);
       if (error) this.#deps.logger.warn({ conversationId, turnId, err: error }, 'model failed; apology sent');
       if (interrupted) await broadcast?.cancelled('interrupted');
       else if (!announced) await broadcast?.committed(turnId);
-      return { turnId, status, reply, ...(handOff.length > 0 ? { handedOff: true } : {}) };
+      return { turnId, status, reply, ...(claimed.length > 0 ? { handedOff: true } : {}) };
     } catch (error) {
       await broadcast?.cancelled('failed', isAppError(error) ? error.code : 'internal');
       throw error;
@@ -420,8 +434,8 @@ export class TurnRunner {
     turnId: string,
     reply: { id: string; text: string | null },
     extras: ExtraMessage[],
-    now: Date,
-  ): Promise<{ messages: Message[]; claimed: OutboxItem[] }> {
+    { now, numberedAfter }: { now: Date; numberedAfter: number | undefined },
+  ): Promise<{ messages: Message[]; claimed: Promise<OutboxItem[]> }> {
     // Each message of a batch stays its own message in the transcript.
     const own =
       input.kind === 'message'
@@ -435,13 +449,8 @@ export class TurnRunner {
         source: 'system',
       })),
     ];
-    return this.#deps.outgoing.append(
-      tx,
-      target,
-      drafts,
-      { now, turnId, claimUntil: this.#deps.deliveries?.claimUntil(now) },
-      own,
-    );
+    const claimUntil = this.#deps.deliveries?.claimUntil(now);
+    return this.#deps.outgoing.issue(tx, target, drafts, { now, turnId, claimUntil, numberedAfter }, own);
   }
 
   #userMessage(conversationId: string, text: string, turnId: string | null, now: Date): NewMessage {
@@ -461,12 +470,7 @@ export class TurnRunner {
   async #patchConversation(tx: TurnTx, conversation: Conversation, outcome: TurnOutcome, now: Date): Promise<void> {
     const patch = outcome.conversationPatch;
     if (!patch || (patch.state === undefined && patch.subState === undefined)) return;
-    const updated = await tx.updateConversation(conversation.id, conversation.version, patch, now);
-    if (!updated)
-      throw new AppError('version_conflict', `conversation ${conversation.id} changed during the turn`, {
-        fault: 'system',
-        retryable: true,
-      });
+    await tx.updateConversationFenced(conversation.id, conversation.version, patch, now);
   }
 
   #toolCallRecords(
@@ -528,8 +532,19 @@ export class TurnRunner {
   }
 }
 
-/** The participant was paused or withdrawn while the turn ran: its unit of work is undone. */
-class ParticipantNotActive extends Error {}
+/** A failed fence of a turn's unit of work as the error the turn ends with (any other error as it is). */
+function fenceError(error: unknown, conversation: Conversation): unknown {
+  if (!(error instanceof FenceFailed)) return error;
+  if (error.fence === 'inbox')
+    // Another process answered the message (its lease outlived ours): this turn must not commit.
+    return new AppError('conflict', `an inbox item of conversation ${conversation.id} was already answered`, {
+      fault: 'system',
+    });
+  return new AppError('version_conflict', `conversation ${conversation.id} changed during the turn`, {
+    fault: 'system',
+    retryable: true,
+  });
+}
 
 /** Another process answered this message (its lease outlived ours): this turn must not commit. */
 async function completeOnce(tx: TurnTx, inboxId: string, status: 'processed' | 'ignored', now: Date): Promise<void> {

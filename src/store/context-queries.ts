@@ -41,6 +41,19 @@ const conversationById = prepared((db, a: { id: string }) =>
     .select(participantColumns)
     .where('c.id', '=', a.id),
 );
+/** The conversation's highest message seq, system notes included (0 for none): one probe of its primary key. */
+const lastSeqOf = (id: unknown) =>
+  sql<number>`(select coalesce(max(seq), 0) from messages where conversation_id = ${id})`.as('last_seq');
+/** SQLite's turn context: the same row and the last seq; the history is a statement of its own. */
+const turnRow = prepared((db, a: { id: string }) =>
+  db
+    .selectFrom('conversations as c')
+    .leftJoin('participants as p', 'p.id', 'c.participant_id')
+    .selectAll('c')
+    .select(participantColumns)
+    .select(lastSeqOf(a.id))
+    .where('c.id', '=', a.id),
+);
 /** PostgreSQL: the same row and the conversation's recent history as JSON, in one statement. */
 const turnContext = prepared((db, a: { id: string; limit: number }) =>
   db
@@ -53,6 +66,7 @@ const turnContext = prepared((db, a: { id: string; limit: number }) =>
         select * from messages where conversation_id = ${a.id} and role <> 'system' order by seq desc limit ${a.limit}
       ) m)`.as('history'),
     )
+    .select(lastSeqOf(a.id))
     .where('c.id', '=', a.id),
 );
 // One conversation per participant in practice; the oldest one wins if there are more.
@@ -89,18 +103,19 @@ export function contextQueries(ctx: QueryContext): ContextOperations {
 
     async getTurnContext(conversationId, historyLimit) {
       if (ctx.dialect === 'sqlite') {
-        const found = await getConversationWithParticipant(conversationId);
-        if (!found) return undefined;
+        const row = (await turnRow.first(ctx, { id: conversationId })) as (Joined & { last_seq: number }) | undefined;
+        if (!row) return undefined;
         const history = await messages.listMessages(conversationId, { limit: historyLimit, withoutSystem: true });
-        return { ...found, history };
+        return { conversation: toConversation(row), participant: participantOf(row), history, lastSeq: row.last_seq };
       }
       const row = (await turnContext.first(ctx, { id: conversationId, limit: historyLimit })) as
-        (Joined & { history: Selectable<MessagesTable>[] }) | undefined;
+        (Joined & { history: Selectable<MessagesTable>[]; last_seq: number | string }) | undefined;
       if (!row) return undefined;
       return {
         conversation: toConversation(row),
         participant: participantOf(row),
         history: row.history.map(toMessage),
+        lastSeq: Number(row.last_seq),
       };
     },
 

@@ -4,7 +4,7 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { ConversationsTable } from './schema.ts';
 import { fromMs, toMs } from './codec.ts';
-import { prepared } from './prepared.ts';
+import { prepared, PreparedFamily } from './prepared.ts';
 
 type ConversationOperations = Pick<
   StoreOperations,
@@ -15,8 +15,29 @@ type ConversationOperations = Pick<
   | 'saveSessionCaller'
   | 'listSessions'
   | 'updateConversation'
+  | 'updateConversationFenced'
   | 'setConversationChannel'
 >;
+
+type PatchShape = { state: boolean; subState: boolean; participantId: boolean };
+type PatchArgs = { id: string; version: number; state: string; subState: string; participantId: string; now: number };
+/** A conversation's compare-and-set as a fence, one statement per shape of patch. */
+const patchFenced = new PreparedFamily((shape: PatchShape) =>
+  prepared((db, a: PatchArgs) =>
+    db
+      .updateTable('conversations')
+      .set((eb) => ({
+        ...(shape.state ? { state: a.state } : {}),
+        ...(shape.subState ? { sub_state: a.subState } : {}),
+        ...(shape.participantId ? { participant_id: a.participantId } : {}),
+        version: eb('version', '+', 1),
+        updated_at: a.now,
+      }))
+      .where('id', '=', a.id)
+      .where('version', '=', a.version)
+      .returning(sql<number>`1`.as('one')),
+  ),
+);
 
 const byId = prepared((db, a: { id: string }) => db.selectFrom('conversations').selectAll().where('id', '=', a.id));
 // One conversation per participant in practice; the oldest one wins if there are more.
@@ -114,6 +135,16 @@ export function conversationQueries(ctx: QueryContext): ConversationOperations {
         .where('id', '=', id)
         .where('channel', '<>', channel)
         .execute();
+    },
+
+    async updateConversationFenced(id, version, patch, now) {
+      const shape = {
+        state: patch.state !== undefined,
+        subState: patch.subState !== undefined,
+        participantId: patch.participantId !== undefined,
+      };
+      const args = { id, version, now: toMs(now), ...patch } as PatchArgs;
+      await patchFenced.of(shape).fenced(ctx, args, 'version');
     },
 
     async updateConversation(id, expectedVersion, patch, now) {

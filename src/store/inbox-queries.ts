@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { InboxItem, InboxStatus } from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
@@ -15,6 +15,7 @@ type InboxOperations = Pick<
   | 'listPendingInboxOf'
   | 'firstInboxFrom'
   | 'completeInbox'
+  | 'completeInboxFenced'
 >;
 
 const STATUSES = ['pending', 'processed', 'failed', 'ignored'] as const satisfies readonly InboxStatus[];
@@ -67,6 +68,16 @@ const complete = prepared((db, a: { id: string; status: InboxStatus; processedAt
     .set({ status: a.status, processed_at: a.processedAt, error: a.error })
     .where('id', '=', a.id)
     .where('status', '=', 'pending'),
+);
+
+/** `complete` as a fence: the item must still be pending. */
+const completeFenced = prepared((db, a: { id: string; status: InboxStatus; processedAt: number }) =>
+  db
+    .updateTable('inbox')
+    .set({ status: a.status, processed_at: a.processedAt, error: null })
+    .where('id', '=', a.id)
+    .where('status', '=', 'pending')
+    .returning(sql<number>`1`.as('one')),
 );
 
 export function inboxQueries(ctx: QueryContext): InboxOperations {
@@ -139,6 +150,10 @@ export function inboxQueries(ctx: QueryContext): InboxOperations {
 
     async completeInbox(id, status, at, error = null) {
       return (await complete.changed(ctx, { id, status, processedAt: toMs(at), error })) === 1;
+    },
+
+    async completeInboxFenced(id, status, at) {
+      await completeFenced.fenced(ctx, { id, status, processedAt: toMs(at) }, 'inbox');
     },
 
     async setInboxStatus(id, status, at, error = null) {

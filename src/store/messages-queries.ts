@@ -44,6 +44,29 @@ const appendNumbered = new PreparedFamily((count: number) =>
     },
   })),
 );
+/**
+ * One conversation's messages at the seqs their caller numbered them with (decision 020); a seq
+ * already taken writes nothing for that row, which the fence (every row written) turns into
+ * `FenceFailed('transcript')`.
+ */
+const insertAtSeqs = new PreparedFamily((count: number) =>
+  prepared((db, a: Record<string, unknown>) =>
+    db
+      .insertInto('messages')
+      .values(
+        Array.from({ length: count }, (_, row) => ({
+          conversation_id: a.conversationId as string,
+          seq: a[`${row}:seq`] as number,
+          ...(Object.fromEntries(COLUMNS.map((column) => [column, a[`${row}:${column}`]])) as Record<
+            (typeof COLUMNS)[number],
+            never
+          >),
+        })),
+      )
+      .onConflict((oc) => oc.columns(['conversation_id', 'seq']).doNothing())
+      .returning(sql<number>`1`.as('one')),
+  ),
+);
 type ListShape = { after: boolean; withoutSystem: boolean; limited: boolean };
 const listFamily = new PreparedFamily((shape: ListShape) =>
   prepared((db, a: { conversationId: string; afterSeq: number; limit: number }) => {
@@ -70,13 +93,19 @@ async function lockConversation(ctx: QueryContext, conversationId: string): Prom
   await lockRow.write(ctx, { conversationId }); // its answer is the wait; the rows say nothing
 }
 
-/** One conversation's messages in one statement (the caller holds what `appendNumbered` needs). */
-async function appendToOne(ctx: QueryContext, conversationId: string, messages: NewMessage[]): Promise<Message[]> {
+/** The arguments of `appendNumbered` and `insertAtSeqs`: each row's columns as `row:column`. */
+function rowArgs(conversationId: string, messages: readonly NewMessage[]): Record<string, unknown> {
   const args: Record<string, unknown> = { conversationId };
   messages.forEach((m, row) => {
     const values = { ...m, poll: pollToText(m.poll), turn_id: m.turnId, created_at: toMs(m.createdAt) };
     for (const column of COLUMNS) args[`${row}:${column}`] = values[column as keyof typeof values];
   });
+  return args;
+}
+
+/** One conversation's messages in one statement (the caller holds what `appendNumbered` needs). */
+async function appendToOne(ctx: QueryContext, conversationId: string, messages: NewMessage[]): Promise<Message[]> {
+  const args = rowArgs(conversationId, messages);
   const seqs = new Map(
     (await appendNumbered.of(messages.length).rows(ctx, args)).map((row) => {
       const { id, seq } = row as { id: string; seq: number | string };
@@ -86,11 +115,32 @@ async function appendToOne(ctx: QueryContext, conversationId: string, messages: 
   return messages.map((m) => ({ ...m, seq: seqs.get(m.id)! }));
 }
 
+/**
+ * One conversation's messages at seqs after `after`, without waiting for an answer: the rows are
+ * known before they are written. PostgreSQL: the conversation's row lock still goes first, so an
+ * append numbered by the database waits for this one and then numbers after it.
+ */
+async function appendAfter(ctx: QueryContext, conversationId: string, messages: NewMessage[], after: number) {
+  const stored = messages.map((m, index) => ({ ...m, seq: after + index + 1 }));
+  const args = rowArgs(conversationId, messages);
+  stored.forEach((m, row) => (args[`${row}:seq`] = m.seq));
+  await ctx.atomic(async (ctx) => {
+    if (ctx.dialect === 'postgres') await lockConversation(ctx, conversationId);
+    await insertAtSeqs.of(messages.length).fenced(ctx, args, 'transcript', messages.length);
+  });
+  return stored;
+}
+
 export function messageQueries(ctx: QueryContext): MessageOperations {
   return {
-    async appendMessages(messages) {
+    async appendMessages(messages, numbered) {
       if (messages.length === 0) return [];
       const conversationId = messages[0]!.conversationId;
+      if (numbered) {
+        if (messages.some((m) => m.conversationId !== conversationId))
+          throw new Error('appendMessages: messages numbered by the caller must belong to one conversation');
+        return appendAfter(ctx, conversationId, messages, numbered.after);
+      }
       if (messages.every((m) => m.conversationId === conversationId)) {
         if (ctx.dialect === 'sqlite') return appendToOne(ctx, conversationId, messages);
         return ctx.atomic(async (ctx) => {

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { PARTICIPANT_STATUSES, type Participant } from '../core/domain.ts';
 import { AppError } from '../core/errors.ts';
 import type { StoreOperations } from './store.ts';
@@ -13,6 +13,7 @@ type ParticipantOperations = Pick<
   | 'insertParticipant'
   | 'getParticipant'
   | 'lockParticipant'
+  | 'lockActiveParticipant'
   | 'findParticipantByPhone'
   | 'listParticipants'
   | 'countParticipants'
@@ -29,6 +30,16 @@ const byPhone = prepared((db, a: { phoneNumber: string }) =>
 // SQLite's transactions are exclusive already.
 const lockById = prepared((db, a: { id: string }, dialect) => {
   const query = db.selectFrom('participants').selectAll().where('id', '=', a.id);
+  return dialect === 'postgres' ? query.forNoKeyUpdate() : query;
+});
+
+/** The row locked as `lockById` locks it, found only while the participant is active: a fence. */
+const lockActive = prepared((db, a: { id: string }, dialect) => {
+  const query = db
+    .selectFrom('participants')
+    .select(sql<number>`1`.as('one'))
+    .where('id', '=', a.id)
+    .where('status', '=', 'active');
   return dialect === 'postgres' ? query.forNoKeyUpdate() : query;
 });
 
@@ -77,6 +88,10 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
     async lockParticipant(id) {
       const row = await lockById.first(ctx, { id });
       return row && toParticipant(row);
+    },
+
+    async lockActiveParticipant(id) {
+      await lockActive.fenced(ctx, { id }, 'participant');
     },
 
     async findParticipantByPhone(phoneNumber) {

@@ -3,6 +3,7 @@ import type { Writable } from 'node:stream';
 import type pg from 'pg';
 import type { Database } from './schema.ts';
 import type { DirectQuery, TransactionRunner, TransactionWork } from './query-context.ts';
+import { asFenceFailure } from './fence.ts';
 
 const EMPTY: QueryResult<never> = { rows: [] };
 const CHANGES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
@@ -42,7 +43,7 @@ class PipelinedTransaction implements DatabaseConnection {
     );
     this.#sent.push(answer);
     answer.catch((error: unknown) => {
-      this.#failure ??= { error };
+      this.#failure ??= { error: asFenceFailure(error) };
     });
     return answer;
   }

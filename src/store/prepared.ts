@@ -8,6 +8,7 @@ import {
 } from 'kysely';
 import type { QueryContext, SqlDialect } from './query-context.ts';
 import type { Database } from './schema.ts';
+import { asFenceFailure, type Fence, FenceFailed, fencedSql } from './fence.ts';
 
 /** Stands for an argument while a query is compiled; identity, never content, marks it. */
 class Placeholder {
@@ -34,6 +35,7 @@ interface Plan {
 export class PreparedQuery<A extends object, O> {
   readonly #build: (db: Kysely<Database>, args: A, dialect: SqlDialect) => Compilable<O>;
   readonly #plans = new Map<SqlDialect, Plan>();
+  #fencedPlan: Plan | undefined;
 
   constructor(build: (db: Kysely<Database>, args: A, dialect: SqlDialect) => Compilable<O>) {
     this.#build = build;
@@ -52,11 +54,40 @@ export class PreparedQuery<A extends object, O> {
     await this.#run(ctx, args, true);
   }
 
+  /**
+   * A fence of the unit of work (decision 020): the statement (a select, or a write with
+   * `returning`) must yield `expected` rows, or the transaction fails with `FenceFailed`.
+   * PostgreSQL checks it on the server (`promptpipe_fence`), so in a pipelined transaction it
+   * resolves once sent and `COMMIT` can follow at once; SQLite checks its answer, which it has.
+   */
+  async fenced(ctx: QueryContext, args: A, fence: Fence, expected = 1): Promise<void> {
+    if (ctx.dialect !== 'postgres') {
+      if ((await this.#run(ctx, args, false)).rows.length !== expected) throw new FenceFailed(fence);
+      return;
+    }
+    this.#fencedPlan ??= fencedPlan(this.#plan(ctx));
+    try {
+      await this.#runPlan(ctx, this.#fencedPlan, args, true, [expected, fence]);
+    } catch (error) {
+      throw asFenceFailure(error);
+    }
+  }
+
   #run(ctx: QueryContext, args: A, deferred: boolean): Promise<QueryResult<O>> | QueryResult<O> {
-    const plan = this.#plan(ctx);
+    return this.#runPlan(ctx, this.#plan(ctx), args, deferred, []);
+  }
+
+  #runPlan(
+    ctx: QueryContext,
+    plan: Plan,
+    args: A,
+    deferred: boolean,
+    extra: unknown[],
+  ): Promise<QueryResult<O>> | QueryResult<O> {
     const parameters = plan.slots.map((slot) =>
       'arg' in slot ? (args as Record<string, unknown>)[slot.arg] : slot.value,
     );
+    parameters.push(...extra);
     const direct = ctx.direct?.(plan.sql, parameters, deferred);
     if (direct) return direct as QueryResult<O> | Promise<QueryResult<O>>;
     return ctx.db.executeQuery<O>({ sql: plan.sql, parameters, query: plan.query, queryId: createQueryId() });
@@ -88,6 +119,13 @@ export class PreparedQuery<A extends object, O> {
     if (ctx.dialect === 'postgres') nameStatement(plan.sql);
     return plan;
   }
+}
+
+/** A PostgreSQL plan wrapped as a fence (`fencedSql`); its two extra parameters come last. */
+function fencedPlan(plan: Plan): Plan {
+  const sqlText = fencedSql(plan.sql, plan.slots.length);
+  nameStatement(sqlText);
+  return { ...plan, sql: sqlText };
 }
 
 /** PostgreSQL statement names of prepared queries, by SQL text (see `statementName`). */

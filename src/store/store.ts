@@ -28,6 +28,15 @@ import type { NewTimer, Timer } from '../core/timer.ts';
  * one Kysely query layer and one contract test suite. Every method may be called on the store
  * itself (its own short transaction) or on the `StoreTx` handed to `transaction()`.
  */
+/** What a turn starts from (`getTurnContext`). */
+export interface TurnContext {
+  conversation: Conversation;
+  participant: Participant | null;
+  history: Message[];
+  /** The conversation's highest message seq (0 for none), system notes included: a turn numbers its messages after it. */
+  lastSeq: number;
+}
+
 export interface StoreOperations {
   // Participants
   /** Throws `AppError('participant_exists')` when the phone number is taken. */
@@ -39,6 +48,12 @@ export interface StoreOperations {
    * cannot interleave.
    */
   lockParticipant(id: string): Promise<Participant | undefined>;
+  /**
+   * A fence (decision 020, `fence.ts`): holds the participant's row as `lockParticipant` does, and
+   * fails the transaction with `FenceFailed('participant')` unless they are active. In a pipelined
+   * PostgreSQL transaction it resolves once sent; the failure comes with the commit.
+   */
+  lockActiveParticipant(id: string): Promise<void>;
   findParticipantByPhone(phoneNumber: string): Promise<Participant | undefined>;
   /** Ordered by enrollment time, oldest first. */
   listParticipants(filter?: {
@@ -69,12 +84,10 @@ export interface StoreOperations {
   ): Promise<{ conversation: Conversation; participant: Participant | null } | undefined>;
   /**
    * What a turn starts from: the conversation, its participant and its last `historyLimit`
-   * messages without system notes, oldest first (on PostgreSQL in one statement).
+   * messages without system notes, oldest first, and the seq of its last message of any kind
+   * (on PostgreSQL in one statement).
    */
-  getTurnContext(
-    conversationId: string,
-    historyLimit: number,
-  ): Promise<{ conversation: Conversation; participant: Participant | null; history: Message[] } | undefined>;
+  getTurnContext(conversationId: string, historyLimit: number): Promise<TurnContext | undefined>;
   /** The participant with this phone number and their (oldest) conversation, in one read. */
   findSenderByPhone(
     phoneNumber: string,
@@ -104,12 +117,24 @@ export interface StoreOperations {
     patch: Partial<Pick<Conversation, 'state' | 'subState' | 'participantId'>>,
     now: Date,
   ): Promise<Conversation | undefined>;
+  /** `updateConversation` as a fence: a version that does not match fails the transaction (`FenceFailed('version')`). */
+  updateConversationFenced(
+    id: string,
+    expectedVersion: number,
+    patch: Partial<Pick<Conversation, 'state' | 'subState' | 'participantId'>>,
+    now: Date,
+  ): Promise<void>;
   /** Where replies go; not flow state, so it neither checks nor bumps the version. */
   setConversationChannel(id: string, channel: string, now: Date): Promise<void>;
 
   // Messages (append-only)
-  /** Appends in order, giving each the next `seq` of its conversation. Returns them with seqs. */
-  appendMessages(messages: NewMessage[]): Promise<Message[]>;
+  /**
+   * Appends in order, giving each the next `seq` of its conversation. Returns them with seqs.
+   * `numbered.after`: the caller numbers them after that seq (the last it read), which needs no
+   * answer from the database; a seq taken meanwhile fails the transaction with
+   * `FenceFailed('transcript')` (decision 020).
+   */
+  appendMessages(messages: NewMessage[], numbered?: { after: number }): Promise<Message[]>;
   /** The last `limit` messages in transcript order (all of them when limit is undefined). */
   /** The last `limit` messages (all without one), oldest first; with `afterSeq`, only those after it. */
   /** The last `limit` messages in order; `withoutSystem` leaves out system notes (debug, operator) before counting. */
@@ -190,6 +215,8 @@ export interface StoreOperations {
    * more, because another process got there first.
    */
   completeInbox(id: string, status: Exclude<InboxStatus, 'pending'>, at: Date, error?: string | null): Promise<boolean>;
+  /** `completeInbox` as a fence: an item no longer pending fails the transaction (`FenceFailed('inbox')`). */
+  completeInboxFenced(id: string, status: Exclude<InboxStatus, 'pending'>, at: Date): Promise<void>;
 
   // Outbox
   /** True when the conversation has an outbox row not yet sent or failed. */

@@ -96,4 +96,32 @@ describe.each([
     expect(state.profile?.habit_domain ?? null).toBeNull();
     expect(server.sink.to(PHONE)).toHaveLength(1);
   });
+
+  it('a message appended meanwhile (a note from the team): the turn numbers its own after it, once', async () => {
+    let conversationId = '';
+    let notes = 0;
+    const provider = modelThat('I want to walk more', async () => {
+      notes += 1;
+      const note = { conversationId, role: 'assistant', kind: 'text', poll: null, turnId: null } as const;
+      await server!.store.appendMessages([
+        { ...note, id: `msg_note_${notes}`, text: 'A note from the team', source: 'operator', createdAt: new Date() },
+      ]);
+    });
+    server = await startTestServer(database(), { provider });
+    const id = await enrol();
+    conversationId = (await server.store.findConversationByParticipant(id))!.id;
+    await server.request('POST', '/conversation/inbound', { from: PHONE, text: 'I want to walk more' });
+    await waitFor(() => server!.sink.to(PHONE).length === 2, { what: 'the reply' });
+    await server.engine.idle();
+    expect(notes).toBe(1); // the model ran once: only the commit ran again, numbered by the database
+    expect((await historyOf(id)).slice(1)).toEqual([
+      ['assistant', 'A note from the team'],
+      ['user', 'I want to walk more'],
+      ['assistant', 'Saved your habit.'],
+    ]);
+    const seqs = (await server.store.listMessages(conversationId)).map((message) => message.seq);
+    expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+    const state = (await server.request('GET', `/conversation/participants/${id}/state`)).body.result;
+    expect(state.profile?.habit_domain).toBe('walking');
+  });
 });

@@ -128,7 +128,7 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
       const c = conversation(p.id);
       const web = conversation(null, { flow: 'assistant', channel: 'web' });
       for (const x of [c, web]) await store().insertConversation(x);
-      expect(await store().getTurnContext(c.id, 3)).toEqual({ conversation: c, participant: p, history: [] });
+      expect(await store().getTurnContext(c.id, 3)).toEqual({ conversation: c, participant: p, history: [], lastSeq: 0 });
       const stored = await store().appendMessages([
         message(c.id, { text: 'one' }),
         message(c.id, { role: 'assistant', source: 'model', text: 'two', turnId: 'turn_1' }),
@@ -139,12 +139,14 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
           poll: { question: 'Did you do it?', options: ['Done', 'Not yet'], firstNumber: 1 },
         }),
         message(c.id, { text: 'four "quoted" ünïcode' }),
+        message(c.id, { role: 'system', source: 'system', text: 'the last, a note' }),
       ]);
       await store().appendMessages([message(web.id, { text: 'elsewhere' })]);
       expect(await store().getTurnContext(c.id, 3)).toEqual({
         conversation: c,
         participant: p,
         history: [stored[1], stored[3], stored[4]],
+        lastSeq: 6, // the system note's: a turn numbers its messages after every message
       });
       expect((await store().getTurnContext(web.id, 50))?.participant).toBeNull();
       expect(await store().getTurnContext('c_missing', 5)).toBeUndefined();

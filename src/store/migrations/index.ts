@@ -18,6 +18,7 @@ import { turnTraceMigration } from './015-turn-trace.ts';
 import { personMemoryMigration } from './016-person-memory.ts';
 import { turnAttemptsMigration } from './017-turn-attempts.ts';
 import { inboxTraceMigration } from './018-inbox-trace.ts';
+import { fencesMigration } from './019-fences.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -43,5 +44,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '016_person_memory': personMemoryMigration(),
     '017_turn_attempts': turnAttemptsMigration(),
     '018_inbox_trace': inboxTraceMigration(),
+    '019_fences': fencesMigration(dialect),
   };
 }
