@@ -43,5 +43,6 @@ export function asFenceFailure(error: unknown): unknown {
 export function fencedSql(statement: string, parameterCount: number): string {
   const expected = `$${parameterCount + 1}`;
   const fence = `$${parameterCount + 2}`;
-  return `with fenced as (${statement}) select promptpipe_fence((select count(*) from fenced) = ${expected}::bigint, ${fence}::text)`;
+  const check = `promptpipe_fence((select count(*) from fenced) = ${expected}::bigint, ${fence}::text)`;
+  return `with fenced as (${statement}) select ${check}`;
 }

@@ -33,7 +33,7 @@ export interface TurnContext {
   conversation: Conversation;
   participant: Participant | null;
   history: Message[];
-  /** The conversation's highest message seq (0 for none), system notes included: a turn numbers its messages after it. */
+  /** The conversation's highest message seq (0 for none), system notes included: a turn numbers after it. */
   lastSeq: number;
 }
 
@@ -117,7 +117,7 @@ export interface StoreOperations {
     patch: Partial<Pick<Conversation, 'state' | 'subState' | 'participantId'>>,
     now: Date,
   ): Promise<Conversation | undefined>;
-  /** `updateConversation` as a fence: a version that does not match fails the transaction (`FenceFailed('version')`). */
+  /** `updateConversation` as a fence: another version fails the transaction (`FenceFailed('version')`). */
   updateConversationFenced(
     id: string,
     expectedVersion: number,

@@ -128,7 +128,12 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
       const c = conversation(p.id);
       const web = conversation(null, { flow: 'assistant', channel: 'web' });
       for (const x of [c, web]) await store().insertConversation(x);
-      expect(await store().getTurnContext(c.id, 3)).toEqual({ conversation: c, participant: p, history: [], lastSeq: 0 });
+      expect(await store().getTurnContext(c.id, 3)).toEqual({
+        conversation: c,
+        participant: p,
+        history: [],
+        lastSeq: 0,
+      });
       const stored = await store().appendMessages([
         message(c.id, { text: 'one' }),
         message(c.id, { role: 'assistant', source: 'model', text: 'two', turnId: 'turn_1' }),
