@@ -1,6 +1,6 @@
 import type { Conversation, Message, Participant, Poll } from '../core/domain.ts';
 import type { LlmMessage } from '../llm/llm-provider.ts';
-import type { FlowReads, FlowWrites } from '../store/store.ts';
+import type { FlowContextRead, FlowReads, FlowWrites } from '../store/store.ts';
 import type { AnyTool } from '../tools/define-tool.ts';
 import type { ApprovalRequest, ToolLoopInput, ToolLoopResult } from './tool-loop.ts';
 
@@ -64,6 +64,8 @@ export interface TurnRequest {
   now: Date;
   /** For reads only: writes belong in `PreparedTurn.commit`. */
   store: FlowReads;
+  /** What the flow's `contextRead` read with the turn's context, by column name. */
+  contextColumns?: Record<string, unknown>;
 }
 
 /** A message the flow wants sent after the reply (a poll, a debug note). */
@@ -155,4 +157,9 @@ export interface Flow {
   greetingHint(participant: Participant | null): string;
   /** Null: nothing to do (an event turn whose work was done meanwhile): no reply, no record. */
   prepareTurn(request: TurnRequest): Promise<PreparedTurn | null>;
+  /**
+   * The flow's own reads of a turn as columns of the statement that reads the turn's context
+   * (decision 020): one read fewer per turn. Their values come as `TurnRequest.contextColumns`.
+   */
+  readonly contextRead?: FlowContextRead['columns'];
 }

@@ -14,7 +14,7 @@ import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import { awaitedLater } from '../core/awaited-later.ts';
 import { AppError, describeError, isAppError, isModelUnavailable } from '../core/errors.ts';
 import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
-import type { EnginePort, EngineTx, FlowReads, FlowWrites, SentMark } from '../store/store.ts';
+import type { EnginePort, EngineTx, FlowContextRead, FlowReads, FlowWrites, SentMark } from '../store/store.ts';
 import { FenceFailed } from '../store/fence.ts';
 import {
   answeredMessages,
@@ -118,15 +118,20 @@ export interface TurnSignals {
 export class TurnRunner {
   readonly #deps: TurnRunnerDeps;
   readonly #elapsed: () => number;
+  /** The flows' own turn reads, read with every turn's context (each only for its flow). */
+  readonly #contextReads: FlowContextRead[];
 
   constructor(deps: TurnRunnerDeps) {
     this.#deps = deps;
     this.#elapsed = deps.elapsed ?? (() => performance.now());
+    this.#contextReads = [...deps.flows].flatMap(([name, flow]) =>
+      flow.contextRead ? [{ flow: name, columns: flow.contextRead }] : [],
+    );
   }
 
   async run(conversationId: string, input: TurnInput, signals: TurnSignals): Promise<TurnSummary> {
     const { store, clock, ids } = this.#deps;
-    const context = await store.getTurnContext(conversationId, HISTORY_WINDOW);
+    const context = await store.getTurnContext(conversationId, HISTORY_WINDOW, this.#contextReads);
     if (!context) throw new AppError('not_found', `conversation ${conversationId} does not exist`);
     const { conversation, participant, history, lastSeq } = context;
     const turnId = ids.next('turn');
@@ -150,6 +155,7 @@ export class TurnRunner {
         input,
         now: startedAt,
         store,
+        ...(context.flowColumns ? { contextColumns: context.flowColumns } : {}),
       });
       if (!prepared) {
         await broadcast?.committed(turnId);

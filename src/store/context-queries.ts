@@ -1,9 +1,10 @@
 import { sql, type Selectable } from 'kysely';
-import type { StoreOperations } from './store.ts';
+import type { FlowContextRead, StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { ConversationsTable, MessagesTable, ParticipantsTable } from './schema.ts';
 import { messageQueries, toMessage } from './messages-queries.ts';
-import { prepared } from './prepared.ts';
+import { prepared, PreparedFamily } from './prepared.ts';
+import type { SqlDialect } from './query-context.ts';
 import { toConversation } from './conversations-queries.ts';
 import { toParticipant } from './participants-queries.ts';
 
@@ -44,30 +45,47 @@ const conversationById = prepared((db, a: { id: string }) =>
 /** The conversation's highest message seq, system notes included (0 for none): one probe of its primary key. */
 const lastSeqOf = (id: unknown) =>
   sql<number>`(select coalesce(max(seq), 0) from messages where conversation_id = ${id})`.as('last_seq');
-/** SQLite's turn context: the same row and the last seq; the history is a statement of its own. */
-const turnRow = prepared((db, a: { id: string }) =>
-  db
-    .selectFrom('conversations as c')
-    .leftJoin('participants as p', 'p.id', 'c.participant_id')
-    .selectAll('c')
-    .select(participantColumns)
-    .select(lastSeqOf(a.id))
-    .where('c.id', '=', a.id),
-);
-/** PostgreSQL: the same row and the conversation's recent history as JSON, in one statement. */
-const turnContext = prepared((db, a: { id: string; limit: number }) =>
-  db
-    .selectFrom('conversations as c')
-    .leftJoin('participants as p', 'p.id', 'c.participant_id')
-    .selectAll('c')
-    .select(participantColumns)
-    .select(
+/** The flows' context reads as columns `f<read>_<name>`, each evaluated only for its flow's conversations. */
+function flowColumns(reads: readonly FlowContextRead[], dialect: SqlDialect) {
+  return reads.flatMap((read, index) =>
+    Object.entries(read.columns(dialect, sql.ref('p.id'))).map(([name, column]) =>
+      sql`case when c.flow = ${read.flow} then ${column} end`.as(`f${index}_${name}`),
+    ),
+  );
+}
+/** The columns of the conversation's own flow in a turn context row, by name. */
+function flowColumnsOf(row: Record<string, unknown>, flow: string, reads: readonly FlowContextRead[]) {
+  const index = reads.findIndex((read) => read.flow === flow);
+  if (index < 0) return undefined;
+  const prefix = `f${index}_`;
+  return Object.fromEntries(
+    Object.entries(row)
+      .filter(([key]) => key.startsWith(prefix))
+      .map(([key, value]) => [key.slice(prefix.length), value]),
+  );
+}
+/**
+ * A turn's context in one statement: the conversation, its participant, its last seq and the
+ * flows' own reads; on PostgreSQL its recent history as JSON too (SQLite reads it on its own: its
+ * row mapping is cheaper than JSON, decision 020). One statement per set of flows' reads.
+ */
+const turnContext = new PreparedFamily(({ reads }: { reads: readonly FlowContextRead[] }) =>
+  prepared((db, a: { id: string; limit: number }, dialect) => {
+    const query = db
+      .selectFrom('conversations as c')
+      .leftJoin('participants as p', 'p.id', 'c.participant_id')
+      .selectAll('c')
+      .select(participantColumns)
+      .select(lastSeqOf(a.id))
+      .select(flowColumns(reads, dialect))
+      .where('c.id', '=', a.id);
+    if (dialect === 'sqlite') return query;
+    return query.select(
       sql<Selectable<MessagesTable>[]>`(select coalesce(json_agg(m order by m.seq), '[]'::json) from (
         select * from messages where conversation_id = ${a.id} and role <> 'system' order by seq desc limit ${a.limit}
       ) m)`.as('history'),
-    )
-    .select(lastSeqOf(a.id))
-    .where('c.id', '=', a.id),
+    );
+  }),
 );
 // One conversation per participant in practice; the oldest one wins if there are more.
 const senderByPhone = prepared((db, a: { phone: string }) =>
@@ -101,21 +119,20 @@ export function contextQueries(ctx: QueryContext): ContextOperations {
   return {
     getConversationWithParticipant,
 
-    async getTurnContext(conversationId, historyLimit) {
-      if (ctx.dialect === 'sqlite') {
-        const row = (await turnRow.first(ctx, { id: conversationId })) as (Joined & { last_seq: number }) | undefined;
-        if (!row) return undefined;
-        const history = await messages.listMessages(conversationId, { limit: historyLimit, withoutSystem: true });
-        return { conversation: toConversation(row), participant: participantOf(row), history, lastSeq: row.last_seq };
-      }
-      const row = (await turnContext.first(ctx, { id: conversationId, limit: historyLimit })) as
-        (Joined & { history: Selectable<MessagesTable>[]; last_seq: number | string }) | undefined;
+    async getTurnContext(conversationId, historyLimit, reads = []) {
+      const row = (await turnContext.of({ reads }).first(ctx, { id: conversationId, limit: historyLimit })) as
+        (Joined & { history?: Selectable<MessagesTable>[]; last_seq: number | string }) | undefined;
       if (!row) return undefined;
+      const history = row.history
+        ? row.history.map(toMessage)
+        : await messages.listMessages(conversationId, { limit: historyLimit, withoutSystem: true });
+      const own = flowColumnsOf(row, row.flow, reads);
       return {
         conversation: toConversation(row),
         participant: participantOf(row),
-        history: row.history.map(toMessage),
+        history,
         lastSeq: Number(row.last_seq),
+        ...(own ? { flowColumns: own } : {}),
       };
     },
 

@@ -1,4 +1,5 @@
-import type { QueryContext } from './query-context.ts';
+import type { RawBuilder } from 'kysely';
+import type { QueryContext, SqlDialect } from './query-context.ts';
 import type {
   ChannelContact,
   Conversation,
@@ -28,6 +29,16 @@ import type { NewTimer, Timer } from '../core/timer.ts';
  * one Kysely query layer and one contract test suite. Every method may be called on the store
  * itself (its own short transaction) or on the `StoreTx` handed to `transaction()`.
  */
+/**
+ * A flow's own turn reads folded into the statement that reads its turn's context (decision 020):
+ * scalar subqueries (one value each, JSON for rows) of the participant's id, evaluated only for
+ * conversations of that flow.
+ */
+export interface FlowContextRead {
+  readonly flow: string;
+  columns(dialect: SqlDialect, participantId: RawBuilder<unknown>): Record<string, RawBuilder<unknown>>;
+}
+
 /** What a turn starts from (`getTurnContext`). */
 export interface TurnContext {
   conversation: Conversation;
@@ -35,6 +46,8 @@ export interface TurnContext {
   history: Message[];
   /** The conversation's highest message seq (0 for none), system notes included: a turn numbers after it. */
   lastSeq: number;
+  /** The values of the conversation's flow's `FlowContextRead` columns, by name, when it has one. */
+  flowColumns?: Record<string, unknown>;
 }
 
 export interface StoreOperations {
@@ -87,7 +100,11 @@ export interface StoreOperations {
    * messages without system notes, oldest first, and the seq of its last message of any kind
    * (on PostgreSQL in one statement).
    */
-  getTurnContext(conversationId: string, historyLimit: number): Promise<TurnContext | undefined>;
+  getTurnContext(
+    conversationId: string,
+    historyLimit: number,
+    reads?: readonly FlowContextRead[],
+  ): Promise<TurnContext | undefined>;
   /** The participant with this phone number and their (oldest) conversation, in one read. */
   findSenderByPhone(
     phoneNumber: string,

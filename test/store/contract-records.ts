@@ -1,10 +1,11 @@
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.ts';
 import { emptyProfile, type Profile } from '../../src/core/profile.ts';
 import type { Store } from '../../src/store/store.ts';
 import { waitFor } from '../kit/wait-for.ts';
 import type { StoreBackend } from './store-contract.ts';
-import { coachingQueries } from '../../src/flows/habit-coach/coaching-queries.ts';
+import { coachingColumns, coachingQueries, coachingStateOf } from '../../src/flows/habit-coach/coaching-queries.ts';
 import {
   at,
   conversation,
@@ -378,12 +379,26 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
       for (const t of [armed, cancelled]) await store().scheduleTimer(t);
       await store().cancelTimer(cancelled.dedupKey, at(1));
 
-      expect(await coachingState(p.id)).toEqual({
+      const expected = {
         profile,
         schedules: [earlier, later],
         pendingTimers: new Map([[armed.dedupKey, armed.dueAt]]),
-      });
+      };
+      expect(await coachingState(p.id)).toEqual(expected);
       expect((await coachingState(other.id)).schedules).toHaveLength(1);
+
+      // The same, read with the turn's context (Flow.contextRead): for the flow's conversations only.
+      const reads = [
+        { flow: 'echo', columns: () => ({ never: sql`(select 'the echo flow')` }) },
+        { flow: c.flow, columns: coachingColumns },
+      ];
+      const context = await store().getTurnContext(c.id, 5, reads);
+      expect(coachingStateOf(context!.flowColumns!)).toEqual(expected);
+      expect(Object.keys(context!.flowColumns!).sort()).toEqual(['profile', 'schedules', 'timers']);
+      const web = conversation(null, { flow: 'service-desk', channel: 'web' });
+      await store().insertConversation(web);
+      expect((await store().getTurnContext(web.id, 5, reads))?.flowColumns).toBeUndefined();
+      expect((await store().getTurnContext(c.id, 5))?.flowColumns).toBeUndefined();
     });
   });
 

@@ -5,7 +5,7 @@ import { fromMs } from '../../store/codec.ts';
 import { prepared } from '../../store/prepared.ts';
 import { toProfile } from '../../store/profiles-queries.ts';
 import { jsonArrayOf, jsonRowOf, jsonValue } from '../../store/json-rows.ts';
-import type { QueryContext } from '../../store/query-context.ts';
+import type { QueryContext, SqlDialect } from '../../store/query-context.ts';
 import { toSchedule } from '../../store/schedules-queries.ts';
 import type { ProfilesTable, SchedulesTable } from '../../store/schema.ts';
 
@@ -45,43 +45,55 @@ const SCHEDULE_COLUMNS = [
 const profileOf = (participantId: unknown) => sql`(select * from profiles where participant_id = ${participantId})`;
 
 /**
- * The three in one statement (decision 020), rows as JSON in the shape of their tables, decoded
- * by the same mappers as the tables' own reads.
+ * The three as columns of one statement (decision 020), rows as JSON in the shape of their
+ * tables, decoded by the same mappers as the tables' own reads. Read with the turn's context
+ * (`Flow.contextRead`), or on their own.
  */
+export function coachingColumns(dialect: SqlDialect, participantId: unknown) {
+  return {
+    profile: jsonRowOf(dialect, profileOf(participantId), 'p', PROFILE_COLUMNS),
+    schedules: jsonArrayOf(
+      dialect,
+      sql`(select * from schedules where participant_id = ${participantId})`,
+      's',
+      SCHEDULE_COLUMNS,
+      ['created_at', 'ordinal'],
+    ),
+    timers: jsonArrayOf(
+      dialect,
+      sql`(select dedup_key, due_at from timers where participant_id = ${participantId} and status = 'pending')`,
+      't',
+      ['dedup_key', 'due_at'],
+      ['due_at'],
+    ),
+  };
+}
+
+/** The coaching state from the values of `coachingColumns`. */
+export function coachingStateOf(columns: Record<string, unknown>): CoachingState {
+  const profile = jsonValue<Selectable<ProfilesTable> | null>(columns.profile ?? null);
+  const timers = jsonValue<{ dedup_key: string; due_at: number }[]>(columns.timers ?? []);
+  return {
+    profile: profile ? toProfile(profile) : undefined,
+    schedules: jsonValue<Selectable<SchedulesTable>[]>(columns.schedules ?? []).map(toSchedule),
+    pendingTimers: new Map(timers.map((timer) => [timer.dedup_key, fromMs(timer.due_at)])),
+  };
+}
+
 const together = prepared((db, a: { participantId: string }, dialect) => ({
-  compile: () =>
-    sql<{ profile: unknown; schedules: unknown; timers: unknown }>`
-      select
-        ${jsonRowOf(dialect, profileOf(a.participantId), 'p', PROFILE_COLUMNS)}
-          as profile,
-        ${jsonArrayOf(
-          dialect,
-          sql`(select * from schedules where participant_id = ${a.participantId})`,
-          's',
-          SCHEDULE_COLUMNS,
-          ['created_at', 'ordinal'],
-        )} as schedules,
-        ${jsonArrayOf(
-          dialect,
-          sql`(select dedup_key, due_at from timers where participant_id = ${a.participantId} and status = 'pending')`,
-          't',
-          ['dedup_key', 'due_at'],
-          ['due_at'],
-        )} as timers`.compile(db),
+  compile: () => {
+    const columns = Object.entries(coachingColumns(dialect, a.participantId));
+    return sql<
+      Record<string, unknown>
+    >`select ${sql.join(columns.map(([name, column]) => sql`${column} as ${sql.ref(name)}`))}`.compile(db);
+  },
 }));
 
 /** The habit coach's turn reads: a store extension of its module (decision 019). */
 export function coachingQueries(ctx: QueryContext) {
   return {
     async coachingState(participantId: string): Promise<CoachingState> {
-      const row = (await together.first(ctx, { participantId }))!;
-      const profile = jsonValue<Selectable<ProfilesTable> | null>(row.profile);
-      const timers = jsonValue<{ dedup_key: string; due_at: number }[]>(row.timers);
-      return {
-        profile: profile ? toProfile(profile) : undefined,
-        schedules: jsonValue<Selectable<SchedulesTable>[]>(row.schedules).map(toSchedule),
-        pendingTimers: new Map(timers.map((timer) => [timer.dedup_key, fromMs(timer.due_at)])),
-      };
+      return coachingStateOf((await together.first(ctx, { participantId }))!);
     },
   };
 }

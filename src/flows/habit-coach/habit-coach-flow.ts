@@ -4,7 +4,7 @@ import type { Schedule } from '../../core/schedule.ts';
 import type { Flow, PreparedTurn, TurnRequest } from '../../engine/flow.ts';
 import type { LlmMessage, LlmProvider } from '../../llm/llm-provider.ts';
 import type { FlowWrites } from '../../store/store.ts';
-import type { CoachingQueries } from './coaching-queries.ts';
+import { coachingColumns, coachingStateOf, type CoachingQueries } from './coaching-queries.ts';
 import type { AnyTool } from '../../tools/define-tool.ts';
 import { buildToneGuide } from './tone.ts';
 import { describeSchedule, nextFireTime, sameDateIn } from '../../timers/schedule-math.ts';
@@ -99,6 +99,7 @@ export function createHabitCoachFlow(options: HabitCoachOptions): Flow {
       'has just joined the program and is expecting a greeting. ' +
       'Greet them warmly, say in a sentence what this is about, and ask your first question.]',
     prepareTurn: async (request) => prepareTurn(request, options),
+    contextRead: coachingColumns,
   };
 }
 
@@ -123,7 +124,9 @@ async function prepareTurn(request: TurnRequest, options: HabitCoachOptions): Pr
   const participant = request.participant;
   if (!participant) throw new Error('the habit-coach flow needs a participant');
   const route = routeSubState(request.conversation.subState);
-  const { profile, schedules, pendingTimers } = await options.queries.coachingState(participant.id);
+  const { profile, schedules, pendingTimers } = request.contextColumns
+    ? coachingStateOf(request.contextColumns)
+    : await options.queries.coachingState(participant.id);
   const state: HabitTurnState = {
     participant,
     startedAt: request.now,
