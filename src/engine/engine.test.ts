@@ -45,16 +45,26 @@ function engineWith(failures: Array<() => Error>, options: { outageWaitMs?: numb
     },
   } as unknown as TurnRunner;
   const store = { listPendingInboxOf: async () => [item] } as unknown as Store;
-  const engine = new Engine({
+  const engine = engineOver(store, runner, options);
+  return { engine, calls };
+}
+
+/** An engine over `store` and `runner`, with a do-nothing dispatcher and local leases unless given. */
+function engineOver(
+  store: Store,
+  runner: TurnRunner,
+  options: Partial<ConstructorParameters<typeof Engine>[0]> = {},
+  leases = new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
+): Engine {
+  return new Engine({
     store,
     runner,
     clock: systemClock,
     logger,
     ...options,
     dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
-    leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
+    leases,
   });
-  return { engine, calls };
 }
 
 describe('Engine retries', () => {
@@ -89,15 +99,7 @@ describe('Engine retries', () => {
       giveUp: async () => true,
     } as unknown as TurnRunner;
     const store = { listPendingInboxOf: async () => [...pending] } as unknown as Store;
-    const engine = new Engine({
-      store,
-      runner,
-      clock: systemClock,
-      logger,
-      outageWaitMs: 300,
-      dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
-      leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
-    });
+    const engine = engineOver(store, runner, { outageWaitMs: 300 });
     setTimeout(() => (down = false), 800); // back just after the first message's wait ran out
     await expect(engine.processInbox(later)).rejects.toThrow(/cannot be reached/);
     expect(answered).toEqual([]);
@@ -138,15 +140,7 @@ describe('Engine retries', () => {
       } as unknown as TurnRunner;
       const store = { listPendingInboxOf: async () => [...pending] } as unknown as Store;
       // A full disk is a database that cannot serve now (503, waited out): a short wait for the test.
-      const engine = new Engine({
-        store,
-        runner,
-        clock: systemClock,
-        logger,
-        outageWaitMs: 300,
-        dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
-        leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
-      });
+      const engine = engineOver(store, runner, { outageWaitMs: 300 });
       const jobs = await Promise.allSettled([engine.processInbox(item), engine.processInbox(later)]);
       expect(answered).toEqual([]);
       expect(jobs.map((job) => job.status)).toEqual(['rejected', 'rejected']); // both left pending
@@ -179,14 +173,7 @@ describe('Engine retries', () => {
       giveUp: async () => !broken,
     } as unknown as TurnRunner;
     const store = { listPendingInboxOf: async () => [...pending] } as unknown as Store;
-    const engine = new Engine({
-      store,
-      runner,
-      clock: systemClock,
-      logger,
-      dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
-      leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
-    });
+    const engine = engineOver(store, runner);
     const jobs = await Promise.allSettled([engine.processInbox(item), engine.processInbox(later)]);
     expect(answered).toEqual([]);
     expect(jobs.map((job) => job.status)).toEqual(['rejected', 'rejected']); // both left pending
@@ -211,16 +198,7 @@ describe('Engine retries', () => {
       listPendingInbox: async () => [...pending],
       listPendingInboxOf: async () => [...pending],
     } as unknown as Store;
-    const engine = new Engine({
-      store,
-      runner,
-      clock: systemClock,
-      logger,
-      turnAttempts: 1,
-      outageWaitMs: 300,
-      dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
-      leases: new ConversationLeases({ store, shared: false, owner: 'test', now: () => new Date(), logger }),
-    });
+    const engine = engineOver(store, runner, { turnAttempts: 1, outageWaitMs: 300 });
     expect(await engine.recover()).toBe(3);
     await engine.idle();
     // The first message only (retried while the disk is full); the two behind it wait for the next sweep.
@@ -245,14 +223,7 @@ describe('Engine drain on a shared store', () => {
       run: async (): Promise<TurnSummary> => ({ turnId: 'turn_1', status: 'completed', reply: 'hi' }),
     } as unknown as TurnRunner;
     const leases = new ConversationLeases({ store, shared: true, owner: 'me', now: () => new Date(), logger });
-    const engine = new Engine({
-      store,
-      runner,
-      clock: systemClock,
-      logger,
-      dispatcher: { kick: async () => undefined } as unknown as OutboxDispatcher,
-      leases,
-    });
+    const engine = engineOver(store, runner, {}, leases);
     return { engine, reads, leases };
   }
 

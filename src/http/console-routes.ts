@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ChangeFeed } from '../engine/change-feed.ts';
 import { resource } from './resource.ts';
+import { openEventStream } from './session-stream.ts';
 
 const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
 const JS = 'text/javascript; charset=utf-8';
@@ -68,14 +69,7 @@ export function consoleRoutes(app: FastifyInstance, changes: ChangeFeed): void {
  * in a set, so a slow reader costs at most one entry per conversation, never a growing queue.
  */
 function streamChanges(reply: FastifyReply, changes: ChangeFeed, gone: () => boolean): void {
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
+  const raw = openEventStream(reply);
   raw.write(': connected\n\n');
   const pending = new Set<string>();
   let blocked = false;

@@ -212,20 +212,25 @@ function parseFrame(
   };
 }
 
+/** Takes the response over from Fastify and starts a server-sent event stream on it (no proxy buffering). */
+export function openEventStream(reply: FastifyReply): FastifyReply['raw'] {
+  reply.hijack();
+  reply.raw.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  return reply.raw;
+}
+
 export async function streamToSse(
   reply: FastifyReply,
   events: Pick<EventHub, 'attach'>,
   conversationId: string,
   cursor: number | null,
 ): Promise<void> {
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
+  const raw = openEventStream(reply);
   let closed = false;
   let detach: (() => void) | undefined;
   const stop = () => {
