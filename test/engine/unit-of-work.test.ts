@@ -120,6 +120,7 @@ describe.each([
       ['assistant', 'Saved your habit.'],
     ]);
     const seqs = (await server.store.listMessages(conversationId)).map((message) => message.seq);
+    expect(seqs.length).toBeGreaterThanOrEqual(4); // the greeting, the note, the message, the reply
     expect(seqs).toEqual(seqs.map((_, index) => index + 1));
     const state = (await server.request('GET', `/conversation/participants/${id}/state`)).body.result;
     expect(state.profile?.habit_domain).toBe('walking');
