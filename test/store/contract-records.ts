@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.ts';
 import { emptyProfile, type Profile } from '../../src/core/profile.ts';
+import type { SqlDialect } from '../../src/store/query-context.ts';
 import type { Store } from '../../src/store/store.ts';
 import { waitFor } from '../kit/wait-for.ts';
 import type { StoreBackend } from './store-contract.ts';
@@ -389,7 +390,16 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
 
       // The same, read with the turn's context (Flow.contextRead): for the flow's conversations only.
       const reads = [
-        { flow: 'echo', columns: () => ({ never: sql`(select 'the echo flow')` }) },
+        // Fails the statement if evaluated: another flow's columns must not run for this conversation.
+        {
+          flow: 'echo',
+          columns: (dialect: SqlDialect, id: unknown) => ({
+            never:
+              dialect === 'postgres'
+                ? sql`(select (coalesce(x.name, '') || 'not json')::json from participants x where x.id = ${id})`
+                : sql`(select json(coalesce(x.name, '') || 'not json') from participants x where x.id = ${id})`,
+          }),
+        },
         { flow: c.flow, columns: coachingColumns },
       ];
       const context = await store().getTurnContext(c.id, 5, reads);
