@@ -1,15 +1,7 @@
 import { unmeasuredTurn } from '../core/turn-record.ts';
 import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../core/clock.ts';
-import type {
-  Conversation,
-  Message,
-  NewMessage,
-  OutboxItem,
-  Participant,
-  ToolCallRecord,
-  TurnRecord,
-} from '../core/domain.ts';
+import type { Conversation, Message, NewMessage, OutboxItem, Participant } from '../core/domain.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import { awaitedLater } from '../core/awaited-later.ts';
 import { AppError, describeError, isAppError, isModelUnavailable } from '../core/errors.ts';
@@ -29,7 +21,8 @@ import { buildModelMessages, HISTORY_WINDOW } from './model-context.ts';
 import type { AnnounceEvents, TurnBroadcaster, TurnBroadcast } from './turn-broadcast.ts';
 import type { Outgoing, OutgoingDraft } from './outgoing.ts';
 import { plainReply } from './plain-text.ts';
-import { runToolLoop, type ExecutedToolCall, type ToolLoopResult } from './tool-loop.ts';
+import { toolCallRecords, turnRecord } from './turn-records.ts';
+import { runToolLoop, type ExecutedToolCall } from './tool-loop.ts';
 import type { ToolCallLimits } from './tool-call-limits.ts';
 import type { EngineObserver } from '../observability/metrics.ts';
 
@@ -203,7 +196,7 @@ export class TurnRunner {
             const patching = awaitedLater(this.#patchConversation(tx, conversation, outcome, now));
             const latency = broadcast?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
             await tx.insertTurn(
-              this.#turnRecord({
+              turnRecord({
                 turnId,
                 conversation,
                 input,
@@ -214,10 +207,11 @@ export class TurnRunner {
                 latency,
                 startedAt,
                 finishedAt: now,
-                started,
+                totalMs: this.#elapsed() - started,
+                traceId: this.#deps.traceIdOf?.(conversation.id) ?? null,
                 attempt: signals.attempt ?? 1,
               }),
-              this.#toolCallRecords(executed, conversation.id, turnId, startedAt),
+              toolCallRecords(executed, this.#deps.ids, { conversationId: conversation.id, turnId, startedAt }),
             );
             const completing =
               input.kind === 'message'
@@ -477,64 +471,6 @@ export class TurnRunner {
     const patch = outcome.conversationPatch;
     if (!patch || (patch.state === undefined && patch.subState === undefined)) return;
     await tx.updateConversationFenced(conversation.id, conversation.version, patch, now);
-  }
-
-  #toolCallRecords(
-    calls: ExecutedToolCall[],
-    conversationId: string,
-    turnId: string,
-    startedAt: Date,
-  ): ToolCallRecord[] {
-    return calls
-      .filter((executed) => !executed.persisted)
-      .map((executed) => ({
-        id: this.#deps.ids.next('tool'),
-        turnId,
-        conversationId,
-        round: executed.round,
-        name: executed.call.name,
-        arguments: executed.call.arguments,
-        result: executed.outcome.result,
-        status: executed.outcome.status,
-        durationMs: Math.round(executed.durationMs),
-        createdAt: startedAt,
-      }));
-  }
-
-  #turnRecord(args: {
-    turnId: string;
-    conversation: Conversation;
-    input: TurnInput;
-    prepared: PreparedTurn;
-    result: ToolLoopResult | undefined;
-    error: unknown;
-    status: TurnRecord['status'];
-    latency: Pick<TurnRecord, 'firstTokenMs' | 'timeToStatusMs'>;
-    startedAt: Date;
-    finishedAt: Date;
-    started: number;
-    attempt: number;
-  }): TurnRecord {
-    const { result } = args;
-    return {
-      id: args.turnId,
-      conversationId: args.conversation.id,
-      inboxId: args.input.kind === 'message' ? args.input.inboxId : null,
-      trigger: args.input.kind === 'message' ? 'message' : args.input.trigger,
-      module: args.prepared.module,
-      status: args.status,
-      modelCalls: result?.modelCalls ?? 0,
-      toolRounds: result?.toolRounds ?? 0,
-      modelMs: Math.round(result?.modelMs ?? 0),
-      toolMs: Math.round(result?.toolMs ?? 0),
-      totalMs: Math.round(this.#elapsed() - args.started),
-      ...args.latency,
-      error: args.error ? describeError(args.error) : null,
-      startedAt: args.startedAt,
-      finishedAt: args.finishedAt,
-      traceId: this.#deps.traceIdOf?.(args.conversation.id) ?? null,
-      attempts: args.attempt,
-    };
   }
 }
 
