@@ -1,9 +1,10 @@
 // Counts what this process sends to PostgreSQL through `pg`, the same way for every system:
 // importing it patches `pg.Client.prototype.query` (pools use it too). Each call is one statement.
 // A statement sent while the connection still waits for an earlier answer (pg's pipeline mode)
-// rides that round trip; one sent on an idle connection starts a new round trip. Cost: one regex
-// test or two per query.
+// rides that round trip; one sent on an idle connection starts a new round trip (a batch of the
+// store's is one send: its statements share a trip). Cost: one regex test or two per query.
 import pg from 'pg';
+import { PgBatch } from '../../src/store/pg-batch.ts';
 
 /** Statements sent, round trips (waits for an answer) and commits made by this process so far. */
 export interface PgCounts {
@@ -27,10 +28,10 @@ const waiting = (client: pg.Client) => {
 };
 const inTransaction = new WeakSet<pg.Client>();
 
-function count(client: pg.Client, text: string): void {
+function count(client: pg.Client, text: string, rides: boolean): void {
   counts.statements += 1;
   // Without pipeline mode pg queues a query behind the one in flight and sends it after: its own trip.
-  if (!client.pipeline || !waiting(client)) counts.roundTrips += 1;
+  if (!rides && (!client.pipeline || !waiting(client))) counts.roundTrips += 1;
   if (/^\s*(begin|start transaction)\b/i.test(text)) inTransaction.add(client);
   else if (/^\s*(commit|end)\b/i.test(text)) {
     counts.commits += 1;
@@ -46,8 +47,12 @@ function count(client: pg.Client, text: string): void {
 const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 (pg.Client.prototype as unknown as { query: unknown }).query = function (this: pg.Client, ...args: unknown[]) {
   const config = args[0];
-  const text = typeof config === 'string' ? config : String((config as { text?: unknown } | null)?.text ?? '');
-  count(this, text);
+  // A batch (the store's pipelined transactions) is its statements, sent in one write: one trip at most.
+  const texts =
+    config instanceof PgBatch
+      ? config.statements.map((statement) => statement.text)
+      : [typeof config === 'string' ? config : String((config as { text?: unknown } | null)?.text ?? '')];
+  texts.forEach((text, index) => count(this, text, index > 0));
   return query.apply(this, args);
 };
 

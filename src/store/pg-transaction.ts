@@ -1,66 +1,92 @@
 import { Kysely, type DatabaseConnection, type Dialect, type KyselyPlugin, type QueryResult } from 'kysely';
-import type { Writable } from 'node:stream';
 import type pg from 'pg';
 import type { Database } from './schema.ts';
 import type { DirectQuery, TransactionRunner, TransactionWork } from './query-context.ts';
 import { asFenceFailure } from './fence.ts';
+import { isQueryReadTimeout } from './db-errors.ts';
+import {
+  PgBatch,
+  SkippedAfterFailure,
+  type BatchAnswer,
+  type BatchSettled,
+  type BatchStatement,
+  type TypeParsers,
+} from './pg-batch.ts';
+import { statementName } from './prepared.ts';
 
 const EMPTY: QueryResult<never> = { rows: [] };
+
+interface PgWire {
+  connection: { stream: { destroy(): void } };
+}
 const CHANGES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
 
 /**
- * One PostgreSQL transaction on one connection in `pg`'s pipeline mode (decision 020): every
- * statement is written to the socket when it is issued, without waiting for the answer to the
- * one before, and the answers come back in order. `BEGIN` goes out with the first statements and
- * `COMMIT` right behind the last, so a unit of work whose code does not wait for a result costs
- * one round trip; a result the code awaits costs one more, shared by everything sent before it.
+ * One PostgreSQL transaction on one connection in `pg`'s pipeline mode (decision 020): statements
+ * issued before the code next waits (the event loop has run everything that was ready) go out as
+ * one batch (`PgBatch`: one write, one Sync, answered in one flush), without waiting for the answer
+ * to an earlier batch. `BEGIN` goes out with the first statements and `COMMIT` right behind the
+ * last, so a unit of work whose code does not wait for a result costs one round trip; a result the
+ * code awaits costs one more, shared by everything sent before it.
  *
- * Statements whose answer nobody needs (`deferred`) resolve as soon as they are sent. Nothing is
- * lost by that: every statement sent is kept, and the transaction commits only when each of them
- * succeeded. The first statement that fails aborts the transaction on the server (every later one
- * fails too, and `COMMIT` becomes a rollback); that first error is what the caller sees.
+ * Statements whose answer nobody needs (`deferred`) resolve as soon as they are issued. Nothing
+ * is lost by that: every statement issued is kept, and the transaction commits only when each of
+ * them succeeded. The first statement that fails aborts the transaction on the server (every later
+ * one is skipped or fails, and `COMMIT` becomes a rollback); that first error is what the caller sees.
  */
 class PipelinedTransaction implements DatabaseConnection {
   readonly #client: pg.PoolClient;
   readonly #sent: Promise<unknown>[] = [];
   #failure: { error: unknown } | undefined;
-  #corked = false;
-  /** True once the transaction's last `COMMIT` or `ROLLBACK` got an answer: the connection can be reused. */
-  ended = false;
+  /** The batch being gathered, sent when the event loop comes round. */
+  #gathering: { statements: BatchStatement[]; settled: BatchSettled[] } | undefined;
+  /** False once a failed batch left a prepared statement in doubt: the connection is not reused. */
+  #reusable = true;
+  #ended = false;
+  /** The client's column parsers (the pool's int8 parser among them), for the batches' rows. */
+  readonly #types: TypeParsers = { getTypeParser: (oid, format) => this.#client.getTypeParser(oid, format) };
 
   constructor(client: pg.PoolClient) {
     this.#client = client;
   }
 
-  /** Sends one statement now; its answer, mapped as Kysely's driver maps it. */
+  /** True once the transaction's last `COMMIT` or `ROLLBACK` got an answer: the connection can be reused. */
+  get ended(): boolean {
+    return this.#ended && this.#reusable;
+  }
+
+  /** Issues one statement (sent with the batch it joins); its answer, mapped as Kysely's driver maps it. */
   send(sqlText: string, parameters: readonly unknown[] = []): Promise<QueryResult<unknown>> {
-    this.#cork();
-    const answer = (this.#client.query(sqlText, parameters as unknown[]) as Promise<pg.QueryResult>).then(
+    const batch = (this.#gathering ??= this.#gather());
+    const answer = new Promise<BatchAnswer>((resolve, reject) => batch.settled.push({ resolve, reject })).then(
       ({ command, rowCount, rows }) => ({
-        rows: rows ?? [],
+        rows,
         numAffectedRows: CHANGES.has(command) ? BigInt(rowCount ?? 0) : undefined,
       }),
     );
+    batch.statements.push({ text: sqlText, values: parameters, name: statementName(sqlText) });
     this.#sent.push(answer);
     answer.catch((error: unknown) => {
-      this.#failure ??= { error: asFenceFailure(error) };
+      if (!(error instanceof SkippedAfterFailure)) this.#failure ??= { error: asFenceFailure(error) };
     });
     return answer;
   }
 
-  /**
-   * Statements sent before the code next waits go out in one socket write (pg writes each on its
-   * own): the socket is corked until the event loop has run everything that was ready to run.
-   */
-  #cork(): void {
-    if (this.#corked) return;
-    const stream = (this.#client as unknown as { connection: { stream: Writable } }).connection.stream;
-    stream.cork();
-    this.#corked = true;
+  /** A new batch, sent once the event loop has run everything that was ready to run. */
+  #gather(): { statements: BatchStatement[]; settled: BatchSettled[] } {
+    const batch = { statements: [] as BatchStatement[], settled: [] as BatchSettled[] };
     setImmediate(() => {
-      this.#corked = false;
-      stream.uncork();
+      this.#gathering = undefined;
+      const submitted = new PgBatch(batch.statements, batch.settled, this.#types);
+      submitted.callback = (error) => {
+        if (!error) return;
+        if (submitted.uncertain) this.#reusable = false;
+        // pg leaves a connection whose query timed out open: what it sent may still arrive.
+        if (isQueryReadTimeout(error)) (this.#client as unknown as PgWire).connection.stream.destroy();
+      };
+      void this.#client.query(submitted);
     });
+    return batch;
   }
 
   /** `QueryContext.direct`: a prepared query's SQL, its answer awaited only when the caller needs it. */
@@ -81,7 +107,7 @@ class PipelinedTransaction implements DatabaseConnection {
   async commit(): Promise<void> {
     const commit = this.send('commit');
     await Promise.allSettled(this.#sent);
-    this.ended = await commit.then(
+    this.#ended = await commit.then(
       () => true,
       () => false,
     );
@@ -91,7 +117,7 @@ class PipelinedTransaction implements DatabaseConnection {
   /** After `work` threw: undoes what was sent and says what went wrong first (the cause of any later failure). */
   async rollback(thrown: unknown): Promise<unknown> {
     await Promise.allSettled(this.#sent);
-    this.ended = await this.#client.query('rollback').then(
+    this.#ended = await this.#client.query('rollback').then(
       () => true,
       () => false,
     );
