@@ -59,7 +59,7 @@ export interface TurnRequest {
   conversation: Conversation;
   participant: Participant | null;
   /** The stored transcript's last 50 messages, before this turn. */
-  history: Message[];
+  history: readonly Message[];
   input: TurnInput;
   now: Date;
   /** For reads only: writes belong in `PreparedTurn.commit`. */

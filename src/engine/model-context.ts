@@ -12,7 +12,7 @@ export const HISTORY_WINDOW = 50;
  */
 export function buildModelMessages(
   systemMessages: LlmMessage[],
-  history: Message[],
+  history: readonly Message[],
   input: TurnInput,
   historyLimit: number,
 ): LlmMessage[] {

@@ -18,6 +18,7 @@ import {
   type TurnOutcome,
 } from './flow.ts';
 import { buildModelMessages, HISTORY_WINDOW } from './model-context.ts';
+import { HistoryCache } from './history-cache.ts';
 import type { AnnounceEvents, TurnBroadcaster, TurnBroadcast } from './turn-broadcast.ts';
 import type { Outgoing, OutgoingDraft } from './outgoing.ts';
 import { plainReply } from './plain-text.ts';
@@ -113,6 +114,8 @@ export class TurnRunner {
   readonly #elapsed: () => number;
   /** The flows' own turn reads, read with every turn's context (each only for its flow). */
   readonly #contextReads: FlowContextRead[];
+  /** Recent histories of conversations this runner served: read again only when their transcript changed. */
+  readonly #histories = new HistoryCache({ window: HISTORY_WINDOW });
 
   constructor(deps: TurnRunnerDeps) {
     this.#deps = deps;
@@ -124,9 +127,13 @@ export class TurnRunner {
 
   async run(conversationId: string, input: TurnInput, signals: TurnSignals): Promise<TurnSummary> {
     const { store, clock, ids } = this.#deps;
-    const context = await store.getTurnContext(conversationId, HISTORY_WINDOW, this.#contextReads);
+    const known = this.#histories.get(conversationId);
+    const context = await store.getTurnContext(conversationId, HISTORY_WINDOW, this.#contextReads, known?.through);
     if (!context) throw new AppError('not_found', `conversation ${conversationId} does not exist`);
-    const { conversation, participant, history, lastSeq } = context;
+    const { conversation, participant, lastSeq } = context;
+    const history = context.history ?? known?.messages;
+    if (!history) throw new Error(`the store left out the history of ${conversationId} it was not known at`);
+    if (context.history) this.#histories.remember(conversationId, lastSeq, context.history);
     const turnId = ids.next('turn');
     if (participant && participant.status !== 'active') return this.#recordOnly(conversation, input, turnId);
 
@@ -167,6 +174,7 @@ export class TurnRunner {
       const status = interrupted ? 'cancelled' : error ? 'failed' : 'completed';
 
       let handOff: Promise<OutboxItem[]> = Promise.resolve([]);
+      let appendedMessages: Message[] = [];
       let announced = false;
       let marks: SentMark[] = [];
       // The unit of work (decision 020): nothing in it waits for an answer, so on PostgreSQL it
@@ -221,6 +229,7 @@ export class TurnRunner {
                 : [];
             const [, appended] = await Promise.all([locked, appending, patching, ...completing]);
             handOff = appended.claimed;
+            appendedMessages = appended.messages;
             if (announce) {
               await tx.appendEvents(announce(appended.messages));
               announced = true;
@@ -258,6 +267,8 @@ export class TurnRunner {
         },
       );
       this.#deps.deliveries?.marksWritten(marks);
+      if (committed) this.#histories.extend(conversationId, lastSeq, appendedMessages);
+      else this.#histories.forget(conversationId);
       if (!committed) {
         await broadcast?.committed(turnId);
         return { turnId, status: 'skipped', reply: null };
@@ -291,7 +302,7 @@ export class TurnRunner {
 
   async #loop(
     prepared: PreparedTurn,
-    history: Message[],
+    history: readonly Message[],
     input: TurnInput,
     signals: TurnSignals,
     broadcast: TurnBroadcast | undefined,

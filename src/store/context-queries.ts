@@ -43,8 +43,9 @@ const conversationById = prepared((db, a: { id: string }) =>
     .where('c.id', '=', a.id),
 );
 /** The conversation's highest message seq, system notes included (0 for none): one probe of its primary key. */
-const lastSeqOf = (id: unknown) =>
-  sql<number>`(select coalesce(max(seq), 0) from messages where conversation_id = ${id})`.as('last_seq');
+const lastSeq = (id: unknown) =>
+  sql<number>`(select coalesce(max(seq), 0) from messages where conversation_id = ${id})`;
+const lastSeqOf = (id: unknown) => lastSeq(id).as('last_seq');
 /** The flows' context reads as columns `f<read>_<name>`, each evaluated only for its flow's conversations. */
 function flowColumns(reads: readonly FlowContextRead[], dialect: SqlDialect) {
   return reads.flatMap((read, index) =>
@@ -66,11 +67,13 @@ function flowColumnsOf(row: Record<string, unknown>, flow: string, reads: readon
 }
 /**
  * A turn's context in one statement: the conversation, its participant, its last seq and the
- * flows' own reads; on PostgreSQL its recent history as JSON too (SQLite reads it on its own: its
- * row mapping is cheaper than JSON, decision 020). One statement per set of flows' reads.
+ * flows' own reads; on PostgreSQL its recent history as JSON too, unless it is the one the caller
+ * knows (`known`: the last seq it knows the history at, or null). SQLite reads the history on its
+ * own when it needs it: its row mapping is cheaper than JSON (decision 020). One statement per set
+ * of flows' reads.
  */
 const turnContext = new PreparedFamily(({ reads }: { reads: readonly FlowContextRead[] }) =>
-  prepared((db, a: { id: string; limit: number }, dialect) => {
+  prepared((db, a: { id: string; limit: number; known: number | null }, dialect) => {
     const query = db
       .selectFrom('conversations as c')
       .leftJoin('participants as p', 'p.id', 'c.participant_id')
@@ -81,9 +84,11 @@ const turnContext = new PreparedFamily(({ reads }: { reads: readonly FlowContext
       .where('c.id', '=', a.id);
     if (dialect === 'sqlite') return query;
     return query.select(
-      sql<Selectable<MessagesTable>[]>`(select coalesce(json_agg(m order by m.seq), '[]'::json) from (
-        select * from messages where conversation_id = ${a.id} and role <> 'system' order by seq desc limit ${a.limit}
-      ) m)`.as('history'),
+      sql<Selectable<MessagesTable>[] | null>`case when ${lastSeq(a.id)} is not distinct from ${a.known}::bigint
+        then null
+        else (select coalesce(json_agg(m order by m.seq), '[]'::json) from (
+          select * from messages where conversation_id = ${a.id} and role <> 'system' order by seq desc limit ${a.limit}
+        ) m) end`.as('history'),
     );
   }),
 );
@@ -119,19 +124,24 @@ export function contextQueries(ctx: QueryContext): ContextOperations {
   return {
     getConversationWithParticipant,
 
-    async getTurnContext(conversationId, historyLimit, reads = []) {
-      const row = (await turnContext.of({ reads }).first(ctx, { id: conversationId, limit: historyLimit })) as
-        (Joined & { history?: Selectable<MessagesTable>[]; last_seq: number | string }) | undefined;
+    async getTurnContext(conversationId, historyLimit, reads = [], knownThrough) {
+      const known = knownThrough ?? null;
+      const row = (await turnContext.of({ reads }).first(ctx, { id: conversationId, limit: historyLimit, known })) as
+        (Joined & { history?: Selectable<MessagesTable>[] | null; last_seq: number | string }) | undefined;
       if (!row) return undefined;
-      const history = row.history
-        ? row.history.map(toMessage)
-        : await messages.listMessages(conversationId, { limit: historyLimit, withoutSystem: true });
+      const lastSeq = Number(row.last_seq);
+      const history =
+        lastSeq === known
+          ? null
+          : row.history
+            ? row.history.map(toMessage)
+            : await messages.listMessages(conversationId, { limit: historyLimit, withoutSystem: true });
       const own = flowColumnsOf(row, row.flow, reads);
       return {
         conversation: toConversation(row),
         participant: participantOf(row),
         history,
-        lastSeq: Number(row.last_seq),
+        lastSeq,
         ...(own ? { flowColumns: own } : {}),
       };
     },

@@ -43,7 +43,8 @@ export interface FlowContextRead {
 export interface TurnContext {
   conversation: Conversation;
   participant: Participant | null;
-  history: Message[];
+  /** Null when the caller knows it already: `knownThrough` is the conversation's last seq. */
+  history: Message[] | null;
   /** The conversation's highest message seq (0 for none), system notes included: a turn numbers after it. */
   lastSeq: number;
   /** The values of the conversation's flow's `FlowContextRead` columns, by name, when it has one. */
@@ -98,12 +99,14 @@ export interface StoreOperations {
   /**
    * What a turn starts from: the conversation, its participant and its last `historyLimit`
    * messages without system notes, oldest first, and the seq of its last message of any kind
-   * (on PostgreSQL in one statement).
+   * (on PostgreSQL in one statement). With `knownThrough`, the last seq the caller knows the
+   * history at: no history (null) when that is still the last seq, as the transcript only grows.
    */
   getTurnContext(
     conversationId: string,
     historyLimit: number,
     reads?: readonly FlowContextRead[],
+    knownThrough?: number,
   ): Promise<TurnContext | undefined>;
   /** The participant with this phone number and their (oldest) conversation, in one read. */
   findSenderByPhone(

@@ -44,6 +44,51 @@ describe('the history window the model reads', () => {
     },
   );
 
+  it('holds what was appended between two turns by another writer (another process), not only the turns', async () => {
+    const provider = await conversation(2);
+    const id = (await server!.request('GET', '/conversation/participants')).body.result[0].id as string;
+    const conversationId = (await server!.store.findConversationByParticipant(id))!.id;
+    const [last] = (await server!.store.listMessages(conversationId)).slice(-1);
+    await server!.store.appendMessages([
+      { ...last!, id: 'msg_elsewhere', role: 'assistant', source: 'model', text: 'said by another process' },
+    ]);
+    await sayAndWait(server!, PHONE, 'message 3');
+    expect(
+      transcriptOf(provider)
+        .map((message) => message.content)
+        .slice(1),
+    ).toEqual(['message 1', 're: message 1', 'message 2', 're: message 2', 'said by another process', 'message 3']);
+  });
+
+  it('is read from the store only when the transcript changed since the turn this process last ran', async () => {
+    const reads: Array<{ knownThrough: number | undefined; read: boolean }> = [];
+    const provider = createScriptedProvider((request) => ({ text: `re: ${request.messages.at(-1)?.content}` }));
+    server = await startTestServer(
+      {},
+      {
+        provider,
+        wrapStore: (store) => ({
+          ...store,
+          getTurnContext: async (...args: Parameters<typeof store.getTurnContext>) => {
+            const context = await store.getTurnContext(...args);
+            reads.push({ knownThrough: args[3], read: context?.history !== null });
+            return context;
+          },
+        }),
+      },
+    );
+    await server.request('POST', '/conversation/participants', { phone_number: PHONE });
+    await server.engine.idle();
+    for (let turn = 1; turn <= 3; turn++) await sayAndWait(server, PHONE, `message ${turn}`);
+    // The greeting's turn reads it; every later turn knew it from the turn before.
+    expect(reads.map(({ read }) => read)).toEqual([true, false, false, false]);
+    expect(
+      transcriptOf(provider)
+        .map((message) => message.content)
+        .slice(1),
+    ).toEqual(['message 1', 're: message 1', 'message 2', 're: message 2', 'message 3']);
+  });
+
   it('follows CHAT_HISTORY_LIMIT: -1 is the last 50, 0 none, 5 the last five', async () => {
     expect(transcriptOf(await conversation(27, { CHAT_HISTORY_LIMIT: '-1' }))).toHaveLength(51);
     await server!.close();

@@ -159,6 +159,21 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
       expect(await store().getTurnContext('c_missing', 5)).toBeUndefined();
     });
 
+    it('leaves out the history a caller knows at the last seq, and reads it again once anything was appended', async () => {
+      const p = participant();
+      await store().insertParticipant(p);
+      const c = conversation(p.id);
+      await store().insertConversation(c);
+      const [first] = await store().appendMessages([message(c.id, { text: 'one' })]);
+      expect(await store().getTurnContext(c.id, 5, [], 1)).toMatchObject({ history: null, lastSeq: 1 });
+      expect((await store().getTurnContext(c.id, 5, [], 0))?.history).toEqual([first]);
+
+      // A system note is not history, but the caller's copy is no longer known to be current.
+      await store().appendMessages([message(c.id, { role: 'system', source: 'system', text: 'a note' })]);
+      expect(await store().getTurnContext(c.id, 5, [], 1)).toMatchObject({ history: [first], lastSeq: 2 });
+      expect(await store().getTurnContext(c.id, 5, [], 2)).toMatchObject({ history: null, lastSeq: 2 });
+    });
+
     it('reads a conversation with its participant, and a sender with their conversation, in one read', async () => {
       const p = participant({ name: 'Ada', status: 'paused', debug: true, cohort: 'arm-B' });
       await store().insertParticipant(p);

@@ -102,7 +102,7 @@ const normalized = (reply: string) =>
  * moves one step, clamped. The reply still reaches the model as ordinary text. `history` is the
  * transcript before this reply.
  */
-export function applyPollAnswer(state: HabitTurnState, history: Message[], reply: string): void {
+export function applyPollAnswer(state: HabitTurnState, history: readonly Message[], reply: string): void {
   // Most replies are not a pick at all: the history's polls are replayed only for one that could be.
   if (!couldPick(history, reply)) return;
   const picked = pickOption(openPolls(history, state.startedAt).flat(), reply);
