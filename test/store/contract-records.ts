@@ -159,7 +159,7 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
       expect(await store().getTurnContext('c_missing', 5)).toBeUndefined();
     });
 
-    it('leaves out the history a caller knows at the last seq, and reads it again once anything was appended', async () => {
+    it('leaves out a history the caller knows at the last seq, and reads it once anything was appended', async () => {
       const p = participant();
       await store().insertParticipant(p);
       const c = conversation(p.id);
