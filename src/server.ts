@@ -208,7 +208,8 @@ export async function startServer(
     othersWorking: (): boolean => engine.backlog > 0,
   });
   let fanout: PgFanout | undefined;
-  const events = new EventHub({ store, clock, logger, written: (id) => fanout?.notify(id) });
+  // Other processes hear of its events from the store itself, which announces them as it writes them.
+  const events = new EventHub({ store, clock, logger });
   const leases = new ConversationLeases({
     store,
     logger,

@@ -24,8 +24,6 @@ export interface EventHubOptions {
   replayLimit?: number;
   /** Conversations whose stream state stays cached while idle. */
   cacheSize?: number;
-  /** Told after events of a conversation were written (other processes pull them, decision 004). */
-  written?: (conversationId: string) => void;
 }
 
 interface Stream {
@@ -63,7 +61,7 @@ export class EventHub {
   readonly #streams = new Map<string, Stream>();
 
   constructor(options: EventHubOptions) {
-    this.#options = { retention: 2000, replayLimit: 200, cacheSize: 5000, written: () => undefined, ...options };
+    this.#options = { retention: 2000, replayLimit: 200, cacheSize: 5000, ...options };
   }
 
   get replayLimit(): number {
@@ -133,7 +131,6 @@ export class EventHub {
       stream.speaking = false;
       stream.holding = false;
       for (const event of fresh) this.#deliver(conversationId, stream, event);
-      this.#options.written(conversationId);
       await this.#prune(conversationId, stream);
       return result;
     });
@@ -407,7 +404,6 @@ export class EventHub {
       );
       return;
     }
-    this.#options.written(conversationId);
     await this.#prune(conversationId, stream);
   }
 
