@@ -30,19 +30,21 @@ type OutboxOperations = Pick<
 
 const STATUSES = ['pending', 'sent', 'failed'] as const satisfies readonly OutboxStatus[];
 
-/** Marks sends without a provider id (`[id, at ms, attempts]` rows as one JSON parameter) in one statement. */
-const markSentRows = prepared((db, a: { rows: string }, dialect) => ({
+/**
+ * SQLite: marks sends without a provider id (`[id, at ms, attempts]` rows as one JSON parameter) in
+ * one statement. PostgreSQL marks each row with a statement of its own (`markSentRow`): the join a
+ * set of rows needs would keep the plan the table's first statistics gave it, a hash join over the
+ * whole table while the outbox was small, for as long as the connection lives.
+ */
+const markSentRows = prepared((db, a: { rows: string }) => ({
   compile: () =>
-    (dialect === 'postgres'
-      ? sql`update outbox set status = 'sent', sent_at = m.at, attempts = m.attempts
-          from (select r ->> 0 as id, (r ->> 1)::bigint as at, (r ->> 2)::int as attempts
-                from jsonb_array_elements(${a.rows}::jsonb) as r) as m
-          where outbox.id = m.id`
-      : sql`update outbox set status = 'sent', sent_at = m.at, attempts = m.attempts
-          from (select value ->> 0 as id, value ->> 1 as at, value ->> 2 as attempts from json_each(${a.rows})) as m
-          where outbox.id = m.id`
-    ).compile(db),
+    sql`update outbox set status = 'sent', sent_at = m.at, attempts = m.attempts
+        from (select value ->> 0 as id, value ->> 1 as at, value ->> 2 as attempts from json_each(${a.rows})) as m
+        where outbox.id = m.id`.compile(db),
 }));
+const markSentRow = prepared((db, a: { id: string; at: number; attempts: number }) =>
+  db.updateTable('outbox').set({ status: 'sent', sent_at: a.at, attempts: a.attempts }).where('id', '=', a.id),
+);
 const KINDS = ['text', 'poll'] as const satisfies readonly MessageKind[];
 
 /** The statuses ranked below `status`: the only ones a receipt of `status` may replace. */
@@ -274,10 +276,15 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
 
     async markOutboxSentMany(marks) {
       const plain = marks.filter((mark) => !mark.providerMessageId);
-      if (plain.length > 0)
+      if (plain.length > 0 && ctx.dialect === 'sqlite')
         await markSentRows.write(ctx, {
           rows: JSON.stringify(plain.map((mark) => [mark.id, toMs(mark.at), mark.attempts])),
         });
+      else if (plain.length > 0)
+        // In one transaction (one round trip): the writes go out together, without awaiting each other.
+        await ctx.atomic((tx) =>
+          Promise.all(plain.map(({ id, at, attempts }) => markSentRow.write(tx, { id, at: toMs(at), attempts }))),
+        );
       for (const mark of marks)
         if (mark.providerMessageId) await this.markOutboxSent(mark.id, mark.at, mark.attempts, mark.providerMessageId);
     },
