@@ -208,8 +208,7 @@ export async function startServer(
     othersWorking: (): boolean => engine.backlog > 0,
   });
   let fanout: PgFanout | undefined;
-  // Other processes hear of its events from the store itself, which announces them as it writes them.
-  const events = new EventHub({ store, clock, logger });
+  const events = new EventHub({ store, clock, logger, written: (id) => fanout?.notify(id) });
   const leases = new ConversationLeases({
     store,
     logger,

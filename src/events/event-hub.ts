@@ -24,6 +24,8 @@ export interface EventHubOptions {
   replayLimit?: number;
   /** Conversations whose stream state stays cached while idle. */
   cacheSize?: number;
+  /** Told after events of a conversation were written (other processes pull them, decision 004). */
+  written?: (conversationId: string) => void;
 }
 
 interface Stream {
@@ -61,7 +63,7 @@ export class EventHub {
   readonly #streams = new Map<string, Stream>();
 
   constructor(options: EventHubOptions) {
-    this.#options = { retention: 2000, replayLimit: 200, cacheSize: 5000, ...options };
+    this.#options = { retention: 2000, replayLimit: 200, cacheSize: 5000, written: () => undefined, ...options };
   }
 
   get replayLimit(): number {
@@ -131,6 +133,7 @@ export class EventHub {
       stream.speaking = false;
       stream.holding = false;
       for (const event of fresh) this.#deliver(conversationId, stream, event);
+      this.#options.written(conversationId);
       await this.#prune(conversationId, stream);
       return result;
     });
@@ -404,6 +407,7 @@ export class EventHub {
       );
       return;
     }
+    this.#options.written(conversationId);
     await this.#prune(conversationId, stream);
   }
 

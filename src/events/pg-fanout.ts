@@ -1,7 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { pgClientSettings } from '../store/open-store.ts';
-import { eventChannelOf } from '../store/query-context.ts';
 
 export interface PgFanoutOptions {
   url: string;
@@ -21,6 +20,8 @@ export interface PgFanoutOptions {
 }
 
 export interface PgFanout {
+  /** Tells every process that events of the conversation were written (coalesced, asynchronous). */
+  notify(conversationId: string): void;
   /** Tells every process that this one let go of the conversation's lease. */
   notifyReleased(conversationId: string): void;
   /** Tells every process that this one waits for the conversation's lease. */
@@ -37,13 +38,11 @@ const COALESCE_MS = 5;
 /**
  * Event fan-out between processes on one PostgreSQL database (decision 004): `NOTIFY` carries
  * only the conversation id; the events themselves are read from the table, which stays the one
- * source of truth (and of replay). The store announces events in the transaction that writes them
- * (`QueryContext.eventChannel`); this listens for them. A second channel says a conversation's
- * lease was let go or is wanted, so a process waiting for it need not poll: one dedicated
- * connection listens for both and sends those.
+ * source of truth (and of replay). A second channel says a conversation's lease was let go, so
+ * a process waiting for it need not poll. One dedicated connection listens and notifies.
  */
 export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout> {
-  const channel = eventChannelOf(options.schema);
+  const channel = `promptpipe_events_${options.schema}`.toLowerCase();
   const leaseChannel = `promptpipe_leases_${options.schema}`.toLowerCase();
   /** Pending notifications: the channel, a space, the conversation id. */
   const pending = new Set<string>();
@@ -104,6 +103,7 @@ export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout>
 
   await connect();
   return {
+    notify: (conversationId) => enqueue(channel, conversationId),
     notifyReleased: (conversationId) => enqueue(leaseChannel, conversationId),
     notifyWanted: (conversationId) => enqueue(leaseChannel, `${WANTED}${conversationId}`),
     async close() {

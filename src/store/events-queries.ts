@@ -1,67 +1,34 @@
-import { sql, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import { z } from 'zod';
 import type { StoredEvent } from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { EventsTable } from './schema.ts';
 import { fromMs, parseJson, toMs } from './codec.ts';
-import { prepared, preparedInsert } from './prepared.ts';
+import { preparedInsert } from './prepared.ts';
 
 type EventOperations = Pick<StoreOperations, 'appendEvents' | 'listEvents' | 'eventRange' | 'pruneEvents'>;
 
 const payloadSchema = z.record(z.string(), z.unknown());
 
 const insertEventRows = preparedInsert('events');
-/**
- * PostgreSQL: the events, and a notification per conversation on `channel` (delivered when the
- * transaction commits, with the events), in one statement for any number of rows.
- */
-const insertAndAnnounce = prepared(
-  (
-    db,
-    a: {
-      conversations: string[];
-      seqs: number[];
-      turns: (string | null)[];
-      types: string[];
-      data: string[];
-      at: number[];
-      channel: string;
-    },
-  ) => ({
-    compile: () =>
-      sql`with inserted as (
-          insert into events (conversation_id, seq, turn_id, type, data, at)
-          select * from unnest(${a.conversations}::text[], ${a.seqs}::int[], ${a.turns}::text[], ${a.types}::text[],
-                               ${a.data}::text[], ${a.at}::bigint[]))
-        select pg_notify(${a.channel}, conversation)
-          from (select distinct unnest(${a.conversations}::text[]) as conversation) c`.compile(db),
-  }),
-);
 
 export function eventQueries(ctx: QueryContext): EventOperations {
   const { db } = ctx;
   return {
     async appendEvents(events) {
       if (events.length === 0) return;
-      const rows = events.map((event) => ({
-        conversation_id: event.conversationId,
-        seq: event.seq,
-        turn_id: event.turnNo === null ? null : String(event.turnNo),
-        type: event.type,
-        data: JSON.stringify(event.payload),
-        at: toMs(event.at),
-      }));
-      if (!ctx.eventChannel) return insertEventRows(ctx, rows);
-      await insertAndAnnounce.write(ctx, {
-        conversations: rows.map((row) => row.conversation_id),
-        seqs: rows.map((row) => row.seq),
-        turns: rows.map((row) => row.turn_id),
-        types: rows.map((row) => row.type),
-        data: rows.map((row) => row.data),
-        at: rows.map((row) => row.at),
-        channel: ctx.eventChannel,
-      });
+      await insertEventRows(
+        ctx,
+        events.map((event) => ({
+          conversation_id: event.conversationId,
+          seq: event.seq,
+          turn_id: event.turnNo === null ? null : String(event.turnNo),
+          type: event.type,
+          data: JSON.stringify(event.payload),
+          at: toMs(event.at),
+        })),
+      );
     },
 
     async listEvents(conversationId, options = {}) {

@@ -54,8 +54,6 @@ export interface KyselyStoreOptions {
   direct?: DirectRunner;
   /** How transactions run (default: SQLite group commit; PostgreSQL needs its pipelined runner). */
   transactions?: TransactionRunner;
-  /** PostgreSQL: see `QueryContext.eventChannel`. */
-  eventChannel?: string;
 }
 
 /** The `Store` over a Kysely instance of either dialect. `destroy` releases the driver. */
@@ -66,7 +64,6 @@ export function createKyselyStore(
   options: KyselyStoreOptions = {},
 ): Store {
   const { direct } = options;
-  const announce = options.eventChannel ? { eventChannel: options.eventChannel } : {};
   const runTransaction = options.transactions ?? sqliteGroupCommit(db);
   const inTransaction: DirectQuery | undefined = direct && ((sqlText, parameters) => direct(sqlText, parameters, true));
 
@@ -77,7 +74,6 @@ export function createKyselyStore(
       inTransaction: true,
       atomic: (work) => work(ctx),
       ...((pipelined ?? inTransaction) ? { direct: pipelined ?? inTransaction } : {}),
-      ...announce,
     };
     return ctx;
   };
@@ -87,7 +83,6 @@ export function createKyselyStore(
     inTransaction: false,
     atomic: (work) => runTransaction((trx, pipelined) => work(transactionContext(trx, pipelined))),
     ...(direct ? { direct: (sqlText, parameters) => direct(sqlText, parameters, false) } : {}),
-    ...announce,
   };
 
   let closing: Promise<void> | undefined;

@@ -12,7 +12,6 @@ import { SqliteFaults } from './sqlite-faults.ts';
 import { statementName } from './prepared.ts';
 import { PlanLiteralsPlugin } from './plan-literals.ts';
 import { pgPipelinedTransactions } from './pg-transaction.ts';
-import { eventChannelOf } from './query-context.ts';
 
 export interface OpenStoreOptions {
   /** PostgreSQL schema to use, created when missing (default `public`). Ignored for SQLite. */
@@ -118,7 +117,6 @@ async function openPostgresStore(url: string, options: OpenStoreOptions): Promis
   }
   return createKyselyStore(db, 'postgres', destroy, {
     transactions: pgPipelinedTransactions(pool, { dialect, plugins, db }),
-    eventChannel: eventChannelOf(schema),
   });
 }
 

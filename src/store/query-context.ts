@@ -17,15 +17,7 @@ export interface QueryContext {
   atomic<T>(work: (ctx: QueryContext) => Promise<T>): Promise<T>;
   /** Runs a prepared query's compiled SQL without Kysely's driver, where the store offers a way. */
   readonly direct?: DirectQuery;
-  /**
-   * PostgreSQL: the channel on which writing a conversation's events announces it to every process
-   * (decision 004), in the writing transaction: the notification leaves with its commit.
-   */
-  readonly eventChannel?: string;
 }
-
-/** The PostgreSQL channel of the event announcements of the store in `schema`. */
-export const eventChannelOf = (schema: string): string => `promptpipe_events_${schema}`.toLowerCase();
 
 /**
  * A prepared query's compiled SQL run directly (decision 020): on SQLite's connection (the answer
