@@ -170,4 +170,36 @@ describe('a sticky lease (kept after its work)', () => {
     expect(numbers[2]).not.toBe(first);
     expect(leases.heldSince('conv')).toBe(numbers[2]);
   });
+
+  it('is renewed in place once past half its time: the same number, nothing to catch up; past a fifth, taken anew', async () => {
+    const { store, takes } = leaseTable();
+    const events: string[] = [];
+    let now = 0;
+    const leases = new ConversationLeases({
+      store,
+      shared: true,
+      owner: 'me',
+      now: () => new Date(now),
+      logger: pino({ level: 'silent' }),
+      ttlMs: 10_000,
+      keepMs: 60_000,
+      hooks: { acquired: async (id) => void events.push(`acquired ${id}`) },
+    });
+    const numbers: Array<number | undefined> = [];
+    const work = async (lease: HeldLease) => void numbers.push(lease.taken);
+    await leases.hold('conv', work, signal); // taken at 0, until 10 s
+    now = 4000; // 6 s left: kept as it is
+    await leases.hold('conv', work, signal);
+    now = 6000; // 4 s left: renewed in place, until 16 s
+    await leases.hold('conv', work, signal);
+    expect(takes).toHaveLength(2);
+    expect(new Set(numbers).size).toBe(1);
+    expect(events).toEqual(['acquired conv']);
+
+    now = 14_500; // 1.5 s left: too close to its end for other processes' clocks, taken as a new lease
+    await leases.hold('conv', work, signal);
+    expect(takes).toHaveLength(3);
+    expect(numbers[3]).not.toBe(numbers[0]);
+    expect(events).toEqual(['acquired conv', 'acquired conv']);
+  });
 });

@@ -118,7 +118,8 @@ export class ConversationLeases {
   async hold<T>(conversationId: string, work: (lease: HeldLease) => Promise<T>, signal: AbortSignal): Promise<T> {
     if (!this.#options.shared) return work(NOT_SHARED);
     const { hooks = {}, ttlMs, keepMs } = this.#options;
-    const kept = this.#resume(conversationId);
+    const resumed = this.#resume(conversationId);
+    const kept = resumed === 'renew' ? await this.#renew(conversationId) : resumed === 'kept';
     if (!kept) await this.#acquire(conversationId, signal);
     const renewer = this.#renewer(conversationId, this.#taken.get(conversationId));
     const renewal = setInterval(renewer.tick, ttlMs / 3);
@@ -148,14 +149,31 @@ export class ConversationLeases {
     await Promise.all([...this.#kept.keys()].map((conversationId) => this.#letGo(conversationId)));
   }
 
-  /** True when the lease was kept from the last work and lasts long enough for this one to start. */
-  #resume(conversationId: string): boolean {
+  /**
+   * Whether the lease kept from the last work can serve this one: `kept`, as it is, when it lasts
+   * long enough; `renew` when past half its time; else (none kept, or about to lapse) `take`.
+   */
+  #resume(conversationId: string): 'kept' | 'renew' | 'take' {
     const timer = this.#kept.get(conversationId);
-    if (!timer) return false;
+    if (!timer) return 'take';
     clearTimeout(timer);
     this.#kept.delete(conversationId);
+    const { ttlMs } = this.#options;
     const left = (this.#until.get(conversationId) ?? 0) - this.#options.now().getTime();
-    return left > this.#options.ttlMs / 2; // else take it again: that renews it (or finds it lost)
+    if (left > ttlMs / 2) return 'kept';
+    // A margin for the clocks of other processes, which read the lease's end with theirs.
+    return left > ttlMs / 5 ? 'renew' : 'take';
+  }
+
+  /**
+   * Renews a kept lease that has not lapsed: it was this process's all along, so it keeps its
+   * number (and the conversation needs no catching up). False when that failed: take it anew.
+   */
+  async #renew(conversationId: string): Promise<boolean> {
+    const taken = this.#taken.get(conversationId);
+    if (taken === undefined || !(await this.#take(conversationId))) return false;
+    this.#taken.set(conversationId, taken);
+    return true;
   }
 
   #keep(conversationId: string): void {
