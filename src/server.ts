@@ -287,6 +287,7 @@ export async function startServer(
     ids,
     logger,
     autoEnroll: config.conversation.autoEnrollNewUsers,
+    recordWithSenderRead: store.dialect === 'postgres',
     ...(tracing ? { traceParent: tracing.traceParent } : {}),
   });
   const kinds = new TimerKindRegistry().register(

@@ -171,7 +171,7 @@ describe('a sticky lease (kept after its work)', () => {
     expect(leases.heldSince('conv')).toBe(numbers[2]);
   });
 
-  it('is renewed in place once past half its time: the same number, nothing to catch up; past a fifth, taken anew', async () => {
+  it('is renewed in place past half its time (same number, no catching up), taken anew near its end', async () => {
     const { store, takes } = leaseTable();
     const events: string[] = [];
     let now = 0;

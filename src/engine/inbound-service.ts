@@ -8,6 +8,7 @@ import type { EnginePort, EngineTx } from '../store/store.ts';
 import type { Engine, InboxOrder } from './engine.ts';
 import type { Outgoing } from './outgoing.ts';
 import type { ParticipantService, ParticipantUpdateTx } from './participant-service.ts';
+import { KnownSenders } from './known-senders.ts';
 
 export const UNKNOWN_SENDER_REPLY =
   "Thanks for your message. This number isn't enrolled in a program yet, so no one will reply here.";
@@ -50,6 +51,8 @@ export type InboundResult = { inboxId: string; duplicate: boolean; differentText
 );
 
 type Recorded = { item: InboxItem; duplicate: boolean; differentText: boolean; behind?: boolean };
+/** A sender as the store reads them by phone number. */
+type FoundSender = Awaited<ReturnType<InboundStore['findSenderByPhone']>>;
 /** A message's sender as resolved before its batch is recorded; both unset for someone not enrolled. */
 type Sender = { participant: Participant | undefined; conversation: Conversation | undefined };
 
@@ -60,6 +63,9 @@ const byContact = (messages: readonly InboundMessage[]): number[] =>
     .sort((a, b) => compare(contactKey(messages[a]!), contactKey(messages[b]!)) || a - b);
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const contactKey = (message: InboundMessage) => `${message.channel}\n${message.contactId ?? ''}`;
+
+/** A message that names no contact, from a phone number: its sender is found by that number. */
+const plainFromPhone = (message: InboundMessage) => message.contactId === undefined && message.sender.startsWith('+');
 
 /** The fixed answer to content we cannot read, for an active participant. */
 const unsupportedAnswer = (message: InboundMessage, participant: Participant): string | null =>
@@ -98,6 +104,7 @@ export type InboundStore = Pick<
   | 'getParticipant'
   | 'findParticipantByPhone'
   | 'findSenderByPhone'
+  | 'recordForSender'
   | 'findConversationByParticipant'
 >;
 
@@ -114,6 +121,12 @@ export interface InboundServiceDeps {
   ids: IdGenerator;
   logger: Logger;
   autoEnroll: boolean;
+  /**
+   * A message from a number heard from before is recorded in the statement that reads who the
+   * number is now (`Store.recordForSender`): on PostgreSQL the acknowledgement's one round trip.
+   * Off on SQLite, whose reads cost no round trip and whose acknowledgements share commits instead.
+   */
+  recordWithSenderRead?: boolean;
   /** The active trace as a W3C `traceparent` (tracing on), stored with each message for its turn. */
   traceParent?: () => string | undefined;
 }
@@ -124,6 +137,7 @@ export interface InboundServiceDeps {
  */
 export class InboundService {
   readonly #deps: InboundServiceDeps;
+  readonly #known = new KnownSenders();
 
   constructor(deps: InboundServiceDeps) {
     this.#deps = deps;
@@ -140,7 +154,13 @@ export class InboundService {
    * (enrolling one takes its own transaction); turns and acknowledgements start once it committed.
    */
   async receiveBatch(messages: readonly InboundMessage[]): Promise<InboundResult[]> {
-    const senders = await this.#resolveSenders(messages);
+    const known = messages.length === 1 ? await this.#recordKnownSender(messages[0]!) : undefined;
+    if (known?.recorded) {
+      const { sender, recorded, heldSince } = known;
+      const order = { first: recorded.behind === false, heldSince };
+      return [await this.#afterRecorded(messages[0]!, sender, recorded, new Set(), order)];
+    }
+    const senders = await this.#resolveSenders(messages, known?.read);
     // Read before recording: a lease held since then means nobody else answered them meanwhile.
     const held = senders.map(({ conversation }) => conversation && this.#deps.engine.leaseHeldSince(conversation.id));
     const recorded = await this.#recordAll(messages, senders);
@@ -154,17 +174,41 @@ export class InboundService {
   }
 
   /**
+   * A plain message from a number heard from before, recorded for who they were then in the
+   * statement that reads who they are now (`recorded`), or, when that changed, only read (`read`,
+   * for `#resolveSenders`). Undefined when the message is not one to try this with.
+   */
+  async #recordKnownSender(message: InboundMessage) {
+    if (!this.#deps.recordWithSenderRead || !plainFromPhone(message) || message.unsupported) return undefined;
+    const known = this.#known.get(message.sender);
+    if (!known) return undefined;
+    const heldSince = this.#deps.engine.leaseHeldSince(known.conversation.id);
+    const attempted = this.#item(message, known.participantId, known.conversation, 'pending');
+    const channel = this.#replyChannel(message);
+    const { sender: read, recorded: record } = await this.#deps.store.recordForSender(message.sender, attempted, {
+      flow: known.conversation.flow,
+      ...(channel ? { channel } : {}),
+    });
+    this.#known.learn(message.sender, read?.participant, read?.conversation);
+    if (!record || !read) return { read: { found: read } };
+    const sender: Sender = { participant: read.participant, conversation: read.conversation };
+    return { read, sender, recorded: recorded(record, attempted), heldSince };
+  }
+
+  /**
    * Who sent each message, and their conversation. Within one batch, a sender (contact and
    * address) seen before resolves as it did then: the first message links the contact (or
    * enrolled them), which is what the later ones would have read.
    */
-  async #resolveSenders(messages: readonly InboundMessage[]): Promise<Sender[]> {
+  async #resolveSenders(messages: readonly InboundMessage[], firstRead?: { found: FoundSender }): Promise<Sender[]> {
     const known = new Map<string, Participant | undefined>();
     const conversations = new Map<string, Conversation>();
     const senders: Sender[] = [];
-    for (const message of messages) {
+    for (const [index, message] of messages.entries()) {
       const key = `${message.channel}\n${message.contactId ?? ''}\n${message.sender}`;
-      const found = known.has(key) ? { participant: known.get(key) } : await this.#senderOf(message);
+      const found = known.has(key)
+        ? { participant: known.get(key) }
+        : await this.#senderOf(message, index === 0 ? firstRead : undefined);
       const participant = found.participant;
       known.set(key, participant);
       if (!participant) {
@@ -177,6 +221,7 @@ export class InboundService {
         (await this.#deps.participants.conversationOf(participant.id));
       conversations.set(participant.id, conversation);
       senders.push({ participant, conversation });
+      if (plainFromPhone(message)) this.#known.learn(message.sender, participant, conversation);
     }
     return senders;
   }
@@ -343,9 +388,10 @@ export class InboundService {
    */
   async #senderOf(
     message: InboundMessage,
+    read?: { found: FoundSender },
   ): Promise<{ participant: Participant | undefined; conversation?: Conversation }> {
-    if (message.contactId === undefined && message.sender.startsWith('+')) {
-      const found = await this.#deps.store.findSenderByPhone(message.sender);
+    if (plainFromPhone(message)) {
+      const found = read ? read.found : await this.#deps.store.findSenderByPhone(message.sender);
       if (found) return found;
     }
     return { participant: await this.#participantFor(message) };
@@ -441,7 +487,7 @@ export class InboundService {
   #item(
     message: InboundMessage,
     participantId: string | null,
-    conversation: Conversation | null | undefined,
+    conversation: Pick<Conversation, 'id' | 'flow'> | null | undefined,
     status: InboxItem['status'],
   ): InboxItem {
     const redact = conversation ? this.#deps.participants.findFlowOf(conversation)?.redactInput : undefined;

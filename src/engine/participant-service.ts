@@ -321,7 +321,7 @@ export class ParticipantService {
 
   /** The flow a conversation runs. */
   /** The conversation's flow, or undefined when this server does not run it (a changed configuration). */
-  findFlowOf(conversation: Conversation): Flow | undefined {
+  findFlowOf(conversation: Pick<Conversation, 'flow'>): Flow | undefined {
     return this.#deps.flows.get(conversation.flow);
   }
 

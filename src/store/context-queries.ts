@@ -1,7 +1,9 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import type { Conversation, Participant } from '../core/domain.ts';
+import { earlierInbox, inboxQueries, inboxRow } from './inbox-queries.ts';
 import type { FlowContextRead, StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
-import type { ConversationsTable, MessagesTable, ParticipantsTable } from './schema.ts';
+import type { ConversationsTable, Database, InboxTable, MessagesTable, ParticipantsTable } from './schema.ts';
 import { messageQueries, toMessage } from './messages-queries.ts';
 import { prepared, PreparedFamily } from './prepared.ts';
 import type { SqlDialect } from './query-context.ts';
@@ -10,7 +12,7 @@ import { toParticipant } from './participants-queries.ts';
 
 type ContextOperations = Pick<
   StoreOperations,
-  'getConversationWithParticipant' | 'getTurnContext' | 'findSenderByPhone'
+  'getConversationWithParticipant' | 'getTurnContext' | 'findSenderByPhone' | 'recordForSender'
 >;
 
 /** The participant's columns, read next to a conversation's as `p_<column>`. */
@@ -93,16 +95,68 @@ const turnContext = new PreparedFamily(({ reads }: { reads: readonly FlowContext
   }),
 );
 // One conversation per participant in practice; the oldest one wins if there are more.
-const senderByPhone = prepared((db, a: { phone: string }) =>
+const senderQuery = (db: Kysely<Database>, phone: unknown) =>
   db
     .selectFrom('participants as p')
     .leftJoin('conversations as c', 'c.participant_id', 'p.id')
     .selectAll('c')
     .select(participantColumns)
-    .where('p.phone_number', '=', a.phone)
+    .where('p.phone_number', '=', phone as string)
     .orderBy('c.created_at')
     .orderBy('c.id')
-    .limit(1),
+    .limit(1);
+const senderByPhone = prepared((db, a: { phone: string }) => senderQuery(db, a.phone));
+
+/** The inbox columns `recordFor` writes, each from a parameter but the two the sender's row gives. */
+const RECORDED_COLUMNS = [
+  'id',
+  'channel',
+  'channel_message_id',
+  'sender',
+  'text',
+  'status',
+  'error',
+  'received_at',
+  'processed_at',
+  'trace_parent',
+] as const satisfies ReadonlyArray<keyof InboxTable>;
+type RecordedRow = Pick<Insertable<InboxTable>, (typeof RECORDED_COLUMNS)[number]>;
+
+/**
+ * PostgreSQL: the sender by their phone number (`senderByPhone`) and, in the same statement, the
+ * inbox row if the sender is the one it was made for (`matches`): one round trip for what is
+ * otherwise a read, then an insert that depends on it. The row is written as `insertInbox`
+ * writes it (a duplicate writes nothing); the answer says whether it matched and what was written.
+ */
+const recordFor = prepared(
+  (
+    db,
+    a: RecordedRow & {
+      phone: string;
+      participantId: string;
+      conversationId: string;
+      flow: string;
+      onChannel: string | null;
+    },
+  ) => {
+    const matches = sql<boolean>`s.p_id = ${a.participantId} and s.id = ${a.conversationId} and s.flow = ${a.flow}
+      and (${a.onChannel}::text is null or s.channel = ${a.onChannel}::text)`;
+    const columns = sql.join(RECORDED_COLUMNS.map((column) => sql.ref(column)));
+    const values = sql.join(RECORDED_COLUMNS.map((column) => sql`${a[column]}`));
+    return {
+      compile: () =>
+        sql`with s as (${senderQuery(db, a.phone)}),
+          recorded as (
+            insert into inbox (${columns}, participant_id, conversation_id)
+            select ${values}, s.p_id, s.id from s where ${matches}
+            on conflict (channel, sender, channel_message_id) do nothing
+            returning id, exists (select 1 from inbox as earlier where earlier.conversation_id = inbox.conversation_id
+              and earlier.status = 'pending' and earlier.ordinal < inbox.ordinal) as behind)
+          select s.*, coalesce((select ${matches} from s), false) as matched,
+            recorded.id as recorded_id, recorded.behind as recorded_behind
+          from (select 1) as one left join s on true left join recorded on true`.compile(db),
+    };
+  },
 );
 
 function participantOf(row: Joined): ReturnType<typeof toParticipant> | null {
@@ -111,12 +165,24 @@ function participantOf(row: Joined): ReturnType<typeof toParticipant> | null {
   return toParticipant(fields as Selectable<ParticipantsTable>);
 }
 
+/** A sender's row as their participant and conversation (none when the row has no participant). */
+function senderOf(row: Joined): { participant: Participant; conversation: Conversation | undefined } | undefined {
+  const participant = participantOf(row);
+  if (!participant) return undefined;
+  return { participant, conversation: row.id === null ? undefined : toConversation(row) };
+}
+
 /**
  * The reads a turn and an inbound message start with, one statement each (decision 020): a
  * conversation with its participant, and a sender's participant with their conversation.
  */
 export function contextQueries(ctx: QueryContext): ContextOperations {
   const messages = messageQueries(ctx);
+  const inbox = inboxQueries(ctx);
+  const findSenderByPhone: ContextOperations['findSenderByPhone'] = async (phoneNumber) => {
+    const row = (await senderByPhone.first(ctx, { phone: phoneNumber })) as Joined | undefined;
+    return row && senderOf(row);
+  };
   const getConversationWithParticipant: ContextOperations['getConversationWithParticipant'] = async (id) => {
     const row = (await conversationById.first(ctx, { id })) as Joined | undefined;
     return row && { conversation: toConversation(row), participant: participantOf(row) };
@@ -146,11 +212,35 @@ export function contextQueries(ctx: QueryContext): ContextOperations {
       };
     },
 
-    async findSenderByPhone(phoneNumber) {
-      const row = (await senderByPhone.first(ctx, { phone: phoneNumber })) as Joined | undefined;
-      const participant = row && participantOf(row);
-      if (!row || !participant) return undefined;
-      return { participant, conversation: row.id === null ? undefined : toConversation(row) };
+    async recordForSender(phoneNumber, item, expected) {
+      if (!item.participantId || !item.conversationId)
+        throw new Error('recordForSender needs an item for a conversation');
+      if (ctx.dialect === 'sqlite') {
+        // One process on the file: a read then an insert costs no round trip.
+        const sender = await findSenderByPhone(phoneNumber);
+        const matched =
+          sender?.participant.id === item.participantId &&
+          sender.conversation?.id === item.conversationId &&
+          sender.conversation.flow === expected.flow &&
+          (expected.channel === undefined || sender.conversation.channel === expected.channel);
+        return matched ? { sender, recorded: await inbox.insertInbox(item) } : { sender };
+      }
+      const { participant_id: _participant, conversation_id: _conversation, ...row } = inboxRow(item);
+      const answer = (await recordFor.first(ctx, {
+        ...(row as RecordedRow),
+        phone: phoneNumber,
+        participantId: item.participantId,
+        conversationId: item.conversationId,
+        flow: expected.flow,
+        onChannel: expected.channel ?? null,
+      })) as (Joined & { matched: boolean; recorded_id: string | null; recorded_behind: boolean | null }) | undefined;
+      const sender = answer && senderOf(answer);
+      if (!answer?.matched) return { sender };
+      if (answer.recorded_id === null)
+        return { sender, recorded: { item: await earlierInbox(ctx, item), duplicate: true } };
+      return { sender, recorded: { item: { ...item }, duplicate: false, behind: Boolean(answer.recorded_behind) } };
     },
+
+    findSenderByPhone,
   };
 }

@@ -87,29 +87,9 @@ export function inboxQueries(ctx: QueryContext): InboxOperations {
       // ON CONFLICT DO NOTHING is race-safe on both dialects: a concurrent duplicate waits for the
       // first writer and then writes nothing. NULL channel message ids never conflict. Ids are
       // per sender: two clients may both send "m1" (decision 008).
-      const inserted = await insertOnce.first(ctx, {
-        id: item.id,
-        channel: item.channel,
-        channel_message_id: item.channelMessageId,
-        sender: item.sender,
-        text: item.text,
-        participant_id: item.participantId,
-        conversation_id: item.conversationId,
-        status: item.status,
-        error: item.error,
-        received_at: toMs(item.receivedAt),
-        processed_at: toMsOrNull(item.processedAt),
-        trace_parent: item.traceParent ?? null,
-      });
+      const inserted = await insertOnce.first(ctx, inboxRow(item));
       if (inserted) return { item: { ...item }, duplicate: false, behind: Boolean(inserted.behind) };
-      const earlier = await db
-        .selectFrom('inbox')
-        .selectAll()
-        .where('channel', '=', item.channel)
-        .where('sender', '=', item.sender)
-        .where('channel_message_id', '=', item.channelMessageId)
-        .executeTakeFirstOrThrow();
-      return { item: toInboxItem(earlier), duplicate: true };
+      return { item: await earlierInbox(ctx, item), duplicate: true };
     },
 
     async getInbox(id) {
@@ -164,6 +144,36 @@ export function inboxQueries(ctx: QueryContext): InboxOperations {
         .execute();
     },
   };
+}
+
+/** An inbox item as its row. */
+export function inboxRow(item: InboxItem): Insertable<InboxTable> {
+  return {
+    id: item.id,
+    channel: item.channel,
+    channel_message_id: item.channelMessageId,
+    sender: item.sender,
+    text: item.text,
+    participant_id: item.participantId,
+    conversation_id: item.conversationId,
+    status: item.status,
+    error: item.error,
+    received_at: toMs(item.receivedAt),
+    processed_at: toMsOrNull(item.processedAt),
+    trace_parent: item.traceParent ?? null,
+  };
+}
+
+/** The item recorded before `item` with the same sender and channel message id (a redelivery, or a reused id). */
+export async function earlierInbox({ db }: QueryContext, item: InboxItem): Promise<InboxItem> {
+  const earlier = await db
+    .selectFrom('inbox')
+    .selectAll()
+    .where('channel', '=', item.channel)
+    .where('sender', '=', item.sender)
+    .where('channel_message_id', '=', item.channelMessageId)
+    .executeTakeFirstOrThrow();
+  return toInboxItem(earlier);
 }
 
 function toInboxItem(row: Selectable<InboxTable>): InboxItem {

@@ -112,6 +112,20 @@ export interface StoreOperations {
   findSenderByPhone(
     phoneNumber: string,
   ): Promise<{ participant: Participant; conversation: Conversation | undefined } | undefined>;
+  /**
+   * `findSenderByPhone`, and `insertInbox(item)` if the sender is the one the item was made for:
+   * the item's participant and conversation, a conversation of `expected.flow`, on
+   * `expected.channel` when one is given. Nothing is written for anyone else (`recorded` is then
+   * absent). On PostgreSQL one statement: the acknowledgement of a known sender in one round trip.
+   */
+  recordForSender(
+    phoneNumber: string,
+    item: InboxItem,
+    expected: { flow: string; channel?: string },
+  ): Promise<{
+    sender: { participant: Participant; conversation: Conversation | undefined } | undefined;
+    recorded?: { item: InboxItem; duplicate: boolean; behind?: boolean };
+  }>;
   getConversation(id: string): Promise<Conversation | undefined>;
   findConversationByParticipant(participantId: string): Promise<Conversation | undefined>;
   /** Who a web session is for (migration 014); undefined when nobody said. */

@@ -4,6 +4,7 @@ import { AppError } from '../../src/core/errors.ts';
 import { emptyProfile, type Profile } from '../../src/core/profile.ts';
 import type { SqlDialect } from '../../src/store/query-context.ts';
 import type { Store } from '../../src/store/store.ts';
+import type { InboxItem } from '../../src/core/domain.ts';
 import { waitFor } from '../kit/wait-for.ts';
 import type { StoreBackend } from './store-contract.ts';
 import { coachingColumns, coachingQueries, coachingStateOf } from '../../src/flows/habit-coach/coaching-queries.ts';
@@ -192,6 +193,54 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
         participant: alone,
         conversation: undefined,
       });
+    });
+
+    it('records a message for its sender only if they are who it was made for, and says who they are', async () => {
+      const p = participant();
+      await store().insertParticipant(p);
+      const c = conversation(p.id, { channel: 'webhook', flow: 'habit-coach' });
+      await store().insertConversation(c);
+      const sender = { participant: p, conversation: c };
+      const made = (overrides: Partial<InboxItem> = {}) =>
+        inboxItem({ sender: p.phoneNumber, participantId: p.id, conversationId: c.id, ...overrides });
+      const kept = async (item: InboxItem) => (await store().getInbox(item.id)) !== undefined;
+
+      const first = made({ traceParent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+      expect(await store().recordForSender(p.phoneNumber, first, { flow: 'habit-coach' })).toEqual({
+        sender,
+        recorded: { item: first, duplicate: false, behind: false },
+      });
+      expect(await store().getInbox(first.id)).toEqual(first);
+      const second = made();
+      expect(await store().recordForSender(p.phoneNumber, second, { flow: 'habit-coach', channel: 'webhook' })).toEqual(
+        {
+          sender,
+          recorded: { item: second, duplicate: false, behind: true }, // the first one is still pending
+        },
+      );
+      // Delivered again (the same channel message id): nothing new, the first record comes back.
+      const again = made({ id: 'in_again', channelMessageId: first.channelMessageId, text: 'hi again' });
+      expect(await store().recordForSender(p.phoneNumber, again, { flow: 'habit-coach' })).toEqual({
+        sender,
+        recorded: { item: first, duplicate: true },
+      });
+
+      // Made for someone else, another conversation, flow or channel: the sender alone, nothing written.
+      const misses: Array<[InboxItem, { flow: string; channel?: string }]> = [
+        [made({ participantId: 'p_other' }), { flow: 'habit-coach' }],
+        [made({ conversationId: 'c_other' }), { flow: 'habit-coach' }],
+        [made(), { flow: 'assistant' }],
+        [made(), { flow: 'habit-coach', channel: 'whatsapp' }],
+      ];
+      for (const [item, expected] of misses) {
+        expect(await store().recordForSender(p.phoneNumber, item, expected)).toEqual({ sender });
+        expect(await kept(item)).toBe(false);
+      }
+      const stranger = made({ sender: '+14165550999' });
+      expect(await store().recordForSender('+14165550999', stranger, { flow: 'habit-coach' })).toEqual({
+        sender: undefined,
+      });
+      expect(await kept(stranger)).toBe(false);
     });
 
     it('round-trips, finds by participant, and compare-and-sets on version', async () => {

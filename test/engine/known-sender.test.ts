@@ -1,0 +1,99 @@
+// @requires postgres
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { LlmRequest } from '../../src/llm/llm-provider.ts';
+import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
+import type { Store } from '../../src/store/store.ts';
+import { pgSchemas } from '../kit/pg-schemas.ts';
+import { startTestServer, tempSqliteUrl, type TestServer } from '../kit/test-server.ts';
+import { waitFor } from '../kit/wait-for.ts';
+
+// A message from a number heard from before is recorded, on PostgreSQL, in the statement that
+// reads who the number is now (one round trip), and only if that is still who it was; the
+// outcome is the same on both stores.
+const PHONE = '+14165550177';
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+const schemas = pgSchemas('known_sender');
+afterAll(() => schemas.dropAll());
+
+const lastUserText = (request: LlmRequest) => request.messages.at(-1)?.content ?? '';
+
+/** A server whose store counts the sender reads and the records made with one. */
+async function start(database: Record<string, string>) {
+  const calls = { findSenderByPhone: 0, recordForSender: 0 };
+  server = await startTestServer(database, {
+    provider: createScriptedProvider((request) => ({ text: `echo: ${lastUserText(request)}` })),
+    wrapStore: (store: Store) => ({
+      ...store,
+      findSenderByPhone: (phone) => ((calls.findSenderByPhone += 1), store.findSenderByPhone(phone)),
+      recordForSender: (...args) => ((calls.recordForSender += 1), store.recordForSender(...args)),
+    }),
+  });
+  return calls;
+}
+
+async function enrol(): Promise<string> {
+  const before = server!.sink.to(PHONE).length;
+  const created = await server!.request('POST', '/conversation/participants', { phone_number: PHONE });
+  expect(created.status).toBe(201);
+  await waitFor(() => server!.sink.to(PHONE).length > before, { what: 'the greeting' });
+  return created.body.result.id as string;
+}
+
+async function say(text: string, messageId: string) {
+  const before = server!.sink.to(PHONE).length;
+  const accepted = await server!.request('POST', '/conversation/inbound', {
+    from: PHONE,
+    text,
+    message_id: messageId,
+  });
+  expect(accepted.status).toBe(202);
+  if (!accepted.body.result.duplicate)
+    await waitFor(() => server!.sink.to(PHONE).length > before, { what: `the answer to "${text}"` });
+  return accepted.body.result as { inbox_id: string; duplicate: boolean; participant_id: string };
+}
+
+describe.each([
+  ['SQLite', () => ({ DATABASE_URL: tempSqliteUrl() }), false],
+  ['PostgreSQL', () => schemas.next(), true],
+])('a message from a number heard from before (%s)', (_name, database, folded) => {
+  it('is recorded for them (a redelivery once), the read of who they are in the same statement', async () => {
+    const calls = await start(database());
+    const id = await enrol();
+    const first = await say('one', 'k1');
+    const second = await say('two', 'k2');
+    const again = await say('two', 'k2');
+    expect([first.participant_id, second.participant_id]).toEqual([id, id]);
+    expect(again).toMatchObject({ inbox_id: second.inbox_id, duplicate: true });
+    expect(
+      server!.sink
+        .to(PHONE)
+        .map((message) => message.text)
+        .slice(1),
+    ).toEqual(['echo: one', 'echo: two']);
+    // The first message teaches who the number is; the next two are recorded with that read.
+    expect(calls).toEqual(
+      folded ? { findSenderByPhone: 1, recordForSender: 2 } : { findSenderByPhone: 3, recordForSender: 0 },
+    );
+  });
+
+  it('is recorded for whoever the number is now, when it was enrolled again as someone else', async () => {
+    const calls = await start(database());
+    const before = await enrol();
+    await say('to the first enrolment', 'r1');
+    expect((await server!.request('DELETE', `/conversation/participants/${before}`)).status).toBe(200);
+    const after = await enrol();
+    const message = await say('to the second one', 'r2');
+    expect(message.participant_id).toBe(after);
+    expect(await server!.store.getInbox(message.inbox_id)).toMatchObject({ participantId: after, status: 'processed' });
+    const history = await server!.request('GET', `/conversation/participants/${after}/history`);
+    expect(history.body.result.messages.map((m: { text: string }) => m.text).slice(-2)).toEqual([
+      'to the second one',
+      'echo: to the second one',
+    ]);
+    if (folded) expect(calls.recordForSender).toBe(1); // tried for the first enrolment, not recorded for it
+  });
+});
