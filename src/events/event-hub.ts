@@ -317,6 +317,20 @@ export class EventHub {
 
   #run<T>(conversationId: string, work: (stream: Stream) => T | Promise<T>): Promise<T> {
     const stream = this.#stream(conversationId);
+    // Nothing queued and nothing to load: work that needs no waiting (an event emitted) runs now,
+    // without a link in the chain (a turn emits a dozen).
+    if (stream.loaded && stream.active === 0) {
+      let result: T | Promise<T>;
+      try {
+        result = work(stream);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (!(result instanceof Promise)) return Promise.resolve(result);
+      stream.active += 1;
+      stream.chain = result.catch(() => undefined).finally(() => (stream.active -= 1));
+      return result;
+    }
     stream.active += 1;
     const result = stream.chain.then(async () => {
       if (!stream.loaded) await this.#load(conversationId, stream);

@@ -56,16 +56,18 @@ function flowColumns(reads: readonly FlowContextRead[], dialect: SqlDialect) {
     ),
   );
 }
+/** Each read's column names, as the read names them (`flowColumns` selects them prefixed). */
+const readNames = new WeakMap<FlowContextRead, string[]>();
 /** The columns of the conversation's own flow in a turn context row, by name. */
 function flowColumnsOf(row: Record<string, unknown>, flow: string, reads: readonly FlowContextRead[]) {
   const index = reads.findIndex((read) => read.flow === flow);
   if (index < 0) return undefined;
-  const prefix = `f${index}_`;
-  return Object.fromEntries(
-    Object.entries(row)
-      .filter(([key]) => key.startsWith(prefix))
-      .map(([key, value]) => [key.slice(prefix.length), value]),
-  );
+  const read = reads[index]!;
+  let names = readNames.get(read);
+  if (!names) readNames.set(read, (names = Object.keys(read.columns('sqlite', sql.ref('p.id')))));
+  const own: Record<string, unknown> = {};
+  for (const name of names) own[name] = row[`f${index}_${name}`];
+  return own;
 }
 /**
  * A turn's context in one statement: the conversation, its participant, its last seq and the
@@ -159,9 +161,13 @@ const recordFor = prepared(
   },
 );
 
+/** Each participant column and the name it is read under next to a conversation's. */
+const PREFIXED_COLUMNS = PARTICIPANT_COLUMNS.map((column) => [column, `p_${column}` as const] as const);
+
 function participantOf(row: Joined): ReturnType<typeof toParticipant> | null {
   if (row.p_id === null) return null;
-  const fields = Object.fromEntries(PARTICIPANT_COLUMNS.map((column) => [column, row[`p_${column}`]]));
+  const fields: Record<string, unknown> = {};
+  for (const [column, prefixed] of PREFIXED_COLUMNS) fields[column] = row[prefixed];
   return toParticipant(fields as Selectable<ParticipantsTable>);
 }
 

@@ -20,26 +20,64 @@ import { virtualClockQueries } from './virtual-clock-queries.ts';
 import { backlogQueries } from './backlog-queries.ts';
 import { contextQueries } from './context-queries.ts';
 
+/** The port's operations, by the module that implements them (each a factory over a query context). */
+const MODULES = [
+  participantQueries,
+  conversationQueries,
+  messageQueries,
+  profileQueries,
+  scheduleQueries,
+  timerQueries,
+  inboxQueries,
+  outboxQueries,
+  turnQueries,
+  eventQueries,
+  contactQueries,
+  leaseQueries,
+  searchQueries,
+  virtualClockQueries,
+  backlogQueries,
+  contextQueries,
+] as const;
+
 /** Every operation of the port, bound to one query context (the store's pool, or a transaction). */
 export function storeOperations(ctx: QueryContext): StoreOperations {
-  return {
-    ...participantQueries(ctx),
-    ...conversationQueries(ctx),
-    ...messageQueries(ctx),
-    ...profileQueries(ctx),
-    ...scheduleQueries(ctx),
-    ...timerQueries(ctx),
-    ...inboxQueries(ctx),
-    ...outboxQueries(ctx),
-    ...turnQueries(ctx),
-    ...eventQueries(ctx),
-    ...contactQueries(ctx),
-    ...leaseQueries(ctx),
-    ...searchQueries(ctx),
-    ...virtualClockQueries(ctx),
-    ...backlogQueries(ctx),
-    ...contextQueries(ctx),
-  };
+  return Object.assign({}, ...MODULES.map((module) => module(ctx))) as StoreOperations;
+}
+
+const CONTEXT = Symbol('context');
+const BUILT = Symbol('built');
+
+/**
+ * A transaction's operations: a module's are built when one of them is first used, as a unit of
+ * work uses a handful of the port's hundred (building them all took a tenth of what a turn
+ * allocated). Read through the prototype chain, so an object made with this one as its prototype
+ * (a flow adding its own queries) serves them too.
+ */
+class TransactionOperations {
+  readonly [CONTEXT]: QueryContext;
+  readonly [BUILT]: object[] = [];
+
+  constructor(ctx: QueryContext) {
+    this[CONTEXT] = ctx;
+  }
+}
+let operationsDefined = false;
+
+function transactionOperations(ctx: QueryContext): StoreOperations {
+  if (!operationsDefined) {
+    // Which module answers which name, read once from modules built on this first context.
+    MODULES.forEach((module, index) => {
+      for (const name of Object.keys(module(ctx)))
+        Object.defineProperty(TransactionOperations.prototype, name, {
+          get(this: TransactionOperations) {
+            return ((this[BUILT][index] ??= module(this[CONTEXT])) as Record<string, unknown>)[name];
+          },
+        });
+    });
+    operationsDefined = true;
+  }
+  return new TransactionOperations(ctx) as unknown as StoreOperations;
 }
 
 /** SQLite's direct way for prepared queries (`QueryContext.direct`), in a transaction or not. */
@@ -91,11 +129,17 @@ export function createKyselyStore(
     ...rootOperations,
     dialect,
     transaction<T>(work: (tx: StoreTx) => Promise<T>, options?: TransactionOptions): Promise<T> {
-      return runTransaction((trx, pipelined) => work(storeOperations(transactionContext(trx, pipelined))), options);
+      return runTransaction(
+        (trx, pipelined) => work(transactionOperations(transactionContext(trx, pipelined))),
+        options,
+      );
     },
     batched<T>(work: (ops: StoreOperations) => Promise<T>, options?: TransactionOptions): Promise<T> {
       if (dialect === 'postgres' || !options?.gather) return work(rootOperations);
-      return runTransaction((trx, pipelined) => work(storeOperations(transactionContext(trx, pipelined))), options);
+      return runTransaction(
+        (trx, pipelined) => work(transactionOperations(transactionContext(trx, pipelined))),
+        options,
+      );
     },
     extend<E>(queries: (ctx: QueryContext) => E): StoreExtension<E> {
       return {
@@ -103,7 +147,7 @@ export function createKyselyStore(
         transaction: (work) =>
           runTransaction((trx, pipelined) => {
             const ctx = transactionContext(trx, pipelined);
-            return work(storeOperations(ctx), queries(ctx));
+            return work(transactionOperations(ctx), queries(ctx));
           }),
       };
     },

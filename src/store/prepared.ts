@@ -88,6 +88,28 @@ export class PreparedQuery<A extends object, O> {
       'arg' in slot ? (args as Record<string, unknown>)[slot.arg] : slot.value,
     );
     parameters.push(...extra);
+    return this.#runParameters(ctx, plan, parameters, deferred);
+  }
+
+  /**
+   * A write whose parameters the caller has in the compiled statement's order already (see
+   * `argumentOrder`): no arguments object to build and read back.
+   */
+  async writeParameters(ctx: QueryContext, parameters: unknown[]): Promise<void> {
+    await this.#runParameters(ctx, this.#plan(ctx), parameters, true);
+  }
+
+  /** The argument each parameter of the compiled statement takes, in order (undefined for a constant). */
+  argumentOrder(ctx: QueryContext): Array<string | undefined> {
+    return this.#plan(ctx).slots.map((slot) => ('arg' in slot ? slot.arg : undefined));
+  }
+
+  #runParameters(
+    ctx: QueryContext,
+    plan: Plan,
+    parameters: unknown[],
+    deferred: boolean,
+  ): Promise<QueryResult<O>> | QueryResult<O> {
     const direct = ctx.direct?.(plan.sql, parameters, deferred);
     if (direct) return direct as QueryResult<O> | Promise<QueryResult<O>>;
     return ctx.db.executeQuery<O>({ sql: plan.sql, parameters, query: plan.query, queryId: createQueryId() });
@@ -177,7 +199,8 @@ type Row = Record<string, unknown>;
 /**
  * A multi-row insert into `table`, prepared once per shape (row count and columns, taken from
  * the first row): `run(ctx, rows)` inserts every row in one statement. Rows of one call must have
- * the same keys.
+ * the same keys. The statement takes its values row by row, column by column (checked once per
+ * shape), so each call passes them in that order as they are.
  */
 export function preparedInsert<T extends keyof Database & string>(table: T) {
   const family = new PreparedFamily(({ count, columns }: { count: number; columns: string[] }) =>
@@ -189,13 +212,29 @@ export function preparedInsert<T extends keyof Database & string>(table: T) {
       return db.insertInto(table).values(rows as never);
     }),
   );
+  const rowMajor = new WeakMap<PreparedQuery<Row, unknown>, boolean>();
   return async (ctx: QueryContext, rows: readonly Insertable<Database[T]>[]): Promise<void> => {
     if (rows.length === 0) return;
     const columns = Object.keys(rows[0]!);
+    const insert = family.of({ count: rows.length, columns });
+    let inOrder = rowMajor.get(insert);
+    if (inOrder === undefined) {
+      inOrder = insert
+        .argumentOrder(ctx)
+        .every((name, index) => name === `${Math.floor(index / columns.length)}:${columns[index % columns.length]}`);
+      rowMajor.set(insert, inOrder);
+    }
+    if (inOrder) {
+      const width = columns.length;
+      const parameters = new Array<unknown>(rows.length * width);
+      for (let index = 0; index < parameters.length; index++)
+        parameters[index] = (rows[Math.floor(index / width)] as Row)[columns[index % width]!];
+      return insert.writeParameters(ctx, parameters);
+    }
     const args: Row = {};
     rows.forEach((row, index) => {
       for (const column of columns) args[`${index}:${column}`] = (row as Row)[column];
     });
-    await family.of({ count: rows.length, columns }).write(ctx, args);
+    await insert.write(ctx, args);
   };
 }

@@ -17,7 +17,8 @@ export const serviceDeskModule: FlowModule = {
         await crm.ops.seedIfEmpty(localDate(clock.now(), timeZone));
         const flow = createServiceDeskFlow({
           crm: crm.ops,
-          transaction: (work) => crm.transaction((tx, crmTx) => work({ ...tx, crm: crmTx })),
+          // The transaction's operations are read through their prototype: extended, not copied.
+          transaction: (work) => crm.transaction((tx, crmTx) => work(Object.assign(Object.create(tx), { crm: crmTx }))),
           ids,
           interpreterModel: config.llm.interpreterModel,
           timeZone,
