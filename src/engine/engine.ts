@@ -236,9 +236,10 @@ export class Engine {
         { backlog: this.#queue.size },
         'shutdown timeout: aborting turns in progress; they re-run after restart',
       );
-      this.#shutdown.abort(
-        new AppError('shutting_down', 'the server is shutting down', { fault: 'system', retryable: true }),
-      );
+      const reason = new AppError('shutting_down', 'the server is shutting down', { fault: 'system', retryable: true });
+      this.#shutdown.abort(reason);
+      // A running turn listens to its interrupt switch alone (`TurnSignals.interrupt`).
+      for (const running of this.#running.values()) running.abort(reason);
       await this.#queue.idle();
     }
     await this.#deps.leases.releaseKept();

@@ -101,6 +101,7 @@ export interface TurnSummary {
 /** How a turn may be stopped: `shutdown` abandons it (it re-runs later), `interrupt` ends it without a reply. */
 export interface TurnSignals {
   shutdown: AbortSignal;
+  /** Aborted to end the turn without a reply, and by its owner at shutdown too (then `shutdown` is aborted first). */
   interrupt?: AbortSignal;
   /** Called as the turn moves forward (each model call and tool call), to keep its lease. */
   progress?: () => void;
@@ -310,7 +311,8 @@ export class TurnRunner {
     const messages = buildModelMessages(prepared.systemMessages, history, input, this.#deps.historyLimit);
     // Collected as they run, so the audit keeps the calls of a turn whose model later failed.
     const executed: ExecutedToolCall[] = [];
-    const signal = signals.interrupt ? AbortSignal.any([signals.shutdown, signals.interrupt]) : signals.shutdown;
+    // The interrupt switch is aborted at shutdown too (the engine's), so it alone stops the loop.
+    const signal = signals.interrupt ?? signals.shutdown;
     try {
       const context = {
         provider: this.#deps.provider,
