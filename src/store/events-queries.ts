@@ -5,13 +5,39 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { EventsTable } from './schema.ts';
 import { fromMs, parseJson, toMs } from './codec.ts';
-import { preparedInsert } from './prepared.ts';
+import { prepared, preparedInsert } from './prepared.ts';
 
 type EventOperations = Pick<StoreOperations, 'appendEvents' | 'listEvents' | 'eventRange' | 'pruneEvents'>;
 
 const payloadSchema = z.record(z.string(), z.unknown());
 
 const insertEventRows = preparedInsert('events');
+
+// A conversation's first turn in a process reads its log's head (`EventHub`): compiled once.
+const rangeOf = prepared((db, a: { conversationId: string }) =>
+  db
+    .selectFrom('events')
+    .select((eb) => [eb.fn.min('seq').as('first'), eb.fn.max('seq').as('last')])
+    .where('conversation_id', '=', a.conversationId),
+);
+const lastWithTurn = prepared((db, a: { conversationId: string }) =>
+  db
+    .selectFrom('events')
+    .select('turn_id')
+    .where('conversation_id', '=', a.conversationId)
+    .where('turn_id', 'is not', null)
+    .orderBy('seq', 'desc')
+    .limit(1),
+);
+const lastFinalOf = prepared((db, a: { conversationId: string }) =>
+  db
+    .selectFrom('events')
+    .select('data')
+    .where('conversation_id', '=', a.conversationId)
+    .where('type', '=', 'final')
+    .orderBy('seq', 'desc')
+    .limit(1),
+);
 
 export function eventQueries(ctx: QueryContext): EventOperations {
   const { db } = ctx;
@@ -43,28 +69,10 @@ export function eventQueries(ctx: QueryContext): EventOperations {
     },
 
     async eventRange(conversationId) {
-      const range = await db
-        .selectFrom('events')
-        .select((eb) => [eb.fn.min('seq').as('first'), eb.fn.max('seq').as('last')])
-        .where('conversation_id', '=', conversationId)
-        .executeTakeFirst();
+      const range = await rangeOf.first(ctx, { conversationId });
       if (!range || range.last === null || range.first === null) return undefined;
-      const withTurn = await db
-        .selectFrom('events')
-        .select('turn_id')
-        .where('conversation_id', '=', conversationId)
-        .where('turn_id', 'is not', null)
-        .orderBy('seq', 'desc')
-        .limit(1)
-        .executeTakeFirst();
-      const lastFinal = await db
-        .selectFrom('events')
-        .select('data')
-        .where('conversation_id', '=', conversationId)
-        .where('type', '=', 'final')
-        .orderBy('seq', 'desc')
-        .limit(1)
-        .executeTakeFirst();
+      const withTurn = await lastWithTurn.first(ctx, { conversationId });
+      const lastFinal = await lastFinalOf.first(ctx, { conversationId });
       const messageSeq =
         lastFinal &&
         (parseJson(payloadSchema, lastFinal.data, 'event payload').data as { messageSeq?: unknown } | undefined)

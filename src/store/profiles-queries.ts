@@ -21,8 +21,35 @@ const profileOf = prepared((db, a: { participantId: string }) =>
   db.selectFrom('profiles').selectAll().where('participant_id', '=', a.participantId),
 );
 
+/** Every column but the key, taken from the row that was refused (`excluded`): each value bound once. */
+const UPDATED = [
+  'fields',
+  'intensity',
+  'success_count',
+  'total_prompts',
+  'tone',
+  'field_updated_at',
+  'last_habit_prompt',
+  'last_prompt_sent_at',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof ProfilesTable>;
+const upsertProfile = prepared((db, a: Selectable<ProfilesTable>) =>
+  db
+    .insertInto('profiles')
+    // The arguments are placeholders, read by name (they cannot be listed).
+    .values(
+      Object.fromEntries(
+        ['participant_id', ...UPDATED].map((column) => [column, a[column as keyof typeof a]]),
+      ) as never,
+    )
+    .onConflict((oc) =>
+      oc
+        .column('participant_id')
+        .doUpdateSet((eb) => Object.fromEntries(UPDATED.map((column) => [column, eb.ref(`excluded.${column}`)]))),
+    ),
+);
+
 export function profileQueries(ctx: QueryContext): ProfileOperations {
-  const { db } = ctx;
   return {
     async getProfile(participantId) {
       const row = await profileOf.first(ctx, { participantId });
@@ -30,13 +57,7 @@ export function profileQueries(ctx: QueryContext): ProfileOperations {
     },
 
     async saveProfile(profile) {
-      const row = toRow(profile);
-      const { participant_id: _key, ...rest } = row;
-      await db
-        .insertInto('profiles')
-        .values(row)
-        .onConflict((oc) => oc.column('participant_id').doUpdateSet(rest))
-        .execute();
+      await upsertProfile.write(ctx, toRow(profile));
     },
   };
 }
