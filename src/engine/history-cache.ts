@@ -34,7 +34,7 @@ export class HistoryCache {
   readonly #entries = new Map<string, Entry>();
   #chars = 0;
 
-  constructor({ window, maxConversations = 1000, maxChars = 4_000_000 }: HistoryCacheOptions) {
+  constructor({ window, maxConversations = 500, maxChars = 2_000_000 }: HistoryCacheOptions) {
     this.#window = window;
     this.#maxConversations = maxConversations;
     this.#maxChars = maxChars;

@@ -221,7 +221,8 @@ export class InboundService {
         (await this.#deps.participants.conversationOf(participant.id));
       conversations.set(participant.id, conversation);
       senders.push({ participant, conversation });
-      if (plainFromPhone(message)) this.#known.learn(message.sender, participant, conversation);
+      if (this.#deps.recordWithSenderRead && plainFromPhone(message))
+        this.#known.learn(message.sender, participant, conversation);
     }
     return senders;
   }
