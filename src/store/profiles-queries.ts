@@ -21,8 +21,9 @@ const profileOf = prepared((db, a: { participantId: string }) =>
   db.selectFrom('profiles').selectAll().where('participant_id', '=', a.participantId),
 );
 
-/** Every column but the key, taken from the row that was refused (`excluded`): each value bound once. */
-const UPDATED = [
+/** The table's columns, the key first. */
+export const PROFILE_COLUMNS = [
+  'participant_id',
   'fields',
   'intensity',
   'success_count',
@@ -33,6 +34,8 @@ const UPDATED = [
   'last_prompt_sent_at',
   'updated_at',
 ] as const satisfies ReadonlyArray<keyof ProfilesTable>;
+/** Every column but the key, taken from the row that was refused (`excluded`): each value bound once. */
+const UPDATED = PROFILE_COLUMNS.slice(1);
 const upsertProfile = prepared((db, a: Selectable<ProfilesTable>) =>
   db
     .insertInto('profiles')

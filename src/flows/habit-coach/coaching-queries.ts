@@ -3,7 +3,7 @@ import type { Profile } from '../../core/profile.ts';
 import type { Schedule } from '../../core/schedule.ts';
 import { fromMs } from '../../store/codec.ts';
 import { prepared } from '../../store/prepared.ts';
-import { toProfile } from '../../store/profiles-queries.ts';
+import { PROFILE_COLUMNS, toProfile } from '../../store/profiles-queries.ts';
 import { jsonArrayOf, jsonRowOf, jsonValue } from '../../store/json-rows.ts';
 import type { QueryContext, SqlDialect } from '../../store/query-context.ts';
 import { toSchedule } from '../../store/schedules-queries.ts';
@@ -17,18 +17,6 @@ export interface CoachingState {
   pendingTimers: Map<string, Date>;
 }
 
-const PROFILE_COLUMNS = [
-  'participant_id',
-  'fields',
-  'intensity',
-  'success_count',
-  'total_prompts',
-  'tone',
-  'field_updated_at',
-  'last_habit_prompt',
-  'last_prompt_sent_at',
-  'updated_at',
-] as const satisfies ReadonlyArray<keyof ProfilesTable>;
 const SCHEDULE_COLUMNS = [
   'id',
   'ordinal',
