@@ -11,6 +11,7 @@ import { randomIds, systemClock, type Clock, type IdGenerator } from './core/clo
 import { ChangeFeed } from './engine/change-feed.ts';
 import { EventHub } from './events/event-hub.ts';
 import { startPgFanout, type PgFanout } from './events/pg-fanout.ts';
+import { EventFollowers } from './events/event-followers.ts';
 import { ConversationLeases } from './engine/conversation-lease.ts';
 import { databaseClock } from './timers/database-clock.ts';
 import { createTurnBroadcaster } from './events/turn-broadcaster.ts';
@@ -208,13 +209,26 @@ export async function startServer(
     othersWorking: (): boolean => engine.backlog > 0,
   });
   let fanout: PgFanout | undefined;
-  const events = new EventHub({ store, clock, logger, written: (id) => fanout?.notify(id) });
+  const owner = `${hostname()}:${process.pid}:${randomIds.next('proc')}`;
+  const wallTime = () => (dbClock ?? systemClock).now(); // never the virtual clock
+  // Several processes (PostgreSQL): a commit tells the others only if one follows the conversation.
+  const followers =
+    store.dialect === 'postgres'
+      ? new EventFollowers({ store, owner, now: wallTime, logger, catchUp: (id) => events.catchUp(id) })
+      : undefined;
+  const events = new EventHub({
+    store,
+    clock,
+    logger,
+    written: (id) => fanout?.notify(id),
+    following: (id, on) => followers?.set(id, on),
+  });
   const leases = new ConversationLeases({
     store,
     logger,
     shared: store.dialect === 'postgres',
-    owner: `${hostname()}:${process.pid}:${randomIds.next('proc')}`,
-    now: () => (dbClock ?? systemClock).now(), // wall time, never the virtual clock
+    owner,
+    now: wallTime,
     // A turn reports progress at each model and tool call; the longest silence is one model call.
     stallMs: config.llm.timeoutMs + LEASE_STALL_MARGIN_MS,
     hooks: { acquired: (id) => events.catchUp(id), releasing: (id) => events.flush(id) },
@@ -235,6 +249,7 @@ export async function startServer(
     broadcaster: createTurnBroadcaster(events),
     observer: metrics,
     othersWorking: (): boolean => engine.backlog > 1,
+    eventFollowers: followers && { owner, now: wallTime },
   };
   const runner = tracing
     ? new TracedTurnRunner(runnerDeps, new TurnTraces(tracing, store))
@@ -391,6 +406,7 @@ export async function startServer(
       await worker.stop();
       await engine.shutdown(config.server.shutdownTimeoutMs);
       await events.flushAll();
+      await followers?.close();
       await fanout?.close();
       for (const module of started) await module.stop?.();
       dbClock?.stop();

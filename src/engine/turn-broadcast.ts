@@ -22,8 +22,10 @@ export interface TurnBroadcast {
    * Runs the turn's commit so that its events go into the same transaction: `work` calls
    * `announce` with the messages it appends and writes the events it returns (the turn's own,
    * a `final` per reply, `speaking: false`); they reach live listeners once `work` resolved.
+   * `followedElsewhere`, asked once `work` resolved: false when the commit found that no other
+   * process follows the conversation, so none needs telling (undefined: not asked, tell them).
    */
-  commit<T>(work: (announce: AnnounceEvents) => Promise<T>): Promise<T>;
+  commit<T>(work: (announce: AnnounceEvents) => Promise<T>, followedElsewhere?: () => boolean | undefined): Promise<T>;
   /** After a commit that did not announce (nothing of the turn was kept): announce what was written, stop speaking. */
   committed(turnId: string): Promise<void>;
   /** The turn was interrupted (barge-in) or failed before committing: stop speaking. */

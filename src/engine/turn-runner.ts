@@ -54,6 +54,7 @@ export type TurnTx = Pick<
   | 'completeInbox'
   | 'completeInboxFenced'
   | 'appendEvents'
+  | 'followedElsewhere'
 > &
   FlowWrites;
 
@@ -88,6 +89,12 @@ export interface TurnRunnerDeps {
   observer?: Pick<EngineObserver, 'turnFinished' | 'toolCalled'>;
   /** The trace of the conversation's running turn (tracing on), kept in its turn record. */
   traceIdOf?: (conversationId: string) => string | undefined;
+  /**
+   * Several processes (PostgreSQL): a turn's commit asks whether another one follows the
+   * conversation's events (`owner` names this process; `now` is wall time), and other processes
+   * are told of the commit only if one does (decision 020).
+   */
+  eventFollowers?: { owner: string; now: () => Date };
 }
 
 export interface TurnSummary {
@@ -178,12 +185,14 @@ export class TurnRunner {
       let appendedMessages: Message[] = [];
       let announced = false;
       let marks: SentMark[] = [];
+      let followedElsewhere: boolean | undefined;
       // The unit of work (decision 020): nothing in it waits for an answer, so on PostgreSQL it
       // and its COMMIT go out in one flight. Its fences (the participant still active, the
       // conversation's version, each inbox item still pending, the seqs its messages are numbered
       // with still free) fail on the server; one that fails undoes the whole unit.
-      const transaction = (announce: AnnounceEvents | undefined, numberedAfter: number | undefined) =>
-        store.transaction(
+      const transaction = async (announce: AnnounceEvents | undefined, numberedAfter: number | undefined) => {
+        let followers: Promise<boolean> | undefined;
+        const done = await store.transaction(
           async (tx) => {
             const now = clock.now();
             // Earlier sends' "sent" marks ride along (decision 020): no commit of their own.
@@ -232,6 +241,9 @@ export class TurnRunner {
             handOff = appended.claimed;
             appendedMessages = appended.messages;
             if (announce) {
+              // Asked after the conversation's row lock (which appending messages takes first), so
+              // a process that starts following meanwhile is either seen here or reads these events.
+              if (appended.messages.length > 0) followers = this.#followedElsewhere(tx, conversation.id);
               await tx.appendEvents(announce(appended.messages));
               announced = true;
             }
@@ -239,6 +251,10 @@ export class TurnRunner {
           },
           { gather: this.#deps.othersWorking?.() === true },
         );
+        // Answered with the commit (no round trip of its own).
+        followedElsewhere = await followers;
+        return done;
+      };
       // Failed, the unit's marks go with the next commit.
       const undone = (error: unknown) => {
         this.#deps.deliveries?.restoreMarks(marks);
@@ -262,11 +278,11 @@ export class TurnRunner {
             return false;
           });
       // The turn's session events commit with it (decision 020), unless it was interrupted.
-      const committed = await (broadcast && !interrupted ? broadcast.commit(commitWork) : commitWork()).catch(
-        (error: unknown) => {
-          throw undone(error);
-        },
-      );
+      const committed = await (
+        broadcast && !interrupted ? broadcast.commit(commitWork, () => followedElsewhere) : commitWork()
+      ).catch((error: unknown) => {
+        throw undone(error);
+      });
       this.#deps.deliveries?.marksWritten(marks);
       if (committed) this.#histories.extend(conversationId, lastSeq, appendedMessages);
       else this.#histories.forget(conversationId);
@@ -285,6 +301,11 @@ export class TurnRunner {
       await broadcast?.cancelled('failed', isAppError(error) ? error.code : 'internal');
       throw error;
     }
+  }
+
+  #followedElsewhere(tx: TurnTx, conversationId: string): Promise<boolean> | undefined {
+    const followers = this.#deps.eventFollowers;
+    return followers && awaitedLater(tx.followedElsewhere(conversationId, followers.owner, followers.now()));
   }
 
   #observe(flow: string, status: string, started: number, executed: readonly ExecutedToolCall[]): void {

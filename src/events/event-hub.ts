@@ -26,6 +26,8 @@ export interface EventHubOptions {
   cacheSize?: number;
   /** Told after events of a conversation were written (other processes pull them, decision 004). */
   written?: (conversationId: string) => void;
+  /** Told when a conversation gets its first subscriber in this process (true) or loses its last. */
+  following?: (conversationId: string, following: boolean) => void;
 }
 
 interface Stream {
@@ -63,7 +65,14 @@ export class EventHub {
   readonly #streams = new Map<string, Stream>();
 
   constructor(options: EventHubOptions) {
-    this.#options = { retention: 2000, replayLimit: 200, cacheSize: 5000, written: () => undefined, ...options };
+    this.#options = {
+      retention: 2000,
+      replayLimit: 200,
+      cacheSize: 5000,
+      written: () => undefined,
+      following: () => undefined,
+      ...options,
+    };
   }
 
   get replayLimit(): number {
@@ -80,7 +89,11 @@ export class EventHub {
   subscribe(conversationId: string, listener: EventListener): () => void {
     const stream = this.#stream(conversationId);
     stream.listeners.add(listener);
-    return () => stream.listeners.delete(listener);
+    if (stream.listeners.size === 1) this.#options.following(conversationId, true);
+    return () => {
+      if (stream.listeners.delete(listener) && stream.listeners.size === 0)
+        this.#options.following(conversationId, false);
+    };
   }
 
   emit(conversationId: string, draft: EventDraft): Promise<SessionEvent> {
@@ -110,9 +123,15 @@ export class EventHub {
    * each assistant or system message (from memory: nothing is read back), and `speaking: false`.
    * Once `work` resolves, the new events are delivered; if it throws, they are dropped (their seqs
    * stay free) and the others wait for the next flush, as before. Nothing else is emitted on the
-   * conversation meanwhile, so the seqs stay gapless and in delivery order.
+   * conversation meanwhile, so the seqs stay gapless and in delivery order. Other processes are
+   * told of the new events unless `followedElsewhere` says that none of them follows these.
    */
-  commitTurn<T>(conversationId: string, turnNo: number, work: (announce: AnnounceEvents) => Promise<T>): Promise<T> {
+  commitTurn<T>(
+    conversationId: string,
+    turnNo: number,
+    work: (announce: AnnounceEvents) => Promise<T>,
+    followedElsewhere?: () => boolean | undefined,
+  ): Promise<T> {
     return this.#run(conversationId, async (stream) => {
       let announced: { fresh: SessionEvent[]; lastMessageSeq: number } | undefined;
       const announce: AnnounceEvents = (messages) => {
@@ -133,7 +152,7 @@ export class EventHub {
       stream.speaking = false;
       stream.holding = false;
       for (const event of fresh) this.#deliver(conversationId, stream, event);
-      this.#options.written(conversationId);
+      if (followedElsewhere?.() !== false) this.#options.written(conversationId);
       await this.#prune(conversationId, stream);
       return result;
     });

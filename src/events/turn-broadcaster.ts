@@ -109,9 +109,9 @@ class EventBroadcast implements TurnBroadcast {
     return { firstTokenMs: round(this.#firstTokenMs), timeToStatusMs: round(this.#timeToStatusMs) };
   }
 
-  commit<T>(work: (announce: AnnounceEvents) => Promise<T>): Promise<T> {
+  commit<T>(work: (announce: AnnounceEvents) => Promise<T>, followedElsewhere?: () => boolean | undefined): Promise<T> {
     this.#close();
-    return this.#hub.commitTurn(this.#conversationId, this.#turnNo, work);
+    return this.#hub.commitTurn(this.#conversationId, this.#turnNo, work, followedElsewhere);
   }
 
   async committed(turnId: string): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { z } from 'zod';
 import type { StoredEvent } from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
@@ -7,7 +7,10 @@ import type { EventsTable } from './schema.ts';
 import { fromMs, parseJson, toMs } from './codec.ts';
 import { prepared, preparedInsert } from './prepared.ts';
 
-type EventOperations = Pick<StoreOperations, 'appendEvents' | 'listEvents' | 'eventRange' | 'pruneEvents'>;
+type EventOperations = Pick<
+  StoreOperations,
+  'appendEvents' | 'listEvents' | 'eventRange' | 'pruneEvents' | 'followEvents' | 'unfollowEvents' | 'followedElsewhere'
+>;
 
 const payloadSchema = z.record(z.string(), z.unknown());
 
@@ -39,6 +42,29 @@ const lastFinalOf = prepared((db, a: { conversationId: string }) =>
     .limit(1),
 );
 
+// Asked in every turn commit on PostgreSQL (after the conversation's row lock): compiled once.
+const followerElsewhere = prepared((db, a: { conversationId: string; owner: string; now: number }) =>
+  db
+    .selectFrom('event_followers')
+    .select('owner')
+    .where('conversation_id', '=', a.conversationId)
+    .where('owner', '<>', a.owner)
+    .where('until', '>', a.now)
+    .limit(1),
+);
+
+/** The followers' upsert: PostgreSQL locks each conversation's row first (see `followEvents`). */
+function followSql(dialect: QueryContext['dialect'], ids: readonly string[], owner: string, until: number) {
+  return dialect === 'postgres'
+    ? sql`with locked as (select id from conversations where id = any(${[...ids]}::text[]) for share)
+        insert into event_followers (conversation_id, owner, "until") select id, ${owner}, ${until} from locked
+        on conflict (conversation_id, owner) do update set "until" = excluded."until"`
+    : sql`insert into event_followers (conversation_id, owner, "until")
+        select id, ${owner}, ${until} from conversations
+        where id in (select value from json_each(${JSON.stringify(ids)}))
+        on conflict (conversation_id, owner) do update set "until" = excluded."until"`;
+}
+
 export function eventQueries(ctx: QueryContext): EventOperations {
   const { db } = ctx;
   return {
@@ -55,6 +81,23 @@ export function eventQueries(ctx: QueryContext): EventOperations {
           at: toMs(event.at),
         })),
       );
+    },
+
+    async followEvents(conversationIds, owner, until) {
+      if (conversationIds.length === 0) return;
+      await followSql(ctx.dialect, conversationIds, owner, toMs(until)).execute(db);
+    },
+
+    async unfollowEvents(conversationId, owner) {
+      await db
+        .deleteFrom('event_followers')
+        .where('conversation_id', '=', conversationId)
+        .where('owner', '=', owner)
+        .execute();
+    },
+
+    async followedElsewhere(conversationId, owner, now) {
+      return (await followerElsewhere.rows(ctx, { conversationId, owner, now: toMs(now) })).length > 0;
     },
 
     async listEvents(conversationId, options = {}) {

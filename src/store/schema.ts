@@ -20,6 +20,7 @@ export interface Database {
   channel_contacts: ChannelContactsTable;
   delivery_receipts: DeliveryReceiptsTable;
   conversation_leases: ConversationLeasesTable;
+  event_followers: EventFollowersTable;
   crm_customers: { id: string; name: string; phone: string; zip: string; address: string };
   crm_slots: { id: string; date: string; window_start: string; window_end: string; available: number };
   crm_appointments: {
@@ -251,6 +252,13 @@ export interface EventsTable {
   type: string;
   data: string;
   at: number;
+}
+
+/** A process following a conversation's session events, until a time in ms (migration 020). */
+export interface EventFollowersTable {
+  conversation_id: string;
+  owner: string;
+  until: number;
 }
 
 export interface ConversationLeasesTable {

@@ -372,6 +372,17 @@ export interface StoreOperations {
   eventRange(
     conversationId: string,
   ): Promise<{ first: number; last: number; lastTurnNo: number | null; lastMessageSeq: number | null } | undefined>;
+  /**
+   * `owner` (a process) follows these conversations' session events until `until` (decision 020):
+   * other processes' commits tell it when they write some. On PostgreSQL each conversation's row
+   * is locked `FOR SHARE` first, so a turn commit that holds it finishes before (the follower
+   * reads its events afterwards) and one that locks it after sees the follower. Conversations
+   * that do not exist are skipped.
+   */
+  followEvents(conversationIds: readonly string[], owner: string, until: Date): Promise<void>;
+  unfollowEvents(conversationId: string, owner: string): Promise<void>;
+  /** True when a process other than `owner` follows the conversation's events at `now`. */
+  followedElsewhere(conversationId: string, owner: string, now: Date): Promise<boolean>;
   /** What waits right now: pending inbox and outbox rows, timers past due, and the oldest of each. */
   backlog(now: Date): Promise<{
     inboxPending: number;

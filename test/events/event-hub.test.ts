@@ -31,6 +31,55 @@ const hubOf = (options: { retention?: number; cacheSize?: number } = {}) =>
 const status = (text: string) => ({ type: 'status' as const, role: 'system' as const, text });
 
 describe('EventHub', () => {
+  it('tells other processes of a turn commit unless it found that none of them follows', async () => {
+    const written: string[] = [];
+    const hub = new EventHub({
+      store,
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      written: (id) => written.push(id),
+    });
+    const commit = async (followedElsewhere?: () => boolean | undefined) => {
+      const turnNo = await hub.beginTurn(conversationId);
+      const [stored] = await store.appendMessages([
+        message(conversationId, { role: 'assistant', text: `reply ${turnNo}` }),
+      ]);
+      await hub.commitTurn(
+        conversationId,
+        turnNo,
+        async (announce) => store.appendEvents(announce([stored!])),
+        followedElsewhere,
+      );
+    };
+    await commit(() => false);
+    expect(written).toEqual([]);
+    await commit(() => true);
+    await commit(() => undefined); // not asked (SQLite, or nothing appended): told, as before
+    await commit();
+    expect(written).toEqual([conversationId, conversationId, conversationId]);
+    expect((await store.listEvents(conversationId)).filter((event) => event.type === 'final')).toHaveLength(4);
+  });
+
+  it('says when a conversation gets its first subscriber in this process and loses its last', () => {
+    const following: Array<[string, boolean]> = [];
+    const hub = new EventHub({
+      store,
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      following: (id, on) => following.push([id, on]),
+    });
+    const first = hub.subscribe(conversationId, () => undefined);
+    const second = hub.subscribe(conversationId, () => undefined);
+    first();
+    first(); // twice: still one subscriber left
+    expect(following).toEqual([[conversationId, true]]);
+    second();
+    expect(following).toEqual([
+      [conversationId, true],
+      [conversationId, false],
+    ]);
+  });
+
   it('assigns gapless seqs in emit order and persists them all', async () => {
     const hub = hubOf();
     const emitted = await Promise.all(

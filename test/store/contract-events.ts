@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/domain.ts';
 import type { Store } from '../../src/store/store.ts';
-import { at, participantWithConversation } from './store-fixtures.ts';
+import { at, message, participantWithConversation } from './store-fixtures.ts';
 
 /** The session event log: append, list after a cursor, range, prune, cascade. */
 export function eventsContract(store: () => Store): void {
@@ -56,6 +56,52 @@ export function eventsContract(store: () => Store): void {
       await store().appendEvents([event(c.id, 1)]);
       await store().deleteParticipant(p.id);
       expect(await store().listEvents(c.id)).toEqual([]);
+    });
+  });
+
+  describe('event followers', () => {
+    it('says whether another process follows a conversation, until its row lapses', async () => {
+      const { p, c } = await setup();
+      const other = await setup();
+      await store().followEvents([c.id, 'no-such-conversation'], 'process-a', at(100));
+      expect(await store().followedElsewhere(c.id, 'process-b', at(99))).toBe(true);
+      expect(await store().followedElsewhere(c.id, 'process-a', at(99))).toBe(false); // only itself
+      expect(await store().followedElsewhere(other.c.id, 'process-b', at(99))).toBe(false);
+      expect(await store().followedElsewhere(c.id, 'process-b', at(100))).toBe(false); // lapsed
+      await store().followEvents([c.id], 'process-a', at(200)); // renewed
+      expect(await store().transaction((tx) => tx.followedElsewhere(c.id, 'process-b', at(150)))).toBe(true);
+      await store().unfollowEvents(c.id, 'process-a');
+      expect(await store().followedElsewhere(c.id, 'process-b', at(150))).toBe(false);
+      await store().followEvents([c.id], 'process-a', at(200));
+      await store().deleteParticipant(p.id);
+      await store().followEvents([c.id], 'process-a', at(300)); // gone: nothing to follow
+      expect(await store().followedElsewhere(c.id, 'process-b', at(150))).toBe(false);
+    });
+
+    it('waits for a commit that holds the conversation, then is seen by the next (PostgreSQL)', async () => {
+      if (store().dialect !== 'postgres') return; // SQLite: one process, no fan-out
+      const { c } = await setup();
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const writer = store().transaction(async (tx) => {
+        await tx.appendMessages([{ ...message(c.id), text: 'a turn commit' }]); // locks the conversation first
+        await tx.getConversation(c.id); // answered: the lock is held
+        await held;
+        return tx.followedElsewhere(c.id, 'process-a', at(50));
+      });
+      let followed = false;
+      const following = store()
+        .followEvents([c.id], 'process-b', at(100))
+        .then(() => (followed = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(followed).toBe(false); // behind the turn's lock: it will read the turn's events after
+      release();
+      expect(await writer).toBe(false); // asked before the follower was there
+      await following;
+      await store().transaction(async (tx) => {
+        await tx.appendMessages([{ ...message(c.id), text: 'the next commit' }]);
+        expect(await tx.followedElsewhere(c.id, 'process-a', at(50))).toBe(true);
+      });
     });
   });
 }

@@ -19,6 +19,7 @@ import { personMemoryMigration } from './016-person-memory.ts';
 import { turnAttemptsMigration } from './017-turn-attempts.ts';
 import { inboxTraceMigration } from './018-inbox-trace.ts';
 import { fencesMigration } from './019-fences.ts';
+import { eventFollowersMigration } from './020-event-followers.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -45,5 +46,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '017_turn_attempts': turnAttemptsMigration(),
     '018_inbox_trace': inboxTraceMigration(),
     '019_fences': fencesMigration(dialect),
+    '020_event_followers': eventFollowersMigration(),
   };
 }
