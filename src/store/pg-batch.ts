@@ -8,6 +8,14 @@ export interface BatchStatement {
   name?: string;
 }
 
+/**
+ * Parameters as `pg` puts them on the wire (text, a Buffer or null). It throws for a value `pg`
+ * cannot write (a BigInt inside JSON, a cycle): the caller learns it before anything is sent, as
+ * it would from `pg`'s own query.
+ */
+export const serializeParameters = (values: readonly unknown[]): unknown[] =>
+  values.map((value) => pgUtils.prepareValue(value));
+
 /** A statement's answer, as `pg` gives it for a query of its own. */
 export interface BatchAnswer {
   command: string;
@@ -24,6 +32,7 @@ export class SkippedAfterFailure extends Error {
 }
 
 interface Wire {
+  close(message: { type: 'S'; name: string }): void;
   stream: { cork(): void; uncork(): void; destroy(): void };
   parsedStatements: Record<string, string>;
   submittedNamedStatements: Record<string, string>;
@@ -55,6 +64,13 @@ interface RowBuilder {
   addCommandComplete(message: unknown): void;
 }
 
+/**
+ * Per connection, the names whose Parse failed with its statement: the server may or may not have
+ * prepared them (an error in Bind or Execute leaves the name prepared). The next Parse of such a
+ * name is preceded by a Close, which the server accepts for a name it does not know.
+ */
+const inDoubt = new WeakMap<Wire, Set<string>>();
+
 const rowBuilder = (types: TypeParsers) =>
   new pg.Result(undefined as unknown as string, types as typeof pg.types) as unknown as RowBuilder;
 
@@ -80,8 +96,8 @@ export class PgBatch extends pg.Query {
   #wire: Wire | undefined;
   #result: RowBuilder;
   #answered = 0;
-  /** True when a failure left a named statement neither surely prepared nor surely not. */
-  uncertain = false;
+  /** A column parser's failure on the current statement's rows: the statement fails, the exchange goes on. */
+  #rowError: { error: unknown } | undefined;
   /** Told once the batch ended: null, or the first failure (`pg` wraps it with its read timeout). */
   callback: ((error: Error | null) => void) | undefined;
 
@@ -96,10 +112,16 @@ export class PgBatch extends pg.Query {
   // A property, as `pg`'s types declare it.
   override submit = (connection: pg.Connection): Error | null => {
     const wire = connection as unknown as Wire;
+    let values: unknown[][];
+    try {
+      values = this.statements.map((statement) => serializeParameters(statement.values));
+    } catch (error) {
+      return error as Error; // as `pg`'s own query: nothing is sent, the batch fails
+    }
     this.#wire = wire;
     wire.stream.cork();
     try {
-      this.statements.forEach((statement, index) => this.#write(wire, statement, index));
+      this.statements.forEach((statement, index) => this.#write(wire, statement, values[index]!, index));
       wire.sync();
     } finally {
       wire.stream.uncork();
@@ -107,15 +129,16 @@ export class PgBatch extends pg.Query {
     return null;
   };
 
-  #write(wire: Wire, { text, values, name = '' }: BatchStatement, index: number): void {
+  #write(wire: Wire, { text, name = '' }: BatchStatement, values: readonly unknown[], index: number): void {
     if (!name || !(wire.parsedStatements[name] ?? wire.submittedNamedStatements[name])) {
+      if (name && inDoubt.get(wire)?.delete(name)) wire.close({ type: 'S', name });
       wire.parse({ text, name });
       if (name) {
         wire.submittedNamedStatements[name] = text;
         this.#parsing.set(index, name);
       }
     }
-    wire.bind({ portal: '', statement: name, values, valueMapper: pgUtils.prepareValue });
+    wire.bind({ portal: '', statement: name, values, valueMapper: undefined });
     wire.describe({ type: 'P', name: '' });
     wire.execute({ portal: '', rows: 0 });
   }
@@ -125,7 +148,13 @@ export class PgBatch extends pg.Query {
   }
 
   handleDataRow(message: { fields: unknown[] }): void {
-    this.#result.addRow(this.#result.parseRow(message.fields));
+    if (this.#rowError) return;
+    try {
+      this.#result.addRow(this.#result.parseRow(message.fields));
+    } catch (error) {
+      // As `pg`'s own query: a value its parser refuses (an int8 beyond 2^53) fails the statement.
+      this.#rowError = { error };
+    }
   }
 
   handleCommandComplete(message: unknown): void {
@@ -139,7 +168,10 @@ export class PgBatch extends pg.Query {
 
   #answer(): void {
     const { command, rowCount, rows } = this.#result;
-    this.#settled[this.#answered]?.resolve({ command, rowCount, rows });
+    const settled = this.#settled[this.#answered];
+    if (this.#rowError) settled?.reject(this.#rowError.error);
+    else settled?.resolve({ command, rowCount, rows });
+    this.#rowError = undefined;
     this.#answered += 1;
     this.#result = rowBuilder(this.#types);
   }
@@ -159,8 +191,8 @@ export class PgBatch extends pg.Query {
 
   /**
    * The names this batch parsed are prepared up to the statement that failed (or all of them);
-   * those after it were skipped. The failing one's own Parse may or may not have run: the
-   * connection cannot tell, so its owner must not reuse it (`uncertain`).
+   * those after it were skipped. The failing one's own Parse may or may not have run: its name is
+   * in doubt until a Close clears it.
    */
   #forgetParses(failed: number): void {
     const wire = this.#wire;
@@ -168,7 +200,10 @@ export class PgBatch extends pg.Query {
     for (const [index, name] of this.#parsing) {
       delete wire.submittedNamedStatements[name];
       if (index < failed) wire.parsedStatements[name] = this.statements[index]!.text;
-      else if (index === failed) this.uncertain = true;
+      else if (index === failed) {
+        const names = inDoubt.get(wire) ?? new Set<string>();
+        inDoubt.set(wire, names.add(name));
+      }
     }
     this.#parsing.clear();
   }

@@ -6,6 +6,7 @@ import { asFenceFailure } from './fence.ts';
 import { isQueryReadTimeout } from './db-errors.ts';
 import {
   PgBatch,
+  serializeParameters,
   SkippedAfterFailure,
   type BatchAnswer,
   type BatchSettled,
@@ -40,8 +41,6 @@ class PipelinedTransaction implements DatabaseConnection {
   #failure: { error: unknown } | undefined;
   /** The batch being gathered, sent when the event loop comes round. */
   #gathering: { statements: BatchStatement[]; settled: BatchSettled[] } | undefined;
-  /** False once a failed batch left a prepared statement in doubt: the connection is not reused. */
-  #reusable = true;
   #ended = false;
   /** The client's column parsers (the pool's int8 parser among them), for the batches' rows. */
   readonly #types: TypeParsers = { getTypeParser: (oid, format) => this.#client.getTypeParser(oid, format) };
@@ -52,11 +51,21 @@ class PipelinedTransaction implements DatabaseConnection {
 
   /** True once the transaction's last `COMMIT` or `ROLLBACK` got an answer: the connection can be reused. */
   get ended(): boolean {
-    return this.#ended && this.#reusable;
+    return this.#ended;
   }
 
   /** Issues one statement (sent with the batch it joins); its answer, mapped as Kysely's driver maps it. */
   send(sqlText: string, parameters: readonly unknown[] = []): Promise<QueryResult<unknown>> {
+    let values: unknown[];
+    try {
+      values = serializeParameters(parameters);
+    } catch (error) {
+      // Nothing of it was sent, so the server's transaction is not aborted: `COMMIT` must not go.
+      this.#failure ??= { error };
+      const failed = Promise.reject(error);
+      failed.catch(() => undefined); // a deferred statement's caller never awaits it
+      return failed;
+    }
     const batch = (this.#gathering ??= this.#gather());
     const answer = new Promise<BatchAnswer>((resolve, reject) => batch.settled.push({ resolve, reject })).then(
       ({ command, rowCount, rows }) => ({
@@ -64,7 +73,7 @@ class PipelinedTransaction implements DatabaseConnection {
         numAffectedRows: CHANGES.has(command) ? BigInt(rowCount ?? 0) : undefined,
       }),
     );
-    batch.statements.push({ text: sqlText, values: parameters, name: statementName(sqlText) });
+    batch.statements.push({ text: sqlText, values, name: statementName(sqlText) });
     this.#sent.push(answer);
     answer.catch((error: unknown) => {
       if (!(error instanceof SkippedAfterFailure)) this.#failure ??= { error: asFenceFailure(error) };
@@ -79,10 +88,8 @@ class PipelinedTransaction implements DatabaseConnection {
       this.#gathering = undefined;
       const submitted = new PgBatch(batch.statements, batch.settled, this.#types);
       submitted.callback = (error) => {
-        if (!error) return;
-        if (submitted.uncertain) this.#reusable = false;
         // pg leaves a connection whose query timed out open: what it sent may still arrive.
-        if (isQueryReadTimeout(error)) (this.#client as unknown as PgWire).connection.stream.destroy();
+        if (error && isQueryReadTimeout(error)) (this.#client as unknown as PgWire).connection.stream.destroy();
       };
       void this.#client.query(submitted);
     });
@@ -105,23 +112,33 @@ class PipelinedTransaction implements DatabaseConnection {
 
   /** Sends `COMMIT` behind everything sent, then waits for all of it: the first failure undid the transaction. */
   async commit(): Promise<void> {
+    const known = this.#failure;
+    if (known) throw await this.rollback(known.error);
     const commit = this.send('commit');
     await Promise.allSettled(this.#sent);
     this.#ended = await commit.then(
       () => true,
-      () => false,
+      // Skipped behind a failed statement of its batch: the transaction is still open (aborted) on the
+      // server, and a rollback ends it on a connection that stays good.
+      (error: unknown) => (error instanceof SkippedAfterFailure ? this.#rolledBack() : false),
     );
-    if (this.#failure) throw this.#failure.error;
+    const failure = this.#failure as { error: unknown } | undefined; // set by the answers meanwhile
+    if (failure) throw failure.error;
   }
 
   /** After `work` threw: undoes what was sent and says what went wrong first (the cause of any later failure). */
   async rollback(thrown: unknown): Promise<unknown> {
     await Promise.allSettled(this.#sent);
-    this.#ended = await this.#client.query('rollback').then(
+    this.#ended = await this.#rolledBack();
+    return this.#failure?.error ?? thrown;
+  }
+
+  /** True once a `ROLLBACK` was answered. */
+  #rolledBack(): Promise<boolean> {
+    return this.#client.query('rollback').then(
       () => true,
       () => false,
     );
-    return this.#failure?.error ?? thrown;
   }
 }
 

@@ -1,8 +1,12 @@
 // @requires postgres
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
 import { createPgPool } from '../../src/store/open-store.ts';
 import { PgBatch, SkippedAfterFailure, type BatchAnswer, type BatchStatement } from '../../src/store/pg-batch.ts';
+import { pgPipelinedTransactions } from '../../src/store/pg-transaction.ts';
+import type { DirectQuery } from '../../src/store/query-context.ts';
+import type { Database } from '../../src/store/schema.ts';
 import { PG_URL } from '../kit/requirements.ts';
 
 const SCHEMA = `batch_${process.pid}`;
@@ -103,7 +107,6 @@ describe('a batch of statements on PostgreSQL (one Sync)', () => {
     try {
       const failed = runBatch(client, [{ text: 'select 1/0', values: [] }, count]);
       expect(await failed.ended).toMatchObject({ code: '22012' });
-      expect(failed.batch.uncertain).toBe(false); // the failing statement was not a named one parsed here
       await client.query('rollback').catch(() => undefined);
 
       for (let run = 0; run < 2; run++) {
@@ -111,25 +114,111 @@ describe('a batch of statements on PostgreSQL (one Sync)', () => {
         expect(await ended).toBeNull();
         expect(await outcomes).toEqual([{ value: { command: 'SELECT', rowCount: 1, rows: [{ n: 1 }] } }]);
       }
-      const prepared = await client.query('select count(*)::int as n from pg_prepared_statements where name = $1', [
-        count.name,
-      ]);
-      expect(prepared.rows).toEqual([{ n: 1 }]);
+      expect(await preparedCount(client, count.name)).toBe(1);
     } finally {
       client.release();
     }
   });
 
-  it('leaves a named statement in doubt when its own first use fails: the batch says so', async () => {
+  it('closes a named statement whose first use failed before parsing it again: the connection stays good', async () => {
+    const client = await pool.connect();
+    const divide = { text: 'select 1 / $1::int as q', name: `div_${process.pid}` };
+    try {
+      // Parse and Bind succeed, Execute fails: the name is prepared, which the client cannot see.
+      const failed = runBatch(client, [{ ...divide, values: [0] }]);
+      expect(await failed.ended).toMatchObject({ code: '22012' });
+      expect(await preparedCount(client, divide.name)).toBe(1);
+      for (const divisor of [1, 1]) {
+        const { ended, outcomes } = runBatch(client, [{ ...divide, values: [divisor] }]);
+        expect(await ended).toBeNull();
+        expect(await outcomes).toEqual([{ value: { command: 'SELECT', rowCount: 1, rows: [{ q: 1 }] } }]);
+      }
+      expect(await preparedCount(client, divide.name)).toBe(1);
+    } finally {
+      client.release();
+    }
+  });
+
+  it("fails a statement whose rows the client's parser refuses, and answers the rest of the batch", async () => {
     const client = await pool.connect();
     try {
-      const { batch, ended } = runBatch(client, [
-        { text: 'select 1 / $1::int as q', values: [0], name: `div_${process.pid}` },
+      const { ended, outcomes } = runBatch(client, [
+        { text: 'select 9007199254740993::int8 as n', values: [] }, // beyond 2^53: the pool's parser refuses it
+        { text: 'select 2::int8 as n', values: [] },
       ]);
-      expect(await ended).toMatchObject({ code: '22012' });
-      expect(batch.uncertain).toBe(true);
+      expect(await ended).toBeNull();
+      const [refused, answered] = await outcomes;
+      expect(refused).toMatchObject({ error: { message: expect.stringMatching(/does not fit/) } });
+      expect(answered).toEqual({ value: { command: 'SELECT', rowCount: 1, rows: [{ n: 2 }] } });
     } finally {
-      client.release(true);
+      client.release();
+    }
+  });
+
+  it('fails a batch with a parameter pg cannot write, before sending anything', async () => {
+    const client = await pool.connect();
+    try {
+      const { ended, outcomes } = runBatch(client, [
+        { text: 'select 1 as one', values: [] },
+        { text: 'select $1::jsonb as j', values: [{ big: 1n }] },
+      ]);
+      expect(await ended).toMatchObject({ message: expect.stringMatching(/BigInt/) });
+      expect((await outcomes).every((outcome) => 'error' in outcome)).toBe(true);
+      expect((await client.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      client.release();
     }
   });
 });
+
+describe('a pipelined transaction on PostgreSQL', () => {
+  const pool = createPgPool(PG_URL, `${SCHEMA}_t`, { poolMax: 1 });
+  const dialect = new PostgresDialect({ pool });
+  const db = new Kysely<Database>({ dialect });
+  const transaction = pgPipelinedTransactions(pool, { dialect, plugins: [], db });
+  const direct = (work: (direct: DirectQuery) => Promise<unknown>) => transaction((_trx, query) => work(query!));
+  const backend = async () => {
+    const answer = await direct(async (query) => query('select pg_backend_pid() as pid', []));
+    return (answer as { rows: { pid: number }[] }).rows[0]!.pid;
+  };
+  const ids = async () => {
+    const { rows } = await pool.query<{ id: string }>('select id from items order by id');
+    return rows.map((row) => row.id);
+  };
+  beforeAll(async () => {
+    await pool.query(`create schema if not exists "${SCHEMA}_t"`);
+    await pool.query("create table items (id text primary key); insert into items values ('a')");
+  });
+  afterAll(async () => {
+    await pool.query(`drop schema if exists "${SCHEMA}_t" cascade`);
+    await db.destroy();
+  });
+
+  it('rolls back a write that failed in the batch of its COMMIT, and keeps the connection', async () => {
+    const before = await backend();
+    await expect(
+      direct(async (query) => {
+        await query("insert into items values ('b')", [], true);
+        await query("insert into items values ('a')", [], true); // a duplicate key, sent with the COMMIT
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    expect(await ids()).toEqual(['a']);
+    expect(await backend()).toBe(before);
+  });
+
+  it('commits nothing when a deferred parameter cannot be written, though the server never saw it fail', async () => {
+    await expect(
+      direct(async (query) => {
+        await query("insert into items values ('c')", [], true);
+        await query('select $1::jsonb', [{ big: 1n }], true);
+      }),
+    ).rejects.toThrow(/BigInt/);
+    expect(await ids()).toEqual(['a']);
+  });
+});
+
+/** How many statements the connection has prepared under `name`. */
+async function preparedCount(client: pg.PoolClient, name: string): Promise<number> {
+  const { rows } = await client.query('select count(*)::int as n from pg_prepared_statements where name = $1', [name]);
+  return (rows[0] as { n: number }).n;
+}
