@@ -4,16 +4,30 @@ import type { Store } from '../store/store.ts';
 import { waitFor } from '../../test/kit/wait-for.ts';
 import { ConversationLeases, type HeldLease } from './conversation-lease.ts';
 
-/** The lease table of decision 004 in memory: one compare-and-set per take, like the store's. */
+/**
+ * The lease table of decision 004 in memory: one compare-and-set per take or renewal, like the
+ * store's. `holdBack` keeps the next statements of owner "me" from reaching it until released.
+ */
 function leaseTable() {
   const rows = new Map<string, { owner: string; until: number }>();
   const takes: string[] = [];
+  const renewals: string[] = [];
+  let gate: Promise<void> | undefined;
   const store = {
     async acquireLease(conversationId: string, owner: string, now: Date, until: Date) {
+      if (owner === 'me') await gate;
       takes.push(owner);
       const row = rows.get(conversationId);
       if (row && row.owner !== owner && row.until > now.getTime()) return false;
       rows.set(conversationId, { owner, until: until.getTime() });
+      return true;
+    },
+    async renewLease(conversationId: string, owner: string, until: Date) {
+      if (owner === 'me') await gate;
+      renewals.push(owner);
+      const row = rows.get(conversationId);
+      if (row?.owner !== owner) return false;
+      row.until = until.getTime();
       return true;
     },
     async releaseLease(conversationId: string, owner: string) {
@@ -22,8 +36,18 @@ function leaseTable() {
   };
   return {
     store: store as unknown as Store,
+    rows,
     takes,
+    renewals,
     takeAs: (owner: string) => store.acquireLease('conv', owner, new Date(), new Date(Date.now() + 60_000)),
+    holdBack: () => {
+      let open!: () => void;
+      gate = new Promise<void>((resolve) => (open = resolve));
+      return () => {
+        gate = undefined;
+        open();
+      };
+    },
   };
 }
 
@@ -44,7 +68,7 @@ describe('a conversation lease', () => {
     'is no longer renewed when its holder makes no progress, so another process takes over, and the holder ' +
       'learns it lost it',
     async () => {
-      const { store, takes, takeAs } = leaseTable();
+      const { store, takes, renewals, takeAs } = leaseTable();
       let held: HeldLease | undefined;
       let finish = () => undefined as void;
       const work = leasesFor(store, 2 * (TTL_MS / 3)).hold(
@@ -58,7 +82,7 @@ describe('a conversation lease', () => {
 
       // A holder that could not move forward: after two silent renewals the lease lapses.
       await waitFor(() => takeAs('other'), { what: 'another process taking the lease over', timeoutMs: 5000 });
-      expect(takes.filter((owner) => owner === 'stuck').length).toBeGreaterThanOrEqual(2);
+      expect([...takes, ...renewals].filter((owner) => owner === 'stuck').length).toBeGreaterThanOrEqual(2);
       expect(held!.lost.aborted).toBe(false);
       held!.progress(); // it moves again: its next renewal finds the lease taken
       await waitFor(() => held!.lost.aborted, { what: 'the stalled holder told it lost the lease' });
@@ -68,7 +92,7 @@ describe('a conversation lease', () => {
   );
 
   it('is kept while its holder reports progress', async () => {
-    const { store, takes, takeAs } = leaseTable();
+    const { store, renewals, takeAs } = leaseTable();
     let finish = () => undefined as void;
     let lost: AbortSignal | undefined;
     const work = leasesFor(store, 2 * (TTL_MS / 3)).hold(
@@ -82,7 +106,7 @@ describe('a conversation lease', () => {
     );
 
     // Well past the silence allowed: renewed all along, never free for another process.
-    await waitFor(() => takes.filter((owner) => owner === 'stuck').length >= 8, {
+    await waitFor(() => renewals.filter((owner) => owner === 'stuck').length >= 8, {
       what: 'eight renewals',
       timeoutMs: 5000,
     });
@@ -172,7 +196,7 @@ describe('a sticky lease (kept after its work)', () => {
   });
 
   it('is renewed in place past half its time (same number, no catching up), taken anew near its end', async () => {
-    const { store, takes } = leaseTable();
+    const { store, takes, renewals } = leaseTable();
     const events: string[] = [];
     let now = 0;
     const leases = new ConversationLeases({
@@ -192,14 +216,73 @@ describe('a sticky lease (kept after its work)', () => {
     await leases.hold('conv', work, signal);
     now = 6000; // 4 s left: renewed in place, until 16 s
     await leases.hold('conv', work, signal);
-    expect(takes).toHaveLength(2);
+    expect(takes).toHaveLength(1);
+    expect(renewals).toEqual(['me']);
     expect(new Set(numbers).size).toBe(1);
     expect(events).toEqual(['acquired conv']);
 
     now = 14_500; // 1.5 s left: too close to its end for other processes' clocks, taken as a new lease
     await leases.hold('conv', work, signal);
-    expect(takes).toHaveLength(3);
+    expect(takes).toHaveLength(2);
     expect(numbers[3]).not.toBe(numbers[0]);
     expect(events).toEqual(['acquired conv', 'acquired conv']);
+  });
+
+  it('is taken anew, with a catch-up, when another process took it and let go while renewing it', async () => {
+    const { store, holdBack } = leaseTable();
+    const events: string[] = [];
+    let now = 0;
+    const leases = new ConversationLeases({
+      store,
+      shared: true,
+      owner: 'me',
+      now: () => new Date(now),
+      logger: pino({ level: 'silent' }),
+      ttlMs: 10_000,
+      keepMs: 60_000,
+      hooks: { acquired: async (id) => void events.push(`acquired ${id}`) },
+    });
+    const numbers: Array<number | undefined> = [];
+    const work = async (lease: HeldLease) => void numbers.push(lease.taken);
+    await leases.hold('conv', work, signal); // until 10 s
+    now = 6000; // 4 s left: renewed in place, but the statement is slow to arrive
+    const open = holdBack();
+    const second = leases.hold('conv', work, signal);
+    now = 11_000; // lapsed meanwhile: another process takes it, works, and lets go
+    expect(await store.acquireLease('conv', 'other', new Date(now), new Date(now + 10_000))).toBe(true);
+    await store.releaseLease('conv', 'other');
+    open();
+    await second;
+    expect(numbers[1]).toBeDefined();
+    expect(numbers[1]).not.toBe(numbers[0]);
+    expect(events).toEqual(['acquired conv', 'acquired conv']);
+  });
+
+  it('is taken again only after a release on its way (the keep timer letting go) has ended', async () => {
+    const { store, rows } = leaseTable();
+    let releasing!: () => void;
+    let called = false;
+    const leases = new ConversationLeases({
+      store,
+      shared: true,
+      owner: 'me',
+      now: () => new Date(),
+      logger: pino({ level: 'silent' }),
+      ttlMs: 60_000,
+      keepMs: 5,
+      hooks: { releasing: () => ((called = true), new Promise<void>((resolve) => (releasing = resolve))) },
+    });
+    await leases.hold('conv', async () => undefined, signal);
+    await waitFor(() => called, { what: 'the keep timer letting go' });
+    let finish!: () => void;
+    let started = false;
+    const working = new Promise<void>((resolve) => (finish = resolve));
+    const next = leases.hold('conv', () => ((started = true), working), signal);
+    releasing();
+    await waitFor(() => started, { what: 'the next work' });
+    await new Promise((resolve) => setTimeout(resolve, 10)); // a release still on its way would be done
+    expect(rows.get('conv')?.owner).toBe('me'); // the row is there, and this process's, while the work runs
+    finish();
+    await next;
   });
 });

@@ -10,7 +10,7 @@ export interface LeaseHooks {
 }
 
 export interface ConversationLeasesOptions {
-  store: Pick<Store, 'acquireLease' | 'releaseLease'>;
+  store: Pick<Store, 'acquireLease' | 'renewLease' | 'releaseLease'>;
   /**
    * False when only this process can use the store (SQLite): the engine's keyed queue already
    * serialises a conversation's work, and no lease is taken.
@@ -78,6 +78,8 @@ export class ConversationLeases {
   readonly #asked = new Set<string>();
   /** Each lease held here, numbered when taken (kept and renewed, it keeps its number). */
   readonly #taken = new Map<string, number>();
+  /** Leases being let go: work on the conversation waits for that before it takes the lease again. */
+  readonly #lettingGo = new Map<string, Promise<void>>();
   #takings = 0;
 
   constructor(options: ConversationLeasesOptions) {
@@ -118,6 +120,9 @@ export class ConversationLeases {
   async hold<T>(conversationId: string, work: (lease: HeldLease) => Promise<T>, signal: AbortSignal): Promise<T> {
     if (!this.#options.shared) return work(NOT_SHARED);
     const { hooks = {}, ttlMs, keepMs } = this.#options;
+    // A release still on its way would delete the row under a take made meanwhile.
+    const lettingGo = this.#lettingGo.get(conversationId);
+    if (lettingGo) await lettingGo;
     const resumed = this.#resume(conversationId);
     const kept = resumed === 'renew' ? await this.#renew(conversationId) : resumed === 'kept';
     if (!kept) await this.#acquire(conversationId, signal);
@@ -166,14 +171,32 @@ export class ConversationLeases {
   }
 
   /**
-   * Renews a kept lease that has not lapsed: it was this process's all along, so it keeps its
-   * number (and the conversation needs no catching up). False when that failed: take it anew.
+   * Renews a kept lease whose row is still this process's: nobody else took it meanwhile, so it
+   * keeps its number (and the conversation needs no catching up). False when the row is gone or
+   * another's: take it anew.
    */
   async #renew(conversationId: string): Promise<boolean> {
-    const taken = this.#taken.get(conversationId);
-    if (taken === undefined || !(await this.#take(conversationId))) return false;
-    this.#taken.set(conversationId, taken);
-    return true;
+    if (this.#taken.get(conversationId) === undefined) return false;
+    try {
+      return await this.#extend(conversationId);
+    } catch (error) {
+      this.#forget(conversationId);
+      throw error;
+    }
+  }
+
+  /** Extends the lease this process holds, if its row is still this process's; forgets it if not. */
+  async #extend(conversationId: string): Promise<boolean> {
+    const until = this.#options.now().getTime() + this.#options.ttlMs;
+    const held = await this.#options.store.renewLease(conversationId, this.#options.owner, new Date(until));
+    if (held) this.#until.set(conversationId, until);
+    else this.#forget(conversationId);
+    return held;
+  }
+
+  #forget(conversationId: string): void {
+    this.#until.delete(conversationId);
+    this.#taken.delete(conversationId);
   }
 
   #keep(conversationId: string): void {
@@ -182,13 +205,20 @@ export class ConversationLeases {
     this.#kept.set(conversationId, timer);
   }
 
-  async #letGo(conversationId: string): Promise<void> {
-    const { hooks = {}, logger, store, owner } = this.#options;
+  #letGo(conversationId: string): Promise<void> {
     const timer = this.#kept.get(conversationId);
     if (timer) clearTimeout(timer);
     this.#kept.delete(conversationId);
-    this.#until.delete(conversationId);
-    this.#taken.delete(conversationId);
+    this.#forget(conversationId);
+    const release = this.#release(conversationId).finally(() => {
+      if (this.#lettingGo.get(conversationId) === release) this.#lettingGo.delete(conversationId);
+    });
+    this.#lettingGo.set(conversationId, release);
+    return release;
+  }
+
+  async #release(conversationId: string): Promise<void> {
+    const { hooks = {}, logger, store, owner } = this.#options;
     await hooks
       .releasing?.(conversationId)
       .catch((error: unknown) => logger.warn({ conversationId, err: error }, 'lease release hook failed'));
@@ -216,7 +246,7 @@ export class ConversationLeases {
         return;
       }
       silentRenewals++;
-      this.#take(conversationId).then(
+      this.#extend(conversationId).then(
         (held) => {
           if (held) return;
           logger.error({ conversationId }, 'conversation lease lost while working; the commit will be refused');
@@ -281,10 +311,7 @@ export class ConversationLeases {
     const until = now.getTime() + this.#options.ttlMs;
     const held = await this.#options.store.acquireLease(conversationId, this.#options.owner, now, new Date(until));
     if (held) this.#until.set(conversationId, until);
-    else {
-      this.#until.delete(conversationId);
-      this.#taken.delete(conversationId);
-    }
+    else this.#forget(conversationId);
     return held;
   }
 }

@@ -217,6 +217,7 @@ describe('Engine drain on a shared store', () => {
         return [item];
       },
       acquireLease: async () => true,
+      renewLease: async () => true,
       releaseLease: async () => undefined,
     } as unknown as Store;
     const runner = {

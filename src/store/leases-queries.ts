@@ -4,7 +4,7 @@ import { toMs } from './codec.ts';
 
 type LeaseOperations = Pick<
   StoreOperations,
-  'acquireLease' | 'releaseLease' | 'clearLeases' | 'getFlowState' | 'saveFlowState'
+  'acquireLease' | 'renewLease' | 'releaseLease' | 'clearLeases' | 'getFlowState' | 'saveFlowState'
 >;
 
 export function leaseQueries({ db }: QueryContext): LeaseOperations {
@@ -28,6 +28,16 @@ export function leaseQueries({ db }: QueryContext): LeaseOperations {
         .returning('owner')
         .executeTakeFirst();
       return row?.owner === owner;
+    },
+
+    async renewLease(conversationId, owner, until) {
+      const result = await db
+        .updateTable('conversation_leases')
+        .set({ lease_until: toMs(until) })
+        .where('conversation_id', '=', conversationId)
+        .where('owner', '=', owner)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
     },
 
     async releaseLease(conversationId, owner) {

@@ -344,6 +344,11 @@ export interface StoreOperations {
    * free, expired at `now`, or already `owner`'s; false when another owner holds it.
    */
   acquireLease(conversationId: string, owner: string, now: Date, until: Date): Promise<boolean>;
+  /**
+   * Extends `owner`'s lease to `until` if the row is still theirs: false when it is gone or
+   * another's, as after a lapse in which another owner took it (and perhaps let it go again).
+   */
+  renewLease(conversationId: string, owner: string, until: Date): Promise<boolean>;
   /** Lets go of the lease if `owner` holds it. */
   releaseLease(conversationId: string, owner: string): Promise<void>;
   /** Drops every lease (a single-process store at start: whoever held them is gone). */

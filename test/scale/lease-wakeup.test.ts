@@ -99,6 +99,7 @@ describe('conversation leases across processes', () => {
         leases.wake('conv_race'); // the holder's notice arrives while our refused take is on its way back
         return false;
       },
+      renewLease: async () => true,
       releaseLease: async () => undefined,
     } as unknown as Store;
     const leases = new ConversationLeases({

@@ -22,6 +22,19 @@ export function leasesContract(store: () => Store): void {
       expect(await store().acquireLease(c.id, 'B', at(17_000), at(27_000))).toBe(true);
     });
 
+    it("is renewed only while the row is still its owner's, even past its end", async () => {
+      const { c } = await setup();
+      expect(await store().renewLease(c.id, 'A', at(10_000))).toBe(false); // never taken
+      expect(await store().acquireLease(c.id, 'A', at(0), at(10_000))).toBe(true);
+      expect(await store().renewLease(c.id, 'A', at(20_000))).toBe(true);
+      expect(await store().acquireLease(c.id, 'B', at(15_000), at(25_000))).toBe(false); // renewed: still A's
+      expect(await store().renewLease(c.id, 'B', at(30_000))).toBe(false);
+      expect(await store().acquireLease(c.id, 'B', at(20_000), at(30_000))).toBe(true); // lapsed: B takes it
+      expect(await store().renewLease(c.id, 'A', at(40_000))).toBe(false);
+      await store().releaseLease(c.id, 'B');
+      expect(await store().renewLease(c.id, 'A', at(40_000))).toBe(false); // let go by B meanwhile: not A's
+    });
+
     it('goes to exactly one of many concurrent takers', async () => {
       const { c } = await setup();
       const owners = Array.from({ length: 12 }, (_, i) => `P${i}`);
