@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../store/store.ts';
 import { waitFor } from '../../test/kit/wait-for.ts';
-import { ConversationLeases, type HeldLease } from './conversation-lease.ts';
+import { ConversationLeases, type ConversationLeasesOptions, type HeldLease } from './conversation-lease.ts';
 
 /**
  * The lease table of decision 004 in memory: one compare-and-set per take or renewal, like the
@@ -119,7 +119,7 @@ describe('a conversation lease', () => {
 });
 
 describe('a sticky lease (kept after its work)', () => {
-  const sticky = (store: Store, events: string[]) =>
+  const sticky = (store: Store, events: string[], options: Partial<ConversationLeasesOptions> = {}) =>
     new ConversationLeases({
       store,
       shared: true,
@@ -133,6 +133,7 @@ describe('a sticky lease (kept after its work)', () => {
         releasing: async (id) => void events.push(`releasing ${id}`),
       },
       released: (id) => events.push(`released ${id}`),
+      ...options,
     });
   const signal = new AbortController().signal;
 
@@ -197,31 +198,18 @@ describe('a sticky lease (kept after its work)', () => {
 
   it('is renewed in place past half its time (same number, no catching up), taken anew near its end', async () => {
     const { store, takes, renewals } = leaseTable();
-    const events: string[] = [];
-    let now = 0;
-    const leases = new ConversationLeases({
-      store,
-      shared: true,
-      owner: 'me',
-      now: () => new Date(now),
-      logger: pino({ level: 'silent' }),
-      ttlMs: 10_000,
-      keepMs: 60_000,
-      hooks: { acquired: async (id) => void events.push(`acquired ${id}`) },
-    });
-    const numbers: Array<number | undefined> = [];
-    const work = async (lease: HeldLease) => void numbers.push(lease.taken);
+    const { leases, events, numbers, work, clock } = onClock(store);
     await leases.hold('conv', work, signal); // taken at 0, until 10 s
-    now = 4000; // 6 s left: kept as it is
+    clock.now = 4000; // 6 s left: kept as it is
     await leases.hold('conv', work, signal);
-    now = 6000; // 4 s left: renewed in place, until 16 s
+    clock.now = 6000; // 4 s left: renewed in place, until 16 s
     await leases.hold('conv', work, signal);
     expect(takes).toHaveLength(1);
     expect(renewals).toEqual(['me']);
     expect(new Set(numbers).size).toBe(1);
     expect(events).toEqual(['acquired conv']);
 
-    now = 14_500; // 1.5 s left: too close to its end for other processes' clocks, taken as a new lease
+    clock.now = 14_500; // 1.5 s left: too close to its end for other processes' clocks, taken as a new lease
     await leases.hold('conv', work, signal);
     expect(takes).toHaveLength(2);
     expect(numbers[3]).not.toBe(numbers[0]);
@@ -230,26 +218,13 @@ describe('a sticky lease (kept after its work)', () => {
 
   it('is taken anew, with a catch-up, when another process took it and let go while renewing it', async () => {
     const { store, holdBack } = leaseTable();
-    const events: string[] = [];
-    let now = 0;
-    const leases = new ConversationLeases({
-      store,
-      shared: true,
-      owner: 'me',
-      now: () => new Date(now),
-      logger: pino({ level: 'silent' }),
-      ttlMs: 10_000,
-      keepMs: 60_000,
-      hooks: { acquired: async (id) => void events.push(`acquired ${id}`) },
-    });
-    const numbers: Array<number | undefined> = [];
-    const work = async (lease: HeldLease) => void numbers.push(lease.taken);
+    const { leases, events, numbers, work, clock } = onClock(store);
     await leases.hold('conv', work, signal); // until 10 s
-    now = 6000; // 4 s left: renewed in place, but the statement is slow to arrive
+    clock.now = 6000; // 4 s left: renewed in place, but the statement is slow to arrive
     const open = holdBack();
     const second = leases.hold('conv', work, signal);
-    now = 11_000; // lapsed meanwhile: another process takes it, works, and lets go
-    expect(await store.acquireLease('conv', 'other', new Date(now), new Date(now + 10_000))).toBe(true);
+    clock.now = 11_000; // lapsed meanwhile: another process takes it, works, and lets go
+    expect(await store.acquireLease('conv', 'other', new Date(clock.now), new Date(clock.now + 10_000))).toBe(true);
     await store.releaseLease('conv', 'other');
     open();
     await second;
@@ -262,13 +237,7 @@ describe('a sticky lease (kept after its work)', () => {
     const { store, rows } = leaseTable();
     let releasing!: () => void;
     let called = false;
-    const leases = new ConversationLeases({
-      store,
-      shared: true,
-      owner: 'me',
-      now: () => new Date(),
-      logger: pino({ level: 'silent' }),
-      ttlMs: 60_000,
+    const leases = sticky(store, [], {
       keepMs: 5,
       hooks: { releasing: () => ((called = true), new Promise<void>((resolve) => (releasing = resolve))) },
     });
@@ -286,3 +255,22 @@ describe('a sticky lease (kept after its work)', () => {
     await next;
   });
 });
+
+/** Leases on a clock the test sets (10 s each, kept a minute), with what their work saw. */
+function onClock(store: Store) {
+  const clock = { now: 0 };
+  const events: string[] = [];
+  const numbers: Array<number | undefined> = [];
+  const leases = new ConversationLeases({
+    store,
+    shared: true,
+    owner: 'me',
+    now: () => new Date(clock.now),
+    logger: pino({ level: 'silent' }),
+    ttlMs: 10_000,
+    keepMs: 60_000,
+    hooks: { acquired: async (id) => void events.push(`acquired ${id}`) },
+  });
+  const work = async (lease: HeldLease) => void numbers.push(lease.taken);
+  return { leases, events, numbers, work, clock };
+}
