@@ -176,7 +176,7 @@ export class ConversationLeases {
    * another's: take it anew.
    */
   async #renew(conversationId: string): Promise<boolean> {
-    if (this.#taken.get(conversationId) === undefined) return false;
+    if (!this.#taken.has(conversationId)) return false;
     try {
       return await this.#extend(conversationId);
     } catch (error) {

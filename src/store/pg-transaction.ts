@@ -58,6 +58,8 @@ class PipelinedTransaction implements DatabaseConnection {
   send(sqlText: string, parameters: readonly unknown[] = []): Promise<QueryResult<unknown>> {
     let values: unknown[];
     try {
+      // Here, not only in the batch: a failure must be known before `COMMIT` is issued. (The
+      // batch's own pass over these is an identity: text, Buffers and nulls stay as they are.)
       values = serializeParameters(parameters);
     } catch (error) {
       // Nothing of it was sent, so the server's transaction is not aborted: `COMMIT` must not go.
