@@ -10,6 +10,7 @@ import { classifyFaults } from './classify-faults.ts';
 import { isQueryReadTimeout } from './db-errors.ts';
 import { SqliteFaults } from './sqlite-faults.ts';
 import { statementName } from './prepared.ts';
+import { queryStatement } from './pg-batch.ts';
 import { PlanLiteralsPlugin } from './plan-literals.ts';
 import { pgPipelinedTransactions } from './pg-transaction.ts';
 
@@ -197,8 +198,9 @@ function closeOnReadTimeout(client: pg.PoolClient): void {
 }
 
 /**
- * Sends the store's prepared queries (`PreparedQuery`) as named statements, so this connection
- * parses and plans each once; every other query goes as before.
+ * Sends the store's prepared queries (`PreparedQuery`) as named statements, each a batch of its
+ * own (`queryStatement`), so this connection parses, plans and describes each once; every other
+ * query goes as before.
  */
 function nameHotStatements(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -206,7 +208,7 @@ function nameHotStatements(client: pg.PoolClient): void {
     const [text, values] = args;
     const name =
       typeof text === 'string' && Array.isArray(values) && args.length === 2 ? statementName(text) : undefined;
-    return name ? query({ name, text, values }) : query(...args);
+    return name ? queryStatement(client, { name, text: text as string, values: values as unknown[] }) : query(...args);
   };
 }
 

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import pgUtils from 'pg/lib/utils.js';
+import { isQueryReadTimeout } from './db-errors.ts';
 
 /** One statement of a batch: its SQL, parameters, and the server-side name it is prepared under, if any. */
 export interface BatchStatement {
@@ -53,16 +54,54 @@ export interface TypeParsers {
   getTypeParser(oid: number, format?: 'text' | 'binary'): unknown;
 }
 
-/** `pg.Result`'s row building, which its published types leave out. */
-interface RowBuilder {
-  command: string;
-  rowCount: number | null;
-  rows: Record<string, unknown>[];
-  addFields(fields: unknown[]): void;
-  parseRow(fields: unknown[]): Record<string, unknown>;
-  addRow(row: Record<string, unknown>): void;
-  addCommandComplete(message: unknown): void;
+/** A column of a RowDescription, as `pg` parses it. */
+interface Field {
+  name: string;
+  dataTypeID: number;
 }
+
+/** A statement's result columns as its connection described them: each column's name and parser. */
+interface Shape {
+  names: readonly string[];
+  parsers: ReadonlyArray<(text: string) => unknown>;
+}
+
+/** The shape of a statement that returns no rows (the server answered its Describe with NoData). */
+const NO_ROWS: Shape = { names: [], parsers: [] };
+
+/**
+ * Per connection, the result shape of each named statement it described. A prepared statement's
+ * result columns are fixed when it is parsed, so its later uses skip Describe: no RowDescription
+ * for the server to send and this process to read and turn into column parsers each time.
+ */
+const described = new WeakMap<Wire, Map<string, Shape>>();
+
+function describedOn(wire: Wire): Map<string, Shape> {
+  let shapes = described.get(wire);
+  if (!shapes) described.set(wire, (shapes = new Map()));
+  return shapes;
+}
+
+/** Results come as text (a batch never asks for binary), parsed by the client's parsers. */
+function shapeOf(fields: readonly Field[], types: TypeParsers): Shape {
+  return {
+    names: fields.map((field) => field.name),
+    parsers: fields.map((field) => types.getTypeParser(field.dataTypeID, 'text') as (text: string) => unknown),
+  };
+}
+
+/** A row as `pg` builds it: the columns in order, each parsed (null stays null). */
+function rowOf(shape: Shape, values: ReadonlyArray<string | null>): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (let index = 0; index < values.length; index++) {
+    const text = values[index]!;
+    row[shape.names[index]!] = text === null ? null : shape.parsers[index]!(text);
+  }
+  return row;
+}
+
+/** A command tag ('INSERT 0 2', 'UPDATE 1', 'BEGIN') as `pg` reads it: the command, and the row count if any. */
+const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
 
 /**
  * Per connection, the names whose Parse failed with its statement: the server may or may not have
@@ -71,17 +110,15 @@ interface RowBuilder {
  */
 const inDoubt = new WeakMap<Wire, Set<string>>();
 
-const rowBuilder = (types: TypeParsers) =>
-  new pg.Result(undefined as unknown as string, types as typeof pg.types) as unknown as RowBuilder;
-
 /**
  * Several statements in one message exchange with PostgreSQL (decision 020): each statement's
- * Parse (unless its name is prepared already), Bind, Describe and Execute, then a single Sync.
- * The server answers the whole batch in one flush, where `pg`'s pipeline mode syncs each
- * statement and the server flushes each answer on its own: a read, a wake-up and a parse in this
- * process per statement. Inside a transaction the batch's statements are the transaction's; the
- * first that fails makes the server skip the rest up to the Sync (they reject with
- * `SkippedAfterFailure`), as `pg` would have them fail with "current transaction is aborted".
+ * Parse (unless its name is prepared already), Bind, Describe (unless the connection described
+ * its name already) and Execute, then a single Sync. The server answers the whole batch in one
+ * flush, where `pg`'s pipeline mode syncs each statement and the server flushes each answer on
+ * its own: a read, a wake-up and a parse in this process per statement. Inside a transaction the
+ * batch's statements are the transaction's; the first that fails makes the server skip the rest
+ * up to the Sync (they reject with `SkippedAfterFailure`), as `pg` would have them fail with
+ * "current transaction is aborted".
  *
  * It is a `pg.Query` only so that a client in pipeline mode accepts it (it refuses other
  * submittables, which may hold a portal open across round trips; a batch holds none).
@@ -93,9 +130,13 @@ export class PgBatch extends pg.Query {
   readonly #types: TypeParsers;
   /** Statements parsed under a name by this batch, by index. */
   readonly #parsing = new Map<number, string>();
+  /** By index, the shape of each statement sent without Describe (its connection's, from an earlier use). */
+  readonly #known: Array<Shape | undefined> = [];
   #wire: Wire | undefined;
-  #result: RowBuilder;
   #answered = 0;
+  /** The current statement's shape, from its RowDescription. */
+  #shape: Shape | undefined;
+  #rows: Record<string, unknown>[] = [];
   /** A column parser's failure on the current statement's rows: the statement fails, the exchange goes on. */
   #rowError: { error: unknown } | undefined;
   /** Told once the batch ended: null, or the first failure (`pg` wraps it with its read timeout). */
@@ -106,7 +147,6 @@ export class PgBatch extends pg.Query {
     this.statements = statements;
     this.#settled = settled;
     this.#types = types;
-    this.#result = rowBuilder(types);
   }
 
   // A property, as `pg`'s types declare it.
@@ -130,50 +170,64 @@ export class PgBatch extends pg.Query {
   };
 
   #write(wire: Wire, { text, name = '' }: BatchStatement, values: readonly unknown[], index: number): void {
-    if (!name || !(wire.parsedStatements[name] ?? wire.submittedNamedStatements[name])) {
+    const prepared = name !== '' && Boolean(wire.parsedStatements[name] ?? wire.submittedNamedStatements[name]);
+    if (!prepared) {
       if (name && inDoubt.get(wire)?.delete(name)) wire.close({ type: 'S', name });
       wire.parse({ text, name });
       if (name) {
+        described.get(wire)?.delete(name); // described again with its new Parse
         wire.submittedNamedStatements[name] = text;
         this.#parsing.set(index, name);
       }
     }
     wire.bind({ portal: '', statement: name, values, valueMapper: undefined });
-    wire.describe({ type: 'P', name: '' });
+    const known = prepared ? described.get(wire)?.get(name) : undefined;
+    if (known) this.#known[index] = known;
+    else wire.describe({ type: 'P', name: '' });
     wire.execute({ portal: '', rows: 0 });
   }
 
-  handleRowDescription(message: { fields: unknown[] }): void {
-    this.#result.addFields(message.fields);
+  handleRowDescription(message: { fields: Field[] }): void {
+    this.#shape = shapeOf(message.fields, this.#types);
+    this.#describe(this.#shape);
   }
 
-  handleDataRow(message: { fields: unknown[] }): void {
+  handleDataRow(message: { fields: Array<string | null> }): void {
     if (this.#rowError) return;
     try {
-      this.#result.addRow(this.#result.parseRow(message.fields));
+      this.#rows.push(rowOf((this.#shape ?? this.#known[this.#answered])!, message.fields));
     } catch (error) {
       // As `pg`'s own query: a value its parser refuses (an int8 beyond 2^53) fails the statement.
       this.#rowError = { error };
     }
   }
 
-  handleCommandComplete(message: unknown): void {
-    this.#result.addCommandComplete(message);
-    this.#answer();
+  handleCommandComplete(message: { text: string }): void {
+    // Described, and no RowDescription came: the server answered its Describe with NoData.
+    if (!this.#shape && !this.#known[this.#answered]) this.#describe(NO_ROWS);
+    const tag = COMMAND_TAG.exec(message.text);
+    const count = tag?.[3] ?? tag?.[2];
+    this.#answer(tag?.[1] ?? '', count === undefined ? null : Number(count));
   }
 
   handleEmptyQuery(): void {
-    this.#answer();
+    this.#answer('', null);
   }
 
-  #answer(): void {
-    const { command, rowCount, rows } = this.#result;
+  /** Remembers the current statement's shape for its name on this connection. */
+  #describe(shape: Shape): void {
+    const name = this.statements[this.#answered]?.name;
+    if (name && this.#wire) describedOn(this.#wire).set(name, shape);
+  }
+
+  #answer(command: string, rowCount: number | null): void {
     const settled = this.#settled[this.#answered];
     if (this.#rowError) settled?.reject(this.#rowError.error);
-    else settled?.resolve({ command, rowCount, rows });
+    else settled?.resolve({ command, rowCount, rows: this.#rows });
     this.#rowError = undefined;
+    this.#shape = undefined;
+    this.#rows = [];
     this.#answered += 1;
-    this.#result = rowBuilder(this.#types);
   }
 
   handleError(error: Error): void {
@@ -211,4 +265,32 @@ export class PgBatch extends pg.Query {
   #settle(error: Error | null): void {
     this.callback?.(error);
   }
+}
+
+/**
+ * Sends `statements` as one batch on `client`, each settled through its entry of `settled`. A
+ * read timeout closes the connection: what was sent may still be answered, and `pg` would leave
+ * the connection open.
+ */
+export function submitBatch(
+  client: pg.ClientBase,
+  statements: readonly BatchStatement[],
+  settled: BatchSettled[],
+): void {
+  const batch = new PgBatch(statements, settled, {
+    getTypeParser: (oid, format) => client.getTypeParser(oid, format),
+  });
+  batch.callback = (error) => {
+    if (error && isQueryReadTimeout(error)) (client as unknown as PgWire).connection.stream.destroy();
+  };
+  void client.query(batch);
+}
+
+interface PgWire {
+  connection: { stream: { destroy(): void } };
+}
+
+/** One statement as a batch of its own: a named one is parsed and described once per connection. */
+export function queryStatement(client: pg.ClientBase, statement: BatchStatement): Promise<BatchAnswer> {
+  return new Promise((resolve, reject) => submitBatch(client, [statement], [{ resolve, reject }]));
 }

@@ -3,23 +3,18 @@ import type pg from 'pg';
 import type { Database } from './schema.ts';
 import type { DirectQuery, TransactionRunner, TransactionWork } from './query-context.ts';
 import { asFenceFailure } from './fence.ts';
-import { isQueryReadTimeout } from './db-errors.ts';
 import {
-  PgBatch,
   serializeParameters,
   SkippedAfterFailure,
+  submitBatch,
   type BatchAnswer,
   type BatchSettled,
   type BatchStatement,
-  type TypeParsers,
 } from './pg-batch.ts';
 import { statementName } from './prepared.ts';
 
 const EMPTY: QueryResult<never> = { rows: [] };
 
-interface PgWire {
-  connection: { stream: { destroy(): void } };
-}
 const CHANGES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
 
 /**
@@ -42,8 +37,6 @@ class PipelinedTransaction implements DatabaseConnection {
   /** The batch being gathered, sent when the event loop comes round. */
   #gathering: { statements: BatchStatement[]; settled: BatchSettled[] } | undefined;
   #ended = false;
-  /** The client's column parsers (the pool's int8 parser among them), for the batches' rows. */
-  readonly #types: TypeParsers = { getTypeParser: (oid, format) => this.#client.getTypeParser(oid, format) };
 
   constructor(client: pg.PoolClient) {
     this.#client = client;
@@ -88,12 +81,7 @@ class PipelinedTransaction implements DatabaseConnection {
     const batch = { statements: [] as BatchStatement[], settled: [] as BatchSettled[] };
     setImmediate(() => {
       this.#gathering = undefined;
-      const submitted = new PgBatch(batch.statements, batch.settled, this.#types);
-      submitted.callback = (error) => {
-        // pg leaves a connection whose query timed out open: what it sent may still arrive.
-        if (error && isQueryReadTimeout(error)) (this.#client as unknown as PgWire).connection.stream.destroy();
-      };
-      void this.#client.query(submitted);
+      submitBatch(this.#client, batch.statements, batch.settled);
     });
     return batch;
   }

@@ -169,6 +169,34 @@ describe('a batch of statements on PostgreSQL (one Sync)', () => {
       client.release();
     }
   });
+
+  it('describes a named statement once per connection, then builds its rows from what it learned', async () => {
+    const client = await pool.connect();
+    const wire = (client as unknown as { connection: { describe(message: unknown): void } }).connection;
+    const describe = wire.describe.bind(wire);
+    let described = 0;
+    wire.describe = (message) => (described++, describe(message));
+    const select = { text: 'select id, n, null::text as gone from items where id = $1', name: `sel_${process.pid}` };
+    const touch = { text: 'update items set n = n where id = $1', name: `upd_${process.pid}` };
+    try {
+      for (let run = 0; run < 3; run++) {
+        const { ended, outcomes } = runBatch(client, [
+          { ...select, values: ['a'] },
+          { ...touch, values: ['a'] },
+        ]);
+        expect(await ended).toBeNull();
+        expect(await outcomes).toEqual([
+          { value: { command: 'SELECT', rowCount: 1, rows: [{ id: 'a', n: 1, gone: null }] } },
+          { value: { command: 'UPDATE', rowCount: 1, rows: [] } },
+        ]);
+      }
+      // Each once: the select's columns, and the update's NoData.
+      expect(described).toBe(2);
+    } finally {
+      wire.describe = describe;
+      client.release();
+    }
+  });
 });
 
 describe('a pipelined transaction on PostgreSQL', () => {
