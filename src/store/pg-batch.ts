@@ -69,17 +69,28 @@ interface Shape {
 /** The shape of a statement that returns no rows (the server answered its Describe with NoData). */
 const NO_ROWS: Shape = { names: [], parsers: [] };
 
-/**
- * Per connection, the result shape of each named statement it described. A prepared statement's
- * result columns are fixed when it is parsed, so its later uses skip Describe: no RowDescription
- * for the server to send and this process to read and turn into column parsers each time.
- */
-const described = new WeakMap<Wire, Map<string, Shape>>();
+/** What a batch knows of a connection's named statements beyond what `pg` keeps. */
+interface Named {
+  /**
+   * The result shape of each named statement the connection described. A prepared statement's
+   * result columns are fixed when it is parsed, so its later uses skip Describe: no
+   * RowDescription for the server to send and this process to read and turn into parsers each time.
+   */
+  described: Map<string, Shape>;
+  /**
+   * The names whose Parse failed with its statement: the server may or may not have prepared
+   * them (an error in Bind or Execute leaves the name prepared). The next Parse of such a name is
+   * preceded by a Close, which the server accepts for a name it does not know.
+   */
+  inDoubt: Set<string>;
+}
 
-function describedOn(wire: Wire): Map<string, Shape> {
-  let shapes = described.get(wire);
-  if (!shapes) described.set(wire, (shapes = new Map()));
-  return shapes;
+const named = new WeakMap<Wire, Named>();
+
+function namedOn(wire: Wire): Named {
+  let known = named.get(wire);
+  if (!known) named.set(wire, (known = { described: new Map(), inDoubt: new Set() }));
+  return known;
 }
 
 /** Results come as text (a batch never asks for binary), parsed by the client's parsers. */
@@ -102,13 +113,6 @@ function rowOf(shape: Shape, values: ReadonlyArray<string | null>): Record<strin
 
 /** A command tag ('INSERT 0 2', 'UPDATE 1', 'BEGIN') as `pg` reads it: the command, and the row count if any. */
 const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
-
-/**
- * Per connection, the names whose Parse failed with its statement: the server may or may not have
- * prepared them (an error in Bind or Execute leaves the name prepared). The next Parse of such a
- * name is preceded by a Close, which the server accepts for a name it does not know.
- */
-const inDoubt = new WeakMap<Wire, Set<string>>();
 
 /**
  * Several statements in one message exchange with PostgreSQL (decision 020): each statement's
@@ -172,16 +176,16 @@ export class PgBatch extends pg.Query {
   #write(wire: Wire, { text, name = '' }: BatchStatement, values: readonly unknown[], index: number): void {
     const prepared = name !== '' && Boolean(wire.parsedStatements[name] ?? wire.submittedNamedStatements[name]);
     if (!prepared) {
-      if (name && inDoubt.get(wire)?.delete(name)) wire.close({ type: 'S', name });
+      if (name && named.get(wire)?.inDoubt.delete(name)) wire.close({ type: 'S', name });
       wire.parse({ text, name });
       if (name) {
-        described.get(wire)?.delete(name); // described again with its new Parse
+        named.get(wire)?.described.delete(name); // described again with its new Parse
         wire.submittedNamedStatements[name] = text;
         this.#parsing.set(index, name);
       }
     }
     wire.bind({ portal: '', statement: name, values, valueMapper: undefined });
-    const known = prepared ? described.get(wire)?.get(name) : undefined;
+    const known = prepared ? named.get(wire)?.described.get(name) : undefined;
     if (known) this.#known[index] = known;
     else wire.describe({ type: 'P', name: '' });
     wire.execute({ portal: '', rows: 0 });
@@ -217,7 +221,7 @@ export class PgBatch extends pg.Query {
   /** Remembers the current statement's shape for its name on this connection. */
   #describe(shape: Shape): void {
     const name = this.statements[this.#answered]?.name;
-    if (name && this.#wire) describedOn(this.#wire).set(name, shape);
+    if (name && this.#wire) namedOn(this.#wire).described.set(name, shape);
   }
 
   #answer(command: string, rowCount: number | null): void {
@@ -254,10 +258,7 @@ export class PgBatch extends pg.Query {
     for (const [index, name] of this.#parsing) {
       delete wire.submittedNamedStatements[name];
       if (index < failed) wire.parsedStatements[name] = this.statements[index]!.text;
-      else if (index === failed) {
-        const names = inDoubt.get(wire) ?? new Set<string>();
-        inDoubt.set(wire, names.add(name));
-      }
+      else if (index === failed) namedOn(wire).inDoubt.add(name);
     }
     this.#parsing.clear();
   }
@@ -277,17 +278,11 @@ export function submitBatch(
   statements: readonly BatchStatement[],
   settled: BatchSettled[],
 ): void {
-  const batch = new PgBatch(statements, settled, {
-    getTypeParser: (oid, format) => client.getTypeParser(oid, format),
-  });
+  const batch = new PgBatch(statements, settled, client);
   batch.callback = (error) => {
-    if (error && isQueryReadTimeout(error)) (client as unknown as PgWire).connection.stream.destroy();
+    if (error && isQueryReadTimeout(error)) (client as unknown as { connection: Wire }).connection.stream.destroy();
   };
   void client.query(batch);
-}
-
-interface PgWire {
-  connection: { stream: { destroy(): void } };
 }
 
 /** One statement as a batch of its own: a named one is parsed and described once per connection. */

@@ -34,6 +34,13 @@ function runBatch(client: pg.PoolClient, statements: BatchStatement[]) {
   return { batch, ended, outcomes: Promise.all(answers.map(({ answer }) => answer)) };
 }
 
+/** Sends `statements` as one batch that must end without a failure; each statement's outcome. */
+async function runClean(client: pg.PoolClient, statements: BatchStatement[]) {
+  const { ended, outcomes } = runBatch(client, statements);
+  expect(await ended).toBeNull();
+  return outcomes;
+}
+
 describe('a batch of statements on PostgreSQL (one Sync)', () => {
   const pool = createPgPool(PG_URL, SCHEMA, { poolMax: 1 });
   beforeAll(async () => {
@@ -48,12 +55,11 @@ describe('a batch of statements on PostgreSQL (one Sync)', () => {
   it('answers every statement in order, rows parsed by the client (int8 as a number)', async () => {
     const client = await pool.connect();
     try {
-      const { ended, outcomes } = runBatch(client, [
+      const outcomes = runClean(client, [
         { text: 'insert into items (id, n) values ($1, $2), ($3, $4)', values: ['a', 1, 'b', 2] },
         { text: 'select id, n from items order by id', values: [] },
         { text: 'delete from items where id = $1', values: ['b'] },
       ]);
-      expect(await ended).toBeNull();
       const [insert, select, remove] = await outcomes;
       expect(insert).toEqual({ value: { command: 'INSERT', rowCount: 2, rows: [] } });
       expect(select).toEqual({
@@ -110,8 +116,7 @@ describe('a batch of statements on PostgreSQL (one Sync)', () => {
       await client.query('rollback').catch(() => undefined);
 
       for (let run = 0; run < 2; run++) {
-        const { ended, outcomes } = runBatch(client, [count]);
-        expect(await ended).toBeNull();
+        const outcomes = runClean(client, [count]);
         expect(await outcomes).toEqual([{ value: { command: 'SELECT', rowCount: 1, rows: [{ n: 1 }] } }]);
       }
       expect(await preparedCount(client, count.name)).toBe(1);
@@ -129,8 +134,7 @@ describe('a batch of statements on PostgreSQL (one Sync)', () => {
       expect(await failed.ended).toMatchObject({ code: '22012' });
       expect(await preparedCount(client, divide.name)).toBe(1);
       for (const divisor of [1, 1]) {
-        const { ended, outcomes } = runBatch(client, [{ ...divide, values: [divisor] }]);
-        expect(await ended).toBeNull();
+        const outcomes = runClean(client, [{ ...divide, values: [divisor] }]);
         expect(await outcomes).toEqual([{ value: { command: 'SELECT', rowCount: 1, rows: [{ q: 1 }] } }]);
       }
       expect(await preparedCount(client, divide.name)).toBe(1);
@@ -142,11 +146,10 @@ describe('a batch of statements on PostgreSQL (one Sync)', () => {
   it("fails a statement whose rows the client's parser refuses, and answers the rest of the batch", async () => {
     const client = await pool.connect();
     try {
-      const { ended, outcomes } = runBatch(client, [
+      const outcomes = runClean(client, [
         { text: 'select 9007199254740993::int8 as n', values: [] }, // beyond 2^53: the pool's parser refuses it
         { text: 'select 2::int8 as n', values: [] },
       ]);
-      expect(await ended).toBeNull();
       const [refused, answered] = await outcomes;
       expect(refused).toMatchObject({ error: { message: expect.stringMatching(/does not fit/) } });
       expect(answered).toEqual({ value: { command: 'SELECT', rowCount: 1, rows: [{ n: 2 }] } });
@@ -180,11 +183,10 @@ describe('a batch of statements on PostgreSQL (one Sync)', () => {
     const touch = { text: 'update items set n = n where id = $1', name: `upd_${process.pid}` };
     try {
       for (let run = 0; run < 3; run++) {
-        const { ended, outcomes } = runBatch(client, [
+        const outcomes = runClean(client, [
           { ...select, values: ['a'] },
           { ...touch, values: ['a'] },
         ]);
-        expect(await ended).toBeNull();
         expect(await outcomes).toEqual([
           { value: { command: 'SELECT', rowCount: 1, rows: [{ id: 'a', n: 1, gone: null }] } },
           { value: { command: 'UPDATE', rowCount: 1, rows: [] } },
