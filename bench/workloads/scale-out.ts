@@ -3,7 +3,9 @@
 // to one process, chosen by a hash of the sender's phone (a load balancer with affinity); a turn
 // counts when its reply reaches the webhook sink here. After an untimed warm-up, reports turns/s
 // and CPU ms per turn: the server processes plus the PostgreSQL backends of their connections
-// (found by application_name; see bench/lib/pg-backends.ts).
+// (found by application_name; see bench/lib/pg-backends.ts). Messages come from `concurrency`
+// senders in a closed loop, or with `--rate R` at R a second (an open loop: CPU per turn at a
+// load below saturation).
 import pg from 'pg';
 import { ownWalBytes, walPosition } from '../lib/pg-counters.ts';
 import { backendCpu, backendCpuDelta } from '../lib/pg-backends.ts';
@@ -12,7 +14,7 @@ import { flags, report, round, summarize } from '../lib/stats.ts';
 import { startWebhookSink } from '../lib/webhook-sink.ts';
 import { tempSqliteUrl } from '../../test/kit/test-server.ts';
 
-const opts = flags({ store: 'postgres', processes: 1, participants: 200, messages: 2000, concurrency: 50 });
+const opts = flags({ store: 'postgres', processes: 1, participants: 200, messages: 2000, concurrency: 50, rate: 0 });
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `bench_scale_${process.pid}`;
 const application = `bench-scale-${process.pid}`;
@@ -54,27 +56,40 @@ for (const phone of phones) await post(phone, '/conversation/participants', { ph
 await sink.quiet(); // greetings
 
 let unavailable = 0;
-/** `count` messages from the participants in turn, `concurrency` at a time; resolves when all are delivered. */
+/** Posts message `n`; a 503 (the database did not answer in time) is retried, as the API asks, and counted. */
+async function postMessage(n: number): Promise<void> {
+  const from = phones[n % phones.length]!;
+  const body = { from, text: `message ${n}`, message_id: `b${n}` };
+  sink.sent(from);
+  let status = await post(from, '/conversation/inbound', body);
+  for (let attempt = 1; status === 503 && attempt <= 5; attempt++) {
+    unavailable += 1;
+    await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    status = await post(from, '/conversation/inbound', body);
+  }
+  if (status !== 202) throw new Error(`inbound answered ${status}`);
+}
+
+/** `count` messages from the participants in turn (closed loop, or at `rate`); resolves when all are delivered. */
 async function send(first: number, count: number): Promise<void> {
-  let next = first;
   const expected = sink.state.e2e.length + count;
-  await Promise.all(
-    Array.from({ length: opts.concurrency }, async () => {
-      while (next < first + count) {
-        const n = next++;
-        const from = phones[n % phones.length]!;
-        sink.sent(from);
-        let status = await post(from, '/conversation/inbound', { from, text: `message ${n}`, message_id: `b${n}` });
-        // 503 (the database did not answer in time): a client retries, as the API asks; counted.
-        for (let attempt = 1; status === 503 && attempt <= 5; attempt++) {
-          unavailable += 1;
-          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
-          status = await post(from, '/conversation/inbound', { from, text: `message ${n}`, message_id: `b${n}` });
-        }
-        if (status !== 202) throw new Error(`inbound answered ${status}`);
-      }
-    }),
-  );
+  if (opts.rate > 0) {
+    const start = Date.now();
+    const at = (index: number) => start + (index * 1000) / opts.rate - Date.now();
+    await Promise.all(
+      Array.from({ length: count }, async (_, index) => {
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, at(index))));
+        await postMessage(first + index);
+      }),
+    );
+  } else {
+    let next = first;
+    await Promise.all(
+      Array.from({ length: opts.concurrency }, async () => {
+        while (next < first + count) await postMessage(next++);
+      }),
+    );
+  }
   const deadline = Date.now() + 120_000;
   while (sink.state.e2e.length < expected && Date.now() < deadline)
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -109,6 +124,7 @@ report({
   processes: servers.length,
   participants: opts.participants,
   messages: opts.messages,
+  ...(opts.rate > 0 ? { ratePerSecond: opts.rate } : { concurrency: opts.concurrency }),
   delivered,
   turnsPerSecond: round(delivered / seconds, 1),
   unavailable,
