@@ -7,8 +7,9 @@ import type { TurnInput } from './flow.ts';
 import type { ChangeFeed } from './change-feed.ts';
 import type { ConversationLeases, HeldLease } from './conversation-lease.ts';
 import { KeyedQueue } from './keyed-queue.ts';
+import { ReadAhead } from './read-ahead.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
-import type { TurnRunner, TurnSummary } from './turn-runner.ts';
+import type { EarlyContext, TurnRunner, TurnSummary } from './turn-runner.ts';
 import type { TurnThrottle } from './turn-throttle.ts';
 
 /** A queued turn that did not run here, and why: every outcome is named (issue #19). */
@@ -76,6 +77,9 @@ export class Engine {
   #sweeper: NodeJS.Timeout | null = null;
   /** Turns `processInboxSoon` will queue on the next turn of the event loop. */
   #starting = 0;
+  readonly #readAhead = new ReadAhead();
+  /** The read ahead the work running on a conversation took, for its first turn. */
+  readonly #early = new Map<string, EarlyContext>();
 
   constructor(deps: EngineDeps) {
     this.#deps = deps;
@@ -105,6 +109,18 @@ export class Engine {
     if (first !== true) return undefined;
     if (!this.#deps.leases.shared) return item;
     return heldSince !== undefined && lease.taken === heldSince && !lease.lost.aborted ? item : undefined;
+  }
+
+  /**
+   * Starts the context read of the conversation's next turn now, beside the recording of its
+   * message (`ReadAhead`): only while this process holds the lease and no turn at all runs or
+   * waits here. A second connection's statement costs CPU a busy process would rather spend on
+   * turns; an idle one gives its next reply a round trip sooner.
+   */
+  readAhead(conversationId: string): void {
+    const lease = this.#deps.leases.heldSince(conversationId);
+    if (!this.#deps.leases.shared || lease === undefined || this.backlog > 0) return;
+    this.#readAhead.start(conversationId, lease, () => this.#deps.runner.readContext(conversationId));
   }
 
   /** The lease this process holds on the conversation now, if any (`InboxOrder.heldSince`). */
@@ -249,7 +265,12 @@ export class Engine {
   #work(conversationId: string, run: (lease: HeldLease) => Promise<TurnResult>): Promise<TurnResult> {
     return this.#queue.run(conversationId, async () => {
       if (this.#shutdown.signal.aborted) return notRun('shutting-down');
-      const summary = await this.#deps.leases.hold(conversationId, run, this.#shutdown.signal);
+      const work = (lease: HeldLease) => {
+        const early = this.#readAhead.take(conversationId, lease);
+        if (early) this.#early.set(conversationId, early);
+        return run(lease).finally(() => this.#early.delete(conversationId));
+      };
+      const summary = await this.#deps.leases.hold(conversationId, work, this.#shutdown.signal);
       // A turn that handed its replies to the dispatcher left nothing for a claim to find.
       if (summary.status === 'not-run' || !summary.handedOff) void this.#deps.dispatcher.kick();
       this.#deps.changes?.publish(conversationId, 'turn');
@@ -342,16 +363,22 @@ export class Engine {
     const attempts = this.#deps.turnAttempts ?? 3;
     const outageEnds = Date.now() + (this.#deps.outageWaitMs ?? 600_000);
     // `attempt` counts failures other than outages (at most `attempts`); `run` counts every try.
+    // The work's first turn starts from the context read ahead, if it took one.
+    let context = this.#early.get(conversationId);
+    this.#early.delete(conversationId);
     for (let attempt = 1, run = 1, outagePause = 0; ; run += 1) {
       const interrupt = new AbortController();
       this.#running.set(conversationId, interrupt);
       try {
-        const summary = await this.#deps.runner.run(conversationId, input, {
+        const signals = {
           shutdown: this.#shutdown.signal,
           interrupt: interrupt.signal,
           progress: lease.progress,
           attempt: run,
-        });
+          ...(context ? { context } : {}),
+        };
+        context = undefined;
+        const summary = await this.#deps.runner.run(conversationId, input, signals);
         lease.progress();
         this.#noticed.delete(conversationId); // the outage, if there was one, is over for it
         return summary;

@@ -185,10 +185,13 @@ export class InboundService {
     const heldSince = this.#deps.engine.leaseHeldSince(known.conversation.id);
     const attempted = this.#item(message, known.participantId, known.conversation, 'pending');
     const channel = this.#replyChannel(message);
-    const { sender: read, recorded: record } = await this.#deps.store.recordForSender(message.sender, attempted, {
+    const recording = this.#deps.store.recordForSender(message.sender, attempted, {
       flow: known.conversation.flow,
       ...(channel ? { channel } : {}),
     });
+    // Its turn's context is read meanwhile, on another connection: the two round trips overlap.
+    if (heldSince !== undefined) this.#deps.engine.readAhead(known.conversation.id);
+    const { sender: read, recorded: record } = await recording;
     this.#known.learn(message.sender, read?.participant, read?.conversation);
     if (!record || !read) return { read: { found: read } };
     const sender: Sender = { participant: read.participant, conversation: read.conversation };

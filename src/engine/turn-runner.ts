@@ -6,7 +6,15 @@ import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import { awaitedLater } from '../core/awaited-later.ts';
 import { AppError, describeError, isAppError, isModelUnavailable } from '../core/errors.ts';
 import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
-import type { EnginePort, EngineTx, FlowContextRead, FlowReads, FlowWrites, SentMark } from '../store/store.ts';
+import type {
+  EnginePort,
+  EngineTx,
+  FlowContextRead,
+  FlowReads,
+  FlowWrites,
+  SentMark,
+  TurnContext,
+} from '../store/store.ts';
 import { FenceFailed } from '../store/fence.ts';
 import {
   answeredMessages,
@@ -114,6 +122,19 @@ export interface TurnSignals {
   progress?: () => void;
   /** Which run of the turn this is (1 unless earlier runs failed and it is retried); in its record. */
   attempt?: number;
+  /**
+   * The turn's context, read before the turn started (`TurnRunner.readContext`) while nothing but
+   * this turn could change the conversation. Used when read against the history the runner still
+   * knows; otherwise, or when that read failed, the turn reads again.
+   */
+  context?: EarlyContext;
+}
+
+/** A turn's context read ahead of its turn, and the history (its last seq) it was read against. */
+export interface EarlyContext {
+  readonly knownThrough: number | undefined;
+  /** Null when the read failed. */
+  readonly read: Promise<TurnContext | undefined | null>;
 }
 
 /** Runs one turn of one conversation. The caller guarantees no other turn of it runs meanwhile. */
@@ -133,10 +154,22 @@ export class TurnRunner {
     );
   }
 
+  /** Starts the read a turn of the conversation begins with, for a turn to come (`TurnSignals.context`). */
+  readContext(conversationId: string): EarlyContext {
+    const knownThrough = this.#histories.get(conversationId)?.through;
+    const read = this.#read(conversationId, knownThrough).catch(() => null);
+    return { knownThrough, read };
+  }
+
+  #read(conversationId: string, knownThrough: number | undefined): Promise<TurnContext | undefined> {
+    return this.#deps.store.getTurnContext(conversationId, HISTORY_WINDOW, this.#contextReads, knownThrough);
+  }
+
   async run(conversationId: string, input: TurnInput, signals: TurnSignals): Promise<TurnSummary> {
     const { store, clock, ids } = this.#deps;
     const known = this.#histories.get(conversationId);
-    const context = await store.getTurnContext(conversationId, HISTORY_WINDOW, this.#contextReads, known?.through);
+    const ahead = signals.context?.knownThrough === known?.through ? signals.context : undefined;
+    const context = (ahead && (await ahead.read)) ?? (await this.#read(conversationId, known?.through));
     if (!context) throw new AppError('not_found', `conversation ${conversationId} does not exist`);
     const { conversation, participant, lastSeq } = context;
     const history = context.history ?? known?.messages;

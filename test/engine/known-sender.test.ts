@@ -21,15 +21,24 @@ afterAll(() => schemas.dropAll());
 
 const lastUserText = (request: LlmRequest) => request.messages.at(-1)?.content ?? '';
 
+/** Records made with a sender read (`record` … `recorded`) and turn context reads (`context`), in order. */
+let log: string[] = [];
+
 /** A server whose store counts the sender reads and the records made with one. */
 async function start(database: Record<string, string>) {
   const calls = { findSenderByPhone: 0, recordForSender: 0 };
+  log = [];
   server = await startTestServer(database, {
     provider: createScriptedProvider((request) => ({ text: `echo: ${lastUserText(request)}` })),
     wrapStore: (store: Store) => ({
       ...store,
       findSenderByPhone: (phone) => ((calls.findSenderByPhone += 1), store.findSenderByPhone(phone)),
-      recordForSender: (...args) => ((calls.recordForSender += 1), store.recordForSender(...args)),
+      recordForSender: (...args) => {
+        calls.recordForSender += 1;
+        log.push('record');
+        return store.recordForSender(...args).finally(() => log.push('recorded'));
+      },
+      getTurnContext: (...args) => (log.push('context'), store.getTurnContext(...args)),
     }),
   });
   return calls;
@@ -77,6 +86,19 @@ describe.each([
     // The first message teaches who the number is; the next two are recorded with that read.
     expect(calls).toEqual(
       folded ? { findSenderByPhone: 1, recordForSender: 2 } : { findSenderByPhone: 3, recordForSender: 0 },
+    );
+  });
+
+  it('starts its turn from one context read, made beside its recording on PostgreSQL', async () => {
+    await start(database());
+    await enrol();
+    await say('one', 'a1');
+    log = [];
+    await say('two', 'a2');
+    await say('three', 'a3');
+    // PostgreSQL: the lease kept since the last turn, the read goes out before the record's answer.
+    expect(log).toEqual(
+      folded ? ['record', 'context', 'recorded', 'record', 'context', 'recorded'] : ['context', 'context'],
     );
   });
 
