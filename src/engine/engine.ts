@@ -7,7 +7,7 @@ import type { TurnInput } from './flow.ts';
 import type { ChangeFeed } from './change-feed.ts';
 import type { ConversationLeases, HeldLease } from './conversation-lease.ts';
 import { KeyedQueue } from './keyed-queue.ts';
-import { ReadAhead } from './read-ahead.ts';
+import { fresh, ReadAhead } from './read-ahead.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
 import type { EarlyContext, TurnRunner, TurnSummary } from './turn-runner.ts';
 import type { TurnThrottle } from './turn-throttle.ts';
@@ -159,6 +159,7 @@ export class Engine {
    */
   exclusive<T>(conversationId: string, work: () => Promise<T>, options: { quiet?: boolean } = {}): Promise<T> {
     return this.#queue.run(conversationId, async () => {
+      this.#readAhead.forget(conversationId); // it may write what a turn's read ahead read
       try {
         return await this.#deps.leases.hold(conversationId, work, this.#shutdown.signal);
       } finally {
@@ -363,9 +364,10 @@ export class Engine {
     const attempts = this.#deps.turnAttempts ?? 3;
     const outageEnds = Date.now() + (this.#deps.outageWaitMs ?? 600_000);
     // `attempt` counts failures other than outages (at most `attempts`); `run` counts every try.
-    // The work's first turn starts from the context read ahead, if it took one.
-    let context = this.#early.get(conversationId);
+    // The work's first turn starts from the context read ahead, if it took one and has not waited.
+    const early = this.#early.get(conversationId);
     this.#early.delete(conversationId);
+    let context = early && fresh(early) ? early : undefined;
     for (let attempt = 1, run = 1, outagePause = 0; ; run += 1) {
       const interrupt = new AbortController();
       this.#running.set(conversationId, interrupt);

@@ -8,7 +8,7 @@ const lease = (taken: number, lost = false): HeldLease => {
   if (lost) controller.abort();
   return { progress: () => undefined, lost: controller.signal, taken };
 };
-const early = (): EarlyContext => ({ knownThrough: 3, read: Promise.resolve(null) });
+const early = (): EarlyContext => ({ knownThrough: 3, at: Date.now(), read: Promise.resolve(null) });
 
 afterEach(() => vi.useRealTimers());
 
@@ -40,6 +40,15 @@ describe('ReadAhead', () => {
     expect(reads.take('c1', lease(7))).toBeDefined();
     vi.advanceTimersByTime(1);
     expect(reads.take('c2', lease(7))).toBeUndefined();
+  });
+
+  it('drops a read when other work on the conversation comes first', () => {
+    const reads = new ReadAhead();
+    reads.start('c1', 7, early);
+    reads.start('c2', 7, early);
+    reads.forget('c1');
+    expect(reads.take('c1', lease(7))).toBeUndefined();
+    expect(reads.take('c2', lease(7))).toBeDefined();
   });
 
   it('keeps one read per conversation, the latest', () => {

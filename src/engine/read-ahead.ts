@@ -12,14 +12,15 @@ const MAX_KEPT = 1000;
  * trip of its own after it. Started only while this process holds the conversation's lease and
  * no turn runs or waits here (`Engine.readAhead`), so that nothing but that next turn can change
  * the conversation; a lease taken anew meanwhile (another number) means another process may have,
- * and the turn reads again. Whatever work comes next on the conversation takes the read, used or not.
+ * and the turn reads again. Whatever work comes next on the conversation takes the read, used or
+ * not; work queued with `Engine.exclusive` (a timer, a platform route) drops it.
  */
 export class ReadAhead {
-  readonly #reads = new Map<string, { lease: number; at: number; context: EarlyContext }>();
+  readonly #reads = new Map<string, { lease: number; context: EarlyContext }>();
 
   start(conversationId: string, lease: number, read: () => EarlyContext): void {
     if (this.#reads.size >= MAX_KEPT) this.#reads.clear();
-    this.#reads.set(conversationId, { lease, at: Date.now(), context: read() });
+    this.#reads.set(conversationId, { lease, context: read() });
   }
 
   /** The read for the work starting on the conversation under `lease`, if it is still good. */
@@ -27,6 +28,14 @@ export class ReadAhead {
     const ahead = this.#reads.get(conversationId);
     this.#reads.delete(conversationId);
     if (!ahead || ahead.lease !== lease.taken || lease.lost.aborted) return undefined;
-    return Date.now() - ahead.at < USABLE_MS ? ahead.context : undefined;
+    return fresh(ahead.context) ? ahead.context : undefined;
+  }
+
+  /** Drops the conversation's read: work that may write it (not a turn) runs before the turn. */
+  forget(conversationId: string): void {
+    this.#reads.delete(conversationId);
   }
 }
+
+/** A read ahead is used within a second of being made (a turn that waited reads again). */
+export const fresh = (context: EarlyContext): boolean => Date.now() - context.at < USABLE_MS;

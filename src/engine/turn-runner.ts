@@ -133,6 +133,8 @@ export interface TurnSignals {
 /** A turn's context read ahead of its turn, and the history (its last seq) it was read against. */
 export interface EarlyContext {
   readonly knownThrough: number | undefined;
+  /** When the read was started (`Date.now()`). */
+  readonly at: number;
   /** Null when the read failed. */
   readonly read: Promise<TurnContext | undefined | null>;
 }
@@ -158,7 +160,7 @@ export class TurnRunner {
   readContext(conversationId: string): EarlyContext {
     const knownThrough = this.#histories.get(conversationId)?.through;
     const read = this.#read(conversationId, knownThrough).catch(() => null);
-    return { knownThrough, read };
+    return { knownThrough, at: Date.now(), read };
   }
 
   #read(conversationId: string, knownThrough: number | undefined): Promise<TurnContext | undefined> {
