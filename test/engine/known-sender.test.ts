@@ -119,3 +119,46 @@ describe.each([
     if (folded) expect(calls.recordForSender).toBe(1); // tried for the first enrolment, not recorded for it
   });
 });
+
+// A turn's context read ahead (PostgreSQL, decision 020) must not hide what work queued on the
+// conversation before the turn wrote: a timer or a platform route runs through `Engine.exclusive`.
+it('a turn sees what exclusive work queued between its read ahead and its start wrote (PostgreSQL)', async () => {
+  const requests: LlmRequest[] = [];
+  let inject = false;
+  server = await startTestServer(schemas.next(), {
+    provider: createScriptedProvider((request) => (requests.push(request), { text: 'ok' })),
+    wrapStore: (store: Store) => ({
+      ...store,
+      recordForSender: (...args) => {
+        const recording = store.recordForSender(...args);
+        const conversationId = args[1].conversationId!;
+        // After the read ahead went out, before the record's answer (as a timer firing then would).
+        if (inject)
+          queueMicrotask(() => {
+            inject = false;
+            const note = { id: 'msg_injected', conversationId, role: 'user', kind: 'text', text: 'INJECTED' } as const;
+            const message = {
+              ...note,
+              poll: null,
+              source: 'participant',
+              turnId: null,
+              createdAt: new Date(),
+            } as const;
+            void server!.engine.exclusive(conversationId, () => store.appendMessages([message]));
+          });
+        return recording;
+      },
+    }),
+  });
+  await enrol();
+  await say('one', 'x1');
+  await say('two', 'x2');
+  await server.engine.idle(); // no turn runs: the next message's context is read ahead
+  inject = true;
+  const before = requests.length;
+  await say('three', 'x3');
+  expect(inject).toBe(false); // the job was queued
+  const seen = requests.slice(before).map((request) => request.messages.map((m) => m.content));
+  expect(seen.at(-1)).toContain('INJECTED');
+  expect(seen.at(-1)?.at(-1)).toBe('three');
+});
