@@ -7,9 +7,9 @@ import type { TurnInput } from './flow.ts';
 import type { ChangeFeed } from './change-feed.ts';
 import type { ConversationLeases, HeldLease } from './conversation-lease.ts';
 import { KeyedQueue } from './keyed-queue.ts';
-import { fresh, ReadAhead } from './read-ahead.ts';
+import { ReadAhead } from './read-ahead.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
-import type { EarlyContext, TurnRunner, TurnSummary } from './turn-runner.ts';
+import type { TurnRunner, TurnSummary } from './turn-runner.ts';
 import type { TurnThrottle } from './turn-throttle.ts';
 
 /** A queued turn that did not run here, and why: every outcome is named (issue #19). */
@@ -78,8 +78,6 @@ export class Engine {
   /** Turns `processInboxSoon` will queue on the next turn of the event loop. */
   #starting = 0;
   readonly #readAhead = new ReadAhead();
-  /** The read ahead the work running on a conversation took, for its first turn. */
-  readonly #early = new Map<string, EarlyContext>();
 
   constructor(deps: EngineDeps) {
     this.#deps = deps;
@@ -266,12 +264,7 @@ export class Engine {
   #work(conversationId: string, run: (lease: HeldLease) => Promise<TurnResult>): Promise<TurnResult> {
     return this.#queue.run(conversationId, async () => {
       if (this.#shutdown.signal.aborted) return notRun('shutting-down');
-      const work = (lease: HeldLease) => {
-        const early = this.#readAhead.take(conversationId, lease);
-        if (early) this.#early.set(conversationId, early);
-        return run(lease).finally(() => this.#early.delete(conversationId));
-      };
-      const summary = await this.#deps.leases.hold(conversationId, work, this.#shutdown.signal);
+      const summary = await this.#deps.leases.hold(conversationId, run, this.#shutdown.signal);
       // A turn that handed its replies to the dispatcher left nothing for a claim to find.
       if (summary.status === 'not-run' || !summary.handedOff) void this.#deps.dispatcher.kick();
       this.#deps.changes?.publish(conversationId, 'turn');
@@ -364,10 +357,8 @@ export class Engine {
     const attempts = this.#deps.turnAttempts ?? 3;
     const outageEnds = Date.now() + (this.#deps.outageWaitMs ?? 600_000);
     // `attempt` counts failures other than outages (at most `attempts`); `run` counts every try.
-    // The work's first turn starts from the context read ahead, if it took one and has not waited.
-    const early = this.#early.get(conversationId);
-    this.#early.delete(conversationId);
-    let context = early && fresh(early) ? early : undefined;
+    // The first turn after a read ahead takes it, and starts from it if it is still good.
+    let context = this.#readAhead.take(conversationId, lease);
     for (let attempt = 1, run = 1, outagePause = 0; ; run += 1) {
       const interrupt = new AbortController();
       this.#running.set(conversationId, interrupt);

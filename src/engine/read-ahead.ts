@@ -12,8 +12,9 @@ const MAX_KEPT = 1000;
  * trip of its own after it. Started only while this process holds the conversation's lease and
  * no turn runs or waits here (`Engine.readAhead`), so that nothing but that next turn can change
  * the conversation; a lease taken anew meanwhile (another number) means another process may have,
- * and the turn reads again. Whatever work comes next on the conversation takes the read, used or
- * not; work queued with `Engine.exclusive` (a timer, a platform route) drops it.
+ * and the turn reads again. The conversation's next turn takes the read, used or not, and uses it
+ * only within a second of it; work queued with `Engine.exclusive` (a timer, a platform route),
+ * which may write the conversation first, drops it.
  */
 export class ReadAhead {
   readonly #reads = new Map<string, { lease: number; context: EarlyContext }>();
@@ -23,12 +24,12 @@ export class ReadAhead {
     this.#reads.set(conversationId, { lease, context: read() });
   }
 
-  /** The read for the work starting on the conversation under `lease`, if it is still good. */
+  /** The read for the turn starting on the conversation under `lease`, if it is still good. */
   take(conversationId: string, lease: HeldLease): EarlyContext | undefined {
     const ahead = this.#reads.get(conversationId);
     this.#reads.delete(conversationId);
     if (!ahead || ahead.lease !== lease.taken || lease.lost.aborted) return undefined;
-    return fresh(ahead.context) ? ahead.context : undefined;
+    return Date.now() - ahead.context.at < USABLE_MS ? ahead.context : undefined;
   }
 
   /** Drops the conversation's read: work that may write it (not a turn) runs before the turn. */
@@ -36,6 +37,3 @@ export class ReadAhead {
     this.#reads.delete(conversationId);
   }
 }
-
-/** A read ahead is used within a second of being made (a turn that waited reads again). */
-export const fresh = (context: EarlyContext): boolean => Date.now() - context.at < USABLE_MS;
