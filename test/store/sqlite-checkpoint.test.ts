@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openNodeSqlite } from '../../src/store/sqlite-database.ts';
+import { DatabaseSync } from 'node:sqlite';
+import { openNodeSqlite, SQLITE_PAGE_SIZE } from '../../src/store/sqlite-database.ts';
 import { tempSqliteUrl } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 
@@ -83,5 +84,30 @@ describe('SQLite checkpoints', () => {
     const unbounded = await wal(Number.MAX_SAFE_INTEGER);
     expect(unbounded).toBeGreaterThan(20 * 2 ** 20);
     expect(await wal(256)).toBeLessThan(unbounded / 2);
+  });
+});
+
+describe('A SQLite database file', () => {
+  it('is made with small pages when new; an existing one keeps the page size it was made with', async () => {
+    const pageSize = (database: { prepare(sql: string): { all(parameters: unknown[]): unknown[] } }) =>
+      database.prepare('PRAGMA page_size').all([]);
+    const fresh = openNodeSqlite(tempSqliteUrl().slice('sqlite:'.length));
+    try {
+      expect(pageSize(fresh)).toEqual([{ page_size: SQLITE_PAGE_SIZE }]);
+    } finally {
+      await fresh.close();
+    }
+    const path = tempSqliteUrl().slice('sqlite:'.length);
+    const made = new DatabaseSync(path);
+    made.exec('PRAGMA page_size = 4096; create table t (id integer primary key, body text not null)');
+    made.close();
+    const existing = openNodeSqlite(path);
+    try {
+      expect(pageSize(existing)).toEqual([{ page_size: 4096 }]);
+      existing.prepare('insert into t (body) values (?)').run(['still written']);
+      expect(existing.prepare('select body from t').all([])).toEqual([{ body: 'still written' }]);
+    } finally {
+      await existing.close();
+    }
   });
 });
