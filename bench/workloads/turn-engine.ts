@@ -12,7 +12,8 @@ import { allConversations, driveTurns, turnFlags } from '../lib/drive.ts';
 import { flags, report, summarize } from '../lib/stats.ts';
 import pg from 'pg';
 
-const opts = { ...turnFlags(), ...flags({ store: 'sqlite' }) };
+// `--pendingTimers N`: N pending timers per participant (a study's armed prompts), due in days: none fires.
+const opts = { ...turnFlags(), ...flags({ store: 'sqlite', pendingTimers: 0 }) };
 const schema = `bench_${process.pid}`;
 const pgUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const databaseUrl = opts.store === 'postgres' ? pgUrl : tempSqliteUrl();
@@ -78,6 +79,17 @@ for (let index = 0; index < allConversations(opts); index++) {
     },
     { transcriptSearch: false },
   ); // as enrolment does for a flow that never searches its transcript
+  for (let k = 0; k < opts.pendingTimers; k++)
+    await server.store.scheduleTimer({
+      id: `t${index}_${k}`,
+      kind: 'reminder',
+      conversationId: `c${index}`,
+      participantId: `p${index}`,
+      dedupKey: `bench:${index}:${k}`,
+      dueAt: new Date(Date.now() + (k + 1) * 86_400_000),
+      payload: {},
+      createdAt: new Date(),
+    });
   phones.push(phone);
 }
 

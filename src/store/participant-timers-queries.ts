@@ -10,15 +10,20 @@ import { toTimer } from './timers-queries.ts';
 export function participantTimerQueries({ db }: QueryContext) {
   return {
     async pendingTimersOf(participantId: string, conversationId: string): Promise<Timer[]> {
+      // Two index searches, not an OR: with one, SQLite read every pending timer of the study in
+      // due order (`timers_due`) to pick this participant's.
       const rows = await db
         .selectFrom('timers')
         .selectAll()
+        .where('participant_id', '=', participantId)
         .where('status', '=', 'pending')
-        .where((eb) =>
-          eb.or([
-            eb('participant_id', '=', participantId),
-            eb.and([eb('conversation_id', '=', conversationId), eb('participant_id', 'is', null)]),
-          ]),
+        .unionAll((eb) =>
+          eb
+            .selectFrom('timers')
+            .selectAll()
+            .where('conversation_id', '=', conversationId)
+            .where('participant_id', 'is', null)
+            .where('status', '=', 'pending'),
         )
         .orderBy('due_at')
         .orderBy('ordinal')

@@ -20,6 +20,7 @@ import { turnAttemptsMigration } from './017-turn-attempts.ts';
 import { inboxTraceMigration } from './018-inbox-trace.ts';
 import { fencesMigration } from './019-fences.ts';
 import { eventFollowersMigration } from './020-event-followers.ts';
+import { timersByParticipantMigration } from './021-timers-by-participant.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -47,5 +48,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '018_inbox_trace': inboxTraceMigration(),
     '019_fences': fencesMigration(dialect),
     '020_event_followers': eventFollowersMigration(),
+    '021_timers_by_participant': timersByParticipantMigration(),
   };
 }
