@@ -1,7 +1,7 @@
-import type { Selectable } from 'kysely';
+import type { ExpressionBuilder, Selectable } from 'kysely';
 import { fromMs, toMs } from '../../store/codec.ts';
 import type { QueryContext } from '../../store/query-context.ts';
-import type { TimersTable } from '../../store/schema.ts';
+import type { Database, TimersTable } from '../../store/schema.ts';
 
 /** A receipt as the Go server listed them: recipient, status, Unix seconds. */
 export interface GoReceipt {
@@ -31,6 +31,14 @@ export interface ActiveTimer {
 
 const seconds = (ms: number | string) => Math.floor(Number(ms) / 1000);
 const ACTIVE = ['pending', 'running'];
+
+/**
+ * The active rows of a dedup key, one index search per status: the pending row through the
+ * partial unique index, a running one among the few running. (`status in (…) and dedup_key = …`
+ * read every active timer on SQLite, whose planner took the status index.)
+ */
+const activeByKey = (eb: ExpressionBuilder<Database, 'timers'>, dedupKey: string) =>
+  eb.or(ACTIVE.map((status) => eb.and([eb('status', '=', status), eb('dedup_key', '=', dedupKey)])));
 
 /**
  * The Go platform routes' reads (a store extension, decision 019): receipts from the outbox and
@@ -92,8 +100,7 @@ export function platformQueries({ db }: QueryContext) {
       const row = await db
         .selectFrom('timers')
         .selectAll()
-        .where('status', 'in', ACTIVE)
-        .where((eb) => eb.or([eb('id', '=', id), eb('dedup_key', '=', dedupKey)]))
+        .where((eb) => eb.or([eb.and([eb('id', '=', id), eb('status', 'in', ACTIVE)]), activeByKey(eb, dedupKey)]))
         .executeTakeFirst();
       return row && toActiveTimer(row);
     },
@@ -106,8 +113,7 @@ export function platformQueries({ db }: QueryContext) {
       const result = await db
         .updateTable('timers')
         .set({ status: 'cancelled', lease_until: null, updated_at: toMs(at) })
-        .where('dedup_key', '=', dedupKey)
-        .where('status', 'in', ACTIVE)
+        .where((eb) => activeByKey(eb, dedupKey))
         .executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
