@@ -276,7 +276,12 @@ export function outboxQueries(ctx: QueryContext): OutboxOperations {
 
     async markOutboxSentMany(marks) {
       const plain = marks.filter((mark) => !mark.providerMessageId);
-      if (plain.length > 0 && ctx.dialect === 'sqlite')
+      const [only] = plain;
+      // One mark (the earlier reply's, riding in a turn's commit): an update by id, which took
+      // 14 µs a turn on SQLite where the json_each join took 30 (decision 020).
+      if (plain.length === 1 && only)
+        await markSentRow.write(ctx, { id: only.id, at: toMs(only.at), attempts: only.attempts });
+      else if (plain.length > 0 && ctx.dialect === 'sqlite')
         await markSentRows.write(ctx, {
           rows: JSON.stringify(plain.map((mark) => [mark.id, toMs(mark.at), mark.attempts])),
         });

@@ -326,7 +326,7 @@ export function queuesContract(store: () => Store): void {
       ).rejects.toThrow(/one conversation/);
     });
 
-    it('marks several sends in one call, each with its own time and attempt; provider ids are kept', async () => {
+    it('marks several sends at once, or one alone, each with its time and attempts, provider ids kept', async () => {
       const { c } = await setup();
       const [a, b, w] = [outboxItem(c.id), outboxItem(c.id), outboxItem(c.id, { channel: 'whatsapp' })];
       const untouched = outboxItem(c.id);
@@ -340,6 +340,10 @@ export function queuesContract(store: () => Store): void {
       expect(await store().getOutbox(b.id)).toMatchObject({ status: 'sent', sentAt: at(200), attempts: 3 });
       expect(await store().getOutbox(w.id)).toMatchObject({ status: 'sent', providerMessageId: 'wamid.MANY' });
       expect(await store().getOutbox(untouched.id)).toMatchObject({ status: 'pending', sentAt: null });
+      // One mark alone (the common case: the earlier reply's, riding in a turn's commit).
+      await store().markOutboxSentMany([{ id: untouched.id, at: at(400), attempts: 2, providerMessageId: null }]);
+      expect(await store().getOutbox(untouched.id)).toMatchObject({ status: 'sent', sentAt: at(400), attempts: 2 });
+      expect(await store().getOutbox(a.id)).toMatchObject({ sentAt: at(100), attempts: 1 });
       await store().markOutboxSentMany([]);
     });
 
