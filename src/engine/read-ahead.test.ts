@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { HeldLease } from './conversation-lease.ts';
-import { ReadAhead } from './read-ahead.ts';
-import type { EarlyContext } from './turn-runner.ts';
+import { ReadAhead, type EarlyContext } from './read-ahead.ts';
 
 const lease = (taken: number, lost = false): HeldLease => {
   const controller = new AbortController();

@@ -1,10 +1,19 @@
 import type { HeldLease } from './conversation-lease.ts';
-import type { EarlyContext } from './turn-runner.ts';
+import type { TurnContext } from '../store/store.ts';
 
 /** How long a read ahead stays usable: its turn starts at once, or the turn reads again. */
 const USABLE_MS = 1000;
 /** Reads ahead remembered at most (ones whose turn never came are dropped with the rest). */
 const MAX_KEPT = 1000;
+
+/** A turn's context read ahead of its turn, and the history (its last seq) it was read against. */
+export interface EarlyContext {
+  readonly knownThrough: number | undefined;
+  /** When the read was started (`Date.now()`). */
+  readonly at: number;
+  /** Null when the read failed. */
+  readonly read: Promise<TurnContext | undefined | null>;
+}
 
 /**
  * Context reads started for a conversation's next turn while its message is being recorded

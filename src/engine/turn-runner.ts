@@ -15,6 +15,7 @@ import type {
   SentMark,
   TurnContext,
 } from '../store/store.ts';
+import type { EarlyContext } from './read-ahead.ts';
 import { FenceFailed } from '../store/fence.ts';
 import {
   answeredMessages,
@@ -128,15 +129,6 @@ export interface TurnSignals {
    * knows; otherwise, or when that read failed, the turn reads again.
    */
   context?: EarlyContext;
-}
-
-/** A turn's context read ahead of its turn, and the history (its last seq) it was read against. */
-export interface EarlyContext {
-  readonly knownThrough: number | undefined;
-  /** When the read was started (`Date.now()`). */
-  readonly at: number;
-  /** Null when the read failed. */
-  readonly read: Promise<TurnContext | undefined | null>;
 }
 
 /** Runs one turn of one conversation. The caller guarantees no other turn of it runs meanwhile. */
