@@ -90,9 +90,10 @@ const RULES: readonly Rule[] = [
   {
     kind: 'card',
     // 13 to 19 digits in one run or in the groups cards are printed in (4-4-4-…, Amex 4-6-5),
-    // and only when the Luhn check passes: phone numbers, dates and order numbers are left alone.
+    // and only when the Luhn check passes: phone numbers, dates and order numbers are left alone,
+    // and so are digits inside a word (an id such as note_01a4111111111111111f7 is not a card).
     pattern:
-      /(?<![\d+-]|\d\.)(?:[1-9]\d{12,18}|\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}|\d{4}([ -])\d{6}\2\d{4,5})(?![\d-]|\.\d)/g,
+      /(?<![\w+-]|\d\.)(?:[1-9]\d{12,18}|\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}|\d{4}([ -])\d{6}\2\d{4,5})(?![\w-]|\.\d)/g,
     replace: (match) => (luhn(match.replace(/\D/g, '')) ? '[card]' : null),
   },
   {
