@@ -3,44 +3,79 @@ import { z } from 'zod';
 import type { StoredEvent } from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
-import type { EventsTable } from './schema.ts';
+import type { EventPagesTable } from './schema.ts';
 import { fromMs, parseJson, toMs } from './codec.ts';
-import { prepared, preparedInsert } from './prepared.ts';
+import { prepared } from './prepared.ts';
 
 type EventOperations = Pick<
   StoreOperations,
   'appendEvents' | 'listEvents' | 'eventRange' | 'pruneEvents' | 'followEvents' | 'unfollowEvents' | 'followedElsewhere'
 >;
 
-const payloadSchema = z.record(z.string(), z.unknown());
+/** Events one page holds at most: a longer run is written as several pages. */
+const PAGE_EVENTS = 256;
+/** No limit, as a number both dialects take. */
+const ALL = Number.MAX_SAFE_INTEGER;
 
-const insertEventRows = preparedInsert('events');
+const elementSchema = z.object({
+  type: z.string(),
+  turn: z.number().int().nullable(),
+  at: z.number(),
+  payload: z.record(z.string(), z.unknown()),
+});
+const pageSchema = z.array(elementSchema).min(1);
 
-// A conversation's first turn in a process reads its log's head (`EventHub`): compiled once.
-const rangeOf = prepared((db, a: { conversationId: string }) =>
-  db
-    .selectFrom('events')
-    .select((eb) => [eb.fn.min('seq').as('first'), eb.fn.max('seq').as('last')])
-    .where('conversation_id', '=', a.conversationId),
-);
-const lastWithTurn = prepared((db, a: { conversationId: string }) =>
-  db
-    .selectFrom('events')
-    .select('turn_id')
-    .where('conversation_id', '=', a.conversationId)
-    .where('turn_id', 'is not', null)
-    .orderBy('seq', 'desc')
-    .limit(1),
-);
-const lastFinalOf = prepared((db, a: { conversationId: string }) =>
-  db
-    .selectFrom('events')
-    .select('data')
-    .where('conversation_id', '=', a.conversationId)
-    .where('type', '=', 'final')
-    .orderBy('seq', 'desc')
-    .limit(1),
-);
+interface PageArgs {
+  conversationId: string;
+  first: number;
+  last: number;
+  turnNo: number | null;
+  lastMessageSeq: number | null;
+  events: string;
+}
+
+/**
+ * A page, unless one of its seqs is taken: the page with the greatest first seq at or before this
+ * one's last must end before this one's first (pages never overlap, so none before it can reach
+ * it). Fenced: a taken seq fails the unit of work (`events`).
+ */
+const insertPage = prepared((db, a: PageArgs) => ({
+  compile: () =>
+    sql`insert into event_pages (conversation_id, first_seq, last_seq, turn_no, last_message_seq, events)
+      select cast(${a.conversationId} as text), cast(${a.first} as integer), cast(${a.last} as integer),
+        cast(${a.turnNo} as integer), cast(${a.lastMessageSeq} as integer), cast(${a.events} as text)
+      where not exists (select 1 from (select last_seq from event_pages
+          where conversation_id = ${a.conversationId} and first_seq <= ${a.last}
+          order by first_seq desc limit 1) as before
+        where before.last_seq >= ${a.first})
+      returning 1 as one`.compile(db),
+}));
+
+// The page holding the seq after `after` and the pages after it.
+const pagesAfter = prepared((db, a: { conversationId: string; after: number; limit: number }) => ({
+  compile: () =>
+    sql<Pick<Selectable<EventPagesTable>, 'first_seq' | 'events'>>`select first_seq, events from event_pages
+      where conversation_id = ${a.conversationId} and first_seq >= coalesce((select max(first_seq) from event_pages
+        where conversation_id = ${a.conversationId} and first_seq <= ${a.after}), 0)
+      order by first_seq limit ${a.limit}`.compile(db),
+}));
+
+// A conversation's first turn in a process reads its log's head (`EventHub`): one statement.
+const rangeOf = prepared((db, a: { conversationId: string }) => ({
+  compile: () => {
+    const newest = (column: 'last_seq' | 'turn_no' | 'last_message_seq') =>
+      sql`(select ${sql.ref(column)} from event_pages where conversation_id = ${a.conversationId}
+        ${column === 'last_seq' ? sql`` : sql`and ${sql.ref(column)} is not null`} order by first_seq desc limit 1)`;
+    return sql<{
+      first: number | null;
+      last: number | null;
+      turn_no: number | null;
+      last_message_seq: number | null;
+    }>`select min(first_seq) as first, ${newest('last_seq')} as last, ${newest('turn_no')} as turn_no,
+        ${newest('last_message_seq')} as last_message_seq
+      from event_pages where conversation_id = ${a.conversationId}`.compile(db);
+  },
+}));
 
 // Asked in every turn commit on PostgreSQL (after the conversation's row lock): compiled once.
 const followerElsewhere = prepared((db, a: { conversationId: string; owner: string; now: number }) =>
@@ -69,18 +104,7 @@ export function eventQueries(ctx: QueryContext): EventOperations {
   const { db } = ctx;
   return {
     async appendEvents(events) {
-      if (events.length === 0) return;
-      await insertEventRows(
-        ctx,
-        events.map((event) => ({
-          conversation_id: event.conversationId,
-          seq: event.seq,
-          turn_id: event.turnNo === null ? null : String(event.turnNo),
-          type: event.type,
-          data: JSON.stringify(event.payload),
-          at: toMs(event.at),
-        })),
-      );
+      for (const page of pagesOf(events)) await insertPage.fenced(ctx, page, 'events');
     },
 
     async followEvents(conversationIds, owner, until) {
@@ -101,51 +125,121 @@ export function eventQueries(ctx: QueryContext): EventOperations {
     },
 
     async listEvents(conversationId, options = {}) {
-      let query = db
-        .selectFrom('events')
-        .selectAll()
-        .where('conversation_id', '=', conversationId)
-        .where('seq', '>', options.afterSeq ?? 0)
-        .orderBy('seq', 'asc');
-      if (options.limit !== undefined) query = query.limit(Math.max(0, options.limit));
-      return (await query.execute()).map(toEvent);
+      const after = options.afterSeq ?? 0;
+      const limit = options.limit === undefined ? ALL : Math.max(0, options.limit);
+      if (limit === 0) return [];
+      const events: StoredEvent[] = [];
+      // Every page holds at least one event: `limit` pages hold the `limit` events asked for.
+      for (const page of await pagesAfter.rows(ctx, { conversationId, after, limit })) {
+        for (const event of eventsOf(conversationId, page)) {
+          if (event.seq <= after) continue;
+          events.push(event);
+          if (events.length === limit) return events;
+        }
+      }
+      return events;
     },
 
     async eventRange(conversationId) {
       const range = await rangeOf.first(ctx, { conversationId });
-      if (!range || range.last === null || range.first === null) return undefined;
-      const withTurn = await lastWithTurn.first(ctx, { conversationId });
-      const lastFinal = await lastFinalOf.first(ctx, { conversationId });
-      const messageSeq =
-        lastFinal &&
-        (parseJson(payloadSchema, lastFinal.data, 'event payload').data as { messageSeq?: unknown } | undefined)
-          ?.messageSeq;
+      if (!range || range.first === null || range.last === null) return undefined;
       return {
         first: Number(range.first),
         last: Number(range.last),
-        lastTurnNo: withTurn?.turn_id ? Number(withTurn.turn_id) : null,
-        lastMessageSeq: typeof messageSeq === 'number' ? messageSeq : null,
+        lastTurnNo: range.turn_no === null ? null : Number(range.turn_no),
+        lastMessageSeq: range.last_message_seq === null ? null : Number(range.last_message_seq),
       };
     },
 
     async pruneEvents(conversationId, beforeSeq) {
-      const result = await db
-        .deleteFrom('events')
+      const deleted = await db
+        .deleteFrom('event_pages')
         .where('conversation_id', '=', conversationId)
-        .where('seq', '<', beforeSeq)
+        .where('last_seq', '<', beforeSeq)
+        .returning(['first_seq', 'last_seq'])
+        .execute();
+      let count = deleted.reduce((sum, page) => sum + Number(page.last_seq) - Number(page.first_seq) + 1, 0);
+      // The page that straddles `beforeSeq` keeps only its events from there on.
+      const straddling = await db
+        .selectFrom('event_pages')
+        .select(['first_seq', 'events'])
+        .where('conversation_id', '=', conversationId)
+        .where('first_seq', '<', beforeSeq)
         .executeTakeFirst();
-      return Number(result.numDeletedRows);
+      if (straddling) {
+        const kept = eventsOf(conversationId, straddling).filter((event) => event.seq >= beforeSeq);
+        const [page] = pagesOf(kept);
+        await db
+          .updateTable('event_pages')
+          .set({
+            first_seq: page!.first,
+            turn_no: page!.turnNo,
+            last_message_seq: page!.lastMessageSeq,
+            events: page!.events,
+          })
+          .where('conversation_id', '=', conversationId)
+          .where('first_seq', '=', straddling.first_seq)
+          .execute();
+        count += Number(page!.first) - Number(straddling.first_seq);
+      }
+      return count;
     },
   };
 }
 
-function toEvent(row: Selectable<EventsTable>): StoredEvent {
-  return {
-    conversationId: row.conversation_id,
-    seq: Number(row.seq),
-    turnNo: row.turn_id === null ? null : Number(row.turn_id),
-    type: row.type,
-    payload: parseJson(payloadSchema, row.data, 'event payload'),
-    at: fromMs(row.at),
+/** `events` as pages: runs of one conversation's consecutive seqs, `PAGE_EVENTS` at most each. */
+function pagesOf(events: readonly StoredEvent[]): PageArgs[] {
+  const pages: PageArgs[] = [];
+  let run: StoredEvent[] = [];
+  const close = () => {
+    if (run.length === 0) return;
+    const first = run[0]!;
+    const last = run.at(-1)!;
+    let turnNo: number | null = null;
+    let lastMessageSeq: number | null = null;
+    for (const event of run) {
+      if (event.turnNo !== null) turnNo = event.turnNo;
+      const messageSeq = event.type === 'final' ? (event.payload.data as { messageSeq?: unknown })?.messageSeq : null;
+      if (typeof messageSeq === 'number') lastMessageSeq = messageSeq;
+    }
+    const elements = run.map((event) => ({
+      type: event.type,
+      turn: event.turnNo,
+      at: toMs(event.at),
+      payload: event.payload,
+    }));
+    pages.push({
+      conversationId: first.conversationId,
+      first: first.seq,
+      last: last.seq,
+      turnNo,
+      lastMessageSeq,
+      events: JSON.stringify(elements),
+    });
+    run = [];
   };
+  for (const event of events) {
+    const previous = run.at(-1);
+    if (
+      previous &&
+      (event.conversationId !== previous.conversationId || event.seq !== previous.seq + 1 || run.length >= PAGE_EVENTS)
+    )
+      close();
+    run.push(event);
+  }
+  close();
+  return pages;
+}
+
+/** A page's events: seqs from its first, in order. */
+function eventsOf(conversationId: string, page: { first_seq: number; events: string }): StoredEvent[] {
+  const first = Number(page.first_seq);
+  return parseJson(pageSchema, page.events, 'event page').map((element, index) => ({
+    conversationId,
+    seq: first + index,
+    turnNo: element.turn,
+    type: element.type,
+    payload: element.payload,
+    at: fromMs(element.at),
+  }));
 }

@@ -6,11 +6,12 @@
  * - `participant`: the participant is still active (and their row is locked until the commit);
  * - `version`: the conversation still has the version the turn read;
  * - `inbox`: the inbox item is still pending (nobody else answered it);
- * - `transcript`: the seqs the caller numbered its messages with are still free.
+ * - `transcript`: the seqs the caller numbered its messages with are still free;
+ * - `events`: the seqs of the session events it writes are still free (migration 022).
  */
-export type Fence = 'participant' | 'version' | 'inbox' | 'transcript';
+export type Fence = 'participant' | 'version' | 'inbox' | 'transcript' | 'events';
 
-const FENCES: readonly Fence[] = ['participant', 'version', 'inbox', 'transcript'];
+const FENCES: readonly Fence[] = ['participant', 'version', 'inbox', 'transcript', 'events'];
 
 /** The SQLSTATE `promptpipe_fence` raises (migration 019); the fence's name is the error's detail. */
 export const FENCE_SQLSTATE = 'PPF01';

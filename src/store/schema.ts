@@ -16,7 +16,7 @@ export interface Database {
   outbox: OutboxTable;
   turns: TurnsTable;
   tool_calls: ToolCallsTable;
-  events: EventsTable;
+  event_pages: EventPagesTable;
   channel_contacts: ChannelContactsTable;
   delivery_receipts: DeliveryReceiptsTable;
   conversation_leases: ConversationLeasesTable;
@@ -245,13 +245,17 @@ export interface ToolCallsTable {
   created_at: number;
 }
 
-export interface EventsTable {
+/** Consecutive session events of a conversation, seqs `first_seq`..`last_seq` (migration 022). */
+export interface EventPagesTable {
   conversation_id: string;
-  seq: number;
-  turn_id: string | null;
-  type: string;
-  data: string;
-  at: number;
+  first_seq: number;
+  last_seq: number;
+  /** The turn of the page's last event that has one. */
+  turn_no: number | null;
+  /** The transcript seq the page's last `final` announced. */
+  last_message_seq: number | null;
+  /** JSON array of `{ type, turn, at (ms), payload }`, in seq order. */
+  events: string;
 }
 
 /** A process following a conversation's session events, until a time in ms (migration 020). */

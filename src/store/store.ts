@@ -369,6 +369,10 @@ export interface StoreOperations {
   listToolCalls(conversationId: string, options?: { turnId?: string }): Promise<ToolCallRecord[]>;
 
   // The session event log (the caller assigns gapless seqs; a seq taken twice is an error)
+  /**
+   * Writes each run of consecutive seqs as one page (migration 022). A seq already taken fails
+   * with `FenceFailed('events')` and writes nothing.
+   */
   appendEvents(events: StoredEvent[]): Promise<void>;
   /** Events with seq > `afterSeq` (default 0), ascending, at most `limit`. */
   listEvents(conversationId: string, options?: { afterSeq?: number; limit?: number }): Promise<StoredEvent[]>;

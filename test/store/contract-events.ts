@@ -34,6 +34,8 @@ export function eventsContract(store: () => Store): void {
         event(c.id, seq, { type: 'final', payload: { text: 'hi', data: { messageSeq } } });
       await store().appendEvents([final(1, 2), event(c.id, 2), final(3, 4), event(c.id, 4)]);
       expect((await store().eventRange(c.id))?.lastMessageSeq).toBe(4);
+      await store().appendEvents([event(c.id, 5, { turnNo: null })]); // a later page without a final
+      expect(await store().eventRange(c.id)).toEqual({ first: 1, last: 5, lastTurnNo: 1, lastMessageSeq: 4 });
     });
 
     it('refuses a seq taken twice', async () => {
@@ -41,6 +43,31 @@ export function eventsContract(store: () => Store): void {
       await store().appendEvents([event(c.id, 1)]);
       await expect(store().appendEvents([event(c.id, 1)])).rejects.toThrow();
       expect(await store().listEvents(c.id)).toHaveLength(1);
+    });
+
+    it('refuses a seq inside a page written earlier, and keeps a gap fillable', async () => {
+      const { c } = await setup();
+      const events = Array.from({ length: 8 }, (_, index) => event(c.id, index + 1));
+      await store().appendEvents([events[0]!, events[1]!, events[2]!, events[5]!]); // 1–3 and 6: two pages
+      for (const taken of [[events[1]!], [events[2]!, events[3]!], [events[4]!, events[5]!], [events[5]!]])
+        await expect(store().appendEvents(taken)).rejects.toMatchObject({ name: 'FenceFailed', fence: 'events' });
+      await store().appendEvents([events[3]!, events[4]!]); // the gap 4–5
+      await store().appendEvents([events[6]!, events[7]!]);
+      expect(await store().listEvents(c.id)).toEqual(events);
+      expect(await store().listEvents(c.id, { afterSeq: 1, limit: 5 })).toEqual(events.slice(1, 6));
+      expect(await store().listEvents(c.id, { afterSeq: 4, limit: 0 })).toEqual([]);
+    });
+
+    it('lists a run longer than one page, from any cursor', async () => {
+      const { c } = await setup();
+      const events = Array.from({ length: 600 }, (_, index) => event(c.id, index + 1, { turnNo: 1 + (index >> 4) }));
+      await store().appendEvents(events);
+      expect(await store().listEvents(c.id)).toEqual(events);
+      expect(await store().listEvents(c.id, { afterSeq: 255, limit: 3 })).toEqual(events.slice(255, 258));
+      expect(await store().listEvents(c.id, { afterSeq: 590 })).toEqual(events.slice(590));
+      expect(await store().eventRange(c.id)).toEqual({ first: 1, last: 600, lastTurnNo: 38, lastMessageSeq: null });
+      expect(await store().pruneEvents(c.id, 300)).toBe(299);
+      expect(await store().listEvents(c.id, { limit: 2 })).toEqual(events.slice(299, 301));
     });
 
     it('prunes the oldest events and reports the retained range', async () => {

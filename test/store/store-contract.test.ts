@@ -23,7 +23,7 @@ const TABLES = [
   'outbox',
   'turns',
   'tool_calls',
-  'events',
+  'event_pages',
   'channel_contacts',
   'delivery_receipts',
   'conversation_leases',
@@ -146,13 +146,13 @@ describe('openStore', () => {
         await store.insertParticipant(p);
         await store.insertConversation(c);
         await admin.query(
-          `insert into "${PG_SCHEMA}".events (conversation_id, seq, turn_id, type, data, at)
-           values ($1, 1, null, 'test', '{}', 0)`,
+          `insert into "${PG_SCHEMA}".event_pages (conversation_id, first_seq, last_seq, events)
+           values ($1, 1, 1, '[]')`,
           [c.id],
         );
         expect(await store.deleteParticipant(p.id)).toBe(true);
         const { rows } = await admin.query(
-          `select count(*)::int as n from "${PG_SCHEMA}".events where conversation_id = $1`,
+          `select count(*)::int as n from "${PG_SCHEMA}".event_pages where conversation_id = $1`,
           [c.id],
         );
         expect(rows[0].n).toBe(0);

@@ -21,6 +21,7 @@ import { inboxTraceMigration } from './018-inbox-trace.ts';
 import { fencesMigration } from './019-fences.ts';
 import { eventFollowersMigration } from './020-event-followers.ts';
 import { timersByParticipantMigration } from './021-timers-by-participant.ts';
+import { eventPagesMigration } from './022-event-pages.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -49,5 +50,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '019_fences': fencesMigration(dialect),
     '020_event_followers': eventFollowersMigration(),
     '021_timers_by_participant': timersByParticipantMigration(),
+    '022_event_pages': eventPagesMigration(dialect),
   };
 }

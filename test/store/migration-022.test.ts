@@ -1,0 +1,119 @@
+// @requires postgres
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from '../../src/store/migrate.ts';
+import { allMigrations } from '../../src/store/migrations/index.ts';
+import { createPgPool, openStore } from '../../src/store/open-store.ts';
+import type { SqlDialect } from '../../src/store/query-context.ts';
+import { openNodeSqlite } from '../../src/store/sqlite-database.ts';
+import { PG_URL } from '../kit/requirements.ts';
+
+const PG_SCHEMA = `migration_022_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+const tempDir = mkdtempSync(join(tmpdir(), 'promptpipe-migration-022-'));
+
+afterAll(async () => {
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`drop schema if exists "${PG_SCHEMA}" cascade`);
+  await admin.end();
+  rmSync(tempDir, { recursive: true, force: true });
+});
+
+async function migrateUpTo(db: Kysely<unknown>, dialect: SqlDialect, last: string, schema?: string): Promise<void> {
+  const migrations = Object.fromEntries(Object.entries(allMigrations(dialect)).filter(([name]) => name <= last));
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw error;
+}
+
+/** A conversation's log as version 021 stored it: one row per event. */
+async function seedEvents(db: Kysely<unknown>): Promise<void> {
+  await sql`insert into participants (id, phone_number, status, debug, enrolled_at, created_at, updated_at)
+    values ('p_1', '+14165550101', 'active', 0, 0, 0, 0)`.execute(db);
+  await sql`insert into conversations (id, participant_id, channel, flow, state, version, created_at, updated_at)
+    values ('c_1', 'p_1', 'webhook', 'habit-coach', 'CONVERSATION_ACTIVE', 1, 0, 0)`.execute(db);
+  await sql`insert into events (conversation_id, seq, turn_id, type, data, at) values
+    ('c_1', 1, '1', 'token', '{"messageId":"m1","role":"assistant","correlationId":null,"text":"Hi"}', 1000),
+    ('c_1', 2, '1', 'final',
+      '{"messageId":"m1","role":"assistant","text":"Hi","data":{"messageSeq":2,"poll":null}}', 1001),
+    ('c_1', 3, null, 'speaking', '{"messageId":null,"data":{"speaking":false}}', 1002)`.execute(db);
+}
+
+const backends: { name: string; dialect: SqlDialect; prepare: () => Promise<string> }[] = [
+  {
+    name: 'SQLite file',
+    dialect: 'sqlite',
+    prepare: async () => {
+      const path = join(tempDir, 'store.sqlite');
+      const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: openNodeSqlite(path) }) });
+      await migrateUpTo(db, 'sqlite', '021_timers_by_participant');
+      await seedEvents(db);
+      await db.destroy();
+      return `sqlite:${path}`;
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    dialect: 'postgres',
+    prepare: async () => {
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      await admin.query(`create schema "${PG_SCHEMA}"`);
+      await admin.end();
+      const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: createPgPool(PG_URL, PG_SCHEMA) }) });
+      await migrateUpTo(db, 'postgres', '021_timers_by_participant', PG_SCHEMA);
+      await seedEvents(db);
+      await db.destroy();
+      return PG_URL;
+    },
+  },
+];
+
+describe.each(backends)('migration 022 on $name', ({ prepare }) => {
+  it('keeps every event of version 021, and the log head a process loads', async () => {
+    const url = await prepare();
+    const store = await openStore(url, { schema: PG_SCHEMA });
+    try {
+      expect(await store.listEvents('c_1')).toEqual([
+        {
+          conversationId: 'c_1',
+          seq: 1,
+          turnNo: 1,
+          type: 'token',
+          payload: { messageId: 'm1', role: 'assistant', correlationId: null, text: 'Hi' },
+          at: new Date(1000),
+        },
+        {
+          conversationId: 'c_1',
+          seq: 2,
+          turnNo: 1,
+          type: 'final',
+          payload: { messageId: 'm1', role: 'assistant', text: 'Hi', data: { messageSeq: 2, poll: null } },
+          at: new Date(1001),
+        },
+        {
+          conversationId: 'c_1',
+          seq: 3,
+          turnNo: null,
+          type: 'speaking',
+          payload: { messageId: null, data: { speaking: false } },
+          at: new Date(1002),
+        },
+      ]);
+      expect(await store.eventRange('c_1')).toEqual({ first: 1, last: 3, lastTurnNo: 1, lastMessageSeq: 2 });
+      await expect(store.appendEvents([{ ...(await store.listEvents('c_1'))[2]!, seq: 3 }])).rejects.toThrow();
+    } finally {
+      await store.close();
+    }
+  });
+});
