@@ -47,6 +47,11 @@ interface Stream {
   holding: boolean;
   /** Every change to the stream runs on this chain, so events keep their order. */
   chain: Promise<unknown>;
+  /**
+   * A write of its events failed: it may have committed all the same (its answer lost in an
+   * outage), or another process took those seqs. The head is read again before the next seqs.
+   */
+  stale: boolean;
 }
 
 const SNAPSHOT_MESSAGES = 20;
@@ -102,12 +107,15 @@ export class EventHub {
 
   /** The next turn number of the conversation (monotonic, survives restarts through the log). */
   beginTurn(conversationId: string, inboxId: string | null = null): Promise<number> {
-    return this.#run(conversationId, (stream) => {
+    const begin = (stream: Stream) => {
       stream.holding = true;
       const turnNo = ++stream.lastTurnNo;
       for (const listener of stream.turnListeners) listener({ turnNo, inboxId });
       return turnNo;
-    });
+    };
+    return this.#run(conversationId, (stream) =>
+      stream.stale ? this.#reload(conversationId, stream).then(() => begin(stream)) : begin(stream),
+    );
   }
 
   onTurn(conversationId: string, listener: TurnListener): () => void {
@@ -133,6 +141,7 @@ export class EventHub {
     followedElsewhere?: () => boolean | undefined,
   ): Promise<T> {
     return this.#run(conversationId, async (stream) => {
+      if (stream.stale) await this.#reload(conversationId, stream);
       let announced: { fresh: SessionEvent[]; lastMessageSeq: number } | undefined;
       const announce: AnnounceEvents = (messages) => {
         const drafts: EventDraft[] = messages
@@ -143,7 +152,10 @@ export class EventHub {
         announced = { fresh, lastMessageSeq: Math.max(stream.lastMessageSeq, ...messages.map((m) => m.seq)) };
         return [...stream.pending, ...fresh].map(toStored);
       };
-      const result = await work(announce);
+      const result = await work(announce).catch((error: unknown) => {
+        if (announced) stream.stale = true;
+        throw error;
+      });
       if (!announced) return result;
       const { fresh, lastMessageSeq } = announced;
       stream.pending = [];
@@ -327,6 +339,7 @@ export class EventHub {
         flushScheduled: false,
         holding: false,
         chain: Promise.resolve(),
+        stale: false,
       };
       this.#streams.set(conversationId, stream);
       this.#evictIdle();
@@ -373,6 +386,21 @@ export class EventHub {
     // the log, messages committed before this process knew the stream are history.
     stream.lastMessageSeq = range?.lastMessageSeq ?? last[0]?.seq ?? 0;
     stream.loaded = true;
+  }
+
+  /**
+   * After a failed write: pending events whose seqs the log has now are dropped (the write went
+   * through after all, or another process wrote them: a client that saw ours gets a resync), and
+   * new seqs, turn numbers and `final`s continue from the log where it is ahead of this process.
+   */
+  async #reload(conversationId: string, stream: Stream): Promise<void> {
+    const range = await this.#options.store.eventRange(conversationId);
+    const last = range?.last ?? 0;
+    stream.pending = stream.pending.filter((event) => event.seq > last);
+    stream.nextSeq = Math.max(stream.nextSeq, last + 1);
+    stream.lastTurnNo = Math.max(stream.lastTurnNo, range?.lastTurnNo ?? 0);
+    stream.lastMessageSeq = Math.max(stream.lastMessageSeq, range?.lastMessageSeq ?? 0);
+    stream.stale = false;
   }
 
   /** An event the engine built: typed already, so it is not parsed again (the log's rows are). */
@@ -422,6 +450,15 @@ export class EventHub {
   async #flush(conversationId: string, stream: Stream): Promise<void> {
     stream.flushScheduled = false;
     if (stream.pending.length === 0) return;
+    if (stream.stale) {
+      try {
+        await this.#reload(conversationId, stream);
+      } catch (error) {
+        this.#options.logger.error({ conversationId, err: error }, 'session event log not read again yet');
+        return;
+      }
+      if (stream.pending.length === 0) return;
+    }
     const batch = stream.pending;
     stream.pending = [];
     try {
@@ -434,6 +471,7 @@ export class EventHub {
       }
       // Kept for the next flush: the log must stay gapless.
       stream.pending = [...batch, ...stream.pending];
+      stream.stale = true;
       this.#options.logger.error(
         { conversationId, count: batch.length, err: error },
         'session events not persisted yet',

@@ -92,6 +92,48 @@ describe('EventHub', () => {
     );
   });
 
+  it('goes on after a write that committed although it failed (its answer lost in an outage)', async () => {
+    const lost = () => Object.assign(new Error('Query read timeout'), { code: 'store_unavailable' });
+    const hub = hubOf();
+    const turn = async (text: string, answerLost: boolean) => {
+      const turnNo = await hub.beginTurn(conversationId);
+      await hub.emit(conversationId, { type: 'token', turnId: turnNo, messageId: text, text });
+      const [stored] = await store.appendMessages([message(conversationId, { role: 'assistant', text })]);
+      await hub.commitTurn(conversationId, turnNo, async (announce) => {
+        await store.appendEvents(announce([stored!]));
+        if (answerLost) throw lost();
+      });
+    };
+    await turn('one', false);
+    await expect(turn('two', true)).rejects.toThrow('Query read timeout');
+    await turn('three', false);
+    // A write-behind flush whose answer is lost, too.
+    const append = store.appendEvents.bind(store);
+    store.appendEvents = async (events) => {
+      await append(events);
+      store.appendEvents = append;
+      throw lost();
+    };
+    await hub.emit(conversationId, status('after'));
+    await hub.flushAll();
+    await hub.emit(conversationId, status('and on'));
+    await hub.flushAll();
+
+    const log = await store.listEvents(conversationId);
+    expect(log.map((event) => event.seq)).toEqual(log.map((_, index) => index + 1));
+    expect(log.filter((event) => event.type !== 'speaking').map((event) => [event.type, event.payload.text])).toEqual([
+      ['token', 'one'],
+      ['final', 'one'],
+      ['token', 'two'],
+      ['final', 'two'],
+      ['token', 'three'],
+      ['final', 'three'],
+      ['status', 'after'],
+      ['status', 'and on'],
+    ]);
+    expect(new Set(log.map((event) => event.turnNo))).toEqual(new Set([1, 2, 3, null]));
+  });
+
   it('continues the seq and turn numbers of the stored log in a new hub (a restart)', async () => {
     const first = hubOf();
     await first.beginTurn(conversationId);
