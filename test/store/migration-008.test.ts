@@ -2,16 +2,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from '../../src/store/migrate.ts';
-import { allMigrations } from '../../src/store/migrations/index.ts';
-import { createPgPool, openStore } from '../../src/store/open-store.ts';
-import type { SqlDialect } from '../../src/store/query-context.ts';
-import { openNodeSqlite } from '../../src/store/sqlite-database.ts';
+import { openStore } from '../../src/store/open-store.ts';
 import { inboxItem } from './store-fixtures.ts';
 import { PG_URL } from '../kit/requirements.ts';
+import { oldDatabases } from './migration-kit.ts';
 
 const PG_SCHEMA = `migration_008_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const tempDir = mkdtempSync(join(tmpdir(), 'promptpipe-migration-'));
@@ -24,20 +21,6 @@ afterAll(async () => {
   rmSync(tempDir, { recursive: true, force: true });
 });
 
-/** Migrates a database up to (and including) `last`, as a server of that version left it. */
-async function migrateUpTo(db: Kysely<unknown>, dialect: SqlDialect, last: string, schema?: string): Promise<void> {
-  const migrations = Object.fromEntries(Object.entries(allMigrations(dialect)).filter(([name]) => name <= last));
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableName: MIGRATION_TABLE,
-    migrationLockTableName: MIGRATION_LOCK_TABLE,
-    ...(schema ? { migrationTableSchema: schema } : {}),
-  });
-  const { error } = await migrator.migrateToLatest();
-  if (error) throw error;
-}
-
 /** Inbox rows as version 007 stored them: one http "m1", a WhatsApp id, and a processed one. */
 async function seedInbox(db: Kysely<unknown>): Promise<void> {
   await sql`insert into inbox (id, channel, channel_message_id, sender, text, status, received_at, processed_at) values
@@ -46,36 +29,7 @@ async function seedInbox(db: Kysely<unknown>): Promise<void> {
     ('in_old_3', 'http', 'm2', '+14165550101', 'done', 'processed', 500, 600)`.execute(db);
 }
 
-const backends: { name: string; dialect: SqlDialect; prepare: () => Promise<string> }[] = [
-  {
-    name: 'SQLite file',
-    dialect: 'sqlite',
-    prepare: async () => {
-      const path = join(tempDir, 'store.sqlite');
-      const database = openNodeSqlite(path);
-      const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) });
-      await migrateUpTo(db, 'sqlite', '007_inbox_sender');
-      await seedInbox(db);
-      await db.destroy();
-      return `sqlite:${path}`;
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    dialect: 'postgres',
-    prepare: async () => {
-      const admin = new pg.Client({ connectionString: PG_URL });
-      await admin.connect();
-      await admin.query(`create schema "${PG_SCHEMA}"`);
-      await admin.end();
-      const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: createPgPool(PG_URL, PG_SCHEMA) }) });
-      await migrateUpTo(db, 'postgres', '007_inbox_sender', PG_SCHEMA);
-      await seedInbox(db);
-      await db.destroy();
-      return PG_URL;
-    },
-  },
-];
+const backends = oldDatabases('007_inbox_sender', seedInbox, { tempDir, pgSchema: PG_SCHEMA });
 
 describe.each(backends)('migration 008 on $name', ({ prepare }) => {
   it('keeps the inbox of version 007, in order, and dedupes message ids per sender from then on', async () => {

@@ -2,15 +2,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from '../../src/store/migrate.ts';
-import { allMigrations } from '../../src/store/migrations/index.ts';
-import { createPgPool, openStore } from '../../src/store/open-store.ts';
-import type { SqlDialect } from '../../src/store/query-context.ts';
-import { openNodeSqlite } from '../../src/store/sqlite-database.ts';
+import { openStore } from '../../src/store/open-store.ts';
 import { PG_URL } from '../kit/requirements.ts';
+import { oldDatabases } from './migration-kit.ts';
 
 const PG_SCHEMA = `migration_022_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const tempDir = mkdtempSync(join(tmpdir(), 'promptpipe-migration-022-'));
@@ -22,19 +19,6 @@ afterAll(async () => {
   await admin.end();
   rmSync(tempDir, { recursive: true, force: true });
 });
-
-async function migrateUpTo(db: Kysely<unknown>, dialect: SqlDialect, last: string, schema?: string): Promise<void> {
-  const migrations = Object.fromEntries(Object.entries(allMigrations(dialect)).filter(([name]) => name <= last));
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableName: MIGRATION_TABLE,
-    migrationLockTableName: MIGRATION_LOCK_TABLE,
-    ...(schema ? { migrationTableSchema: schema } : {}),
-  });
-  const { error } = await migrator.migrateToLatest();
-  if (error) throw error;
-}
 
 /** A conversation's log as version 021 stored it: one row per event. */
 async function seedEvents(db: Kysely<unknown>): Promise<void> {
@@ -49,35 +33,7 @@ async function seedEvents(db: Kysely<unknown>): Promise<void> {
     ('c_1', 3, null, 'speaking', '{"messageId":null,"data":{"speaking":false}}', 1002)`.execute(db);
 }
 
-const backends: { name: string; dialect: SqlDialect; prepare: () => Promise<string> }[] = [
-  {
-    name: 'SQLite file',
-    dialect: 'sqlite',
-    prepare: async () => {
-      const path = join(tempDir, 'store.sqlite');
-      const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: openNodeSqlite(path) }) });
-      await migrateUpTo(db, 'sqlite', '021_timers_by_participant');
-      await seedEvents(db);
-      await db.destroy();
-      return `sqlite:${path}`;
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    dialect: 'postgres',
-    prepare: async () => {
-      const admin = new pg.Client({ connectionString: PG_URL });
-      await admin.connect();
-      await admin.query(`create schema "${PG_SCHEMA}"`);
-      await admin.end();
-      const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: createPgPool(PG_URL, PG_SCHEMA) }) });
-      await migrateUpTo(db, 'postgres', '021_timers_by_participant', PG_SCHEMA);
-      await seedEvents(db);
-      await db.destroy();
-      return PG_URL;
-    },
-  },
-];
+const backends = oldDatabases('021_timers_by_participant', seedEvents, { tempDir, pgSchema: PG_SCHEMA });
 
 describe.each(backends)('migration 022 on $name', ({ prepare }) => {
   it('keeps every event of version 021, and the log head a process loads', async () => {
