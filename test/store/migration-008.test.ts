@@ -1,25 +1,12 @@
 // @requires postgres
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type Kysely, sql } from 'kysely';
-import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.ts';
 import { inboxItem } from './store-fixtures.ts';
-import { PG_URL } from '../kit/requirements.ts';
-import { oldDatabases } from './migration-kit.ts';
+import { oldDatabasePlaces, oldDatabases } from './migration-kit.ts';
 
-const PG_SCHEMA = `migration_008_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-const tempDir = mkdtempSync(join(tmpdir(), 'promptpipe-migration-'));
-
-afterAll(async () => {
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`drop schema if exists "${PG_SCHEMA}" cascade`);
-  await admin.end();
-  rmSync(tempDir, { recursive: true, force: true });
-});
+const places = oldDatabasePlaces('migration_008');
+const PG_SCHEMA = places.pgSchema;
 
 /** Inbox rows as version 007 stored them: one http "m1", a WhatsApp id, and a processed one. */
 async function seedInbox(db: Kysely<unknown>): Promise<void> {
@@ -29,7 +16,7 @@ async function seedInbox(db: Kysely<unknown>): Promise<void> {
     ('in_old_3', 'http', 'm2', '+14165550101', 'done', 'processed', 500, 600)`.execute(db);
 }
 
-const backends = oldDatabases('007_inbox_sender', seedInbox, { tempDir, pgSchema: PG_SCHEMA });
+const backends = oldDatabases('007_inbox_sender', seedInbox, places);
 
 describe.each(backends)('migration 008 on $name', ({ prepare }) => {
   it('keeps the inbox of version 007, in order, and dedupes message ids per sender from then on', async () => {

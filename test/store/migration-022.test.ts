@@ -1,24 +1,11 @@
 // @requires postgres
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type Kysely, sql } from 'kysely';
-import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.ts';
-import { PG_URL } from '../kit/requirements.ts';
-import { oldDatabases } from './migration-kit.ts';
+import { oldDatabasePlaces, oldDatabases } from './migration-kit.ts';
 
-const PG_SCHEMA = `migration_022_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-const tempDir = mkdtempSync(join(tmpdir(), 'promptpipe-migration-022-'));
-
-afterAll(async () => {
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`drop schema if exists "${PG_SCHEMA}" cascade`);
-  await admin.end();
-  rmSync(tempDir, { recursive: true, force: true });
-});
+const places = oldDatabasePlaces('migration_022');
+const PG_SCHEMA = places.pgSchema;
 
 /** A conversation's log as version 021 stored it: one row per event. */
 async function seedEvents(db: Kysely<unknown>): Promise<void> {
@@ -33,7 +20,7 @@ async function seedEvents(db: Kysely<unknown>): Promise<void> {
     ('c_1', 3, null, 'speaking', '{"messageId":null,"data":{"speaking":false}}', 1002)`.execute(db);
 }
 
-const backends = oldDatabases('021_timers_by_participant', seedEvents, { tempDir, pgSchema: PG_SCHEMA });
+const backends = oldDatabases('021_timers_by_participant', seedEvents, places);
 
 describe.each(backends)('migration 022 on $name', ({ prepare }) => {
   it('keeps every event of version 021, and the log head a process loads', async () => {

@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from '../../src/store/migrate.ts';
@@ -67,4 +70,18 @@ export function oldDatabases(
       },
     },
   ];
+}
+
+/** A temporary directory and a PostgreSQL schema name for `oldDatabases`, both removed after the file's tests. */
+export function oldDatabasePlaces(label: string): { tempDir: string; pgSchema: string } {
+  const pgSchema = `${label}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const tempDir = mkdtempSync(join(tmpdir(), `promptpipe-${label}-`));
+  afterAll(async () => {
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    await admin.query(`drop schema if exists "${pgSchema}" cascade`);
+    await admin.end();
+    rmSync(tempDir, { recursive: true, force: true });
+  });
+  return { tempDir, pgSchema };
 }
