@@ -113,9 +113,7 @@ export class EventHub {
       for (const listener of stream.turnListeners) listener({ turnNo, inboxId });
       return turnNo;
     };
-    return this.#run(conversationId, (stream) =>
-      stream.stale ? this.#reload(conversationId, stream).then(() => begin(stream)) : begin(stream),
-    );
+    return this.#run(conversationId, begin);
   }
 
   onTurn(conversationId: string, listener: TurnListener): () => void {
@@ -141,7 +139,6 @@ export class EventHub {
     followedElsewhere?: () => boolean | undefined,
   ): Promise<T> {
     return this.#run(conversationId, async (stream) => {
-      if (stream.stale) await this.#reload(conversationId, stream);
       let announced: { fresh: SessionEvent[]; lastMessageSeq: number } | undefined;
       const announce: AnnounceEvents = (messages) => {
         const drafts: EventDraft[] = messages
@@ -351,7 +348,7 @@ export class EventHub {
     const stream = this.#stream(conversationId);
     // Nothing queued and nothing to load: work that needs no waiting (an event emitted) runs now,
     // without a link in the chain (a turn emits a dozen).
-    if (stream.loaded && stream.active === 0) {
+    if (stream.loaded && !stream.stale && stream.active === 0) {
       let result: T | Promise<T>;
       try {
         result = work(stream);
@@ -366,6 +363,7 @@ export class EventHub {
     stream.active += 1;
     const result = stream.chain.then(async () => {
       if (!stream.loaded) await this.#load(conversationId, stream);
+      else if (stream.stale) await this.#reload(conversationId, stream);
       return work(stream);
     });
     stream.chain = result.catch(() => undefined).finally(() => (stream.active -= 1));
@@ -394,7 +392,14 @@ export class EventHub {
    * new seqs, turn numbers and `final`s continue from the log where it is ahead of this process.
    */
   async #reload(conversationId: string, stream: Stream): Promise<void> {
-    const range = await this.#options.store.eventRange(conversationId);
+    let range: Awaited<ReturnType<EventHubOptions['store']['eventRange']>>;
+    try {
+      range = await this.#options.store.eventRange(conversationId);
+    } catch (error) {
+      // Still unreachable: the work goes on from what this process knows, and asks again next time.
+      this.#options.logger.warn({ conversationId, err: error }, 'session event log not read again yet');
+      return;
+    }
     const last = range?.last ?? 0;
     stream.pending = stream.pending.filter((event) => event.seq > last);
     stream.nextSeq = Math.max(stream.nextSeq, last + 1);
@@ -450,15 +455,6 @@ export class EventHub {
   async #flush(conversationId: string, stream: Stream): Promise<void> {
     stream.flushScheduled = false;
     if (stream.pending.length === 0) return;
-    if (stream.stale) {
-      try {
-        await this.#reload(conversationId, stream);
-      } catch (error) {
-        this.#options.logger.error({ conversationId, err: error }, 'session event log not read again yet');
-        return;
-      }
-      if (stream.pending.length === 0) return;
-    }
     const batch = stream.pending;
     stream.pending = [];
     try {

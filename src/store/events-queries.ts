@@ -51,14 +51,24 @@ const insertPage = prepared((db, a: PageArgs) => ({
       returning 1 as one`.compile(db),
 }));
 
-// The page holding the seq after `after` and the pages after it.
+// The pages with events after `after` (the one holding the next seq, if any, and those after it).
 const pagesAfter = prepared((db, a: { conversationId: string; after: number; limit: number }) => ({
   compile: () =>
     sql<Pick<Selectable<EventPagesTable>, 'first_seq' | 'events'>>`select first_seq, events from event_pages
       where conversation_id = ${a.conversationId} and first_seq >= coalesce((select max(first_seq) from event_pages
-        where conversation_id = ${a.conversationId} and first_seq <= ${a.after}), 0)
+        where conversation_id = ${a.conversationId} and first_seq <= ${a.after}), 0) and last_seq > ${a.after}
       order by first_seq limit ${a.limit}`.compile(db),
 }));
+
+// PostgreSQL: a statement of its own before the pages, so that their overlap checks (on snapshots
+// taken after it) see every page another writer of the conversation committed.
+const lockLog = prepared((db, a: { conversationId: string }) =>
+  db
+    .selectFrom('conversations')
+    .select(sql<number>`1`.as('one'))
+    .where('id', '=', a.conversationId)
+    .forNoKeyUpdate(),
+);
 
 // A conversation's first turn in a process reads its log's head (`EventHub`): one statement.
 const rangeOf = prepared((db, a: { conversationId: string }) => ({
@@ -104,7 +114,17 @@ export function eventQueries(ctx: QueryContext): EventOperations {
   const { db } = ctx;
   return {
     async appendEvents(events) {
-      for (const page of pagesOf(events)) await insertPage.fenced(ctx, page, 'events');
+      const pages = pagesOf(events);
+      if (pages.length === 0) return;
+      const write = async (tx: QueryContext) => {
+        if (tx.dialect === 'postgres')
+          for (const conversationId of [...new Set(pages.map((page) => page.conversationId))].sort())
+            await lockLog.write(tx, { conversationId });
+        for (const page of pages) await insertPage.fenced(tx, page, 'events');
+      };
+      // All pages or none; one SQLite statement is atomic on its own.
+      if (ctx.inTransaction || (ctx.dialect === 'sqlite' && pages.length === 1)) return write(ctx);
+      return ctx.atomic(write);
     },
 
     async followEvents(conversationIds, owner, until) {

@@ -106,6 +106,8 @@ describe('EventHub', () => {
     };
     await turn('one', false);
     await expect(turn('two', true)).rejects.toThrow('Query read timeout');
+    await hub.setSpeaking(conversationId, false, 2, 'two'); // what a failed turn's end emits
+    await hub.emit(conversationId, status('right after'));
     await turn('three', false);
     // A write-behind flush whose answer is lost, too.
     const append = store.appendEvents.bind(store);
@@ -126,6 +128,7 @@ describe('EventHub', () => {
       ['final', 'one'],
       ['token', 'two'],
       ['final', 'two'],
+      ['status', 'right after'],
       ['token', 'three'],
       ['final', 'three'],
       ['status', 'after'],

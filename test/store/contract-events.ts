@@ -51,11 +51,23 @@ export function eventsContract(store: () => Store): void {
       await store().appendEvents([events[0]!, events[1]!, events[2]!, events[5]!]); // 1–3 and 6: two pages
       for (const taken of [[events[1]!], [events[2]!, events[3]!], [events[4]!, events[5]!], [events[5]!]])
         await expect(store().appendEvents(taken)).rejects.toMatchObject({ name: 'FenceFailed', fence: 'events' });
+      // All or nothing: a taken seq in a later page writes none of the earlier ones.
+      await expect(store().appendEvents([events[3]!, events[4]!, events[0]!])).rejects.toThrow();
+      expect(await store().listEvents(c.id, { afterSeq: 3, limit: 1 })).toEqual([events[5]]); // a page after a gap
       await store().appendEvents([events[3]!, events[4]!]); // the gap 4–5
       await store().appendEvents([events[6]!, events[7]!]);
       expect(await store().listEvents(c.id)).toEqual(events);
       expect(await store().listEvents(c.id, { afterSeq: 1, limit: 5 })).toEqual(events.slice(1, 6));
       expect(await store().listEvents(c.id, { afterSeq: 4, limit: 0 })).toEqual([]);
+    });
+
+    it('lists from a cursor at the end of a page, with pages of one event', async () => {
+      const { c } = await setup();
+      const events = [1, 2, 3, 4, 5].map((seq) => event(c.id, seq));
+      for (const one of events) await store().appendEvents([one]);
+      expect(await store().listEvents(c.id, { afterSeq: 2, limit: 1 })).toEqual([events[2]]);
+      expect(await store().listEvents(c.id, { afterSeq: 2, limit: 2 })).toEqual(events.slice(2, 4));
+      expect(await store().listEvents(c.id, { afterSeq: 4 })).toEqual([events[4]]);
     });
 
     it('lists a run longer than one page, from any cursor', async () => {
