@@ -107,13 +107,12 @@ export class EventHub {
 
   /** The next turn number of the conversation (monotonic, survives restarts through the log). */
   beginTurn(conversationId: string, inboxId: string | null = null): Promise<number> {
-    const begin = (stream: Stream) => {
+    return this.#run(conversationId, (stream) => {
       stream.holding = true;
       const turnNo = ++stream.lastTurnNo;
       for (const listener of stream.turnListeners) listener({ turnNo, inboxId });
       return turnNo;
-    };
-    return this.#run(conversationId, begin);
+    });
   }
 
   onTurn(conversationId: string, listener: TurnListener): () => void {

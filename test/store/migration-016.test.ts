@@ -1,12 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from '../../src/store/migrate.ts';
-import { allMigrations } from '../../src/store/migrations/index.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { openNodeSqlite } from '../../src/store/sqlite-database.ts';
+import { migrateUpTo } from './migration-kit.ts';
 
 const tempDir = mkdtempSync(join(tmpdir(), 'promptpipe-migration-016-'));
 afterAll(() => rmSync(tempDir, { recursive: true, force: true }));
@@ -15,17 +14,7 @@ describe('migration 016 (person memory)', () => {
   it("makes a participant's existing notes theirs; a web session's stay its own", async () => {
     const path = join(tempDir, 'store.sqlite');
     const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: openNodeSqlite(path) }) });
-    const migrations = Object.fromEntries(
-      Object.entries(allMigrations('sqlite')).filter(([name]) => name <= '014_session_callers'),
-    );
-    const migrator = new Migrator({
-      db,
-      provider: { getMigrations: async () => migrations },
-      migrationTableName: MIGRATION_TABLE,
-      migrationLockTableName: MIGRATION_LOCK_TABLE,
-    });
-    const { error } = await migrator.migrateToLatest();
-    if (error) throw error;
+    await migrateUpTo(db, 'sqlite', '014_session_callers');
     await sql`insert into participants (id, phone_number, status, debug, enrolled_at, created_at, updated_at)
       values ('p_1', '+14165550101', 'active', 0, 0, 0, 0)`.execute(db);
     await sql`insert into conversations (id, participant_id, channel, flow, state, version, created_at, updated_at)
