@@ -13,7 +13,8 @@ import { flags, report, summarize } from '../lib/stats.ts';
 import pg from 'pg';
 
 // `--pendingTimers N`: N pending timers per participant (a study's armed prompts), due in days: none fires.
-const opts = { ...turnFlags(), ...flags({ store: 'sqlite', pendingTimers: 0 }) };
+// `--deltas N`: the reply streamed in N pieces (3 by default; a real model streams about one a word).
+const opts = { ...turnFlags(), ...flags({ store: 'sqlite', pendingTimers: 0, deltas: 3 }) };
 const schema = `bench_${process.pid}`;
 const pgUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const databaseUrl = opts.store === 'postgres' ? pgUrl : tempSqliteUrl();
@@ -31,7 +32,7 @@ const provider = createScriptedProvider(
     }
     return { text: REPLY };
   },
-  { recordRequests: false },
+  { recordRequests: false, deltas: opts.deltas },
 );
 
 const config = loadConfig({

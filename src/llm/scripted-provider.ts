@@ -27,6 +27,8 @@ export interface ScriptedProviderOptions {
   clock?: Clock;
   /** Keep a copy of every request in `requests` (default true; a benchmark turns it off). */
   recordRequests?: boolean;
+  /** How many pieces a text is streamed in (default 3; a real model streams about one a word). */
+  deltas?: number;
 }
 
 export interface ScriptedProvider extends LlmProvider {
@@ -53,7 +55,7 @@ export function createScriptedProvider(script: Script, options: ScriptedProvider
       if (step.delayMs) await clock.sleep(step.delayMs, signal);
       signal?.throwIfAborted();
       if (step.error) throw step.error;
-      for (const [index, delta] of splitText(step.text ?? '').entries()) {
+      for (const [index, delta] of splitText(step.text ?? '', options.deltas).entries()) {
         if (index > 0 && step.streamDelayMs) await clock.sleep(step.streamDelayMs, signal);
         callOptions.onTextDelta?.(delta);
       }
@@ -85,11 +87,11 @@ function toResponse(step: ScriptedStep, callIndex: number, model: string): LlmRe
   };
 }
 
-/** Up to three roughly equal pieces, split on code points so no character is broken. */
-export function splitText(text: string): string[] {
+/** Up to `count` roughly equal pieces, split on code points so no character is broken. */
+export function splitText(text: string, count = 3): string[] {
   const characters = Array.from(text);
   if (characters.length === 0) return [];
-  const size = Math.ceil(characters.length / 3);
+  const size = Math.ceil(characters.length / Math.max(1, count));
   const pieces: string[] = [];
   for (let start = 0; start < characters.length; start += size)
     pieces.push(characters.slice(start, start + size).join(''));

@@ -1,10 +1,10 @@
 import { sql, type Selectable } from 'kysely';
-import { z } from 'zod';
 import type { StoredEvent } from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { EventPagesTable } from './schema.ts';
-import { fromMs, parseJson, toMs } from './codec.ts';
+import { fromMs, toMs } from './codec.ts';
+import { decodePage, encodePage } from './event-page-codec.ts';
 import { prepared } from './prepared.ts';
 
 type EventOperations = Pick<
@@ -16,14 +16,6 @@ type EventOperations = Pick<
 const PAGE_EVENTS = 256;
 /** No limit, as a number both dialects take. */
 const ALL = Number.MAX_SAFE_INTEGER;
-
-const elementSchema = z.object({
-  type: z.string(),
-  turn: z.number().int().nullable(),
-  at: z.number(),
-  payload: z.record(z.string(), z.unknown()),
-});
-const pageSchema = z.array(elementSchema).min(1);
 
 interface PageArgs {
   conversationId: string;
@@ -234,7 +226,7 @@ function pagesOf(events: readonly StoredEvent[]): PageArgs[] {
       last: last.seq,
       turnNo,
       lastMessageSeq,
-      events: JSON.stringify(elements),
+      events: encodePage(elements),
     });
     run = [];
   };
@@ -254,7 +246,7 @@ function pagesOf(events: readonly StoredEvent[]): PageArgs[] {
 /** A page's events: seqs from its first, in order. */
 function eventsOf(conversationId: string, page: { first_seq: number; events: string }): StoredEvent[] {
   const first = Number(page.first_seq);
-  return parseJson(pageSchema, page.events, 'event page').map((element, index) => ({
+  return decodePage(page.events).map((element, index) => ({
     conversationId,
     seq: first + index,
     turnNo: element.turn,
