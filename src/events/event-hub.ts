@@ -68,6 +68,7 @@ const HOLD_MS = 200;
 export class EventHub {
   readonly #options: Required<EventHubOptions>;
   readonly #streams = new Map<string, Stream>();
+  readonly #times = new EventTimes();
 
   constructor(options: EventHubOptions) {
     this.#options = {
@@ -146,7 +147,7 @@ export class EventHub {
         if (stream.speaking) drafts.push({ type: 'speaking', turnId: turnNo, data: { speaking: false } });
         const fresh = drafts.map((draft, index) => this.#event(conversationId, stream.nextSeq + index, draft));
         announced = { fresh, lastMessageSeq: Math.max(stream.lastMessageSeq, ...messages.map((m) => m.seq)) };
-        return [...stream.pending, ...fresh].map(toStored);
+        return [...stream.pending, ...fresh].map((event) => toStored(event, this.#times));
       };
       const result = await work(announce).catch((error: unknown) => {
         if (announced) stream.stale = true;
@@ -244,7 +245,7 @@ export class EventHub {
         messageId: null,
         role: 'system',
         correlationId: null,
-        at: this.#options.clock.now().toISOString(),
+        at: this.#times.iso(this.#options.clock.now()),
         data: snapshot,
       };
       return { events, resync };
@@ -417,7 +418,7 @@ export class EventHub {
       ...draft,
       seq,
       conversationId,
-      at: this.#options.clock.now().toISOString(),
+      at: this.#times.iso(this.#options.clock.now()),
     } as SessionEvent;
   }
 
@@ -457,7 +458,7 @@ export class EventHub {
     const batch = stream.pending;
     stream.pending = [];
     try {
-      await this.#options.store.appendEvents(batch.map(toStored));
+      await this.#options.store.appendEvents(batch.map((event) => toStored(event, this.#times)));
     } catch (error) {
       if (!(await this.#options.store.getConversation(conversationId).catch(() => true))) {
         // The conversation was deleted (its participant removed): its events go with it.
@@ -535,8 +536,31 @@ export class EventHub {
   }
 }
 
-function toStored({ seq, turnId, type, at, conversationId, ...payload }: SessionEvent): StoredEvent {
-  return { conversationId, seq, turnNo: turnId, type, payload, at: new Date(at) };
+function toStored({ seq, turnId, type, at, conversationId, ...payload }: SessionEvent, times: EventTimes): StoredEvent {
+  return { conversationId, seq, turnNo: turnId, type, payload, at: times.date(at) };
+}
+
+/**
+ * Event times as events carry them (ISO text) and as the log keeps them: formatting a Date costs
+ * more than the rest of an event, and a turn's events share a few milliseconds, so the last one is
+ * kept.
+ */
+class EventTimes {
+  #ms = Number.NaN;
+  #iso = '';
+
+  iso(date: Date): string {
+    const ms = date.getTime();
+    if (ms !== this.#ms) {
+      this.#iso = date.toISOString();
+      this.#ms = ms;
+    }
+    return this.#iso;
+  }
+
+  date(iso: string): Date {
+    return new Date(iso === this.#iso ? this.#ms : iso);
+  }
 }
 
 function finalOf(message: Message): EventDraft {

@@ -29,11 +29,12 @@ const FAILING_AFTER = 3;
  * retryable error (the provider or the network is down), or after `FAILING_AFTER` failures in a row.
  */
 export class ChannelHealth {
-  readonly #channels = new Map<string, ChannelStatus>();
+  /** As `ChannelStatus`, with the times as Dates: formatted only when asked for (a send is hot). */
+  readonly #channels = new Map<string, Times<ChannelStatus>>();
 
   succeeded(channel: string): void {
     const status = this.#of(channel);
-    status.lastSuccessAt = new Date().toISOString();
+    status.lastSuccessAt = new Date();
     status.consecutiveFailures = 0;
     status.state = 'ok';
   }
@@ -41,7 +42,7 @@ export class ChannelHealth {
   failed(channel: string, error: unknown): void {
     const status = this.#of(channel);
     const retryable = !(error instanceof ChannelError) || error.retryable;
-    status.lastErrorAt = new Date().toISOString();
+    status.lastErrorAt = new Date();
     status.lastError = describeError(error);
     status.lastErrorRetryable = retryable;
     status.consecutiveFailures += 1;
@@ -50,10 +51,15 @@ export class ChannelHealth {
 
   /** Each channel that has sent or tried to, by name. */
   get status(): Record<string, ChannelStatus> {
-    return Object.fromEntries([...this.#channels].map(([name, status]) => [name, { ...status }]));
+    return Object.fromEntries(
+      [...this.#channels].map(([name, status]) => [
+        name,
+        { ...status, lastSuccessAt: iso(status.lastSuccessAt), lastErrorAt: iso(status.lastErrorAt) },
+      ]),
+    );
   }
 
-  #of(channel: string): ChannelStatus {
+  #of(channel: string): Times<ChannelStatus> {
     let status = this.#channels.get(channel);
     if (!status) {
       status = {
@@ -69,6 +75,10 @@ export class ChannelHealth {
     return status;
   }
 }
+
+type Times<T> = { [K in keyof T]: K extends `${string}At` ? Date | null : T[K] };
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
 
 /**
  * The channel gate, watched: each send's outcome goes to `ChannelHealth`, and with tracing on

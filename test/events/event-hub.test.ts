@@ -92,6 +92,22 @@ describe('EventHub', () => {
     );
   });
 
+  it('gives each event the time it was emitted at, live and in the log', async () => {
+    let now = Date.UTC(2026, 10, 29, 9, 0, 0, 0);
+    const clock = { ...systemClock, now: () => new Date(now) };
+    const hub = new EventHub({ store, clock, logger: pino({ level: 'silent' }) });
+    const times: string[] = [];
+    const emitted: SessionEvent[] = [];
+    for (const step of [0, 0, 1, 0, 999, 60_000]) {
+      now += step;
+      times.push(new Date(now).toISOString());
+      emitted.push(await hub.emit(conversationId, status('now')));
+    }
+    await hub.flushAll();
+    expect(emitted.map((event) => event.at)).toEqual(times);
+    expect((await store.listEvents(conversationId)).map((event) => event.at.toISOString())).toEqual(times);
+  });
+
   it('goes on after a write that committed although it failed (its answer lost in an outage)', async () => {
     const lost = () => Object.assign(new Error('Query read timeout'), { code: 'store_unavailable' });
     const hub = hubOf();

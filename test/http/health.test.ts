@@ -51,7 +51,13 @@ describe('GET /health: channels, timer worker, queues', () => {
       channels: { webhook: { state: 'ok', consecutiveFailures: 0, lastError: 'sink refused the delivery' } },
       queues: { outbox_pending: 0 },
     });
-    expect(recovered.body.channels.webhook.lastSuccessAt).toEqual(expect.any(String));
+    // Wall time (operators read it), in ISO form: the send went through during this test.
+    const { lastSuccessAt, lastErrorAt } = recovered.body.channels.webhook;
+    for (const at of [lastSuccessAt, lastErrorAt]) {
+      expect(new Date(at).toISOString()).toBe(at);
+      expect(Date.now() - Date.parse(at)).toBeLessThan(60_000);
+    }
+    expect(Date.parse(lastSuccessAt)).toBeGreaterThanOrEqual(Date.parse(lastErrorAt));
     // With a virtual clock timers fire when the clock moves: no worker runs, so none is stuck.
     expect(recovered.body.timer_worker).toEqual({ running: false, last_pass_at: null, last_pass_age_s: null });
   });
