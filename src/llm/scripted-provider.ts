@@ -89,11 +89,14 @@ function toResponse(step: ScriptedStep, callIndex: number, model: string): LlmRe
 
 /** Up to `count` roughly equal pieces, split on code points so no character is broken. */
 export function splitText(text: string, count = 3): string[] {
-  const characters = Array.from(text);
+  // Without surrogate pairs a code point is a UTF-16 unit: the string is cut as it is.
+  const characters = /[\uD800-\uDFFF]/.test(text) ? Array.from(text) : text;
   if (characters.length === 0) return [];
   const size = Math.ceil(characters.length / Math.max(1, count));
   const pieces: string[] = [];
-  for (let start = 0; start < characters.length; start += size)
-    pieces.push(characters.slice(start, start + size).join(''));
+  for (let start = 0; start < characters.length; start += size) {
+    const piece = characters.slice(start, start + size);
+    pieces.push(typeof piece === 'string' ? piece : piece.join(''));
+  }
   return pieces;
 }
