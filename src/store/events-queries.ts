@@ -5,6 +5,7 @@ import type { QueryContext } from './query-context.ts';
 import type { EventPagesTable } from './schema.ts';
 import { fromMs, toMs } from './codec.ts';
 import { decodePage, encodePage } from './event-page-codec.ts';
+import { lockConversation } from './conversation-lock.ts';
 import { prepared } from './prepared.ts';
 
 type EventOperations = Pick<
@@ -51,16 +52,6 @@ const pagesAfter = prepared((db, a: { conversationId: string; after: number; lim
         where conversation_id = ${a.conversationId} and first_seq <= ${a.after}), 0) and last_seq > ${a.after}
       order by first_seq limit ${a.limit}`.compile(db),
 }));
-
-// PostgreSQL: a statement of its own before the pages, so that their overlap checks (on snapshots
-// taken after it) see every page another writer of the conversation committed.
-const lockLog = prepared((db, a: { conversationId: string }) =>
-  db
-    .selectFrom('conversations')
-    .select(sql<number>`1`.as('one'))
-    .where('id', '=', a.conversationId)
-    .forNoKeyUpdate(),
-);
 
 // A conversation's first turn in a process reads its log's head (`EventHub`): one statement.
 const rangeOf = prepared((db, a: { conversationId: string }) => ({
@@ -109,9 +100,11 @@ export function eventQueries(ctx: QueryContext): EventOperations {
       const pages = pagesOf(events);
       if (pages.length === 0) return;
       const write = async (tx: QueryContext) => {
+        // PostgreSQL: the row lock is a statement of its own before the pages, so that their overlap
+        // checks (on snapshots taken after it) see every page another writer committed.
         if (tx.dialect === 'postgres')
           for (const conversationId of [...new Set(pages.map((page) => page.conversationId))].sort())
-            await lockLog.write(tx, { conversationId });
+            await lockConversation(tx, conversationId);
         for (const page of pages) await insertPage.fenced(tx, page, 'events');
       };
       // All pages or none; one SQLite statement is atomic on its own.

@@ -112,6 +112,7 @@ export function createKyselyStore(
       inTransaction: true,
       atomic: (work) => work(ctx),
       ...((pipelined ?? inTransaction) ? { direct: pipelined ?? inTransaction } : {}),
+      ...(dialect === 'postgres' ? { locked: new Set<string>() } : {}),
     };
     return ctx;
   };

@@ -4,6 +4,7 @@ import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { MessagesTable } from './schema.ts';
 import { fromMs, oneOf, pollFromText, pollToText, toMs } from './codec.ts';
+import { lockConversation } from './conversation-lock.ts';
 import { prepared, PreparedFamily, preparedInsert } from './prepared.ts';
 
 type MessageOperations = Pick<StoreOperations, 'appendMessages' | 'listMessages'>;
@@ -80,18 +81,6 @@ const listFamily = new PreparedFamily((shape: ListShape) =>
     return shape.limited ? query.limit(a.limit) : query;
   }),
 );
-
-const lockRow = prepared((db, a: { conversationId: string }) =>
-  db.selectFrom('conversations').select('id').where('id', '=', a.conversationId).forNoKeyUpdate(),
-);
-
-/**
- * PostgreSQL: a concurrent append to this conversation waits here until we commit. NO KEY UPDATE
- * leaves inserts that reference the conversation (timers, outbox) unblocked.
- */
-async function lockConversation(ctx: QueryContext, conversationId: string): Promise<void> {
-  await lockRow.write(ctx, { conversationId }); // its answer is the wait; the rows say nothing
-}
 
 /** The arguments of `appendNumbered` and `insertAtSeqs`: each row's columns as `row:column`. */
 function rowArgs(conversationId: string, messages: readonly NewMessage[]): Record<string, unknown> {

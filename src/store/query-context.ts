@@ -17,6 +17,8 @@ export interface QueryContext {
   atomic<T>(work: (ctx: QueryContext) => Promise<T>): Promise<T>;
   /** Runs a prepared query's compiled SQL without Kysely's driver, where the store offers a way. */
   readonly direct?: DirectQuery;
+  /** PostgreSQL, in a transaction: the conversations whose row it has locked (`lockConversation`). */
+  readonly locked?: Set<string>;
 }
 
 /**
