@@ -11,6 +11,8 @@ describe('the scripted provider', () => {
       for (const piece of pieces) expect(piece).not.toMatch(/^[\uDC00-\uDFFF]|[\uD800-\uDBFF]$/);
     }
     expect(splitText('plain text', 3)).toEqual(['plai', 'n te', 'xt']);
+    for (const odd of [0, -2, Number.NaN, Number.POSITIVE_INFINITY]) expect(splitText('plain', odd)).toEqual(['plain']);
+    expect(splitText('plain', 2.7)).toEqual(['pla', 'in']);
     expect(splitText('', 3)).toEqual([]);
 
     const deltas: string[] = [];

@@ -92,11 +92,12 @@ export function splitText(text: string, count = 3): string[] {
   // Without surrogate pairs a code point is a UTF-16 unit: the string is cut as it is.
   const characters = /[\uD800-\uDFFF]/.test(text) ? Array.from(text) : text;
   if (characters.length === 0) return [];
-  const size = Math.ceil(characters.length / Math.max(1, count));
-  const pieces: string[] = [];
+  const pieces = Number.isFinite(count) && count >= 1 ? Math.floor(count) : 1;
+  const size = Math.ceil(characters.length / pieces);
+  const parts: string[] = [];
   for (let start = 0; start < characters.length; start += size) {
-    const piece = characters.slice(start, start + size);
-    pieces.push(typeof piece === 'string' ? piece : piece.join(''));
+    const part = characters.slice(start, start + size);
+    parts.push(typeof part === 'string' ? part : part.join(''));
   }
-  return pieces;
+  return parts;
 }

@@ -13,7 +13,7 @@ const value = (field: string) =>
     ? fc.constantFrom('msg_a', 'msg_b', null)
     : field === 'text'
       ? fc.oneof(fc.constantFrom('', 'Done.', 'word '), fc.string({ maxLength: 30 }))
-      : fc.oneof(fc.constantFrom('assistant', 'system', null), fc.jsonValue({ maxDepth: 2 }));
+      : fc.oneof(fc.constantFrom('assistant', 'system', null, undefined), fc.jsonValue({ maxDepth: 2 }));
 
 const payload = fc
   .shuffledSubarray([...FIELDS])
@@ -28,7 +28,10 @@ const payload = fc
 const anyEvent = fc.record({
   type: fc.constantFrom('token', 'final', 'status', 'speaking', 'error'),
   turn: fc.option(fc.integer({ min: 0, max: 3 }), { nil: null }),
-  at: fc.integer({ min: 1_700_000_000_000, max: 1_700_000_000_100 }),
+  at: fc.oneof(
+    fc.integer({ min: 1_700_000_000_000, max: 1_700_000_000_100 }),
+    fc.constantFrom(-8.64e15, 8.64e15, 1_700_000_000_000.5),
+  ),
   payload,
 });
 

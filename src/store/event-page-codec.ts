@@ -18,7 +18,8 @@ type Payload = Record<string, unknown>;
  * correlation id, turn, time) and a streamed reply is one event a word:
  * - a string: only the payload's `text` changed (a token); `[t, text]`: that and the time, `t` ms
  *   after the previous event;
- * - an object: `y` type, `n` turn, `t` ms after the previous event, `p` payload fields changed or
+ * - an object: `y` type, `n` turn, `t` ms after the previous event (or `a`, the time itself, when
+ *   that is not a whole number of ms), `p` payload fields changed or
  *   added (added ones go after the kept ones), `r` fields removed, `c` the text is the last `c`
  *   tokens of the same message in this page, joined; or `P`, the whole payload, when the delta
  *   cannot say its field order.
@@ -29,6 +30,7 @@ const deltaSchema = z.object({
   y: z.string().optional(),
   n: z.number().int().nullable().optional(),
   t: z.number().int().optional(),
+  a: z.number().optional(),
   p: z.record(z.string(), z.unknown()).optional(),
   r: z.array(z.string()).optional(),
   c: z.number().int().positive().optional(),
@@ -58,7 +60,8 @@ const MIN_JOINED_TEXT = 16;
 export function encodePage(events: readonly PageEvent[]): string {
   const tokens = new TokenTexts();
   let previous = EMPTY;
-  const encoded = events.map((event) => {
+  const encoded = events.map((written) => {
+    const event = asStored(written);
     const element = encodeEvent(previous, event, tokens);
     tokens.saw(event);
     previous = event;
@@ -82,15 +85,19 @@ export function decodePage(text: string): PageEvent[] {
 
 function encodeEvent(previous: PageEvent, event: PageEvent, tokens: TokenTexts): Element {
   const changes = payloadDelta(previous.payload, event.payload);
-  const sameEvent = event.type === previous.type && event.turn === previous.turn;
+  const after = event.at - previous.at;
+  // A whole number of ms that gives the time back exactly (a fraction, or a huge gap, would not).
+  const relative = Number.isSafeInteger(after) && previous.at + after === event.at;
+  const sameEvent = event.type === previous.type && event.turn === previous.turn && relative;
   if (sameEvent && changes && isTextOnly(changes, previous.payload)) {
     const text = changes.p.text as string;
-    return event.at === previous.at ? text : [event.at - previous.at, text];
+    return after === 0 ? text : [after, text];
   }
   const delta: Delta = {};
   if (event.type !== previous.type) delta.y = event.type;
   if (event.turn !== previous.turn) delta.n = event.turn;
-  if (event.at !== previous.at) delta.t = event.at - previous.at;
+  if (!relative) delta.a = event.at;
+  else if (after !== 0) delta.t = after;
   if (!changes) {
     delta.P = event.payload;
     return delta;
@@ -115,6 +122,17 @@ interface Changes {
   /** The fields removed. */
   r?: string[];
 }
+
+/** The event as its JSON holds it: a field JSON leaves out (undefined, a function) is no field. */
+function asStored(event: PageEvent): PageEvent {
+  const keys = Object.keys(event.payload);
+  if (keys.every((key) => isJsonValue(event.payload[key]))) return event;
+  const payload: Payload = {};
+  for (const key of keys) if (isJsonValue(event.payload[key])) put(payload, key, event.payload[key]);
+  return { ...event, payload };
+}
+
+const isJsonValue = (value: unknown) => value !== undefined && typeof value !== 'function' && typeof value !== 'symbol';
 
 /** A token: nothing but a text the event before had too changed. */
 function isTextOnly(changes: Changes, previous: Payload): boolean {
@@ -161,7 +179,7 @@ function decodeEvent(previous: PageEvent, element: Element, tokens: TokenTexts, 
   return {
     type: element.y ?? previous.type,
     turn: element.n === undefined ? previous.turn : element.n,
-    at: previous.at + (element.t ?? 0),
+    at: element.a ?? previous.at + (element.t ?? 0),
     payload,
   };
 }
