@@ -19,10 +19,9 @@ type Payload = Record<string, unknown>;
  * - a string: only the payload's `text` changed (a token); `[t, text]`: that and the time, `t` ms
  *   after the previous event;
  * - an object: `y` type, `n` turn, `t` ms after the previous event (or `a`, the time itself, when
- *   that is not a whole number of ms), `p` payload fields changed or
- *   added (added ones go after the kept ones), `r` fields removed, `c` the text is the last `c`
- *   tokens of the same message in this page, joined; or `P`, the whole payload, when the delta
- *   cannot say its field order.
+ *   that is not a whole number of ms), `p` payload fields changed or added (added ones go after
+ *   the kept ones), `r` fields removed, `c` the text is the last `c` tokens of the same message in
+ *   this page, joined; or `P`, the whole payload, when the delta cannot say its field order.
  * Absent keys mean "as before"; the first event is read against an empty one. Version 1 pages
  * (a JSON array of whole events) are still read.
  */
