@@ -1,9 +1,10 @@
 import { attachReplaying } from './attach-replaying.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.ts';
-import type { Message, StoredEvent } from '../core/domain.ts';
+import type { Message } from '../core/domain.ts';
 import type { AnnounceEvents } from '../engine/turn-broadcast.ts';
 import type { Store } from '../store/store.ts';
+import { EventTimes } from './event-times.ts';
 import { sessionEventSchema, type EventDraft, type SessionEvent, type SessionSnapshot } from './session-event.ts';
 
 export type EventListener = (event: SessionEvent) => void;
@@ -147,7 +148,7 @@ export class EventHub {
         if (stream.speaking) drafts.push({ type: 'speaking', turnId: turnNo, data: { speaking: false } });
         const fresh = drafts.map((draft, index) => this.#event(conversationId, stream.nextSeq + index, draft));
         announced = { fresh, lastMessageSeq: Math.max(stream.lastMessageSeq, ...messages.map((m) => m.seq)) };
-        return [...stream.pending, ...fresh].map((event) => toStored(event, this.#times));
+        return [...stream.pending, ...fresh].map((event) => this.#times.toStored(event));
       };
       const result = await work(announce).catch((error: unknown) => {
         if (announced) stream.stale = true;
@@ -458,7 +459,7 @@ export class EventHub {
     const batch = stream.pending;
     stream.pending = [];
     try {
-      await this.#options.store.appendEvents(batch.map((event) => toStored(event, this.#times)));
+      await this.#options.store.appendEvents(batch.map((event) => this.#times.toStored(event)));
     } catch (error) {
       if (!(await this.#options.store.getConversation(conversationId).catch(() => true))) {
         // The conversation was deleted (its participant removed): its events go with it.
@@ -533,33 +534,6 @@ export class EventHub {
       )
         this.#streams.delete(id);
     }
-  }
-}
-
-function toStored({ seq, turnId, type, at, conversationId, ...payload }: SessionEvent, times: EventTimes): StoredEvent {
-  return { conversationId, seq, turnNo: turnId, type, payload, at: times.date(at) };
-}
-
-/**
- * Event times as events carry them (ISO text) and as the log keeps them: formatting a Date costs
- * more than the rest of an event, and a turn's events share a few milliseconds, so the last one is
- * kept.
- */
-class EventTimes {
-  #ms = Number.NaN;
-  #iso = '';
-
-  iso(date: Date): string {
-    const ms = date.getTime();
-    if (ms !== this.#ms) {
-      this.#iso = date.toISOString();
-      this.#ms = ms;
-    }
-    return this.#iso;
-  }
-
-  date(iso: string): Date {
-    return new Date(iso === this.#iso ? this.#ms : iso);
   }
 }
 

@@ -1,17 +1,9 @@
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { lockConversation } from './conversation-lock.ts';
 import type { QueryContext } from './query-context.ts';
-import type { Database } from './schema.ts';
+import { compileOnlyKysely } from '../../test/kit/compile-only-kysely.ts';
 
-const db = new Kysely<Database>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (kysely) => new PostgresIntrospector(kysely),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-  },
-});
+const db = compileOnlyKysely('postgres');
 
 /** A PostgreSQL transaction's context that records what it sends. */
 function transaction(sent: unknown[][]): QueryContext {

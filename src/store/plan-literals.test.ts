@@ -1,18 +1,9 @@
-import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { PlanLiteralsPlugin } from './plan-literals.ts';
 import { prepared } from './prepared.ts';
-import type { Database } from './schema.ts';
+import { compileOnlyKysely } from '../../test/kit/compile-only-kysely.ts';
 
-const db = new Kysely<Database>({
-  dialect: {
-    createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (k) => new SqliteIntrospector(k),
-    createQueryCompiler: () => new SqliteQueryCompiler(),
-  },
-  plugins: [new PlanLiteralsPlugin()],
-});
+const db = compileOnlyKysely('sqlite', [new PlanLiteralsPlugin()]);
 
 describe('plan literals', () => {
   it('writes indexed statuses and small constant limits into the SQL, and nothing else', () => {
