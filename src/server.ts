@@ -302,7 +302,6 @@ export async function startServer(
     ids,
     logger,
     autoEnroll: config.conversation.autoEnrollNewUsers,
-    recordWithSenderRead: store.dialect === 'postgres',
     ...(tracing ? { traceParent: tracing.traceParent } : {}),
   });
   const kinds = new TimerKindRegistry().register(

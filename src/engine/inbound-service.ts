@@ -88,7 +88,12 @@ export type CommandTx = Pick<EngineTx, 'setContactOptOut'> & ParticipantUpdateTx
  */
 export type InboundTx = Pick<
   EngineTx,
-  'insertInbox' | 'recordContactInbound' | 'setConversationChannel' | 'appendMessages' | 'enqueueOutbox'
+  | 'insertInbox'
+  | 'recordForSender'
+  | 'recordContactInbound'
+  | 'setConversationChannel'
+  | 'appendMessages'
+  | 'enqueueOutbox'
 > &
   CommandTx;
 
@@ -121,12 +126,6 @@ export interface InboundServiceDeps {
   ids: IdGenerator;
   logger: Logger;
   autoEnroll: boolean;
-  /**
-   * A message from a number heard from before is recorded in the statement that reads who the
-   * number is now (`Store.recordForSender`): on PostgreSQL the acknowledgement's one round trip.
-   * Off on SQLite, whose reads cost no round trip and whose acknowledgements share commits instead.
-   */
-  recordWithSenderRead?: boolean;
   /** The active trace as a W3C `traceparent` (tracing on), stored with each message for its turn. */
   traceParent?: () => string | undefined;
 }
@@ -155,11 +154,7 @@ export class InboundService {
    */
   async receiveBatch(messages: readonly InboundMessage[]): Promise<InboundResult[]> {
     const known = messages.length === 1 ? await this.#recordKnownSender(messages[0]!) : undefined;
-    if (known?.recorded) {
-      const { sender, recorded, heldSince } = known;
-      const order = { first: recorded.behind === false, heldSince };
-      return [await this.#afterRecorded(messages[0]!, sender, recorded, new Set(), order)];
-    }
+    if (known && 'queued' in known) return [known.queued];
     const senders = await this.#resolveSenders(messages, known?.read);
     // Read before recording: a lease held since then means nobody else answered them meanwhile.
     const held = senders.map(({ conversation }) => conversation && this.#deps.engine.leaseHeldSince(conversation.id));
@@ -174,28 +169,55 @@ export class InboundService {
   }
 
   /**
-   * A plain message from a number heard from before, recorded for who they were then in the
-   * statement that reads who they are now (`recorded`), or, when that changed, only read (`read`,
-   * for `#resolveSenders`). Undefined when the message is not one to try this with.
+   * A plain message from a number heard from before, recorded for who they were then in one
+   * statement that writes only if that is who the number still is (`Store.recordForSender`):
+   * `queued` then. Else what the store read of who they are now (`read`, for `#resolveSenders`).
+   * Undefined when the message is not one to try this with.
    */
-  async #recordKnownSender(message: InboundMessage) {
-    if (!this.#deps.recordWithSenderRead || !plainFromPhone(message) || message.unsupported) return undefined;
+  async #recordKnownSender(
+    message: InboundMessage,
+  ): Promise<{ queued: InboundResult } | { read: { found: FoundSender } } | undefined> {
+    if (!plainFromPhone(message) || message.unsupported) return undefined;
     const known = this.#known.get(message.sender);
     if (!known) return undefined;
-    const heldSince = this.#deps.engine.leaseHeldSince(known.conversation.id);
+    const { engine, store } = this.#deps;
+    const heldSince = engine.leaseHeldSince(known.conversation.id);
     const attempted = this.#item(message, known.participantId, known.conversation, 'pending');
     const channel = this.#replyChannel(message);
-    const recording = this.#deps.store.recordForSender(message.sender, attempted, {
-      flow: known.conversation.flow,
-      ...(channel ? { channel } : {}),
-    });
+    const record = (ops: Pick<InboundTx, 'recordForSender'>) =>
+      ops.recordForSender(message.sender, attempted, {
+        flow: known.conversation.flow,
+        ...(channel ? { channel } : {}),
+      });
+    // While turns run, the acknowledgement may share their commit (SQLite's group commit, decision 020).
+    const recording = engine.backlog > 0 ? store.batched(record, { gather: true }) : record(store);
     // Its turn's context is read meanwhile, on another connection: the two round trips overlap.
-    if (heldSince !== undefined) this.#deps.engine.readAhead(known.conversation.id);
-    const { sender: read, recorded: record } = await recording;
+    if (heldSince !== undefined) engine.readAhead(known.conversation.id);
+    const answer = await recording;
+    if (answer.recorded && !answer.recorded.duplicate) {
+      this.#known.renew(message.sender);
+      const turn = this.#queueTurn(answer.recorded.item, { first: !answer.recorded.behind, heldSince });
+      const { participantId } = known;
+      return {
+        queued: {
+          status: 'queued',
+          inboxId: attempted.id,
+          participantId,
+          duplicate: false,
+          differentText: false,
+          turn,
+        },
+      };
+    }
+    const read = answer.sender;
     this.#known.learn(message.sender, read?.participant, read?.conversation);
-    if (!record || !read) return { read: { found: read } };
+    if (!answer.recorded || !read) return { read: { found: read } };
     const sender: Sender = { participant: read.participant, conversation: read.conversation };
-    return { read, sender, recorded: recorded(record, attempted), heldSince };
+    return {
+      queued: await this.#afterRecorded(message, sender, recorded(answer.recorded, attempted), new Set(), {
+        heldSince,
+      }),
+    };
   }
 
   /**
@@ -224,8 +246,7 @@ export class InboundService {
         (await this.#deps.participants.conversationOf(participant.id));
       conversations.set(participant.id, conversation);
       senders.push({ participant, conversation });
-      if (this.#deps.recordWithSenderRead && plainFromPhone(message))
-        this.#known.learn(message.sender, participant, conversation);
+      if (plainFromPhone(message)) this.#known.learn(message.sender, participant, conversation);
     }
     return senders;
   }
@@ -292,9 +313,15 @@ export class InboundService {
     if (message.unsupported) return { status: 'unsupported', inboxId: item.id, duplicate, differentText };
     // The turn starts on the next turn of the event loop, so the caller's acknowledgement leaves
     // first even when the model answers at once (node:sqlite resolves without yielding).
-    const turn = duplicate ? Promise.resolve() : this.#deps.engine.processInboxSoon(item, order);
-    turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: error }, 'inbound turn failed'));
+    const turn = duplicate ? Promise.resolve() : this.#queueTurn(item, order);
     return { status: 'queued', inboxId: item.id, participantId: participant.id, duplicate, differentText, turn };
+  }
+
+  /** The turn of a newly recorded message, on the next turn of the event loop; its failure is logged. */
+  #queueTurn(item: InboxItem, order?: InboxOrder): Promise<unknown> {
+    const turn = this.#deps.engine.processInboxSoon(item, order);
+    turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: error }, 'inbound turn failed'));
+    return turn;
   }
 
   /**

@@ -24,6 +24,14 @@ export class KnownSenders {
     return this.#senders.get(phoneNumber);
   }
 
+  /** The number was heard from again as the same sender: the last to be forgotten. */
+  renew(phoneNumber: string): void {
+    const known = this.#senders.get(phoneNumber);
+    if (!known) return;
+    this.#senders.delete(phoneNumber);
+    this.#senders.set(phoneNumber, known);
+  }
+
   /** What the number resolved to: a participant with a conversation is remembered, anything else forgotten. */
   learn(phoneNumber: string, participant: Participant | undefined, conversation: Conversation | undefined): void {
     this.#senders.delete(phoneNumber);

@@ -1,6 +1,6 @@
-import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Conversation, Participant } from '../core/domain.ts';
-import { earlierInbox, inboxQueries, inboxRow } from './inbox-queries.ts';
+import { earlierInbox, inboxRow } from './inbox-queries.ts';
 import type { FlowContextRead, StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { ConversationsTable, Database, InboxTable, MessagesTable, ParticipantsTable } from './schema.ts';
@@ -124,42 +124,67 @@ const RECORDED_COLUMNS = [
 ] as const satisfies ReadonlyArray<keyof InboxTable>;
 type RecordedRow = Pick<Insertable<InboxTable>, (typeof RECORDED_COLUMNS)[number]>;
 
+type RecordArgs = RecordedRow & {
+  phone: string;
+  participantId: string;
+  conversationId: string;
+  flow: string;
+  onChannel: string | null;
+};
+
+/**
+ * The inbox row as `insertInbox` writes it (a duplicate writes nothing), for the participant and
+ * conversation `from` gives when `condition` holds: its id and whether it is `behind` an earlier
+ * pending item of its conversation.
+ */
+function recordedInsert(
+  a: RecordArgs,
+  who: RawBuilder<unknown>,
+  from: RawBuilder<unknown>,
+  condition: RawBuilder<boolean>,
+) {
+  const columns = sql.join(RECORDED_COLUMNS.map((column) => sql.ref(column)));
+  const values = sql.join(RECORDED_COLUMNS.map((column) => sql`${a[column]}`));
+  return sql`insert into inbox (${columns}, participant_id, conversation_id)
+    select ${values}, ${who} ${from} where ${condition}
+    on conflict (channel, sender, channel_message_id) do nothing
+    returning id, exists (select 1 from inbox as earlier where earlier.conversation_id = inbox.conversation_id
+      and earlier.status = 'pending' and earlier.ordinal < inbox.ordinal) as behind`;
+}
+
 /**
  * PostgreSQL: the sender by their phone number (`senderByPhone`) and, in the same statement, the
  * inbox row if the sender is the one it was made for (`matches`): one round trip for what is
- * otherwise a read, then an insert that depends on it. The row is written as `insertInbox`
- * writes it (a duplicate writes nothing); the answer says whether it matched and what was written.
+ * otherwise a read, then an insert that depends on it. The answer says whether it matched and
+ * what was written.
  */
-const recordFor = prepared(
-  (
-    db,
-    a: RecordedRow & {
-      phone: string;
-      participantId: string;
-      conversationId: string;
-      flow: string;
-      onChannel: string | null;
-    },
-  ) => {
-    const matches = sql<boolean>`s.p_id = ${a.participantId} and s.id = ${a.conversationId} and s.flow = ${a.flow}
-      and (${a.onChannel}::text is null or s.channel = ${a.onChannel}::text)`;
-    const columns = sql.join(RECORDED_COLUMNS.map((column) => sql.ref(column)));
-    const values = sql.join(RECORDED_COLUMNS.map((column) => sql`${a[column]}`));
-    return {
-      compile: () =>
-        sql`with s as (${senderQuery(db, a.phone)}),
-          recorded as (
-            insert into inbox (${columns}, participant_id, conversation_id)
-            select ${values}, s.p_id, s.id from s where ${matches}
-            on conflict (channel, sender, channel_message_id) do nothing
-            returning id, exists (select 1 from inbox as earlier where earlier.conversation_id = inbox.conversation_id
-              and earlier.status = 'pending' and earlier.ordinal < inbox.ordinal) as behind)
-          select s.*, coalesce((select ${matches} from s), false) as matched,
-            recorded.id as recorded_id, recorded.behind as recorded_behind
-          from (select 1) as one left join s on true left join recorded on true`.compile(db),
-    };
-  },
-);
+const recordFor = prepared((db, a: RecordArgs) => {
+  const matches = sql<boolean>`s.p_id = ${a.participantId} and s.id = ${a.conversationId} and s.flow = ${a.flow}
+    and (${a.onChannel}::text is null or s.channel = ${a.onChannel}::text)`;
+  const insert = recordedInsert(a, sql`s.p_id, s.id`, sql`from s`, matches);
+  return {
+    compile: () =>
+      sql`with s as (${senderQuery(db, a.phone)}), recorded as (${insert})
+        select s.*, coalesce((select ${matches} from s), false) as matched,
+          recorded.id as recorded_id, recorded.behind as recorded_behind
+        from (select 1) as one left join s on true left join recorded on true`.compile(db),
+  };
+});
+
+/**
+ * SQLite: the inbox row, written only if the phone number is still the sender it was made for
+ * (the one `senderByPhone` reads: their oldest conversation). No row back: a duplicate, or
+ * someone else; the caller reads the sender then (decision 020).
+ */
+const recordForSqlite = prepared((db, a: RecordArgs) => {
+  const still = sql<boolean>`exists (select 1 from participants as p join conversations as c on c.participant_id = p.id
+    where p.phone_number = ${a.phone} and p.id = ${a.participantId} and c.id = ${a.conversationId}
+      and c.flow = ${a.flow} and (${a.onChannel} is null or c.channel = ${a.onChannel})
+      and c.id = (select first.id from conversations as first where first.participant_id = p.id
+        order by first.created_at, first.id limit 1))`;
+  const insert = recordedInsert(a, sql`${a.participantId}, ${a.conversationId}`, sql``, still);
+  return { compile: () => insert.compile(db) };
+});
 
 /** Each participant column and the name it is read under next to a conversation's. */
 const PREFIXED_COLUMNS = PARTICIPANT_COLUMNS.map((column) => [column, `p_${column}` as const] as const);
@@ -184,7 +209,6 @@ function senderOf(row: Joined): { participant: Participant; conversation: Conver
  */
 export function contextQueries(ctx: QueryContext): ContextOperations {
   const messages = messageQueries(ctx);
-  const inbox = inboxQueries(ctx);
   const findSenderByPhone: ContextOperations['findSenderByPhone'] = async (phoneNumber) => {
     const row = (await senderByPhone.first(ctx, { phone: phoneNumber })) as Joined | undefined;
     return row && senderOf(row);
@@ -221,30 +245,34 @@ export function contextQueries(ctx: QueryContext): ContextOperations {
     async recordForSender(phoneNumber, item, expected) {
       if (!item.participantId || !item.conversationId)
         throw new Error('recordForSender needs an item for a conversation');
-      if (ctx.dialect === 'sqlite') {
-        // One process on the file: a read then an insert costs no round trip.
-        const sender = await findSenderByPhone(phoneNumber);
-        const matched =
-          sender?.participant.id === item.participantId &&
-          sender.conversation?.id === item.conversationId &&
-          sender.conversation.flow === expected.flow &&
-          (expected.channel === undefined || sender.conversation.channel === expected.channel);
-        return matched ? { sender, recorded: await inbox.insertInbox(item) } : { sender };
-      }
       const { participant_id: _participant, conversation_id: _conversation, ...row } = inboxRow(item);
-      const answer = (await recordFor.first(ctx, {
+      const args = {
         ...(row as RecordedRow),
         phone: phoneNumber,
         participantId: item.participantId,
         conversationId: item.conversationId,
         flow: expected.flow,
         onChannel: expected.channel ?? null,
-      })) as (Joined & { matched: boolean; recorded_id: string | null; recorded_behind: boolean | null }) | undefined;
+      };
+      if (ctx.dialect === 'sqlite') {
+        const inserted = (await recordForSqlite.first(ctx, args)) as { behind: number } | undefined;
+        if (inserted) return { recorded: { item: { ...item }, duplicate: false, behind: Boolean(inserted.behind) } };
+        // Nothing written: a redelivery of this sender's message, or the number is someone else now.
+        const sender = await findSenderByPhone(phoneNumber);
+        const matched =
+          sender?.participant.id === item.participantId &&
+          sender.conversation?.id === item.conversationId &&
+          sender.conversation.flow === expected.flow &&
+          (expected.channel === undefined || sender.conversation.channel === expected.channel);
+        return matched ? { sender, recorded: { item: await earlierInbox(ctx, item), duplicate: true } } : { sender };
+      }
+      const answer = (await recordFor.first(ctx, args)) as
+        (Joined & { matched: boolean; recorded_id: string | null; recorded_behind: boolean | null }) | undefined;
       const sender = answer && senderOf(answer);
       if (!answer?.matched) return { sender };
       if (answer.recorded_id === null)
         return { sender, recorded: { item: await earlierInbox(ctx, item), duplicate: true } };
-      return { sender, recorded: { item: { ...item }, duplicate: false, behind: Boolean(answer.recorded_behind) } };
+      return { recorded: { item: { ...item }, duplicate: false, behind: Boolean(answer.recorded_behind) } };
     },
 
     findSenderByPhone,

@@ -113,19 +113,23 @@ export interface StoreOperations {
     phoneNumber: string,
   ): Promise<{ participant: Participant; conversation: Conversation | undefined } | undefined>;
   /**
-   * `findSenderByPhone`, and `insertInbox(item)` if the sender is the one the item was made for:
-   * the item's participant and conversation, a conversation of `expected.flow`, on
-   * `expected.channel` when one is given. Nothing is written for anyone else (`recorded` is then
-   * absent). On PostgreSQL one statement: the acknowledgement of a known sender in one round trip.
+   * `insertInbox(item)` if the phone number is still the sender the item was made for: the item's
+   * participant and conversation (their oldest), a conversation of `expected.flow`, on
+   * `expected.channel` when one is given. One statement when it is (on PostgreSQL the
+   * acknowledgement's one round trip): then only `recorded`. Otherwise nothing new is written, and
+   * the answer says who the number is now (`sender`), with the earlier record of a redelivery.
    */
   recordForSender(
     phoneNumber: string,
     item: InboxItem,
     expected: { flow: string; channel?: string },
-  ): Promise<{
-    sender: { participant: Participant; conversation: Conversation | undefined } | undefined;
-    recorded?: { item: InboxItem; duplicate: boolean; behind?: boolean };
-  }>;
+  ): Promise<
+    | { recorded: { item: InboxItem; duplicate: false; behind: boolean }; sender?: never }
+    | {
+        sender: { participant: Participant; conversation: Conversation | undefined } | undefined;
+        recorded?: { item: InboxItem; duplicate: true };
+      }
+  >;
   getConversation(id: string): Promise<Conversation | undefined>;
   findConversationByParticipant(participantId: string): Promise<Conversation | undefined>;
   /** Who a web session is for (migration 014); undefined when nobody said. */

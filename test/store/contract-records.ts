@@ -195,7 +195,7 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
       });
     });
 
-    it('records a message for its sender only if they are who it was made for, and says who they are', async () => {
+    it('records a message for its sender only if they are who it was made for, else says who they are', async () => {
       const p = participant();
       await store().insertParticipant(p);
       const c = conversation(p.id, { channel: 'webhook', flow: 'habit-coach' });
@@ -207,16 +207,12 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
 
       const first = made({ traceParent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
       expect(await store().recordForSender(p.phoneNumber, first, { flow: 'habit-coach' })).toEqual({
-        sender,
         recorded: { item: first, duplicate: false, behind: false },
       });
       expect(await store().getInbox(first.id)).toEqual(first);
       const second = made();
       expect(await store().recordForSender(p.phoneNumber, second, { flow: 'habit-coach', channel: 'webhook' })).toEqual(
-        {
-          sender,
-          recorded: { item: second, duplicate: false, behind: true }, // the first one is still pending
-        },
+        { recorded: { item: second, duplicate: false, behind: true } }, // the first one is still pending
       );
       // Delivered again (the same channel message id): nothing new, the first record comes back.
       const again = made({ id: 'in_again', channelMessageId: first.channelMessageId, text: 'hi again' });
@@ -225,10 +221,18 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
         recorded: { item: first, duplicate: true },
       });
 
-      // Made for someone else, another conversation, flow or channel: the sender alone, nothing written.
+      // Made for someone else, another conversation (a later one of theirs too: the oldest is the
+      // sender's), flow or channel: the sender alone, nothing written.
+      const later = conversation(p.id, {
+        channel: 'webhook',
+        flow: 'habit-coach',
+        createdAt: new Date(c.createdAt.getTime() + 1),
+      });
+      await store().insertConversation(later);
       const misses: Array<[InboxItem, { flow: string; channel?: string }]> = [
         [made({ participantId: 'p_other' }), { flow: 'habit-coach' }],
         [made({ conversationId: 'c_other' }), { flow: 'habit-coach' }],
+        [made({ conversationId: later.id }), { flow: 'habit-coach' }],
         [made(), { flow: 'assistant' }],
         [made(), { flow: 'habit-coach', channel: 'whatsapp' }],
       ];
