@@ -94,6 +94,12 @@ const runs: Run[] = [
     args: ['--store', 'postgres', '--timers', quick ? '2000' : '10000'],
   },
   {
+    group: 'timers',
+    name: "10k timers due in 2 s, 100 participants' conversations, PostgreSQL",
+    file: 'timers.ts',
+    args: ['--store', 'postgres', '--timers', quick ? '2000' : '10000', '--windowMs', '2000', '--conversations', '100'],
+  },
+  {
     group: 'memory',
     name: 'memory per idle conversation (10k conversations, one turn each)',
     file: 'idle-memory.ts',

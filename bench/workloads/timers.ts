@@ -9,7 +9,7 @@ import { TimerWorker } from '../../src/timers/timer-worker.ts';
 import { tempSqliteUrl } from '../../test/kit/test-server.ts';
 import { flags, report, summarize } from '../lib/stats.ts';
 
-const opts = flags({ store: 'sqlite', timers: 10_000, windowMs: 10_000, leadMs: 0 });
+const opts = flags({ store: 'sqlite', timers: 10_000, windowMs: 10_000, leadMs: 0, conversations: 1 });
 /** Time to write the timers before the first is due (PostgreSQL round trips take longer). */
 const leadMs = opts.leadMs || (opts.store === 'postgres' ? 25_000 : 4_000);
 const pgUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -18,32 +18,35 @@ const store = await openStore(opts.store === 'postgres' ? pgUrl : tempSqliteUrl(
   schema: opts.store === 'postgres' ? schema : 'public',
 });
 
-await store.insertParticipant({
-  id: 'p',
-  phoneNumber: '+14165550100',
-  name: null,
-  gender: null,
-  ethnicity: null,
-  background: null,
-  timezone: null,
-  status: 'active',
-  cohort: null,
-  debug: false,
-  enrolledAt: new Date(),
-  createdAt: new Date(),
-  updatedAt: new Date(),
-});
-await store.insertConversation({
-  id: 'c',
-  participantId: 'p',
-  flow: 'bench',
-  channel: 'none',
-  state: 's',
-  subState: null,
-  version: 0,
-  createdAt: new Date(),
-  updatedAt: new Date(),
-});
+// `--conversations N`: the timers spread over N participants' conversations, as a study's are (1: all on one).
+for (let index = 0; index < opts.conversations; index++) {
+  await store.insertParticipant({
+    id: `p${index}`,
+    phoneNumber: `+1416555${String(index).padStart(4, '0')}`,
+    name: null,
+    gender: null,
+    ethnicity: null,
+    background: null,
+    timezone: null,
+    status: 'active',
+    cohort: null,
+    debug: false,
+    enrolledAt: new Date(),
+    createdAt: new Date(),
+    updatedAt: new Date(),
+  });
+  await store.insertConversation({
+    id: `c${index}`,
+    participantId: `p${index}`,
+    flow: 'bench',
+    channel: 'none',
+    state: 's',
+    subState: null,
+    version: 0,
+    createdAt: new Date(),
+    updatedAt: new Date(),
+  });
+}
 
 const firedAt = new Map<string, number[]>();
 const lateness: number[] = [];
@@ -65,8 +68,8 @@ const start = Date.now() + leadMs;
 const timers: NewTimer[] = Array.from({ length: opts.timers }, (_, index) => ({
   id: `t${index}`,
   kind: 'bench',
-  conversationId: 'c',
-  participantId: 'p',
+  conversationId: `c${index % opts.conversations}`,
+  participantId: `p${index % opts.conversations}`,
   dedupKey: `bench:${index}`,
   dueAt: new Date(start + Math.floor((index / opts.timers) * opts.windowMs)),
   payload: {},

@@ -42,6 +42,17 @@ export interface TimerWorkerOptions {
   pollIntervalMs?: number;
 }
 
+/** Timers by conversation, each conversation's in the order given. */
+function byConversation(timers: readonly Timer[]): Map<string, Timer[]> {
+  const groups = new Map<string, Timer[]>();
+  for (const timer of timers) {
+    const group = groups.get(timer.conversationId);
+    if (group) group.push(timer);
+    else groups.set(timer.conversationId, [timer]);
+  }
+  return groups;
+}
+
 /** Delay before retrying a failed timer: 5 s, 10 s, 20 s … capped at 10 minutes. */
 export function timerRetryDelayMs(attempts: number): number {
   return Math.min(5000 * 2 ** Math.max(0, attempts - 1), 600_000);
@@ -99,13 +110,28 @@ export class TimerWorker {
       if (claimed.length === 0) return fired;
       failpoint('timer.after-claim');
       const claimedAt = clock.now().getTime();
-      for (const timer of claimed) {
-        if (this.#abort.signal.aborted) return fired;
-        await this.#fire(timer, now, claimedAt);
-        this.#lastProgressAt = Date.now();
-        fired += 1;
-      }
+      // Each conversation's timers in due order, different conversations' side by side: a study's
+      // prompts due at the same minute do not wait for one another's model calls and commits.
+      const settled = await Promise.allSettled(
+        [...byConversation(claimed).values()].map((timers) => this.#fireInOrder(timers, now, claimedAt)),
+      );
+      for (const outcome of settled) if (outcome.status === 'fulfilled') fired += outcome.value;
+      const failed = settled.find((outcome) => outcome.status === 'rejected');
+      if (failed) throw failed.reason;
+      if (this.#abort.signal.aborted) return fired;
     }
+  }
+
+  /** One conversation's claimed timers, one after another; how many fired before a stop. */
+  async #fireInOrder(timers: readonly Timer[], now: Date, claimedAt: number): Promise<number> {
+    let fired = 0;
+    for (const timer of timers) {
+      if (this.#abort.signal.aborted) break;
+      await this.#fire(timer, now, claimedAt);
+      this.#lastProgressAt = Date.now();
+      fired += 1;
+    }
+    return fired;
   }
 
   async #run(): Promise<void> {

@@ -1,0 +1,85 @@
+import { pino } from 'pino';
+import { afterEach, expect, it } from 'vitest';
+import { z } from 'zod';
+import { randomIds, systemClock } from '../../src/core/clock.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import type { Store } from '../../src/store/store.ts';
+import { defineTimerKind, TimerKindRegistry, type TimerKind } from '../../src/timers/timer-kinds.ts';
+import { TimerWorker } from '../../src/timers/timer-worker.ts';
+import { conversation, participant } from '../store/store-fixtures.ts';
+import { tempSqliteUrl } from '../kit/test-server.ts';
+import { waitFor } from '../kit/wait-for.ts';
+
+let store: Store | undefined;
+afterEach(async () => {
+  await store?.close();
+  store = undefined;
+});
+
+/** A timer kind whose firings are logged as they start and end; a firing named in `held` waits for its release. */
+function loggingKind() {
+  const log: string[] = [];
+  const held = new Map<string, () => void>();
+  const hold = (id: string) => new Promise<void>((resolve) => held.set(id, resolve));
+  const holding = new Set<string>();
+  const kind = defineTimerKind({
+    kind: 'logged',
+    payload: z.object({}),
+    handle: async (timer) => {
+      log.push(`start ${timer.id}`);
+      if (holding.has(timer.id)) await hold(timer.id);
+      log.push(`end ${timer.id}`);
+    },
+  });
+  return { log, kind, holding, release: (id: string) => held.get(id)?.() };
+}
+
+it("fires different conversations' due timers side by side, and each conversation's in due order", async () => {
+  store = await openStore(tempSqliteUrl());
+  const due = new Date(systemClock.now().getTime() - 60_000);
+  for (const name of ['a', 'b']) {
+    const p = participant();
+    await store.insertParticipant(p);
+    const c = conversation(p.id, { id: `c_${name}` });
+    await store.insertConversation(c);
+  }
+  // a1 and a2 are conversation a's, due first and second; b1 is due between them.
+  const timers = [
+    ['a1', 'c_a', 0],
+    ['b1', 'c_b', 1],
+    ['a2', 'c_a', 2],
+  ] as const;
+  for (const [id, conversationId, offset] of timers) {
+    const participantId = (await store.getConversation(conversationId))!.participantId!;
+    await store.scheduleTimer({
+      id,
+      kind: 'logged',
+      conversationId,
+      participantId,
+      dedupKey: `order:${id}`,
+      dueAt: new Date(due.getTime() + offset),
+      payload: {},
+      createdAt: due,
+    });
+  }
+  const logged = loggingKind();
+  logged.holding.add('a1');
+  const worker = new TimerWorker({
+    store,
+    kinds: new TimerKindRegistry().register(logged.kind as unknown as TimerKind<never>),
+    clock: systemClock,
+    ids: randomIds,
+    logger: pino({ level: 'silent' }),
+    // No queue of the engine's: the order within a conversation is the worker's own.
+    serialize: (_conversationId, work) => work(),
+  });
+
+  const firing = worker.fireDue();
+  // While a1's handler waits, b1 (another conversation) fires; a2 (a1's) does not start.
+  await waitFor(() => logged.log.includes('end b1'), { what: 'b1 fired while a1 waits' });
+  expect(logged.log).toEqual(['start a1', 'start b1', 'end b1']);
+  logged.release('a1');
+  expect(await firing).toBe(3);
+  expect(logged.log).toEqual(['start a1', 'start b1', 'end b1', 'end a1', 'start a2', 'end a2']);
+  for (const [id] of timers) expect((await store.getTimer(id))?.status).toBe('done');
+});
