@@ -9,8 +9,8 @@ export interface KnownSender {
 
 /**
  * The senders this process heard from lately, by phone number, most recent last (bounded). Only
- * a guess: a message is recorded for a known sender in the statement that reads who the number
- * is now, and only if that is still them (`Store.recordForSender`).
+ * a guess: a message is recorded for a known sender in a statement that checks who the number is
+ * now, and only if that is still them (`Store.recordForSender`).
  */
 export class KnownSenders {
   readonly #limit: number;

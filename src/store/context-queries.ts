@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Conversation, Participant } from '../core/domain.ts';
-import { earlierInbox, inboxRow } from './inbox-queries.ts';
+import { earlierInbox, inboxQueries, inboxRow } from './inbox-queries.ts';
 import type { FlowContextRead, StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
 import type { ConversationsTable, Database, InboxTable, MessagesTable, ParticipantsTable } from './schema.ts';
@@ -264,7 +264,12 @@ export function contextQueries(ctx: QueryContext): ContextOperations {
           sender.conversation?.id === item.conversationId &&
           sender.conversation.flow === expected.flow &&
           (expected.channel === undefined || sender.conversation.channel === expected.channel);
-        return matched ? { sender, recorded: { item: await earlierInbox(ctx, item), duplicate: true } } : { sender };
+        if (!matched) return { sender };
+        // Theirs after all: a redelivery, or the sender changed and changed back between the two
+        // statements (then nothing was written yet, and this writes it).
+        const again = await inboxQueries(ctx).insertInbox(item);
+        if (again.duplicate) return { sender, recorded: { item: again.item, duplicate: true } };
+        return { recorded: { item: again.item, duplicate: false, behind: Boolean(again.behind) } };
       }
       const answer = (await recordFor.first(ctx, args)) as
         (Joined & { matched: boolean; recorded_id: string | null; recorded_behind: boolean | null }) | undefined;

@@ -38,6 +38,11 @@ export interface TimerWorkerOptions {
   leaseMs?: number;
   maxAttempts?: number;
   batchSize?: number;
+  /**
+   * How many conversations' timers of a batch fire side by side (8): each firing may be a model
+   * call and holds a database connection while it commits.
+   */
+  concurrency?: number;
   /** The longest real pause between looks at the table (ms), so timers written by another process are seen. */
   pollIntervalMs?: number;
 }
@@ -109,17 +114,34 @@ export class TimerWorker {
       );
       if (claimed.length === 0) return fired;
       failpoint('timer.after-claim');
-      const claimedAt = clock.now().getTime();
-      // Each conversation's timers in due order, different conversations' side by side: a study's
-      // prompts due at the same minute do not wait for one another's model calls and commits.
-      const settled = await Promise.allSettled(
-        [...byConversation(claimed).values()].map((timers) => this.#fireInOrder(timers, now, claimedAt)),
-      );
-      for (const outcome of settled) if (outcome.status === 'fulfilled') fired += outcome.value;
-      const failed = settled.find((outcome) => outcome.status === 'rejected');
-      if (failed) throw failed.reason;
+      fired += await this.#fireBatch(claimed, now, clock.now().getTime());
       if (this.#abort.signal.aborted) return fired;
     }
+  }
+
+  /**
+   * A claimed batch: each conversation's timers in due order, up to `concurrency` conversations'
+   * side by side, so a study's prompts due at the same minute do not wait for one another's model
+   * calls and commits. How many fired; the first failure is thrown once all have settled.
+   */
+  async #fireBatch(claimed: readonly Timer[], now: Date, claimedAt: number): Promise<number> {
+    const groups = [...byConversation(claimed).values()];
+    let next = 0;
+    const lane = async () => {
+      let fired = 0;
+      while (next < groups.length) fired += await this.#fireInOrder(groups[next++]!, now, claimedAt);
+      return fired;
+    };
+    const lanes = Math.min(groups.length, this.#options.concurrency ?? 8);
+    const settled = await Promise.allSettled(Array.from({ length: lanes }, lane));
+    let fired = 0;
+    const failures: unknown[] = [];
+    for (const outcome of settled)
+      if (outcome.status === 'fulfilled') fired += outcome.value;
+      else failures.push(outcome.reason);
+    for (const error of failures.slice(1)) this.#options.logger.error({ err: error }, 'timer firing failed');
+    if (failures.length > 0) throw failures[0];
+    return fired;
   }
 
   /** One conversation's claimed timers, one after another; how many fired before a stop. */

@@ -221,6 +221,16 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
         recorded: { item: first, duplicate: true },
       });
 
+      // The same inside a transaction other writes share (SQLite's group commit gathers it).
+      const gathered = made();
+      const inBatch = (item: InboxItem) =>
+        store().batched((ops) => ops.recordForSender(p.phoneNumber, item, { flow: 'habit-coach' }), { gather: true });
+      expect(await inBatch(gathered)).toEqual({ recorded: { item: gathered, duplicate: false, behind: true } });
+      expect(await inBatch({ ...gathered, id: 'in_again_batched' })).toEqual({
+        sender,
+        recorded: { item: gathered, duplicate: true },
+      });
+
       // Made for someone else, another conversation (a later one of theirs too: the oldest is the
       // sender's), flow or channel: the sender alone, nothing written.
       const later = conversation(p.id, {

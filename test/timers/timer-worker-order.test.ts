@@ -34,21 +34,18 @@ function loggingKind() {
   return { log, kind, holding, release: (id: string) => held.get(id)?.() };
 }
 
-it("fires different conversations' due timers side by side, and each conversation's in due order", async () => {
+/** Timers `[id, conversation, ms after the first is due]`, each conversation a participant's; a worker over them. */
+async function timersDue(
+  timers: ReadonlyArray<readonly [string, string, number]>,
+  options: { concurrency?: number } = {},
+) {
   store = await openStore(tempSqliteUrl());
   const due = new Date(systemClock.now().getTime() - 60_000);
-  for (const name of ['a', 'b']) {
+  for (const conversationId of new Set(timers.map(([, c]) => c))) {
     const p = participant();
     await store.insertParticipant(p);
-    const c = conversation(p.id, { id: `c_${name}` });
-    await store.insertConversation(c);
+    await store.insertConversation(conversation(p.id, { id: conversationId }));
   }
-  // a1 and a2 are conversation a's, due first and second; b1 is due between them.
-  const timers = [
-    ['a1', 'c_a', 0],
-    ['b1', 'c_b', 1],
-    ['a2', 'c_a', 2],
-  ] as const;
   for (const [id, conversationId, offset] of timers) {
     const participantId = (await store.getConversation(conversationId))!.participantId!;
     await store.scheduleTimer({
@@ -63,7 +60,6 @@ it("fires different conversations' due timers side by side, and each conversatio
     });
   }
   const logged = loggingKind();
-  logged.holding.add('a1');
   const worker = new TimerWorker({
     store,
     kinds: new TimerKindRegistry().register(logged.kind as unknown as TimerKind<never>),
@@ -72,8 +68,19 @@ it("fires different conversations' due timers side by side, and each conversatio
     logger: pino({ level: 'silent' }),
     // No queue of the engine's: the order within a conversation is the worker's own.
     serialize: (_conversationId, work) => work(),
+    ...options,
   });
+  return { logged, worker, store };
+}
 
+it("fires different conversations' due timers side by side, and each conversation's in due order", async () => {
+  // a1 and a2 are conversation a's, due first and second; b1 is due between them.
+  const { logged, worker, store } = await timersDue([
+    ['a1', 'c_a', 0],
+    ['b1', 'c_b', 1],
+    ['a2', 'c_a', 2],
+  ]);
+  logged.holding.add('a1');
   const firing = worker.fireDue();
   // While a1's handler waits, b1 (another conversation) fires; a2 (a1's) does not start.
   await waitFor(() => logged.log.includes('end b1'), { what: 'b1 fired while a1 waits' });
@@ -81,5 +88,29 @@ it("fires different conversations' due timers side by side, and each conversatio
   logged.release('a1');
   expect(await firing).toBe(3);
   expect(logged.log).toEqual(['start a1', 'start b1', 'end b1', 'end a1', 'start a2', 'end a2']);
-  for (const [id] of timers) expect((await store.getTimer(id))?.status).toBe('done');
+  for (const id of ['a1', 'b1', 'a2']) expect((await store.getTimer(id))?.status).toBe('done');
+});
+
+it('fires no more conversations side by side than its concurrency', async () => {
+  const { logged, worker } = await timersDue(
+    [
+      ['a1', 'c_a', 0],
+      ['b1', 'c_b', 1],
+      ['c1', 'c_c', 2],
+    ],
+    { concurrency: 2 },
+  );
+  logged.holding.add('a1');
+  logged.holding.add('b1');
+  const firing = worker.fireDue();
+  await waitFor(() => logged.log.length === 2, { what: 'a1 and b1 started' });
+  // Both lanes wait: c1 starts only once one of them is free (a free lane would have started it
+  // within these turns of the event loop: the store answers at once, the handler logs first).
+  for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+  expect(logged.log).toEqual(['start a1', 'start b1']);
+  logged.release('b1');
+  await waitFor(() => logged.log.includes('end c1'), { what: 'c1 fired once b1 ended' });
+  logged.release('a1');
+  expect(await firing).toBe(3);
+  expect(logged.log).toEqual(['start a1', 'start b1', 'end b1', 'start c1', 'end c1', 'end a1']);
 });
