@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { startServer } from '../../src/server.ts';
 import { tempSqliteUrl } from '../../test/kit/test-server.ts';
+import { benchParticipant } from '../lib/bench-participant.ts';
 import { flags, report, round } from '../lib/stats.ts';
 
 const opts = flags({ conversations: 10_000 });
@@ -32,21 +33,7 @@ const server = await startServer(config, pino({ level: 'silent' }), { provider, 
 
 const now = new Date();
 for (let index = 0; index < opts.conversations; index++) {
-  await server.store.insertParticipant({
-    id: `p${index}`,
-    phoneNumber: `+1416${String(5_000_000 + index)}`,
-    name: null,
-    gender: null,
-    ethnicity: null,
-    background: null,
-    timezone: 'UTC',
-    status: 'active',
-    cohort: null,
-    debug: false,
-    enrolledAt: now,
-    createdAt: now,
-    updatedAt: now,
-  });
+  await server.store.insertParticipant(benchParticipant(index, `+1416${String(5_000_000 + index)}`, 'UTC'));
   await server.store.insertConversation({
     id: `c${index}`,
     participantId: `p${index}`,

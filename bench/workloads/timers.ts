@@ -8,6 +8,7 @@ import { defineTimerKind, TimerKindRegistry, type TimerKind } from '../../src/ti
 import { TimerWorker } from '../../src/timers/timer-worker.ts';
 import { tempSqliteUrl } from '../../test/kit/test-server.ts';
 import { flags, report, summarize } from '../lib/stats.ts';
+import { benchParticipant } from '../lib/bench-participant.ts';
 
 const opts = flags({ store: 'sqlite', timers: 10_000, windowMs: 10_000, leadMs: 0, conversations: 1 });
 /** Time to write the timers before the first is due (PostgreSQL round trips take longer). */
@@ -20,21 +21,7 @@ const store = await openStore(opts.store === 'postgres' ? pgUrl : tempSqliteUrl(
 
 // `--conversations N`: the timers spread over N participants' conversations, as a study's are (1: all on one).
 for (let index = 0; index < opts.conversations; index++) {
-  await store.insertParticipant({
-    id: `p${index}`,
-    phoneNumber: `+1416555${String(index).padStart(4, '0')}`,
-    name: null,
-    gender: null,
-    ethnicity: null,
-    background: null,
-    timezone: null,
-    status: 'active',
-    cohort: null,
-    debug: false,
-    enrolledAt: new Date(),
-    createdAt: new Date(),
-    updatedAt: new Date(),
-  });
+  await store.insertParticipant(benchParticipant(index, `+1416555${String(index).padStart(4, '0')}`, null));
   await store.insertConversation({
     id: `c${index}`,
     participantId: `p${index}`,

@@ -10,6 +10,7 @@ import { tempSqliteUrl } from '../../test/kit/test-server.ts';
 import { PROFILE_ARGS, REPLY, SCHEDULER_ARGS, wantsTools } from '../lib/turn-script.ts';
 import { allConversations, driveTurns, turnFlags } from '../lib/drive.ts';
 import { flags, report, summarize } from '../lib/stats.ts';
+import { benchParticipant } from '../lib/bench-participant.ts';
 import pg from 'pg';
 
 // `--pendingTimers N`: N pending timers per participant (a study's armed prompts), due in days: none fires.
@@ -51,21 +52,7 @@ const server = await startServer(config, pino({ level: 'silent' }), { provider, 
 const phones: string[] = [];
 for (let index = 0; index < allConversations(opts); index++) {
   const phone = `+1416${String(5_000_000 + index).padStart(7, '0')}`;
-  await server.store.insertParticipant({
-    id: `p${index}`,
-    phoneNumber: phone,
-    name: null,
-    gender: null,
-    ethnicity: null,
-    background: null,
-    timezone: 'America/Toronto',
-    status: 'active',
-    cohort: null,
-    debug: false,
-    enrolledAt: new Date(),
-    createdAt: new Date(),
-    updatedAt: new Date(),
-  });
+  await server.store.insertParticipant(benchParticipant(index, phone, 'America/Toronto'));
   await server.store.insertConversation(
     {
       id: `c${index}`,
