@@ -102,7 +102,7 @@ export function createKyselyStore(
   options: KyselyStoreOptions = {},
 ): Store {
   const { direct } = options;
-  const runTransaction = options.transactions ?? sqliteGroupCommit(db);
+  const runTransaction = options.transactions ?? sqliteGroupCommit(db, direct);
   const inTransaction: DirectQuery | undefined = direct && ((sqlText, parameters) => direct(sqlText, parameters, true));
 
   const transactionContext = (trx: Kysely<Database>, pipelined?: DirectQuery): QueryContext => {

@@ -1,6 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 import type { TransactionRunner, TransactionWork } from './query-context.ts';
+import type { DirectRunner } from './kysely-store.ts';
 
 /** Most transactions one commit carries: a bound on how long the first of them waits for the last. */
 const MAX_GROUP = 64;
@@ -33,8 +34,12 @@ interface Member {
  * While the connection is held, plain calls on the store wait for it (the driver's mutex)
  * instead of running inside the group, so a transaction's work must not await a plain call on
  * the store: it would wait for ever.
+ *
+ * With `direct`, BEGIN, COMMIT and the savepoints run straight on the held connection (a lone
+ * turn's two statements skip Kysely's executor and its dozen promises each); a BEGIN refused for
+ * a lock another process holds takes the driver's way, which retries without blocking.
  */
-export function sqliteGroupCommit(db: Kysely<Database>): TransactionRunner {
+export function sqliteGroupCommit(db: Kysely<Database>, direct?: DirectRunner): TransactionRunner {
   const queue: Member[] = [];
   let draining = false;
   let gathering = false;
@@ -43,7 +48,8 @@ export function sqliteGroupCommit(db: Kysely<Database>): TransactionRunner {
     gathering = false;
     draining = true;
     try {
-      while (queue.length > 0) await db.connection().execute((connection) => runGroup(connection, queue));
+      while (queue.length > 0)
+        await db.connection().execute((connection) => runGroup(controlOn(connection, direct), queue));
     } finally {
       draining = false;
     }
@@ -61,17 +67,33 @@ export function sqliteGroupCommit(db: Kysely<Database>): TransactionRunner {
     });
 }
 
+/** The held connection, and how its transaction-control statements run on it. */
+interface Held {
+  connection: Kysely<Database>;
+  control(query: CompiledQuery): Promise<unknown>;
+}
+
+function controlOn(connection: Kysely<Database>, direct: DirectRunner | undefined): Held {
+  return {
+    connection,
+    // BEGIN is run as outside a transaction: refused for a lock, it takes the driver's way (retried).
+    control: async (query) => {
+      if (!direct?.(query.sql, [], query !== BEGIN)) await connection.executeQuery(query);
+    },
+  };
+}
+
 /** One group: BEGIN, each queued member in a savepoint (members that arrive meanwhile join), COMMIT. */
-async function runGroup(connection: Kysely<Database>, queue: Member[]): Promise<void> {
+async function runGroup({ connection, control }: Held, queue: Member[]): Promise<void> {
   try {
-    await connection.executeQuery(BEGIN);
+    await control(BEGIN);
   } catch (error) {
     for (const member of queue.splice(0)) member.reject(error); // each would have failed alike
     return;
   }
   const done: Array<{ member: Member; result: unknown }> = [];
   const failAll = async (error: unknown) => {
-    await connection.executeQuery(ROLLBACK).catch(() => undefined);
+    await control(ROLLBACK).catch(() => undefined);
     for (const { member } of done) member.reject(error);
   };
   // The first member needs no savepoint (a savepoint copies every page it changes into a
@@ -81,21 +103,21 @@ async function runGroup(connection: Kysely<Database>, queue: Member[]): Promise<
     done.push({ member: first, result: await first.work(connection) });
   } catch (error) {
     first.reject(error);
-    await connection.executeQuery(ROLLBACK).catch(() => undefined);
+    await control(ROLLBACK).catch(() => undefined);
     return; // the members queued meanwhile start a group of their own
   }
   for (let count = 1; queue.length > 0 && count < MAX_GROUP; count++) {
     const member = queue.shift()!;
     try {
-      await connection.executeQuery(SAVEPOINT);
+      await control(SAVEPOINT);
       const result = await member.work(connection);
-      await connection.executeQuery(RELEASE);
+      await control(RELEASE);
       done.push({ member, result });
     } catch (error) {
       member.reject(error);
       try {
-        await connection.executeQuery(ROLLBACK_MEMBER);
-        await connection.executeQuery(RELEASE);
+        await control(ROLLBACK_MEMBER);
+        await control(RELEASE);
       } catch {
         // SQLite undid the whole transaction (a full disk, an I/O error): so is every member's work.
         return failAll(error);
@@ -103,7 +125,7 @@ async function runGroup(connection: Kysely<Database>, queue: Member[]): Promise<
     }
   }
   try {
-    await connection.executeQuery(COMMIT);
+    await control(COMMIT);
   } catch (error) {
     return failAll(error);
   }
