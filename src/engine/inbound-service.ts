@@ -4,6 +4,7 @@ import type { ChannelDirectory } from '../channels/channel.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, InboxItem, Participant } from '../core/domain.ts';
 import { isAppError } from '../core/errors.ts';
+import { NUL, replaceNul } from '../core/nul.ts';
 import type { EnginePort, EngineTx } from '../store/store.ts';
 import type { Engine, InboxOrder } from './engine.ts';
 import type { Outgoing } from './outgoing.ts';
@@ -152,7 +153,8 @@ export class InboundService {
    * transaction: all of them are in the inbox, or none. Senders are resolved first, outside it
    * (enrolling one takes its own transaction); turns and acknowledgements start once it committed.
    */
-  async receiveBatch(messages: readonly InboundMessage[]): Promise<InboundResult[]> {
+  async receiveBatch(given: readonly InboundMessage[]): Promise<InboundResult[]> {
+    const messages = given.some(holdsNul) ? given.map(storable) : given;
     const known = messages.length === 1 ? await this.#recordKnownSender(messages[0]!) : undefined;
     if (known && 'queued' in known) return [known.queued];
     const senders = await this.#resolveSenders(messages, known?.read);
@@ -333,12 +335,12 @@ export class InboundService {
     text: string,
     messageId: string | null,
   ): Promise<InboundResult> {
-    const message: InboundMessage = {
+    const message = storable({
       channel: 'web',
       sender: `web:${conversation.id}`,
       text,
       channelMessageId: messageId === null ? null : `${conversation.id}:${messageId}`,
-    };
+    });
     const attempted = this.#item(message, null, conversation, 'pending');
     const { item, duplicate, differentText } = recorded(await this.#deps.store.insertInbox(attempted), attempted);
     const turn = duplicate ? Promise.resolve() : this.#deps.engine.processInboxSoon(item);
@@ -537,4 +539,22 @@ export class InboundService {
       traceParent: this.#deps.traceParent?.() ?? null,
     };
   }
+}
+
+const holdsNul = (message: InboundMessage) =>
+  message.text.includes(NUL) ||
+  message.sender.includes(NUL) ||
+  message.channelMessageId?.includes(NUL) === true ||
+  message.contactId?.includes(NUL) === true;
+
+/** A message as either store can keep it: U+0000 replaced (`replaceNul`), never refused, never lost. */
+function storable(message: InboundMessage): InboundMessage {
+  if (!holdsNul(message)) return message;
+  return {
+    ...message,
+    sender: replaceNul(message.sender),
+    text: replaceNul(message.text),
+    channelMessageId: message.channelMessageId === null ? null : replaceNul(message.channelMessageId),
+    ...(message.contactId === undefined ? {} : { contactId: replaceNul(message.contactId) }),
+  };
 }

@@ -13,6 +13,7 @@ import type {
 import { firstNumbersOfBatch, pollForChannel } from '../core/poll-numbering.ts';
 import { splitText } from '../core/split-text.ts';
 import { awaitedLater } from '../core/awaited-later.ts';
+import { replaceNul } from '../core/nul.ts';
 import type { EngineTx } from '../store/store.ts';
 
 export interface OutgoingDraft {
@@ -103,7 +104,7 @@ export class Outgoing {
       conversationId: conversation.id,
       role: draft.role ?? 'assistant',
       kind: draft.kind ?? 'text',
-      text: draft.text,
+      text: replaceNul(draft.text), // a model's reply may hold U+0000, which PostgreSQL cannot store
       poll: draft.poll ? { ...draft.poll, firstNumber: firstNumbers[position]! } : null,
       source: draft.source,
       turnId: context.turnId,

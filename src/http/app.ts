@@ -3,6 +3,7 @@ import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.ts';
+import { nulPath } from '../core/nul.ts';
 import type { ChangeFeed } from '../engine/change-feed.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { EventHub } from '../events/event-hub.ts';
@@ -123,6 +124,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The API speaks JSON only: any other body is a 415, not a string for the schema to puzzle over.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler(handleError);
+  // PostgreSQL cannot store U+0000: refused here, with the field named, whichever the store.
+  app.addHook('preValidation', async (request) => {
+    for (const part of ['params', 'query', 'body'] as const) {
+      const path = nulPath(request[part]);
+      if (path === undefined) continue;
+      const field = path || part;
+      throw new AppError('invalid_request', `${field}: must not contain the NUL character (U+0000)`, { field });
+    }
+  });
   app.setNotFoundHandler((request, reply) => {
     void reply
       .status(404)

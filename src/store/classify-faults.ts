@@ -1,5 +1,5 @@
 import { AppError, isAppError } from '../core/errors.ts';
-import { databaseFault, type DatabaseFault } from './db-errors.ts';
+import { databaseFault, isUnstorableText, type DatabaseFault } from './db-errors.ts';
 import type { Store } from './store.ts';
 
 /** What anyone is told about each database fault (never the driver's own message: hosts, ports). */
@@ -17,6 +17,10 @@ const FAULT_MESSAGES: Record<DatabaseFault, string> = {
  */
 export function classifyStoreError(error: unknown): unknown {
   if (isAppError(error)) return error; // already says what it is (a conflict, a duplicate phone)
+  if (isUnstorableText(error))
+    return new AppError('invalid_request', 'a text holds the NUL character (U+0000), which the database cannot store', {
+      cause: error,
+    });
   const fault = databaseFault(error);
   if (!fault) return error;
   return new AppError('store_unavailable', `${FAULT_MESSAGES[fault]}; retry shortly`, {

@@ -50,6 +50,8 @@ const SQLITE_IOERR = 10;
 const SQLITE_FULL = 13;
 /** PostgreSQL disk_full. */
 const PG_DISK_FULL = '53100';
+/** `invalid byte sequence` (a NUL in text) and `untranslatable character` (`\u0000` in JSON). */
+const PG_UNSTORABLE_TEXT = new Set(['22021', '22P05']);
 
 /**
  * Why the database cannot do anything right now, when that is the reason `error` was thrown (or
@@ -85,6 +87,12 @@ export function databaseFault(error: unknown, depth = 0): DatabaseFault | undefi
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   return databaseFault(error) !== undefined;
+}
+
+/** True when PostgreSQL refused a text it cannot store: one holding U+0000 (see `replaceNul`). */
+export function isUnstorableText(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && PG_UNSTORABLE_TEXT.has(code);
 }
 
 /** pg's client-side `query_timeout`: the server did not answer in time (a hung or black-holed network). */
