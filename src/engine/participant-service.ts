@@ -330,6 +330,11 @@ export class ParticipantService {
   }
 
   /** The flow of that name; a 400 naming the field `flow` when there is none. */
+  /** The flow called `name`; a 400 naming `flow`, and the flows this server runs, when there is none. */
+  requireFlow(name: string): Flow {
+    return this.#flowNamed(name);
+  }
+
   #flowNamed(name: string): Flow {
     const flow = this.#deps.flows.get(name);
     if (!flow)

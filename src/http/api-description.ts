@@ -452,6 +452,11 @@ export const OPERATIONS: Record<string, Operation> = {
     body: json(envelope(approvalCall)),
     errors: [409],
   },
+  'GET /api/conversations/{id}/turns': {
+    status: 200,
+    description: 'Recent turns with their tool calls, newest first',
+    body: json(envelope(array(ref('Turn')))),
+  },
   'GET /api/conversations/{id}/summary': {
     status: 200,
     description: 'Markdown: turns, model and tool calls, state changes',

@@ -212,19 +212,7 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
       handler: async (request) => {
         const { limit } = parseRequest(turnsQuery, request.query, 'query');
         const conversation = await participants.conversationOf(idOf(request.params));
-        const [turns, calls] = await Promise.all([
-          store.listTurns(conversation.id, { limit }),
-          store.listToolCalls(conversation.id),
-        ]);
-        return ok(
-          undefined,
-          turns.map((turn) =>
-            turnJson(
-              turn,
-              calls.filter((call) => call.turnId === turn.id),
-            ),
-          ),
-        );
+        return ok(undefined, await turnsJson(store, conversation.id, limit));
       },
     },
   });
@@ -354,3 +342,21 @@ function checkTimeZone(zone: string | null | undefined): string | null {
 }
 
 export { ok };
+
+/** A conversation's most recent turns, each with its tool calls, as the API shows them. */
+export async function turnsJson(
+  store: Pick<Store, 'listTurns' | 'listToolCalls'>,
+  conversationId: string,
+  limit: number,
+) {
+  const [turns, calls] = await Promise.all([
+    store.listTurns(conversationId, { limit }),
+    store.listToolCalls(conversationId),
+  ]);
+  return turns.map((turn) =>
+    turnJson(
+      turn,
+      calls.filter((call) => call.turnId === turn.id),
+    ),
+  );
+}

@@ -15,8 +15,8 @@ import type { Clock } from '../core/clock.ts';
 import type { Store } from '../store/store.ts';
 import { principalOf, type Principal } from './auth.ts';
 import { parseRequest } from './http-errors.ts';
-import { jsonSchema } from './participant-schemas.ts';
-import { ok, requirePhone } from './participant-routes.ts';
+import { jsonSchema, turnsQuery } from './participant-schemas.ts';
+import { ok, requirePhone, turnsJson } from './participant-routes.ts';
 import type { PhoneRegion } from '../core/phone.ts';
 import { spokenDigits } from '../core/spoken-digits.ts';
 import { resource } from './resource.ts';
@@ -196,6 +196,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
       },
       handler: async (request, reply) => {
         const query = parseRequest(sessionListQuery, request.query, 'query');
+        if (query.flow) deps.participants.requireFlow(query.flow); // a typo is not an empty list
         const { sessions, total } = await deps.store.listSessions(query);
         const nextOffset = query.offset + sessions.length;
         const params = new URLSearchParams({
@@ -288,6 +289,21 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
         const conversation = await conversationOf(request);
         const { lastEventId } = parseRequest(resyncBody, request.body, 'body');
         return ok(undefined, await views.replay(conversation.id, lastEventId));
+      },
+    },
+  });
+
+  resource(app, '/api/conversations/:id/turns', {
+    GET: {
+      schema: {
+        tags,
+        summary: "Recent turns with their tool calls (arguments, results, durations): a web session's audit",
+        querystring: jsonSchema(turnsQuery),
+      },
+      handler: async (request) => {
+        const { limit } = parseRequest(turnsQuery, request.query, 'query');
+        const conversation = await conversationOf(request);
+        return ok(undefined, await turnsJson(deps.store, conversation.id, limit));
       },
     },
   });

@@ -89,7 +89,8 @@ export function conversationQueries(ctx: QueryContext): ConversationOperations {
             ),
           )
           .orderBy('c.created_at', 'desc')
-          .orderBy('c.id')
+          // Ids sort in creation order (\`timeOrderedIds\`): sessions made at one instant, newest first too.
+          .orderBy('c.id', 'desc')
           .limit(filter.limit)
           .offset(filter.offset)
           .execute(),
