@@ -7,7 +7,7 @@ import { participantTimerQueries } from '../store/participant-timers-queries.ts'
 import type { Store } from '../store/store.ts';
 import { z } from 'zod';
 import { parseRequest } from './http-errors.ts';
-import { phonesOf, readParticipantImport } from './participant-import.ts';
+import { COLUMNS as IMPORT_COLUMNS, phonesOf, readParticipantImport } from './participant-import.ts';
 import {
   deliveryJson,
   enrollmentBody,
@@ -110,9 +110,9 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
       schema: {
         tags,
         summary:
-          'Enrol everyone in a CSV file (text/csv; header phone_number plus any of name, timezone, gender, ' +
-          'ethnicity, background, channel, flow), all or none; ?dry_run=true only checks. 400 lists every ' +
-          'problem (row, field, message)',
+          `Enrol everyone in a CSV file (text/csv; header phone_number plus any of ` +
+          `${IMPORT_COLUMNS.slice(1).join(', ')}), all or none; ?dry_run=true only checks. ` +
+          '400 lists every problem (row, field, message)',
         querystring: jsonSchema(importQuery),
       },
       handler: async (request, reply) => {

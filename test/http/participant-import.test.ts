@@ -76,7 +76,7 @@ describe('POST /conversation/participants/import', () => {
         { row: 4, field: 'phone_number', message: '+14165550299 is also on row 3' },
       ]);
       expect((await importCsv('phone_number,arm\r\n+14165550298,A')).body.problems).toEqual([
-        { row: 1, field: 'arm', message: expect.stringContaining('unknown column(s) "arm"') },
+        { row: 1, field: 'arm', message: expect.stringContaining('unknown column "arm"') },
       ]);
       expect(
         (await importCsv('phone_number,name\r\n+14165550297,"=HYPERLINK(""http://x"",""y"")"')).body.problems,
@@ -97,4 +97,61 @@ describe('POST /conversation/participants/import', () => {
       expect(await total()).toBe(4);
     },
   );
+
+  it('numbers rows as the spreadsheet does: a broken quote, a blank line and a cell of two lines', async () => {
+    const unclosedOnFirstRow = await importCsv('phone_number,name\r\n"+14165550290,Ada\r\n+14165550291,Bo\r\n');
+    expect(unclosedOnFirstRow.body.problems).toEqual([
+      { row: 2, field: 'body', message: expect.stringContaining('not a readable CSV file') },
+    ]);
+    // Row 3 is a blank line; row 2 holds one cell of two lines; row 5's quote is never closed.
+    const later = await importCsv(
+      'phone_number,name\r\n+14165550290,"Ada\nLovelace"\r\n\r\n555-01,Bo\r\n+14165550291,"Cy\r\n+14165550292,Di',
+    );
+    expect(later.body.problems).toEqual([
+      { row: 4, field: 'phone_number', message: expect.stringContaining('"555-01" is not a valid phone number') },
+      { row: 5, field: 'body', message: expect.stringContaining('not a readable CSV file') },
+    ]);
+    expect(await total()).toBe(4);
+  });
+
+  it('names every accepted column when the phone_number column is missing', async () => {
+    const { problems } = (await importCsv('name,cohort\r\nAda,arm-A')).body as {
+      problems: Array<{ row: number; field: string; message: string }>;
+    };
+    expect(problems).toEqual([{ row: 1, field: 'phone_number', message: expect.any(String) }]);
+    const listed = /\(and any of (.+)\)$/.exec(problems[0]!.message)?.[1]?.split(', ');
+    expect(listed).toEqual(['name', 'timezone', 'cohort', 'gender', 'ethnicity', 'background', 'channel', 'flow']);
+  });
+
+  it('lists unknown columns and every row problem in one answer, and enrols no one', async () => {
+    const refused = await importCsv(
+      [
+        'phone_number,arm,name,Zone',
+        '+14165550280,A,Ada,x',
+        '555-01,B,Bo,y',
+        '+14165550281,C,=cmd,z',
+        '+14165550280,D,Di,w',
+      ].join('\r\n'),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      code: 'invalid_request',
+      message: '5 problem(s) in the file; nothing was enrolled',
+    });
+    expect(refused.body.problems).toEqual([
+      { row: 1, field: 'arm', message: expect.stringContaining('unknown column "arm"') },
+      { row: 1, field: 'Zone', message: expect.stringContaining('unknown column "Zone"') },
+      { row: 3, field: 'phone_number', message: expect.stringContaining('"555-01" is not a valid phone number') },
+      { row: 4, field: 'name', message: expect.stringContaining('spreadsheet formula') },
+      { row: 5, field: 'phone_number', message: '+14165550280 is also on row 2' },
+    ]);
+
+    // Without its phone_number column a file's other cells are still checked.
+    expect((await importCsv('phone,name\r\n+14165550282,=cmd')).body.problems).toEqual([
+      { row: 1, field: 'phone_number', message: expect.stringContaining('must name a phone_number column') },
+      { row: 1, field: 'phone', message: expect.stringContaining('unknown column "phone"') },
+      { row: 2, field: 'name', message: expect.stringContaining('spreadsheet formula') },
+    ]);
+    expect(await total()).toBe(4);
+  });
 });
