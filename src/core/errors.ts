@@ -45,7 +45,7 @@ export interface AppErrorOptions {
   fault?: Fault;
   retryable?: boolean;
   cause?: unknown;
-  /** The request field the error is about, as a dotted path (`body.phone_number`). */
+  /** The request field the error is about, as a dotted path (`phone_number`, `caller.phone`). */
   field?: string;
 }
 

@@ -70,7 +70,7 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
       status: { const: 'error' },
       code: { type: 'string', enum: [...ERROR_CODES] },
       message: string(),
-      field: string('The request field at fault (`body.phone_number`, `url`, `content-type`, ...)'),
+      field: string('The request field at fault (`phone_number`, `caller.phone`, `url`, `content-type`, ...)'),
     },
     required: ['status', 'code', 'message'],
   },

@@ -123,6 +123,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (_request, reply) => void (closing && reply.header('connection', 'close')));
   // The API speaks JSON only: any other body is a 415, not a string for the schema to puzzle over.
   app.removeContentTypeParser('text/plain');
+  // Many clients send `content-type: application/json` on every request: a DELETE or GET without
+  // a body is not an empty JSON document. Any other body is parsed as before (poisoning refused).
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' && (request.method === 'DELETE' || request.method === 'GET')) return done(null, undefined);
+    json(request, body as string, done);
+  });
   app.setErrorHandler(handleError);
   // PostgreSQL cannot store U+0000: refused here, with the field named, whichever the store.
   app.addHook('preValidation', async (request) => {

@@ -197,6 +197,10 @@ function parseFrame(
       ),
     };
   }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    const message = 'the frame must be a JSON object, such as {"type":"ping"}';
+    return { success: false, error: new AppError('invalid_frame', message, { field: 'frame' }) };
+  }
   const parsed = socketFrame.safeParse(value);
   if (parsed.success) return { success: true, data: parsed.data };
   const issue = parsed.error.issues[0];

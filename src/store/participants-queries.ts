@@ -72,7 +72,7 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
         if (isUniqueViolation(error, PHONE_UNIQUE)) {
           throw new AppError('participant_exists', `a participant with phone number ${p.phoneNumber} already exists`, {
             fault: 'user',
-            field: 'body.phone_number',
+            field: 'phone_number',
             cause: error,
           });
         }

@@ -220,11 +220,15 @@ describe('session event stream over a real WebSocket', () => {
     client.send('not json');
     client.send({ type: 'resync', lastEventId: 'x' });
     client.send({ type: 'ping', since: 3 });
-    await waitFor(() => client.of('error').length === 3, { what: 'three error events' });
+    client.send('[]');
+    client.send('null');
+    await waitFor(() => client.of('error').length === 5, { what: 'five error events' });
     expect(client.of('error').map((event) => (event.type === 'error' ? event.data : null))).toEqual([
       { code: 'invalid_frame', field: 'frame' },
       { code: 'invalid_frame', field: 'lastEventId' },
       { code: 'invalid_frame', field: 'since' },
+      { code: 'invalid_frame', field: 'frame' },
+      { code: 'invalid_frame', field: 'frame' },
     ]);
     client.send({ type: 'ping' });
     await client.waitFor((event) => event.type === 'pong', 'pong');

@@ -51,7 +51,7 @@ describe('enrollment', () => {
     await enrol({ phone_number: '+14165550124' });
     const duplicate = await enrol({ phone_number: '+1 416 555 0124' });
     expect(duplicate.status).toBe(409);
-    expect(duplicate.body).toMatchObject({ status: 'error', code: 'participant_exists' });
+    expect(duplicate.body).toMatchObject({ status: 'error', code: 'participant_exists', field: 'phone_number' });
   });
 
   it('creates exactly one participant under concurrent duplicate enrollments', async () => {
@@ -167,7 +167,9 @@ describe('participant resource', () => {
     const state = await server.request('GET', `/conversation/participants/${id}/state`);
     expect(state.body.result).toMatchObject({ state: 'CONVERSATION_ACTIVE', sub_state: 'INTAKE', status: 'paused' });
 
-    expect((await server.request('DELETE', `/conversation/participants/${id}`)).status).toBe(200);
+    // Sent as many clients send every request: with a JSON content type and no body.
+    const json = { 'content-type': 'application/json' };
+    expect((await server.request('DELETE', `/conversation/participants/${id}`, undefined, json)).status).toBe(200);
     expect(server.sink.to('+14165550130').at(-1)?.text).toMatch(/unenrolled/i);
     expect(await server.request('GET', `/conversation/participants/${id}`)).toMatchObject({
       status: 404,
