@@ -1,3 +1,4 @@
+import type { NumberedOption } from '../../core/poll-numbering.ts';
 import type { LlmMessage, LlmRequest } from '../../llm/llm-provider.ts';
 import {
   FLOW_MARKER,
@@ -13,6 +14,7 @@ import {
   isAffirmative,
   isNegative,
 } from './offline-extractors.ts';
+import { DONE_POLL_QUESTION, INTENSITY_POLL_QUESTION, pickOption } from './polls.ts';
 
 const QUESTIONS: Record<string, (known: Record<string, string>) => string> = {
   habit_domain: () =>
@@ -29,6 +31,8 @@ interface Context {
   hasSchedule: boolean;
   feedback: boolean;
   name: string | null;
+  /** The intensity the profile has now: after this turn's poll answer, which the flow applies first. */
+  intensity: string | null;
 }
 
 /** Reads the habit flow's context block (the system message the flow writes for every turn). */
@@ -51,6 +55,7 @@ function readContext(messages: LlmMessage[]): Context {
     // Both modules show the profile status; only the feedback context shows the last prompt.
     feedback: /^(Last prompt sent|No habit prompt has been sent yet)/m.test(block),
     name: /Name: (.+)/.exec(block)?.[1] ?? null,
+    intensity: /^Intensity: ([a-z]+)\./m.exec(block)?.[1] ?? null,
   };
 }
 
@@ -63,7 +68,62 @@ export function offlineHabitStep(request: LlmRequest): OfflineStep {
   if (last?.role === 'tool') return afterTools(request.messages, context);
   const text = last?.content ?? '';
   if (text.startsWith('[')) return greet(context);
-  return context.feedback ? feedbackStep(text) : intakeStep(text, context);
+  const transcript = request.messages.slice(0, -1).filter((message) => message.role !== 'system');
+  const picked = pickOption(openPollOptions(transcript), text);
+  if (picked) return pollAnswerStep(picked, context);
+  return context.feedback ? feedbackStep(text, transcript) : intakeStep(text, context);
+}
+
+/**
+ * The options of the habit polls the transcript shows that no later reply picked, the way
+ * polls.ts `openPolls` reads the stored history: the model reads a poll as its question, then
+ * "3. Keep" lines (engine/model-context), so a bare "1" is read against the numbers the person saw.
+ */
+function openPollOptions(transcript: readonly LlmMessage[]): NumberedOption[] {
+  let open: NumberedOption[][] = [];
+  transcript.forEach((message, index) => {
+    const options = message.role === 'assistant' ? shownPoll(message.content, `shown-${index}`) : null;
+    if (options) {
+      open = open.filter((poll) => poll[0]!.poll.question !== options[0]!.poll.question);
+      open.push(options);
+    } else if (message.role === 'user') {
+      const picked = pickOption(open.flat(), message.content);
+      if (picked) open = open.filter((poll) => poll[0]!.messageId !== picked.messageId);
+    }
+  });
+  return open.flat();
+}
+
+/** One of the habit coach's polls, as the model reads it; null for any other message. */
+function shownPoll(content: string, messageId: string): NumberedOption[] | null {
+  const [question, ...lines] = content.split('\n');
+  if (question !== DONE_POLL_QUESTION && question !== INTENSITY_POLL_QUESTION) return null;
+  const numbered = lines.map((line) => /^(\d+)\. (.+)$/.exec(line));
+  if (numbered.length === 0 || numbered.some((match) => !match)) return null;
+  const poll = { question, options: numbered.map((match) => match![2]!) };
+  return numbered.map((match) => ({ messageId, poll, option: match![2]!, number: Number(match![1]) }));
+}
+
+const PRAISE = 'Wonderful, well done! Small steps add up. See you at the next prompt.';
+const ASK_BARRIER = "That's okay, it happens. What got in the way?";
+
+/**
+ * The reply to a poll answer, which the flow has already recorded before the model runs (a Done
+ * counted, the intensity moved): it acknowledges that answer, and says the intensity the profile
+ * now has rather than promising a change.
+ */
+function pollAnswerStep(picked: NumberedOption, context: Context): OfflineStep {
+  const next =
+    context.feedback || context.missing.length === 0 ? '' : ` ${QUESTIONS[context.missing[0]!]!(context.known)}`;
+  return say(`${pollAnswerText(picked, context.intensity)}${next}`);
+}
+
+function pollAnswerText(picked: NumberedOption, intensity: string | null): string {
+  if (picked.poll.question === DONE_POLL_QUESTION) return picked.option === 'Done' ? PRAISE : ASK_BARRIER;
+  if (!intensity) return 'Got it, thanks for letting me know.';
+  return picked.option === 'Keep'
+    ? `Got it, your prompts stay at ${intensity} intensity.`
+    : `Got it, your prompts are now at ${intensity} intensity.`;
 }
 
 function greet(context: Context): OfflineStep {
@@ -98,28 +158,32 @@ function planStep(): OfflineStep {
   return { text: '', toolCalls: [{ name: 'generate_habit_prompt', arguments: { delivery_mode: 'immediate' } }] };
 }
 
-function feedbackStep(text: string): OfflineStep {
+function feedbackStep(text: string, transcript: readonly LlmMessage[]): OfflineStep {
   if (isAffirmative(text) && !isNegative(text)) {
-    const praise = 'Wonderful, well done! Small steps add up. See you at the next prompt.';
     // "Done" (a poll answer) says nothing about what helped; a sentence might.
     const saysWhy = text.trim().split(/\s+/).length >= 4;
     return {
-      text: praise,
+      text: PRAISE,
       toolCalls: saysWhy ? [{ name: 'save_user_profile', arguments: { last_motivator: text.trim() } }] : [],
     };
   }
-  if (isNegative(text)) {
-    if (text.trim().split(/\s+/).length < 4) return say("That's okay, it happens. What got in the way?");
+  // The answer to "What got in the way?" is the barrier, in whatever words.
+  const askedBarrier = transcript.at(-1)?.role === 'assistant' && transcript.at(-1)!.content === ASK_BARRIER;
+  if (isNegative(text) || askedBarrier) {
+    if (!askedBarrier && text.trim().split(/\s+/).length < 4) return say(ASK_BARRIER);
     const tweak = 'try an even smaller version of the habit right after your anchor';
     return {
       text: `Thanks for telling me. Next time, ${tweak}. Does that sound doable?`,
       toolCalls: [{ name: 'save_user_profile', arguments: { last_barrier: text.trim(), last_tweak: tweak } }],
     };
   }
-  return {
-    text: 'Thanks for the update! Reply "done" when you have done your habit, or tell me what got in the way.',
-    toolCalls: [],
-  };
+  // A "done" counts only while a "Did you do it?" poll is open: otherwise nothing would record it.
+  const doneOpen = openPollOptions(transcript).some((option) => option.poll.question === DONE_POLL_QUESTION);
+  return say(
+    doneOpen
+      ? 'Thanks for the update! Reply "done" when you have done your habit, or tell me what got in the way.'
+      : 'Thanks for the update! Tell me how your habit went, or what got in the way.',
+  );
 }
 
 function afterTools(messages: LlmMessage[], context: Context): OfflineStep {
