@@ -46,7 +46,13 @@ export interface InboundMessage {
  * ids, which the HTTP API refuses; providers never do).
  */
 export type InboundResult = { inboxId: string; duplicate: boolean; differentText: boolean } & (
-  | { status: 'queued'; participantId: string | null; turn: Promise<unknown> }
+  | {
+      status: 'queued';
+      participantId: string | null;
+      turn: Promise<unknown>;
+      /** False for a participant who is not active (paused): the message is kept, no reply comes. */
+      answered: boolean;
+    }
   | { status: 'unknown-sender' }
   | { status: 'unsupported' }
 );
@@ -208,6 +214,7 @@ export class InboundService {
           duplicate: false,
           differentText: false,
           turn,
+          answered: true, // the statement that recorded it checked they are active
         },
       };
     }
@@ -316,7 +323,16 @@ export class InboundService {
     // The turn starts on the next turn of the event loop, so the caller's acknowledgement leaves
     // first even when the model answers at once (node:sqlite resolves without yielding).
     const turn = duplicate ? Promise.resolve() : this.#queueTurn(item, order);
-    return { status: 'queued', inboxId: item.id, participantId: participant.id, duplicate, differentText, turn };
+    const answered = participant.status === 'active';
+    return {
+      status: 'queued',
+      inboxId: item.id,
+      participantId: participant.id,
+      duplicate,
+      differentText,
+      turn,
+      answered,
+    };
   }
 
   /** The turn of a newly recorded message, on the next turn of the event loop; its failure is logged. */
@@ -345,7 +361,7 @@ export class InboundService {
     const { item, duplicate, differentText } = recorded(await this.#deps.store.insertInbox(attempted), attempted);
     const turn = duplicate ? Promise.resolve() : this.#deps.engine.processInboxSoon(item);
     turn.catch((error) => this.#deps.logger.error({ inboxId: item.id, err: error }, 'inbound turn failed'));
-    return { status: 'queued', inboxId: item.id, participantId: null, duplicate, differentText, turn };
+    return { status: 'queued', inboxId: item.id, participantId: null, duplicate, differentText, turn, answered: true };
   }
 
   /**

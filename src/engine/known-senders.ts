@@ -32,10 +32,13 @@ export class KnownSenders {
     this.#senders.set(phoneNumber, known);
   }
 
-  /** What the number resolved to: a participant with a conversation is remembered, anything else forgotten. */
+  /**
+   * What the number resolved to: an active participant with a conversation is remembered, anything
+   * else forgotten (a paused participant's message is read the long way, which says they are paused).
+   */
   learn(phoneNumber: string, participant: Participant | undefined, conversation: Conversation | undefined): void {
     this.#senders.delete(phoneNumber);
-    if (!participant || !conversation) return;
+    if (!participant || !conversation || participant.status !== 'active') return;
     this.#senders.set(phoneNumber, {
       participantId: participant.id,
       conversation: { id: conversation.id, flow: conversation.flow },

@@ -372,7 +372,7 @@ export const OPERATIONS: Record<string, Operation> = {
             inbox_id: string(),
             participant_id: string(),
             duplicate: { type: 'boolean' },
-            status: { type: 'string', enum: ['queued', 'unknown_sender'] },
+            status: { type: 'string', enum: ['queued', 'recorded', 'unknown_sender'] },
           },
           ['inbox_id', 'duplicate', 'status'],
         ),

@@ -46,16 +46,23 @@ export function inboundRoutes(
           channelMessageId: body.message_id ?? null,
         });
         refuseReusedMessageId(outcome, body.message_id);
-        const result =
-          outcome.status === 'queued'
-            ? {
-                inbox_id: outcome.inboxId,
-                participant_id: outcome.participantId,
-                duplicate: outcome.duplicate,
-                status: 'queued',
-              }
-            : { inbox_id: outcome.inboxId, duplicate: outcome.duplicate, status: 'unknown_sender' };
-        return reply.status(202).send(ok(outcome.duplicate ? 'Already received' : 'Accepted', result));
+        if (outcome.status !== 'queued') {
+          const result = { inbox_id: outcome.inboxId, duplicate: outcome.duplicate, status: 'unknown_sender' };
+          return reply.status(202).send(ok(outcome.duplicate ? 'Already received' : 'Accepted', result));
+        }
+        const result = {
+          inbox_id: outcome.inboxId,
+          participant_id: outcome.participantId,
+          duplicate: outcome.duplicate,
+          // A paused participant's message is kept in their transcript; no reply comes.
+          status: outcome.answered ? 'queued' : 'recorded',
+        };
+        const message = outcome.duplicate
+          ? 'Already received'
+          : outcome.answered
+            ? 'Accepted'
+            : 'Recorded; the participant is not active, so no reply is sent';
+        return reply.status(202).send(ok(message, result));
       },
     },
   });

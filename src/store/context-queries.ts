@@ -159,8 +159,8 @@ function recordedInsert(
  * what was written.
  */
 const recordFor = prepared((db, a: RecordArgs) => {
-  const matches = sql<boolean>`s.p_id = ${a.participantId} and s.id = ${a.conversationId} and s.flow = ${a.flow}
-    and (${a.onChannel}::text is null or s.channel = ${a.onChannel}::text)`;
+  const matches = sql<boolean>`s.p_id = ${a.participantId} and s.p_status = 'active' and s.id = ${a.conversationId}
+    and s.flow = ${a.flow} and (${a.onChannel}::text is null or s.channel = ${a.onChannel}::text)`;
   const insert = recordedInsert(a, sql`s.p_id, s.id`, sql`from s`, matches);
   return {
     compile: () =>
@@ -173,13 +173,13 @@ const recordFor = prepared((db, a: RecordArgs) => {
 
 /**
  * SQLite: the inbox row, written only if the phone number is still the sender it was made for
- * (the one `senderByPhone` reads: their oldest conversation). No row back: a duplicate, or
+ * (the one `senderByPhone` reads: their oldest conversation), and they are still active. No row back: a duplicate, or
  * someone else; the caller reads the sender then (decision 020).
  */
 const recordForSqlite = prepared((db, a: RecordArgs) => {
   const still = sql<boolean>`exists (select 1 from participants as p join conversations as c on c.participant_id = p.id
-    where p.phone_number = ${a.phone} and p.id = ${a.participantId} and c.id = ${a.conversationId}
-      and c.flow = ${a.flow} and (${a.onChannel} is null or c.channel = ${a.onChannel})
+    where p.phone_number = ${a.phone} and p.id = ${a.participantId} and p.status = 'active'
+      and c.id = ${a.conversationId} and c.flow = ${a.flow} and (${a.onChannel} is null or c.channel = ${a.onChannel})
       and c.id = (select first.id from conversations as first where first.participant_id = p.id
         order by first.created_at, first.id limit 1))`;
   const insert = recordedInsert(a, sql`${a.participantId}, ${a.conversationId}`, sql``, still);
@@ -261,6 +261,7 @@ export function contextQueries(ctx: QueryContext): ContextOperations {
         const sender = await findSenderByPhone(phoneNumber);
         const matched =
           sender?.participant.id === item.participantId &&
+          sender.participant.status === 'active' &&
           sender.conversation?.id === item.conversationId &&
           sender.conversation.flow === expected.flow &&
           (expected.channel === undefined || sender.conversation.channel === expected.channel);

@@ -114,8 +114,8 @@ export interface StoreOperations {
   ): Promise<{ participant: Participant; conversation: Conversation | undefined } | undefined>;
   /**
    * `insertInbox(item)` if the phone number is still the sender the item was made for: the item's
-   * participant and conversation (their oldest), a conversation of `expected.flow`, on
-   * `expected.channel` when one is given. One statement when it is (on PostgreSQL the
+   * participant, still active, and conversation (their oldest), a conversation of `expected.flow`,
+   * on `expected.channel` when one is given. One statement when it is (on PostgreSQL the
    * acknowledgement's one round trip): then only `recorded`. Otherwise nothing new is written, and
    * the answer says who the number is now (`sender`), with the earlier record of a redelivery.
    */

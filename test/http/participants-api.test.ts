@@ -131,6 +131,32 @@ describe('enrollment', () => {
   });
 });
 
+describe('a paused participant', () => {
+  it('has their message acknowledged as recorded, kept and not answered; once active again, answered', async () => {
+    const phone = '+14165550131';
+    const id = (await enrol({ phone_number: phone })).body.result.id;
+    await waitFor(() => server.sink.to(phone).length === 1, { what: 'greeting' });
+    const say = (text: string) => server.request('POST', '/conversation/inbound', { from: phone, text });
+    expect((await say('first')).body.result).toMatchObject({ status: 'queued' }); // now a sender this process knows
+    await waitFor(() => server.sink.to(phone).length === 2, { what: 'the reply' });
+
+    await server.request('PUT', `/conversation/participants/${id}`, { status: 'paused' });
+    const whilePaused = await say('are you there?');
+    expect(whilePaused).toMatchObject({
+      status: 202,
+      body: { message: expect.stringContaining('not active'), result: { status: 'recorded', participant_id: id } },
+    });
+    await server.engine.idle();
+    const history = await server.request('GET', `/conversation/participants/${id}/history`);
+    expect(history.body.result.messages.at(-1)).toMatchObject({ role: 'user', text: 'are you there?' });
+    expect(server.sink.to(phone)).toHaveLength(2);
+
+    await server.request('PUT', `/conversation/participants/${id}`, { status: 'active' });
+    expect((await say('back')).body.result).toMatchObject({ status: 'queued' });
+    await waitFor(() => server.sink.to(phone).length === 3, { what: 'the reply once active' });
+  });
+});
+
 describe('participant resource', () => {
   it('gets, updates, validates updates and deletes with a goodbye', async () => {
     const created = await enrol({ phone_number: '+14165550130', timezone: 'UTC' });

@@ -255,6 +255,14 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
         sender: undefined,
       });
       expect(await kept(stranger)).toBe(false);
+
+      // Paused since: the sender, who says so, and nothing written (the caller records it the long way).
+      const paused = await store().updateParticipant(p.id, { status: 'paused' }, new Date(p.updatedAt.getTime() + 1));
+      const whilePaused = made();
+      expect(await store().recordForSender(p.phoneNumber, whilePaused, { flow: 'habit-coach' })).toEqual({
+        sender: { participant: paused, conversation: c },
+      });
+      expect(await kept(whilePaused)).toBe(false);
     });
 
     it('round-trips, finds by participant, and compare-and-sets on version', async () => {
