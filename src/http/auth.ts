@@ -87,15 +87,26 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     const principal = authenticate(request, path, options);
     if (!principal) {
       options.failures?.record(client);
-      throw new AppError(
-        'unauthorized',
-        'a valid bearer token is required (Authorization: Bearer <API_TOKEN> or a client token)',
-        { field: 'authorization' },
-      );
+      throw refusal(request, path, options.tickets);
     }
     if (principal.kind === 'client') authorize(request, principal);
     request.principal = principal;
   });
+}
+
+/** Why a request is refused: its ticket's problem when it came with a ticket alone, else the token's. */
+function refusal(request: FastifyRequest, path: string, tickets: TicketBook): AppError {
+  const ticket = (request.query as Record<string, unknown> | undefined)?.ticket;
+  const streamed = streamedConversation(request.method, path);
+  const problem = typeof ticket === 'string' && streamed !== undefined && !request.headers.authorization;
+  const why = problem ? tickets.problem(ticket, streamed) : undefined;
+  if (why)
+    return new AppError('unauthorized', `the ticket ${why}: ask POST /api/tickets for a new one`, { field: 'ticket' });
+  return new AppError(
+    'unauthorized',
+    'a valid bearer token is required (Authorization: Bearer <API_TOKEN> or a client token)',
+    { field: 'authorization' },
+  );
 }
 
 function refuseIfBlocked(failures: FailureLimiter | undefined, client: string, reply: FastifyReply): void {

@@ -27,13 +27,21 @@ export class TicketBook {
   /** True once per valid ticket presented for a stream it may open. */
   redeem(ticket: string, conversationId: string): boolean {
     this.#prune();
-    const verified = this.#signer.verify(ticket);
-    if (verified.status !== 'valid') return false;
-    const { kind, conversation, nonce, exp } = verified.claims;
-    if (kind !== 'ticket' || (conversation !== null && conversation !== conversationId) || this.#redeemed.has(nonce))
-      return false;
+    if (this.problem(ticket, conversationId) !== undefined) return false;
+    const { nonce, exp } = (this.#signer.verify(ticket) as { claims: { nonce: string; exp: number } }).claims;
     this.#redeemed.set(nonce, exp);
     return true;
+  }
+
+  /** What is wrong with a ticket for the stream of `conversationId`, in words; undefined when nothing is. */
+  problem(ticket: string, conversationId: string): string | undefined {
+    const verified = this.#signer.verify(ticket);
+    if (verified.status === 'invalid' || verified.claims.kind !== 'ticket') return 'is not a valid ticket';
+    if (verified.status === 'expired') return 'has expired (a ticket lasts 60 s)';
+    const { conversation, nonce } = verified.claims;
+    if (conversation !== null && conversation !== conversationId) return 'is for another conversation';
+    if (this.#redeemed.has(nonce)) return 'was used already (a ticket opens one stream, once)';
+    return undefined;
   }
 
   /** Oldest first, up to the first one still live (all tickets live equally long, so that is about right). */

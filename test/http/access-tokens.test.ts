@@ -51,6 +51,14 @@ async function openStream(url: string, headers: Record<string, string> = {}): Pr
   return response.status;
 }
 
+/** The 401's field and message for a stream URL. */
+async function refusalOf(url: string): Promise<{ field: string; message: string }> {
+  const response = await fetch(url);
+  expect(response.status).toBe(401);
+  const { field, message } = (await response.json()) as { field: string; message: string };
+  return { field, message };
+}
+
 async function ticketFrom(server: TestServer, headers: Record<string, string>, body?: unknown): Promise<string> {
   const response = await server.request('POST', '/api/tickets', body, headers);
   expect(response.status).toBe(200);
@@ -68,6 +76,10 @@ describe('stream tickets across processes', () => {
     const ticket = await ticketFrom(a, admin, { conversation_id: conversation });
     expect(await openStream(`${streamUrl(b, conversation)}?ticket=${ticket}`)).toBe(200);
     expect(await openStream(`${streamUrl(b, conversation)}?ticket=${ticket}`)).toBe(401);
+    expect(await refusalOf(`${streamUrl(b, conversation)}?ticket=${ticket}`)).toEqual({
+      field: 'ticket',
+      message: expect.stringContaining('was used already'),
+    });
 
     const socketTicket = await ticketFrom(a, admin);
     const client = new EventClient(`${socketUrl(b, conversation)}?ticket=${socketTicket}`);
@@ -87,6 +99,9 @@ describe('stream tickets across processes', () => {
     for (const ticket of [foreign, expired, widened, 'not-a-ticket']) {
       expect(await openStream(`${streamUrl(b, conversation)}?ticket=${encodeURIComponent(ticket)}`)).toBe(401);
     }
+    expect((await refusalOf(`${streamUrl(b, conversation)}?ticket=${expired}`)).message).toContain('has expired');
+    expect((await refusalOf(`${streamUrl(b, conversation)}?ticket=${foreign}`)).message).toContain('not a valid');
+    expect((await refusalOf(`${streamUrl(b, other)}?ticket=${genuine}`)).message).toContain('another conversation');
     // Limited to one conversation: not another's, and not the API.
     expect(await openStream(`${streamUrl(b, other)}?ticket=${genuine}`)).toBe(401);
     expect((await b.fetch(`/api/conversations/${conversation}/summary?ticket=${genuine}`)).status).toBe(401);
