@@ -2,6 +2,7 @@ import type { LlmToolCall } from '../llm/llm-provider.ts';
 import type { ApprovalRequest } from '../engine/flow.ts';
 import type { AnnounceEvents, TurnBroadcaster, TurnBroadcast } from '../engine/turn-broadcast.ts';
 import { JsonGuard } from '../engine/plain-text.ts';
+import { replaceNul } from '../core/nul.ts';
 import type { ExecutedToolCall } from '../engine/tool-loop.ts';
 import type { EventHub } from './event-hub.ts';
 import { argumentsAsJson } from '../tools/execute-tool-call.ts';
@@ -58,8 +59,9 @@ class EventBroadcast implements TurnBroadcast {
     this.#plainText = false;
   }
 
-  textDelta(delta: string): void {
+  textDelta(given: string): void {
     if (this.#closed) return;
+    const delta = replaceNul(given); // as the stored reply has it (decision 023)
     const text = this.#plainText ? this.#guard.push(delta) : delta;
     if (!text) return;
     if (this.#firstTokenMs === null) {

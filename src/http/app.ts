@@ -128,17 +128,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const json = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' && (request.method === 'DELETE' || request.method === 'GET')) return done(null, undefined);
-    json(request, body as string, done);
+    const text = body as string;
+    if (text === '' && (request.method === 'DELETE' || request.method === 'GET')) return done(null, undefined);
+    json(request, text, (error, parsed) => {
+      // JSON holds U+0000 only as the escape: without it in the text, nothing to look for.
+      const path =
+        error || !text.includes('\\u0000') || request.routeOptions.config?.keepsNul ? undefined : nulPath(parsed);
+      done(error ?? (path === undefined ? null : nulRefused(path || 'body')), parsed);
+    });
   });
   app.setErrorHandler(handleError);
-  // PostgreSQL cannot store U+0000: refused here, with the field named, whichever the store.
+  // PostgreSQL cannot store U+0000: refused here, with the field named, whichever the store (a
+  // JSON body in its parser below, where its raw text says whether to look).
   app.addHook('preValidation', async (request) => {
     for (const part of ['params', 'query', 'body'] as const) {
-      const path = nulPath(request[part]);
-      if (path === undefined) continue;
-      const field = path || part;
-      throw new AppError('invalid_request', `${field}: must not contain the NUL character (U+0000)`, { field });
+      const value = request[part];
+      if (part === 'body' && typeof value !== 'string') continue;
+      const path = nulPath(value);
+      if (path !== undefined) throw nulRefused(path || part);
     }
   });
   app.setNotFoundHandler((request, reply) => {
@@ -292,4 +299,8 @@ async function queuesOf(deps: AppDeps, timeoutMs = HEALTH_TIMEOUT_MS) {
   } finally {
     clearTimeout(timer);
   }
+}
+
+function nulRefused(field: string): AppError {
+  return new AppError('invalid_request', `${field}: must not contain the NUL character (U+0000)`, { field });
 }

@@ -25,6 +25,8 @@ declare module 'fastify' {
     clientScopes?: readonly Scope[];
     /** The 405 answer of a path's other methods (`resource`): not an operation of its own. */
     methodNotAllowed?: boolean;
+    /** A JSON body may hold U+0000: the route replaces it where it reads text (decision 023). */
+    keepsNul?: boolean;
   }
 }
 

@@ -9,6 +9,8 @@ export interface ResourceHandler {
   schema?: FastifySchema;
   /** The scopes a client token needs here; unset: only the API token (decision 010). */
   clientScopes?: readonly Scope[];
+  /** The body may hold U+0000 (a chat client's history): the handler replaces it where it reads text. */
+  keepsNul?: boolean;
   handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 }
 
@@ -19,8 +21,9 @@ export interface ResourceHandler {
 export function resource(app: FastifyInstance, url: string, handlers: Partial<Record<Method, ResourceHandler>>): void {
   const allowed = METHODS.filter((method) => handlers[method]);
   for (const method of allowed) {
-    const { schema, handler, clientScopes } = handlers[method]!;
-    app.route({ method, url, schema, handler, ...(clientScopes ? { config: { clientScopes } } : {}) });
+    const { schema, handler, clientScopes, keepsNul } = handlers[method]!;
+    const config = { ...(clientScopes ? { clientScopes } : {}), ...(keepsNul ? { keepsNul } : {}) };
+    app.route({ method, url, schema, handler, config });
   }
   const others = METHODS.filter((method) => !handlers[method]) as HTTPMethods[];
   if (others.length === 0) return;

@@ -43,6 +43,8 @@ export function uiStreamRoute(app: FastifyInstance, deps: SessionRouteDeps): voi
     POST: {
       // It posts a message and streams the reply: both.
       clientScopes: ['read', 'write'],
+      // useChat sends back every message it has seen; the last one's text is recorded with U+0000 replaced.
+      keepsNul: true,
       schema: {
         tags: ['session stream'],
         summary: 'Vercel AI SDK UI message stream (useChat): answers the last user message',

@@ -14,6 +14,7 @@ import {
   whatsappEnv,
   whatsappText,
 } from '../kit/provider-kit.ts';
+import { EventClient } from '../kit/event-client.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
 
@@ -109,6 +110,42 @@ describe.each([
     expect(response).toMatchObject({ status: 200, body: { messages: 2 } });
     await waitFor(async () => (await userTexts(s, participantId)).length === 2, { what: 'both messages recorded' });
     expect(await userTexts(s, participantId)).toEqual(['hello', `bad${REPLACED}byte`]);
+  });
+
+  it('is kept as U+FFFD in a reply streamed over the socket; a chat history holding it is not refused', async () => {
+    const { s, enrol } = await start();
+    const id = await enrol(SMS_PHONE, 'twilio');
+    await twilio.waitForSent(1);
+    const client = await EventClient.connect(s.url, id);
+    try {
+      await client.waitFor((event) => event.type === 'resync', 'the snapshot');
+      await s.request('POST', '/conversation/inbound', { from: SMS_PHONE, text: 'say nul' });
+      await client.waitFor((event) => event.type === 'final' && event.text.endsWith('after'), 'the final');
+      const streamed = client.of('token').map((event) => (event.type === 'token' ? event.text : ''));
+      expect(streamed.join('')).toBe(`before${REPLACED}after`);
+    } finally {
+      client.close();
+    }
+    // useChat sends back every message it has seen, this reply as it streamed included.
+    const text = (value: string) => [{ type: 'text', text: value }];
+    const chat = await s.request('POST', `/api/conversations/${id}/chat`, {
+      messages: [
+        { id: 'u1', role: 'user', parts: text('say nul') },
+        { id: 'a1', role: 'assistant', parts: text('before\u0000after') },
+        { id: 'u2', role: 'user', parts: text('and\u0000again') },
+      ],
+    });
+    expect(chat.status).toBe(200);
+    expect(await userTexts(s, id)).toContain(`and${REPLACED}again`);
+  });
+
+  it('is looked for without recursion: a body nested thousands deep is a 400, with or without it', async () => {
+    const { s } = await start();
+    const nested = (depth: number, inner: string) => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
+    const post = (body: string) =>
+      s.request('POST', '/conversation/participants', body, { 'content-type': 'application/json' });
+    expect(await post(nested(20_000, '"\\u0000"'))).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+    expect(await post(nested(20_000, '0'))).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
   });
 
   it("is kept as U+FFFD in a model's reply, which is delivered", async () => {
