@@ -89,7 +89,8 @@ export function conversationQueries(ctx: QueryContext): ConversationOperations {
             ),
           )
           .orderBy('c.created_at', 'desc')
-          // Ids sort in creation order (\`timeOrderedIds\`): sessions made at one instant, newest first too.
+          // Ids sort by the millisecond they were made in (`timeOrderedIds`): a tie of `created_at` (a
+          // virtual clock) still lists the newest first, to the millisecond.
           .orderBy('c.id', 'desc')
           .limit(filter.limit)
           .offset(filter.offset)
