@@ -41,8 +41,8 @@ export class PreparedQuery<A extends object, O> {
     this.#build = build;
   }
 
-  async execute(ctx: QueryContext, args: A): Promise<QueryResult<O>> {
-    return this.#run(ctx, args, false);
+  execute(ctx: QueryContext, args: A): Promise<QueryResult<O>> {
+    return settled(() => this.#run(ctx, args, false), same);
   }
 
   /**
@@ -50,8 +50,8 @@ export class PreparedQuery<A extends object, O> {
    * resolves once sent, and the next statement goes out behind it without a round trip; if it
    * fails, the transaction does (decision 020).
    */
-  async write(ctx: QueryContext, args: A): Promise<void> {
-    await this.#run(ctx, args, true);
+  write(ctx: QueryContext, args: A): Promise<void> {
+    return settled(() => this.#run(ctx, args, true), nothing);
   }
 
   /**
@@ -60,17 +60,19 @@ export class PreparedQuery<A extends object, O> {
    * PostgreSQL checks it on the server (`promptpipe_fence`), so in a pipelined transaction it
    * resolves once sent and `COMMIT` can follow at once; SQLite checks its answer, which it has.
    */
-  async fenced(ctx: QueryContext, args: A, fence: Fence, expected = 1): Promise<void> {
-    if (ctx.dialect !== 'postgres') {
-      if ((await this.#run(ctx, args, false)).rows.length !== expected) throw new FenceFailed(fence);
-      return;
-    }
+  fenced(ctx: QueryContext, args: A, fence: Fence, expected = 1): Promise<void> {
+    if (ctx.dialect !== 'postgres')
+      return settled(
+        () => this.#run(ctx, args, false),
+        (result) => {
+          if (result.rows.length !== expected) throw new FenceFailed(fence);
+        },
+      );
     this.#fencedPlan ??= fencedPlan(this.#plan(ctx));
-    try {
-      await this.#runPlan(ctx, this.#fencedPlan, args, true, [expected, fence]);
-    } catch (error) {
+    const plan = this.#fencedPlan;
+    return settled(() => this.#runPlan(ctx, plan, args, true, [expected, fence]), nothing).catch((error: unknown) => {
       throw asFenceFailure(error);
-    }
+    });
   }
 
   #run(ctx: QueryContext, args: A, deferred: boolean): Promise<QueryResult<O>> | QueryResult<O> {
@@ -95,8 +97,8 @@ export class PreparedQuery<A extends object, O> {
    * A write whose parameters the caller has in the compiled statement's order already (see
    * `argumentOrder`): no arguments object to build and read back.
    */
-  async writeParameters(ctx: QueryContext, parameters: unknown[]): Promise<void> {
-    await this.#runParameters(ctx, this.#plan(ctx), parameters, true);
+  writeParameters(ctx: QueryContext, parameters: unknown[]): Promise<void> {
+    return settled(() => this.#runParameters(ctx, this.#plan(ctx), parameters, true), nothing);
   }
 
   /** The argument each parameter of the compiled statement takes, in order (undefined for a constant). */
@@ -115,17 +117,26 @@ export class PreparedQuery<A extends object, O> {
     return ctx.db.executeQuery<O>({ sql: plan.sql, parameters, query: plan.query, queryId: createQueryId() });
   }
 
-  async rows(ctx: QueryContext, args: A): Promise<O[]> {
-    return (await this.execute(ctx, args)).rows;
+  rows(ctx: QueryContext, args: A): Promise<O[]> {
+    return settled(
+      () => this.#run(ctx, args, false),
+      (result) => result.rows,
+    );
   }
 
-  async first(ctx: QueryContext, args: A): Promise<O | undefined> {
-    return (await this.execute(ctx, args)).rows[0];
+  first(ctx: QueryContext, args: A): Promise<O | undefined> {
+    return settled(
+      () => this.#run(ctx, args, false),
+      (result) => result.rows[0],
+    );
   }
 
   /** Rows an insert, update or delete changed. */
-  async changed(ctx: QueryContext, args: A): Promise<number> {
-    return Number((await this.execute(ctx, args)).numAffectedRows ?? 0n);
+  changed(ctx: QueryContext, args: A): Promise<number> {
+    return settled(
+      () => this.#run(ctx, args, false),
+      (result) => Number(result.numAffectedRows ?? 0n),
+    );
   }
 
   #plan(ctx: QueryContext): Plan {
@@ -140,6 +151,23 @@ export class PreparedQuery<A extends object, O> {
     this.#plans.set(ctx.dialect, plan);
     if (ctx.dialect === 'postgres') nameStatement(plan.sql);
     return plan;
+  }
+}
+
+const same = <T>(value: T) => value;
+const nothing = () => undefined;
+
+/**
+ * `then` of what `run` gives, as a promise. SQLite's statements answer at once (`direct`): their
+ * result is not awaited again, which saves a turn of the microtask queue and a promise or two a
+ * statement (decision 020). Whatever either throws is a rejection, never a synchronous throw.
+ */
+function settled<T, U>(run: () => T | Promise<T>, then: (value: T) => U): Promise<U> {
+  try {
+    const result = run();
+    return result instanceof Promise ? result.then(then) : Promise.resolve(then(result));
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 
