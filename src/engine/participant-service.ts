@@ -138,7 +138,7 @@ export class ParticipantService {
 
   #draft(input: EnrollmentInput, now: Date): { participant: Participant; conversation: Conversation; flow: Flow } {
     const { ids, channels } = this.#deps;
-    const flow = this.#flowNamed(input.flow ?? this.#deps.defaultFlow);
+    const flow = this.requireFlow(input.flow ?? this.#deps.defaultFlow);
     if (input.channel !== undefined && !channels.get(input.channel)) {
       throw new AppError(
         'invalid_request',
@@ -200,7 +200,7 @@ export class ParticipantService {
    */
   async startSession(flowName: string, caller: SessionCallerInput = {}): Promise<Conversation> {
     const { store, clock, ids, engine, logger } = this.#deps;
-    const flow = this.#flowNamed(flowName);
+    const flow = this.requireFlow(flowName);
     if (flow.needsParticipant !== false) {
       throw new AppError(
         'invalid_request',
@@ -247,7 +247,7 @@ export class ParticipantService {
       throw new AppError('invalid_request', `${field}: this conversation is a participant's; their phone is known`, {
         field,
       });
-    const flow = this.#flowNamed(conversation.flow);
+    const flow = this.requireFlow(conversation.flow);
     if (!flow.callerFields?.includes('phone'))
       throw new AppError('invalid_request', `${field}: the ${flow.id} flow takes no phone number`, { field });
     await this.#deps.store.saveSessionCaller(conversation.id, { phone }, this.#deps.clock.now());
@@ -326,16 +326,12 @@ export class ParticipantService {
   }
 
   flowOf(conversation: Conversation): Flow {
-    return this.#flowNamed(conversation.flow);
+    return this.requireFlow(conversation.flow);
   }
 
   /** The flow of that name; a 400 naming the field `flow` when there is none. */
   /** The flow called `name`; a 400 naming `flow`, and the flows this server runs, when there is none. */
   requireFlow(name: string): Flow {
-    return this.#flowNamed(name);
-  }
-
-  #flowNamed(name: string): Flow {
     const flow = this.#deps.flows.get(name);
     if (!flow)
       throw new AppError('invalid_request', `flow: must be one of ${[...this.#deps.flows.keys()].join(', ')}`, {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../core/errors.ts';
-import type { InboundResult, InboundService } from '../engine/inbound-service.ts';
+import type { InboundResult } from '../engine/inbound-message.ts';
+import type { InboundService } from '../engine/inbound-service.ts';
 import { parseRequest } from './http-errors.ts';
 import { inboundBody, jsonSchema } from './participant-schemas.ts';
 import type { PhoneRegion } from '../core/phone.ts';

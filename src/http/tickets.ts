@@ -27,21 +27,26 @@ export class TicketBook {
   /** True once per valid ticket presented for a stream it may open. */
   redeem(ticket: string, conversationId: string): boolean {
     this.#prune();
-    if (this.problem(ticket, conversationId) !== undefined) return false;
-    const { nonce, exp } = (this.#signer.verify(ticket) as { claims: { nonce: string; exp: number } }).claims;
-    this.#redeemed.set(nonce, exp);
+    const checked = this.#check(ticket, conversationId);
+    if ('problem' in checked) return false;
+    this.#redeemed.set(checked.nonce, checked.exp);
     return true;
   }
 
   /** What is wrong with a ticket for the stream of `conversationId`, in words; undefined when nothing is. */
   problem(ticket: string, conversationId: string): string | undefined {
+    const checked = this.#check(ticket, conversationId);
+    return 'problem' in checked ? checked.problem : undefined;
+  }
+
+  #check(ticket: string, conversationId: string): { problem: string } | { nonce: string; exp: number } {
     const verified = this.#signer.verify(ticket);
-    if (verified.status === 'invalid' || verified.claims.kind !== 'ticket') return 'is not a valid ticket';
-    if (verified.status === 'expired') return 'has expired (a ticket lasts 60 s)';
-    const { conversation, nonce } = verified.claims;
-    if (conversation !== null && conversation !== conversationId) return 'is for another conversation';
-    if (this.#redeemed.has(nonce)) return 'was used already (a ticket opens one stream, once)';
-    return undefined;
+    if (verified.status === 'invalid' || verified.claims.kind !== 'ticket') return { problem: 'is not a valid ticket' };
+    if (verified.status === 'expired') return { problem: 'has expired (a ticket lasts 60 s)' };
+    const { conversation, nonce, exp } = verified.claims;
+    if (conversation !== null && conversation !== conversationId) return { problem: 'is for another conversation' };
+    if (this.#redeemed.has(nonce)) return { problem: 'was used already (a ticket opens one stream, once)' };
+    return { nonce, exp };
   }
 
   /** Oldest first, up to the first one still live (all tickets live equally long, so that is about right). */

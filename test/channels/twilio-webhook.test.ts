@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { twilioSignature as productionSignature, twilioSignatureValid } from '../../src/channels/signatures.ts';
-import { UNSUPPORTED_CONTENT_REPLY } from '../../src/engine/inbound-service.ts';
+import { UNSUPPORTED_CONTENT_REPLY } from '../../src/engine/inbound-message.ts';
 import { SMS_HELP_TEXT } from '../../src/http/twilio-routes.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import type { FakeTwilioApi } from '../kit/fake-twilio-api.ts';

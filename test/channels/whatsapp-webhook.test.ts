@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { UNKNOWN_SENDER_REPLY, UNSUPPORTED_CONTENT_REPLY } from '../../src/engine/inbound-service.ts';
+import { UNKNOWN_SENDER_REPLY, UNSUPPORTED_CONTENT_REPLY } from '../../src/engine/inbound-message.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import type { FakeWhatsAppGraph } from '../kit/fake-whatsapp-graph.ts';
 import {

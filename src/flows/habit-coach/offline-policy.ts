@@ -14,7 +14,7 @@ import {
   isAffirmative,
   isNegative,
 } from './offline-extractors.ts';
-import { DONE_POLL_QUESTION, INTENSITY_POLL_QUESTION, pickOption } from './polls.ts';
+import { DONE_POLL_QUESTION, INTENSITY_POLL_QUESTION, pickOption, stillOpen, type PollStep } from './polls.ts';
 
 const QUESTIONS: Record<string, (known: Record<string, string>) => string> = {
   habit_domain: () =>
@@ -80,18 +80,12 @@ export function offlineHabitStep(request: LlmRequest): OfflineStep {
  * "3. Keep" lines (engine/model-context), so a bare "1" is read against the numbers the person saw.
  */
 function openPollOptions(transcript: readonly LlmMessage[]): NumberedOption[] {
-  let open: NumberedOption[][] = [];
-  transcript.forEach((message, index) => {
-    const options = message.role === 'assistant' ? shownPoll(message.content, `shown-${index}`) : null;
-    if (options) {
-      open = open.filter((poll) => poll[0]!.poll.question !== options[0]!.poll.question);
-      open.push(options);
-    } else if (message.role === 'user') {
-      const picked = pickOption(open.flat(), message.content);
-      if (picked) open = open.filter((poll) => poll[0]!.messageId !== picked.messageId);
-    }
+  const steps = transcript.map((message, index): PollStep => {
+    if (message.role === 'user') return { reply: message.content };
+    const shown = message.role === 'assistant' ? shownPoll(message.content, `shown-${index}`) : null;
+    return shown && { shown };
   });
-  return open.flat();
+  return stillOpen(steps).flat();
 }
 
 /** One of the habit coach's polls, as the model reads it; null for any other message. */

@@ -70,14 +70,31 @@ export const POLL_OPEN_MS = 24 * 3600_000;
  * answered one after the other.
  */
 export function openPolls(history: readonly Message[], now: Date): NumberedOption[][] {
+  return stillOpen(
+    history.map((message): PollStep => {
+      if (message.kind === 'poll' && now.getTime() - message.createdAt.getTime() >= POLL_OPEN_MS) return null;
+      if (message.kind === 'poll' && message.poll) return { shown: numberedOptions(history, message) };
+      return message.role === 'user' ? { reply: message.text } : null;
+    }),
+  );
+}
+
+/** A message as the open-poll rule reads it: a poll shown (its numbered options), a reply, or neither. */
+export type PollStep = { shown: NumberedOption[] } | { reply: string } | null;
+
+/**
+ * The polls `steps` leave open, oldest first: a poll shown replaces an open one of its question,
+ * and a reply that picks an option of an open poll closes that poll.
+ */
+export function stillOpen(steps: readonly PollStep[]): NumberedOption[][] {
   let open: NumberedOption[][] = [];
-  for (const message of history) {
-    if (now.getTime() - message.createdAt.getTime() >= POLL_OPEN_MS && message.kind === 'poll') continue;
-    if (message.kind === 'poll' && message.poll) {
-      open = open.filter((options) => options[0]!.poll.question !== message.poll!.question);
-      open.push(numberedOptions(history, message));
-    } else if (message.role === 'user') {
-      const picked = pickOption(open.flat(), message.text);
+  for (const step of steps) {
+    if (step && 'shown' in step) {
+      const { question } = step.shown[0]!.poll;
+      open = open.filter((options) => options[0]!.poll.question !== question);
+      open.push(step.shown);
+    } else if (step) {
+      const picked = pickOption(open.flat(), step.reply);
       if (picked) open = open.filter((options) => options[0]!.messageId !== picked.messageId);
     }
   }
