@@ -173,8 +173,8 @@ const recordFor = prepared((db, a: RecordArgs) => {
 
 /**
  * SQLite: the inbox row, written only if the phone number is still the sender it was made for
- * (the one `senderByPhone` reads: their oldest conversation), and they are still active. No row back: a duplicate, or
- * someone else; the caller reads the sender then (decision 020).
+ * (the one `senderByPhone` reads: their oldest conversation), and they are still active. No row
+ * back: a duplicate, someone else, or paused since; the caller reads the sender then (decision 020).
  */
 const recordForSqlite = prepared((db, a: RecordArgs) => {
   const still = sql<boolean>`exists (select 1 from participants as p join conversations as c on c.participant_id = p.id
