@@ -25,6 +25,7 @@ const saved = from
       quick: boolean;
       rounds: number;
       results: Measured[];
+      host?: HostCosts[];
     })
   : undefined;
 const quick = saved?.quick ?? process.argv.includes('--quick');
@@ -149,7 +150,7 @@ const runs: Run[] = [
   })),
 ].filter((run) => !only || only.includes(run.group));
 
-function runChild(run: Run): Promise<Result> {
+function runChild(run: Pick<Run, 'name' | 'file' | 'args' | 'nodeFlags'>): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
@@ -171,6 +172,11 @@ function runChild(run: Run): Promise<Result> {
     });
   });
 }
+
+/** The machine's own costs (bench/workloads/host-costs.ts), at the start and at the end of the run. */
+type HostCosts = { walFrameUs: number; socketRoundTripUs: number; jsonTurnUs: number };
+const hostCosts = async () => (await runChild({ name: 'host costs', file: 'host-costs.ts', args: [] })) as HostCosts;
+const host: HostCosts[] = saved?.host ?? [await hostCosts()];
 
 const measured: Measured[] = saved?.results ?? [];
 for (const group of saved ? [] : [...new Set(runs.map((run) => run.group))]) {
@@ -197,6 +203,8 @@ for (const group of saved ? [] : [...new Set(runs.map((run) => run.group))]) {
   }
 }
 
+if (!saved) host.push(await hostCosts());
+
 const renderers = {
   turn: turnTable,
   assistant: assistantTable,
@@ -212,6 +220,18 @@ const sections = Object.entries(renderers)
   .filter(({ members }) => members.length > 0)
   .map(({ render, members }) => render(members));
 
+function hostLine(start: HostCosts, end: HostCosts): string {
+  const both = (key: keyof HostCosts) => `${start[key]} / ${end[key]} µs`;
+  return [
+    'Host costs (start / end of the run):',
+    `a WAL frame written as SQLite writes it (24 B, then 1 KiB: two pwrite calls) ${both('walFrameUs')};`,
+    `a 1-byte round trip to another process over a Unix socket ${both('socketRoundTripUs')};`,
+    `a turn-sized object to JSON and back ${both('jsonTurnUs')}.`,
+    'A machine whose system calls cost more against its JavaScript favours the peers that write less.',
+    'See bench/workloads/host-costs.ts.',
+  ].join(' ');
+}
+
 const sha = saved?.sha ?? execFileSync('git', ['rev-parse', '--short', 'HEAD']).toString().trim();
 const at = from ? statSync(from).mtime : new Date();
 const machine =
@@ -223,6 +243,7 @@ const header = [
     `medians of ${rounds} interleaved rounds (min–max in brackets), warm-up excluded; ` +
     `${conversations} conversations × 10 turns per turn run.`,
   `Machine: ${machine}`,
+  ...(host.length === 2 ? [hostLine(host[0]!, host[1]!)] : []),
   'Ratios are medians of per-round ratios. Statements: node:sqlite executions, or statements sent to ' +
     'PostgreSQL with its round trips in brackets (statements sent behind one still in flight share its trip); ' +
     'commits: COMMITs plus autocommit writes; KiB written: write() syscall bytes of the process (PostgreSQL: ' +
@@ -236,7 +257,7 @@ const stamp = at.toISOString().slice(0, 10);
 if (!saved)
   writeFileSync(
     `bench/results/${stamp}-${sha}${quick ? '-quick' : ''}.json`,
-    `${JSON.stringify({ sha, machine, quick, rounds, results: measured }, null, 2)}\n`,
+    `${JSON.stringify({ sha, machine, host, quick, rounds, results: measured }, null, 2)}\n`,
   );
 // A quick run never replaces the full run's summary.
 if (!only) writeFileSync(`bench/results/latest${quick ? '-quick' : ''}.md`, `${header}\n\n${body}\n`);
