@@ -20,6 +20,15 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * Servers still running: killed when this process exits, so a workload that fails leaves no
+ * server behind to load the next one's runs.
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 export class ServerProcess {
   readonly #child: ChildProcess;
   readonly url: string;
@@ -36,6 +45,8 @@ export class ServerProcess {
       },
     );
     this.#child.stderr!.on('data', (chunk) => this.#stderr.push(String(chunk)));
+    running.add(this.#child);
+    this.#child.once('exit', () => running.delete(this.#child));
   }
 
   /** Starts `script` and waits until GET /health answers 200. */
