@@ -75,6 +75,15 @@ function startupProblem(error: unknown): string | undefined {
     );
   if (/password authentication failed|database ".*" does not exist|role ".*" does not exist/.test(describeError(error)))
     return `DATABASE_URL: ${describeError(error)}`;
+  if (describeError(error) === 'The server does not support SSL connections')
+    return `DATABASE_URL: ${describeError(error)}`;
+  // PostgreSQL refused the connection before any query: for what the URL says (pg_hba.conf, no
+  // user name, classes 28, 3D and 08), or for its own state (too many connections, starting up).
+  const refusal = error as { severity?: unknown; code?: unknown } | undefined;
+  if (refusal?.severity === 'FATAL')
+    return /^(28|3D|08)/.test(String(refusal.code))
+      ? `DATABASE_URL: ${describeError(error)}`
+      : `PostgreSQL refused the connection: ${describeError(error)}`;
   return undefined;
 }
 

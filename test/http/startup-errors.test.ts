@@ -69,6 +69,36 @@ describe('start-up problems a newcomer causes', () => {
     } finally {
       silent.close();
     }
+    // A server that refuses what the URL asks for: SSL (sslmode=require), or the connection itself
+    // (a FATAL error: no pg_hba.conf entry, no user name), answered before any query runs.
+    const refusing = net.createServer((socket) =>
+      socket.once('data', (packet) => {
+        if (packet.readUInt32BE(4) === 80877103) return socket.end('N'); // the SSLRequest code
+        if (packet.includes('busy')) return socket.end(postgresFatal('53300', 'sorry, too many clients already'));
+        socket.end(postgresFatal('28000', 'no pg_hba.conf entry for host "127.0.0.1", user "postgres", database "x"'));
+      }),
+    );
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    const refusingUrl = `postgres://postgres@127.0.0.1:${(refusing.address() as AddressInfo).port}/x`;
+    try {
+      expect(await refusedStart({ DATABASE_URL: `${refusingUrl}?ssl=true` })).toEqual({
+        code: 1,
+        stderr: 'PromptPipe cannot start: DATABASE_URL: The server does not support SSL connections\n',
+      });
+      expect(await refusedStart({ DATABASE_URL: refusingUrl })).toEqual({
+        code: 1,
+        stderr:
+          'PromptPipe cannot start: DATABASE_URL: ' +
+          'no pg_hba.conf entry for host "127.0.0.1", user "postgres", database "x"\n',
+      });
+      // Refused for the server's own state, not for anything in the URL.
+      expect(await refusedStart({ DATABASE_URL: refusingUrl.replace(/x$/, 'busy') })).toEqual({
+        code: 1,
+        stderr: 'PromptPipe cannot start: PostgreSQL refused the connection: sorry, too many clients already\n',
+      });
+    } finally {
+      refusing.close();
+    }
     const bad = await refusedStart({ PORT: 'eighty' });
     expect(bad).toMatchObject({
       code: 78,
@@ -91,3 +121,12 @@ describe('start-up problems a newcomer causes', () => {
     expect(digest()).toBe(before);
   });
 });
+
+/** A PostgreSQL ErrorResponse message of severity FATAL, as a server sends it when it refuses a connection. */
+function postgresFatal(code: string, message: string): Buffer {
+  const fields = Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0\0`);
+  const header = Buffer.alloc(5);
+  header.write('E');
+  header.writeUInt32BE(fields.length + 4, 1);
+  return Buffer.concat([header, fields]);
+}
