@@ -43,8 +43,12 @@ export interface Conversation {
 
 export type MessageRole = 'user' | 'assistant' | 'system';
 export type MessageKind = 'text' | 'poll';
-/** Who produced a message: the participant, the model, a timer, an operator, or the system. */
-export type MessageSource = 'participant' | 'model' | 'timer' | 'operator' | 'system';
+/**
+ * What produced a message. `timer` is the flow's own timers (the habit coach's daily prompts,
+ * reminders, nudges); `schedule` a `POST /schedule` series, which the study does not count as
+ * daily prompts.
+ */
+export type MessageSource = 'participant' | 'model' | 'timer' | 'schedule' | 'operator' | 'system';
 
 export interface Poll {
   question: string;

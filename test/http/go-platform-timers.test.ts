@@ -135,3 +135,24 @@ describe("the participant's timers", () => {
     expect(await listed('/state')).toEqual([]);
   });
 });
+
+describe('a POST /schedule send in the study', () => {
+  it('is written as source schedule, and the study does not count it as a daily prompt', async () => {
+    await schedule('Counted apart');
+    await server.request('POST', '/admin/clock', { advance: '1d' });
+    await server.settle();
+    const transcript = await server.store.listMessages(conversationId);
+    const sent = transcript.filter(
+      (message) =>
+        message.createdAt.getTime() === transcript.find((m) => m.text === 'Counted apart')!.createdAt.getTime(),
+    );
+    expect(sent.map((message) => [message.kind, message.source])).toEqual([
+      ['text', 'schedule'],
+      ['poll', 'schedule'],
+    ]);
+    // The daily prompts the coach sent (none yet: intake is not done) are what the study counts.
+    const { participants, series } = (await server.request('GET', '/study/overview')).body.result;
+    const sentByDay = series.reduce((total: number, day: { prompts_sent: number }) => total + day.prompts_sent, 0);
+    expect([participants[0].prompts_sent, sentByDay]).toEqual([0, 0]);
+  });
+});

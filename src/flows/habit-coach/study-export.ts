@@ -137,8 +137,10 @@ export const EXPORT_FILES: readonly ExportFile[] = [
       {
         name: 'source',
         type: 'enum',
-        meaning: 'What produced it',
-        values: ['participant', 'model', 'timer', 'operator', 'system'],
+        meaning:
+          "What produced it: the participant, the model, the coach's timers (daily prompts, reminders, nudges), " +
+          'a POST /schedule series, an operator, or the system',
+        values: ['participant', 'model', 'timer', 'schedule', 'operator', 'system'],
         value: (m) => m.source,
       },
       {

@@ -102,7 +102,7 @@ export function goScheduleTimerKind(deps: GoScheduleDeps) {
       const drafts = sends(payload, participant.status, deps)
         ? await composePrompt(payload.prompt, {
             provider: deps.provider,
-            source: 'timer',
+            source: 'schedule', // not a daily prompt of the study
             signal: context.signal,
             custom: {
               generator: deps.customGenerator,
