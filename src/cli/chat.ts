@@ -149,7 +149,12 @@ class EventPrinter {
         this.#streaming = null;
         return;
       }
-      const who = event.role === 'system' ? 'note' : event.data.source === 'timer' || event.data.source === 'schedule' ? '⏰ coach' : 'coach';
+      const who =
+        event.role === 'system'
+          ? 'note'
+          : ['timer', 'schedule'].includes(String(event.data.source))
+            ? '⏰ coach'
+            : 'coach';
       out(`${who}> ${event.text}`);
       event.data.poll?.options.forEach((option, index) => out(`   ${index + 1}. ${option}`));
     } else if (event.type === 'error') {

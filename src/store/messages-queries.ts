@@ -11,7 +11,14 @@ type MessageOperations = Pick<StoreOperations, 'appendMessages' | 'listMessages'
 
 const ROLES = ['user', 'assistant', 'system'] as const satisfies readonly MessageRole[];
 const KINDS = ['text', 'poll'] as const satisfies readonly MessageKind[];
-const SOURCES = ['participant', 'model', 'timer', 'schedule', 'operator', 'system'] as const satisfies readonly MessageSource[];
+const SOURCES = [
+  'participant',
+  'model',
+  'timer',
+  'schedule',
+  'operator',
+  'system',
+] as const satisfies readonly MessageSource[];
 
 const lastSeq = prepared((db, a: { conversationId: string }) =>
   db
