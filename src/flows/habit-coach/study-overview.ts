@@ -25,6 +25,7 @@ export interface OverviewInput {
 export function studyOverview({ rows, transcripts, timeZone, now }: OverviewInput) {
   const subjects = rows.map((row) => subjectOf(row, transcripts.get(row.id) ?? []));
   const participants = rows.map((row, index) => participantOverview(row, subjects[index]!, now));
+  const settled = sum(subjects.map((subject) => settledOf(subject.outcomes, now).length));
   const totals = {
     participants: participants.length,
     by_status: countBy(participants.map((participant) => participant.status)),
@@ -37,7 +38,7 @@ export function studyOverview({ rows, transcripts, timeZone, now }: OverviewInpu
     generated_at: now.toISOString(),
     recent_days: RECENT_DAYS,
     time_zone: timeZone,
-    totals: { ...totals, done_rate: rate(totals.done_count, totals.prompts_sent) },
+    totals: { ...totals, done_rate: rate(totals.done_count, settled) },
     participants,
     series: dailySeries(subjects, timeZone, now),
   };
@@ -62,9 +63,7 @@ function participantOverview(row: StudyRow, subject: SeriesSubject, now: Date) {
     sub_state: row.subState,
     enrolled_at: row.enrolledAt.toISOString(),
     days_enrolled: Math.floor((now.getTime() - row.enrolledAt.getTime()) / DAY_MS),
-    prompts_sent: row.promptsSent,
-    done_count: row.doneCount,
-    done_rate: rate(row.doneCount, row.promptsSent),
+    ...doneCounts(subject.outcomes, now),
     last_prompt_at: row.lastPromptAt?.toISOString() ?? null,
     last_reply_at: row.lastReplyAt?.toISOString() ?? null,
     replies_recent: row.recentReplies,
@@ -74,13 +73,28 @@ function participantOverview(row: StudyRow, subject: SeriesSubject, now: Date) {
   };
 }
 
+/** The prompts that are no longer open: answered, replied to, or a day old. */
+const settledOf = (outcomes: readonly PromptOutcome[], now: Date) =>
+  outcomes.filter((outcome) => !isOpen(outcome, now));
+
+/**
+ * The daily prompts in the transcript, and how many were answered Done: the same prompts the
+ * response rates read, so the rate never passes 1 (a Done to the poll of a `POST /send` or
+ * `POST /schedule` prompt counts in the coach's profile, not here). A prompt still open is sent
+ * but not yet in the rate.
+ */
+function doneCounts(outcomes: readonly PromptOutcome[], now: Date) {
+  const done = outcomes.filter((outcome) => outcome.done).length;
+  return { prompts_sent: outcomes.length, done_count: done, done_rate: rate(done, settledOf(outcomes, now).length) };
+}
+
 /**
  * Of the daily prompts in the transcript (all, and those of the last 7 days): the share that got
  * a reply. A prompt still open is not counted yet.
  */
 function responseRates(all: readonly PromptOutcome[], now: Date) {
   const since = now.getTime() - RECENT_DAYS * DAY_MS;
-  const outcomes = all.filter((outcome) => !isOpen(outcome, now));
+  const outcomes = settledOf(all, now);
   const recent = outcomes.filter((outcome) => outcome.sentAt.getTime() >= since);
   const replied = (list: readonly PromptOutcome[]) => list.filter((outcome) => outcome.repliedAt).length;
   return {

@@ -15,8 +15,6 @@ export interface StudyRow {
   cohort: string | null;
   enrolledAt: Date;
   subState: string | null;
-  promptsSent: number;
-  doneCount: number;
   lastPromptAt: Date | null;
   lastReplyAt: Date | null;
   /** The participant's messages since `since`. */
@@ -90,8 +88,6 @@ export function studyQueries({ db }: QueryContext) {
           'p.cohort',
           'p.enrolled_at',
           'c.sub_state',
-          'pr.total_prompts',
-          'pr.success_count',
           'pr.last_prompt_sent_at',
           sql<
             number | null
@@ -129,8 +125,6 @@ export function studyQueries({ db }: QueryContext) {
         cohort: row.cohort,
         enrolledAt: fromMs(row.enrolled_at),
         subState: row.sub_state,
-        promptsSent: Number(row.total_prompts ?? 0),
-        doneCount: Number(row.success_count ?? 0),
         lastPromptAt: fromMsOrNull(row.last_prompt_sent_at),
         lastReplyAt: fromMsOrNull(row.last_reply_at),
         recentReplies: Number(row.recent_replies),
