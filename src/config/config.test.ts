@@ -598,6 +598,22 @@ describe("the Go PromptPipe's variable names", () => {
     expect(loadConfig({ DATABASE_URL: 'file:/srv/pp/state.db' }).database.url).toBe('sqlite:/srv/pp/state.db');
   });
 
+  it('reports a bad value under the Go name that was set, beside ours', () => {
+    const issues = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return 'accepted';
+      } catch (error) {
+        return (error as ConfigError).issues.map((issue) => issue.split(': ')[0]);
+      }
+    };
+    expect(issues({ API_ADDR: 'bogus', GENAI_TEMPERATURE: 'warm' })).toEqual([
+      'PORT (read from API_ADDR)',
+      'LLM_TEMPERATURE (read from GENAI_TEMPERATURE)',
+    ]);
+    expect(issues({ PORT: 'bogus', API_ADDR: ':9090' })).toEqual(['PORT']); // ours was set: the Go name is ignored
+  });
+
   it('names a variable that looks like ours with the closest of ours', () => {
     expect(loadConfig({ PLATFORM_DEFAULT_SCHEDUL: '0 9 * * *' }).warnings).toEqual([
       'PLATFORM_DEFAULT_SCHEDUL is not a PromptPipe variable and is ignored; did you mean PLATFORM_DEFAULT_SCHEDULE?',
@@ -633,6 +649,7 @@ describe("DEFAULT_SCHEDULE, the Go PromptPipe's default cron for POST /schedule"
   });
 
   it('stops start-up naming the variable and the field where Go guessed or dropped the value', () => {
+    const FROM_GO = 'PLATFORM_DEFAULT_SCHEDULE (read from DEFAULT_SCHEDULE): ';
     const problem = (value: string) => {
       try {
         loadConfig({ DEFAULT_SCHEDULE: value });
@@ -643,28 +660,24 @@ describe("DEFAULT_SCHEDULE, the Go PromptPipe's default cron for POST /schedule"
       }
     };
     expect(problem('0 9 * *')).toEqual([
-      'PLATFORM_DEFAULT_SCHEDULE: must be five fields, minute hour day month weekday, like "0 9 * * *" ' +
+      FROM_GO +
+        'must be five fields, minute hour day month weekday, like "0 9 * * *" ' +
         '(09:00 every day) (got "0 9 * *")',
     ]);
     expect(problem('0 9 * * 1-5')).toEqual([
-      'PLATFORM_DEFAULT_SCHEDULE: weekday "1-5" must be a number from 0 to 6 or * ' +
+      FROM_GO +
+        'weekday "1-5" must be a number from 0 to 6 or * ' +
         '(ranges, lists and steps are not read) (got "0 9 * * 1-5")',
     ]);
     expect(problem('* 9 * * *')).toEqual([
-      'PLATFORM_DEFAULT_SCHEDULE: minute must be a number: a schedule sends once a day, at its hour and minute ' +
-        '(got "* 9 * * *")',
+      FROM_GO + 'minute must be a number: a schedule sends once a day, at its hour and minute ' + '(got "* 9 * * *")',
     ]);
-    expect(problem('0 24 * * *')).toEqual([
-      'PLATFORM_DEFAULT_SCHEDULE: hour 24 must be a number from 0 to 23 (got "0 24 * * *")',
-    ]);
-    expect(problem('0 9 31 4 *')).toEqual([
-      'PLATFORM_DEFAULT_SCHEDULE: day 31 never comes in month 4 (got "0 9 31 4 *")',
-    ]);
-    expect(problem('0 9 0 * *')).toEqual([
-      'PLATFORM_DEFAULT_SCHEDULE: day 0 must be a number from 1 to 31 or * (got "0 9 0 * *")',
-    ]);
+    expect(problem('0 24 * * *')).toEqual([FROM_GO + 'hour 24 must be a number from 0 to 23 (got "0 24 * * *")']);
+    expect(problem('0 9 31 4 *')).toEqual([FROM_GO + 'day 31 never comes in month 4 (got "0 9 31 4 *")']);
+    expect(problem('0 9 0 * *')).toEqual([FROM_GO + 'day 0 must be a number from 1 to 31 or * (got "0 9 0 * *")']);
     expect(problem('0 9 */2 * *')).toEqual([
-      'PLATFORM_DEFAULT_SCHEDULE: day "*/2" must be a number from 1 to 31 or * ' +
+      FROM_GO +
+        'day "*/2" must be a number from 1 to 31 or * ' +
         '(ranges, lists and steps are not read) (got "0 9 */2 * *")',
     ]);
   });

@@ -197,20 +197,23 @@ function withDefaults(env: Record<string, string | undefined>): RawEnv {
   return raw as RawEnv;
 }
 
-const order = (line: string) => CONFIG_VARIABLES.findIndex((variable) => line.startsWith(`${variable.name}:`));
+const order = (line: string) => CONFIG_VARIABLES.findIndex((variable) => line.split(/[ :]/)[0] === variable.name);
 
 /** Parses and validates the environment once; throws a `ConfigError` naming every bad variable. */
 export function loadConfig(given: Record<string, string | undefined>): AppConfig {
-  const { env, warnings } = readLegacyNames(given);
+  const { env, readFrom, warnings } = readLegacyNames(given);
   const raw = withDefaults(env);
   const parsed = envSchema.safeParse(raw);
-  const issues = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  // A value that came from a Go name is reported under the name that was set too.
+  const named = (variable: string) => (readFrom[variable] ? `${variable} (read from ${readFrom[variable]})` : variable);
+  const invalid = parsed.success ? [] : parsed.error.issues;
+  const issues = invalid.map((issue) => `${named(issue.path.join('.'))}: ${issue.message}`);
   // A variable already rejected on its own is not also reported for how it combines with others.
-  const rejected = new Set(issues.map((issue) => issue.split(':')[0]));
+  const rejected = new Set(invalid.map((issue) => issue.path.join('.')));
   issues.push(
     ...crossFieldProblems(raw)
       .filter((problem) => !rejected.has(problem.variable))
-      .map((problem) => `${problem.variable}: ${problem.message}`),
+      .map((problem) => `${named(problem.variable)}: ${problem.message}`),
   );
   if (issues.length > 0 || !parsed.success) throw new ConfigError(issues.sort((a, b) => order(a) - order(b)));
   return deepFreeze({ ...toAppConfig(parsed.data), warnings });

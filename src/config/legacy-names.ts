@@ -40,18 +40,23 @@ const OUR_PREFIXES = [
 ];
 
 /**
- * The environment with the Go PromptPipe's names read as ours (ours win when both are set), and
- * one warning for each Go name used and each name that looks like ours but is not (with the
+ * The environment with the Go PromptPipe's names read as ours (ours win when both are set), which
+ * Go name each of ours was read from (so a bad value is reported under the name that was set),
+ * and one warning for each Go name used and each name that looks like ours but is not (with the
  * closest of ours).
  */
-export function readLegacyNames(env: Env): { env: Env; warnings: string[] } {
+export function readLegacyNames(env: Env): { env: Env; readFrom: Record<string, string>; warnings: string[] } {
   const translated: Env = { ...env };
+  const readFrom: Record<string, string> = {};
   const warnings: string[] = [];
   for (const [name, translate] of Object.entries(GO_NAMES)) {
     const value = env[name]?.trim();
     if (!value) continue;
     const ours = Object.entries(translate(value, env)).filter(([target]) => !translated[target]?.trim());
-    for (const [target, targetValue] of ours) translated[target] = targetValue;
+    for (const [target, targetValue] of ours) {
+      translated[target] = targetValue;
+      readFrom[target] = name;
+    }
     const names = Object.keys(translate(value, env)).join(' and ');
     warnings.push(
       ours.length > 0
@@ -69,7 +74,7 @@ export function readLegacyNames(env: Env): { env: Env; warnings: string[] } {
     const closest = closestName(name);
     warnings.push(`${name} is not a PromptPipe variable and is ignored${closest ? `; did you mean ${closest}?` : ''}`);
   }
-  return { env: translated, warnings };
+  return { env: translated, readFrom, warnings };
 }
 
 /** `:8080`, `0.0.0.0:8080`, `[::1]:8080` → HOST and PORT. */
