@@ -45,6 +45,14 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
+/** What a DATABASE_URL asks for that the server does not have: a password, a database, a role, SSL. */
+const URL_PROBLEMS = [
+  /password authentication failed/,
+  /database ".*" does not exist/,
+  /role ".*" does not exist/,
+  /^The server does not support SSL connections$/,
+];
+
 /** The start-up failures people cause by configuration, said in their terms; undefined for the rest. */
 function startupProblem(error: unknown): string | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
@@ -73,9 +81,7 @@ function startupProblem(error: unknown): string | undefined {
       'DATABASE_URL: the database did not answer within DATABASE_CONNECT_TIMEOUT_MS ' +
       `(${env.DATABASE_CONNECT_TIMEOUT_MS ?? 5000} ms)`
     );
-  if (/password authentication failed|database ".*" does not exist|role ".*" does not exist/.test(describeError(error)))
-    return `DATABASE_URL: ${describeError(error)}`;
-  if (describeError(error) === 'The server does not support SSL connections')
+  if (URL_PROBLEMS.some((problem) => problem.test(describeError(error))))
     return `DATABASE_URL: ${describeError(error)}`;
   // PostgreSQL refused the connection before any query: for what the URL says (pg_hba.conf, no
   // user name, classes 28, 3D and 08), or for its own state (too many connections, starting up).

@@ -9,28 +9,30 @@ import { spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { median } from '../lib/rounds.ts';
 import { flags, report, round } from '../lib/stats.ts';
 
 const opts = flags({ repeats: 5 });
 
-/** Median of `repeats` timings of `run`, in µs per operation. */
-function median(operations: number, run: () => void): number {
-  const timings = Array.from({ length: opts.repeats }, () => {
+/** The median of `repeats` timings of `run`, in µs per operation. */
+async function timed(operations: number, run: () => void | Promise<void>): Promise<number> {
+  const timings: number[] = [];
+  for (let repeat = 0; repeat < opts.repeats; repeat++) {
     const started = performance.now();
-    run();
-    return ((performance.now() - started) * 1000) / operations;
-  }).sort((a, b) => a - b);
-  return round(timings[Math.floor(timings.length / 2)]!, 3);
+    await run();
+    timings.push(((performance.now() - started) * 1000) / operations);
+  }
+  return round(median(timings), 3);
 }
 
 /** A WAL frame as SQLite writes it: a 24-byte header, then a 1 KiB page, each its own `pwrite`. */
-function walFrameUs(directory: string): number {
+async function walFrameUs(directory: string): Promise<number> {
   const fd = openSync(join(directory, 'frames'), 'w');
   const header = Buffer.alloc(24, 1);
   const page = Buffer.alloc(1024, 2);
   const frames = 10_000;
   try {
-    return median(frames, () => {
+    return await timed(frames, () => {
       for (let frame = 0; frame < frames; frame++) {
         const at = (frame % 4096) * 1048;
         writeSync(fd, header, 0, 24, at);
@@ -57,24 +59,21 @@ async function roundTripUs(directory: string): Promise<number> {
   await new Promise((resolve) => socket.once('connect', resolve));
   socket.setNoDelay(true);
   const trips = 5_000;
-  const timings: number[] = [];
-  for (let repeat = 0; repeat < opts.repeats; repeat++) {
-    const started = performance.now();
+  const perTrip = await timed(trips, async () => {
     for (let trip = 0; trip < trips; trip++) {
       await new Promise((resolve) => {
         socket.once('data', resolve);
         socket.write('x');
       });
     }
-    timings.push(((performance.now() - started) * 1000) / trips);
-  }
+  });
   socket.destroy();
   peer.stdin.end();
-  return round(timings.sort((a, b) => a - b)[Math.floor(timings.length / 2)]!, 3);
+  return perTrip;
 }
 
 /** Plain JavaScript: a turn-sized object (a profile, two tool calls, a reply) to JSON and back. */
-function jsonUs(): number {
+async function jsonUs(): Promise<number> {
   const turn = {
     profile: { habit: 'a short walk after lunch', intensity: 'low', tone: ['warm', 'brief'], successes: 12 },
     calls: [
@@ -84,7 +83,7 @@ function jsonUs(): number {
     reply: 'Great choice. A short walk after lunch is a habit that sticks. I will remind you at 12:30.',
   };
   let sink = 0;
-  const value = median(20_000, () => {
+  const value = await timed(20_000, () => {
     for (let index = 0; index < 20_000; index++)
       sink += (JSON.parse(JSON.stringify(turn)) as { reply: string }).reply.length;
   });
@@ -94,7 +93,11 @@ function jsonUs(): number {
 
 const directory = mkdtempSync(join(tmpdir(), 'host-costs-'));
 try {
-  report({ walFrameUs: walFrameUs(directory), socketRoundTripUs: await roundTripUs(directory), jsonTurnUs: jsonUs() });
+  report({
+    walFrameUs: await walFrameUs(directory),
+    socketRoundTripUs: await roundTripUs(directory),
+    jsonTurnUs: await jsonUs(),
+  });
 } finally {
   rmSync(directory, { recursive: true, force: true });
 }

@@ -24,8 +24,9 @@ export interface OverviewInput {
  */
 export function studyOverview({ rows, transcripts, timeZone, now }: OverviewInput) {
   const subjects = rows.map((row) => subjectOf(row, transcripts.get(row.id) ?? []));
-  const participants = rows.map((row, index) => participantOverview(row, subjects[index]!, now));
-  const settled = sum(subjects.map((subject) => settledOf(subject.outcomes, now).length));
+  // The prompts no longer open (answered, replied to, or a day old): what the rates divide by.
+  const settled = subjects.map((subject) => subject.outcomes.filter((outcome) => !isOpen(outcome, now)));
+  const participants = rows.map((row, index) => participantOverview(row, subjects[index]!, settled[index]!, now));
   const totals = {
     participants: participants.length,
     by_status: countBy(participants.map((participant) => participant.status)),
@@ -38,7 +39,7 @@ export function studyOverview({ rows, transcripts, timeZone, now }: OverviewInpu
     generated_at: now.toISOString(),
     recent_days: RECENT_DAYS,
     time_zone: timeZone,
-    totals: { ...totals, done_rate: rate(totals.done_count, settled) },
+    totals: { ...totals, done_rate: rate(totals.done_count, sum(settled.map((list) => list.length))) },
     participants,
     series: dailySeries(subjects, timeZone, now),
   };
@@ -52,7 +53,7 @@ function subjectOf(row: StudyRow, transcript: readonly Message[]): SeriesSubject
   };
 }
 
-function participantOverview(row: StudyRow, subject: SeriesSubject, now: Date) {
+function participantOverview(row: StudyRow, subject: SeriesSubject, settled: readonly PromptOutcome[], now: Date) {
   return {
     id: row.id,
     name: row.name,
@@ -63,19 +64,15 @@ function participantOverview(row: StudyRow, subject: SeriesSubject, now: Date) {
     sub_state: row.subState,
     enrolled_at: row.enrolledAt.toISOString(),
     days_enrolled: Math.floor((now.getTime() - row.enrolledAt.getTime()) / DAY_MS),
-    ...doneCounts(subject.outcomes, now),
+    ...doneCounts(subject.outcomes, settled),
     last_prompt_at: row.lastPromptAt?.toISOString() ?? null,
     last_reply_at: row.lastReplyAt?.toISOString() ?? null,
     replies_recent: row.recentReplies,
-    ...responseRates(subject.outcomes, now),
+    ...responseRates(settled, now),
     current_streak: currentStreak(subject.outcomes, now),
     flags: flagsOf(row, now),
   };
 }
-
-/** The prompts that are no longer open: answered, replied to, or a day old. */
-const settledOf = (outcomes: readonly PromptOutcome[], now: Date) =>
-  outcomes.filter((outcome) => !isOpen(outcome, now));
 
 /**
  * The daily prompts in the transcript, and how many were answered Done: the same prompts the
@@ -83,18 +80,17 @@ const settledOf = (outcomes: readonly PromptOutcome[], now: Date) =>
  * `POST /schedule` prompt counts in the coach's profile, not here). A prompt still open is sent
  * but not yet in the rate.
  */
-function doneCounts(outcomes: readonly PromptOutcome[], now: Date) {
+function doneCounts(outcomes: readonly PromptOutcome[], settled: readonly PromptOutcome[]) {
   const done = outcomes.filter((outcome) => outcome.done).length;
-  return { prompts_sent: outcomes.length, done_count: done, done_rate: rate(done, settledOf(outcomes, now).length) };
+  return { prompts_sent: outcomes.length, done_count: done, done_rate: rate(done, settled.length) };
 }
 
 /**
- * Of the daily prompts in the transcript (all, and those of the last 7 days): the share that got
- * a reply. A prompt still open is not counted yet.
+ * Of the daily prompts no longer open (all, and those of the last 7 days): the share that got a
+ * reply.
  */
-function responseRates(all: readonly PromptOutcome[], now: Date) {
+function responseRates(outcomes: readonly PromptOutcome[], now: Date) {
   const since = now.getTime() - RECENT_DAYS * DAY_MS;
-  const outcomes = settledOf(all, now);
   const recent = outcomes.filter((outcome) => outcome.sentAt.getTime() >= since);
   const replied = (list: readonly PromptOutcome[]) => list.filter((outcome) => outcome.repliedAt).length;
   return {
