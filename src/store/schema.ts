@@ -229,6 +229,8 @@ export interface TurnsTable {
   finished_at: number;
   trace_id: string | null;
   attempts: number;
+  /** The turn's tool calls, a JSON array of `StoredCall` (migration 024), or null for none. */
+  tool_calls: string | null;
 }
 
 export interface ToolCallsTable {

@@ -365,11 +365,12 @@ export interface StoreOperations {
   saveVirtualClock(at: Date): Promise<void>;
 
   // Turns and the tool-call audit log
-  /** A turn record and its tool calls' audit (on PostgreSQL in one statement). */
+  /** A turn record and its tool calls' audit, in one row (the calls must be the turn's own). */
   insertTurn(turn: TurnRecord, calls?: ToolCallRecord[]): Promise<void>;
   listTurns(conversationId: string, options?: { limit?: number }): Promise<TurnRecord[]>;
+  /** Tool calls committed before their turn's record is (the service desk's confirmed changes). */
   insertToolCalls(calls: ToolCallRecord[]): Promise<void>;
-  /** In execution order. */
+  /** In execution order: both kinds above. */
   listToolCalls(conversationId: string, options?: { turnId?: string }): Promise<ToolCallRecord[]>;
 
   // The session event log (the caller assigns gapless seqs; a seq taken twice is an error)

@@ -2,7 +2,7 @@ import type { Insertable, Selectable } from 'kysely';
 import type { ToolCallRecord, ToolCallStatus, TurnRecord, TurnStatus } from '../core/domain.ts';
 import type { StoreOperations } from './store.ts';
 import type { QueryContext } from './query-context.ts';
-import { prepared, PreparedFamily, preparedInsert } from './prepared.ts';
+import { preparedInsert } from './prepared.ts';
 import type { ToolCallsTable, TurnsTable } from './schema.ts';
 import { fromMs, oneOf, toMs } from './codec.ts';
 
@@ -34,63 +34,20 @@ const TURN_COLUMNS = [
   'trace_id',
   'attempts',
 ] as const satisfies readonly (keyof Insertable<TurnsTable>)[];
-const CALL_COLUMNS = [
-  'id',
-  'turn_id',
-  'conversation_id',
-  'round',
-  'name',
-  'arguments',
-  'result',
-  'status',
-  'duration_ms',
-  'created_at',
-] as const satisfies readonly (keyof Insertable<ToolCallsTable>)[];
-/** PostgreSQL: a turn and its tool calls in one statement, prepared once per number of calls. */
-const turnWithCalls = new PreparedFamily((count: number) =>
-  prepared((db, a: Record<string, unknown>) =>
-    db
-      .with('turn', (qb) =>
-        qb
-          .insertInto('turns')
-          .values(Object.fromEntries(TURN_COLUMNS.map((column) => [column, a[`turn:${column}`]])) as never)
-          .returning('id'),
-      )
-      .insertInto('tool_calls')
-      .values(
-        Array.from({ length: count }, (_, index) =>
-          Object.fromEntries(CALL_COLUMNS.map((column) => [column, a[`${index}:${column}`]])),
-        ) as never,
-      ),
-  ),
-);
 
 /** Durations may be fractional (performance.now()); they are stored as whole milliseconds. */
 export function turnQueries(ctx: QueryContext): TurnOperations {
   const { db } = ctx;
   return {
     async insertTurn(turn, calls = []) {
-      const turnRow = toTurnRow(turn);
-      const callRows = calls.map(toToolCallRow);
-      if (ctx.dialect === 'postgres' && callRows.length > 0) {
-        // One round trip for both (decision 020): the turn in a data-modifying CTE.
-        const args: Record<string, unknown> = {};
-        for (const [column, value] of Object.entries(turnRow)) args[`turn:${column}`] = value;
-        callRows.forEach((row, index) => {
-          for (const [column, value] of Object.entries(row)) args[`${index}:${column}`] = value;
-        });
-        await turnWithCalls.of(callRows.length).write(ctx, args);
-        return;
-      }
-      await insertTurnRow(ctx, [turnRow]);
-      await insertToolCallRows(ctx, callRows);
+      await insertTurnRow(ctx, [{ ...toTurnRow(turn), tool_calls: packCalls(turn, calls) }]);
     },
 
     /** The last `limit` turns, oldest first (all of them without a limit). */
     async listTurns(conversationId, options = {}) {
       let query = db
         .selectFrom('turns')
-        .selectAll()
+        .select(TURN_COLUMNS)
         .where('conversation_id', '=', conversationId)
         .orderBy('started_at', 'desc')
         .orderBy('ordinal', 'desc');
@@ -103,10 +60,25 @@ export function turnQueries(ctx: QueryContext): TurnOperations {
     },
 
     async listToolCalls(conversationId, options = {}) {
-      let query = db.selectFrom('tool_calls').selectAll().where('conversation_id', '=', conversationId);
-      if (options.turnId !== undefined) query = query.where('turn_id', '=', options.turnId);
-      const rows = await query.orderBy('created_at').orderBy('round').orderBy('ordinal').execute();
-      return rows.map(toToolCall);
+      let rows = db.selectFrom('tool_calls').selectAll().where('conversation_id', '=', conversationId);
+      let turns = db
+        .selectFrom('turns')
+        .select(['id', 'tool_calls'])
+        .where('conversation_id', '=', conversationId)
+        .where('tool_calls', 'is not', null);
+      if (options.turnId !== undefined) {
+        rows = rows.where('turn_id', '=', options.turnId);
+        turns = turns.where('id', '=', options.turnId);
+      }
+      const own = await rows.orderBy('created_at').orderBy('round').orderBy('ordinal').execute();
+      const packed = await turns.orderBy('started_at').orderBy('ordinal').execute();
+      const calls = [
+        ...own.map(toToolCall),
+        ...packed.flatMap((row) => unpackCalls(row.id, conversationId, row.tool_calls!)),
+      ];
+      // Stable: at the same instant and round, a call committed on its own (the desk's) was
+      // committed before its turn's row, so it comes first, as it did when all were rows.
+      return calls.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.round - b.round);
     },
   };
 }
@@ -149,7 +121,28 @@ function toToolCallRow(call: ToolCallRecord): Insertable<ToolCallsTable> {
   };
 }
 
-function toTurn(row: Selectable<TurnsTable>): TurnRecord {
+/** A tool call as its turn's row keeps it: the `tool_calls` columns but the turn's and conversation's ids. */
+type StoredCall = Omit<Insertable<ToolCallsTable>, 'turn_id' | 'conversation_id' | 'ordinal'>;
+
+/** The calls as the turn's `tool_calls` value (null for none); each must be a call of `turn`. */
+function packCalls(turn: TurnRecord, calls: readonly ToolCallRecord[]): string | null {
+  if (calls.length === 0) return null;
+  const stored = calls.map((call): StoredCall => {
+    if (call.turnId !== turn.id || call.conversationId !== turn.conversationId)
+      throw new Error(`insertTurn: tool call ${call.id} is not a call of turn ${turn.id}`);
+    const { turn_id: _turn, conversation_id: _conversation, ...own } = toToolCallRow(call);
+    return own;
+  });
+  return JSON.stringify(stored);
+}
+
+function unpackCalls(turnId: string, conversationId: string, text: string): ToolCallRecord[] {
+  return (JSON.parse(text) as StoredCall[]).map((call) =>
+    toToolCall({ ...call, turn_id: turnId, conversation_id: conversationId } as Selectable<ToolCallsTable>),
+  );
+}
+
+function toTurn(row: Omit<Selectable<TurnsTable>, 'ordinal' | 'tool_calls'>): TurnRecord {
   return {
     id: row.id,
     conversationId: row.conversation_id,
@@ -172,7 +165,7 @@ function toTurn(row: Selectable<TurnsTable>): TurnRecord {
   };
 }
 
-function toToolCall(row: Selectable<ToolCallsTable>): ToolCallRecord {
+function toToolCall(row: Omit<Selectable<ToolCallsTable>, 'ordinal'>): ToolCallRecord {
   return {
     id: row.id,
     turnId: row.turn_id,

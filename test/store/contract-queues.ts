@@ -475,5 +475,34 @@ export function queuesContract(store: () => Store): void {
       expect((await store().listTurns(c.id)).map((x) => x.id)).toEqual([t.id]);
       expect(await store().listToolCalls(c.id, { turnId: undone.id })).toEqual([]);
     });
+
+    it("lists a turn's calls with calls committed before its record, in execution order", async () => {
+      const { c } = await setup();
+      const [early, late] = [turn(c.id), turn(c.id, { startedAt: at(5000) })];
+      // The desk commits a confirmed change's call before its turn's record, at the same instant.
+      const committedFirst = toolCall(c.id, early.id, { id: 'desk', round: 1 });
+      await store().insertToolCalls([committedFirst]);
+      const earlyCalls = [
+        toolCall(c.id, early.id, { id: 'e2', round: 1 }),
+        toolCall(c.id, early.id, { id: 'e1', round: 2, createdAt: at(10) }),
+      ];
+      const lateCalls = [toolCall(c.id, late.id, { id: 'l1', round: 1, createdAt: at(5000) })];
+      // The later turn's record first: the order is execution's, not the records'.
+      await store().insertTurn(late, lateCalls);
+      await store().insertTurn(early, earlyCalls);
+      await store().insertTurn(turn(c.id, { startedAt: at(6000) }));
+
+      expect(await store().listToolCalls(c.id)).toEqual([committedFirst, ...earlyCalls, ...lateCalls]);
+      expect(await store().listToolCalls(c.id, { turnId: early.id })).toEqual([committedFirst, ...earlyCalls]);
+      expect(await store().listToolCalls(c.id, { turnId: late.id })).toEqual(lateCalls);
+      expect((await store().listTurns(c.id)).map((t) => t.id)).toHaveLength(3);
+    });
+
+    it("refuses to write another turn's call with a turn", async () => {
+      const { c } = await setup();
+      const [t, other] = [turn(c.id), turn(c.id)];
+      await expect(store().insertTurn(t, [toolCall(c.id, other.id)])).rejects.toThrow(/not a call of turn/);
+      expect(await store().listTurns(c.id)).toEqual([]);
+    });
   });
 }

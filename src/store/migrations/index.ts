@@ -23,6 +23,7 @@ import { eventFollowersMigration } from './020-event-followers.ts';
 import { timersByParticipantMigration } from './021-timers-by-participant.ts';
 import { eventPagesMigration } from './022-event-pages.ts';
 import { eventPagesV2Migration } from './023-event-pages-v2.ts';
+import { turnToolCallsMigration } from './024-turn-tool-calls.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -53,5 +54,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '021_timers_by_participant': timersByParticipantMigration(),
     '022_event_pages': eventPagesMigration(dialect),
     '023_event_pages_v2': eventPagesV2Migration(),
+    '024_turn_tool_calls': turnToolCallsMigration(),
   };
 }
