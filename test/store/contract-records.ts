@@ -513,14 +513,17 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
         await store().scheduleTimer(t);
         const byParticipant = inboxItem({ participantId: p.id, conversationId: c.id });
         const byConversation = inboxItem({ participantId: null, conversationId: c.id });
+        // Theirs outside any conversation: it goes with them, not with a conversation.
+        const alone = inboxItem({ participantId: p.id, conversationId: null });
         await store().insertInbox(byParticipant);
         await store().insertInbox(byConversation);
+        await store().insertInbox(alone);
         const out = outboxItem(c.id, { participantId: p.id });
         await store().enqueueOutbox([out]);
         const tr = turn(c.id);
         await store().insertTurn(tr);
         await store().insertToolCalls([toolCall(c.id, tr.id)]);
-        return { p, c, s, t, inbox: [byParticipant, byConversation], out };
+        return { p, c, s, t, inbox: [byParticipant, byConversation, alone], out };
       };
       const doomed = await seed();
       const kept = await seed();
@@ -541,7 +544,8 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
       expect(await store().getOutbox(gone.out.id)).toBeUndefined();
       expect(await store().listTurns(gone.c.id)).toEqual([]);
       expect(await store().listToolCalls(gone.c.id)).toEqual([]);
-      expect(await store().listPendingInbox()).toHaveLength(2);
+      expect(await store().listPendingInbox()).toHaveLength(3);
+      for (const item of kept.inbox) expect(await store().getInbox(item.id)).toBeDefined();
 
       expect(await store().getParticipant(kept.p.id)).toEqual(kept.p);
       expect(await store().listMessages(kept.c.id)).toHaveLength(2);
