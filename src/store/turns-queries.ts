@@ -63,22 +63,15 @@ export function turnQueries(ctx: QueryContext): TurnOperations {
       let rows = db.selectFrom('tool_calls').selectAll().where('conversation_id', '=', conversationId);
       let turns = db
         .selectFrom('turns')
-        .select(['id', 'tool_calls'])
-        .where('conversation_id', '=', conversationId)
-        .where('tool_calls', 'is not', null);
+        .select(['id', 'started_at', 'tool_calls'])
+        .where('conversation_id', '=', conversationId);
       if (options.turnId !== undefined) {
         rows = rows.where('turn_id', '=', options.turnId);
         turns = turns.where('id', '=', options.turnId);
       }
       const own = await rows.orderBy('created_at').orderBy('round').orderBy('ordinal').execute();
-      const packed = await turns.orderBy('started_at').orderBy('ordinal').execute();
-      const calls = [
-        ...own.map(toToolCall),
-        ...packed.flatMap((row) => unpackCalls(row.id, conversationId, row.tool_calls!)),
-      ];
-      // Stable: at the same instant and round, a call committed on its own (the desk's) was
-      // committed before its turn's row, so it comes first, as it did when all were rows.
-      return calls.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.round - b.round);
+      const recorded = await turns.orderBy('started_at').orderBy('ordinal').execute();
+      return inExecutionOrder(conversationId, own.map(toToolCall), recorded);
     },
   };
 }
@@ -134,6 +127,31 @@ function packCalls(turn: TurnRecord, calls: readonly ToolCallRecord[]): string |
     return own;
   });
   return JSON.stringify(stored);
+}
+
+type RecordedTurn = { id: string; started_at: number | string; tool_calls: string | null };
+
+/**
+ * Calls turn by turn, in the order the turns started (then were recorded), and by round within a
+ * turn: several turns may start at the same instant (a virtual clock, a busy millisecond). A call
+ * committed on its own (`calls`) comes before its turn's recorded ones of the same round, as it
+ * was committed first. A turn with no record (running, or crashed after such a call) is placed by
+ * its first call's time, after the recorded turns that started then.
+ */
+function inExecutionOrder(conversationId: string, calls: ToolCallRecord[], recorded: RecordedTurn[]) {
+  const groups = new Map<string, { at: number; rank: number; calls: ToolCallRecord[] }>();
+  recorded.forEach((turn, rank) => groups.set(turn.id, { at: Number(turn.started_at), rank, calls: [] }));
+  for (const call of calls) {
+    let group = groups.get(call.turnId);
+    if (!group) groups.set(call.turnId, (group = { at: call.createdAt.getTime(), rank: recorded.length, calls: [] }));
+    group.calls.push(call);
+  }
+  for (const turn of recorded)
+    if (turn.tool_calls !== null)
+      groups.get(turn.id)!.calls.push(...unpackCalls(turn.id, conversationId, turn.tool_calls));
+  return [...groups.values()]
+    .sort((a, b) => a.at - b.at || a.rank - b.rank)
+    .flatMap((group) => group.calls.sort((a, b) => a.round - b.round));
 }
 
 function unpackCalls(turnId: string, conversationId: string, text: string): ToolCallRecord[] {

@@ -498,6 +498,25 @@ export function queuesContract(store: () => Store): void {
       expect((await store().listTurns(c.id)).map((t) => t.id)).toHaveLength(3);
     });
 
+    it('lists the calls of turns that started at the same instant turn by turn', async () => {
+      const { c } = await setup();
+      // A virtual clock: every turn and call at T0. Recorded in the order they ran.
+      const [first, second] = [turn(c.id), turn(c.id)];
+      const firstCalls = [
+        toolCall(c.id, first.id, { id: 'f1', round: 1 }),
+        toolCall(c.id, first.id, { id: 'f2', round: 2 }),
+        toolCall(c.id, first.id, { id: 'f3', round: 3 }),
+      ];
+      const secondCalls = [toolCall(c.id, second.id, { id: 's1', round: 1 })];
+      await store().insertTurn(first, firstCalls);
+      await store().insertTurn(second, secondCalls);
+      // A turn not recorded yet (its call committed on its own) comes after them.
+      const running = toolCall(c.id, 'turn_running', { id: 'r1', round: 1 });
+      await store().insertToolCalls([running]);
+
+      expect((await store().listToolCalls(c.id)).map((call) => call.id)).toEqual(['f1', 'f2', 'f3', 's1', 'r1']);
+    });
+
     it("refuses to write another turn's call with a turn", async () => {
       const { c } = await setup();
       const [t, other] = [turn(c.id), turn(c.id)];
