@@ -394,15 +394,17 @@ export class ParticipantService {
   }
 
   /**
-   * Sends a goodbye (best effort), then removes the participant and all their data. Runs in the
-   * conversation's queue, so it never cuts a turn in half.
+   * Removes the participant and all their data, then sends a goodbye (best effort). Runs in the
+   * conversation's queue, so it never cuts a turn in half. Their replies still queued go with
+   * their data, so none of those follows the goodbye (one already being sent can). Of removals
+   * that race, the one that deletes says goodbye; the others find no participant.
    */
   async remove(id: string): Promise<void> {
     const participant = await this.get(id);
     const conversation = await this.#deps.store.findConversationByParticipant(id);
     const work = async () => {
+      if (!(await this.#deps.store.deleteParticipant(id))) throw notFound(id);
       await this.#sendGoodbye(participant, conversation);
-      await this.#deps.store.deleteParticipant(id);
     };
     await (conversation ? this.#deps.engine.exclusive(conversation.id, work) : work());
   }

@@ -141,13 +141,24 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
 
     async deleteParticipant(id) {
       // Foreign keys cascade to conversations (and their messages, turns, tool calls, timers,
-      // outbox, inbox and events), the profile and schedules. Their inbox rows outside any
-      // conversation are deleted here (migration 025). Their memory goes too: notes kept for them
-      // in web sessions, and those sessions' link to them.
+      // outbox, inbox and events), the profile and schedules. Deleted here: their inbox rows
+      // outside any conversation (migration 025), and what their number sent before they were
+      // enrolled (kept as an unknown sender's). Their memory goes too: notes kept for them in web
+      // sessions, and those sessions' link to them.
       return ctx.atomic(async ({ db: q }) => {
-        const result = await q.deleteFrom('participants').where('id', '=', id).executeTakeFirst();
-        if (Number(result.numDeletedRows) === 0) return false;
+        const deleted = await q
+          .deleteFrom('participants')
+          .where('id', '=', id)
+          .returning('phone_number')
+          .executeTakeFirst();
+        if (!deleted) return false;
         await q.deleteFrom('inbox').where('participant_id', '=', id).where('conversation_id', 'is', null).execute();
+        await q
+          .deleteFrom('inbox')
+          .where('participant_id', 'is', null)
+          .where('conversation_id', 'is', null)
+          .where('sender', '=', deleted.phone_number)
+          .execute();
         await q.deleteFrom('assistant_notes').where('person', '=', id).execute();
         await q.updateTable('session_callers').set({ person: null }).where('person', '=', id).execute();
         return true;

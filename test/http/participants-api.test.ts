@@ -205,6 +205,19 @@ describe('participant resource', () => {
     expect(await server.request('DELETE', `/conversation/participants/${id}`)).toMatchObject({ status: 404 });
   });
 
+  it('says goodbye once when removals race: the one that deletes answers 200, the others 404', async () => {
+    const created = await enrol({ phone_number: '+14165550188', timezone: 'UTC' });
+    const id = created.body.result.id;
+    await waitFor(() => server.sink.to('+14165550188').length === 1, { what: 'greeting' });
+
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => server.request('DELETE', `/conversation/participants/${id}`)),
+    );
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 404, 404]);
+    // Each removal sends its goodbye before it answers: all that will come has come.
+    expect(server.sink.to('+14165550188').filter((m) => /unenrolled/i.test(m.text))).toHaveLength(1);
+  });
+
   it('answers 404 for unknown participants and 405 with Allow for wrong methods', async () => {
     expect(await server.request('GET', '/conversation/participants/part_nope')).toMatchObject({
       status: 404,

@@ -515,15 +515,18 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
         const byConversation = inboxItem({ participantId: null, conversationId: c.id });
         // Theirs outside any conversation: it goes with them, not with a conversation.
         const alone = inboxItem({ participantId: p.id, conversationId: null });
+        // Their number's message from before they were enrolled, kept as an unknown sender's.
+        const before = inboxItem({ sender: p.phoneNumber, status: 'ignored' });
         await store().insertInbox(byParticipant);
         await store().insertInbox(byConversation);
         await store().insertInbox(alone);
+        await store().insertInbox(before);
         const out = outboxItem(c.id, { participantId: p.id });
         await store().enqueueOutbox([out]);
         const tr = turn(c.id);
         await store().insertTurn(tr);
         await store().insertToolCalls([toolCall(c.id, tr.id)]);
-        return { p, c, s, t, inbox: [byParticipant, byConversation, alone], out };
+        return { p, c, s, t, inbox: [byParticipant, byConversation, alone, before], out };
       };
       const doomed = await seed();
       const kept = await seed();
@@ -557,6 +560,11 @@ export function recordsContract(store: () => Store, backend: Pick<StoreBackend, 
       expect(await store().listToolCalls(kept.c.id)).toHaveLength(1);
       // The phone number can be enrolled again.
       await store().insertParticipant(participant({ phoneNumber: gone.p.phoneNumber }));
+      // Another number's message from before enrolment stays when a participant goes.
+      const stranger = inboxItem({ sender: '+14165550999', status: 'ignored' });
+      await store().insertInbox(stranger);
+      expect(await store().deleteParticipant(kept.p.id)).toBe(true);
+      expect(await store().getInbox(stranger.id)).toBeDefined();
     });
   });
 }
