@@ -46,7 +46,8 @@ export function conversationSummary({
       `### ${index + 1}. ${turn.startedAt.toISOString()} · ${turn.trigger} · ${turn.module} · ${turn.status}`,
     );
     // A turn records the state it started in: the state it left behind is where the next one started.
-    const next = turns[index + 1];
+    // A timer's turn records the timer's kind instead, so it is no state to compare.
+    const next = turn.trigger === 'timer' ? undefined : turns.slice(index + 1).find((t) => t.trigger !== 'timer');
     if (next && next.module !== turn.module) lines.push(`- State change: ${turn.module} → ${next.module}`);
     lines.push(
       `- Model calls: ${turn.modelCalls} (${model.provider} / ${model.model}); tool rounds: ${turn.toolRounds}`,
