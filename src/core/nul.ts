@@ -17,22 +17,34 @@ interface Step {
 }
 
 /**
- * The path (`a.b.0`) of a string or object key holding U+0000 in a parsed value, if any: walked
- * without recursion (a body may nest thousands deep) and without a path per element (only the
- * one found is spelled out).
+ * What of a string no store keeps as sent: U+0000, or half of a surrogate pair (a JSON `\uD800`
+ * escape alone), which UTF-8 cannot encode: both stores would keep U+FFFD in its place.
  */
-export function nulPath(root: unknown): string | undefined {
+function unstorable(text: string): string | undefined {
+  if (text.includes(NUL)) return 'the NUL character (U+0000)';
+  if (!text.isWellFormed()) return 'an unpaired surrogate (U+D800 to U+DFFF)';
+  return undefined;
+}
+
+/**
+ * The path (`a.b.0`) of a string or object key in a parsed value that a store cannot keep as sent
+ * (`unstorable`), and what it holds: walked without recursion (a body may nest thousands deep)
+ * and without a path per element (only the one found is spelled out).
+ */
+export function unstorablePath(root: unknown): { path: string; what: string } | undefined {
   const stack: Step[] = [{ value: root, key: undefined, parent: undefined }];
   for (let step = stack.pop(); step; step = stack.pop()) {
     const { value } = step;
     if (typeof value === 'string') {
-      if (value.includes(NUL)) return pathOf(step);
+      const what = unstorable(value);
+      if (what) return { path: pathOf(step), what };
       continue;
     }
     if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) continue;
     for (const [key, item] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
       const child = { value: item, key, parent: step };
-      if (typeof key === 'string' && key.includes(NUL)) return pathOf(child);
+      const what = typeof key === 'string' ? unstorable(key) : undefined;
+      if (what) return { path: pathOf(child), what };
       stack.push(child);
     }
   }

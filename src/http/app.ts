@@ -3,7 +3,7 @@ import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.ts';
-import { nulPath } from '../core/nul.ts';
+import { unstorablePath } from '../core/nul.ts';
 import type { ChangeFeed } from '../engine/change-feed.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { EventHub } from '../events/event-hub.ts';
@@ -131,10 +131,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const text = body as string;
     if (text === '' && (request.method === 'DELETE' || request.method === 'GET')) return done(null, undefined);
     json(request, text, (error, parsed) => {
-      // JSON holds U+0000 only as the escape: without it in the text, nothing to look for.
-      const path =
-        error || !text.includes('\\u0000') || request.routeOptions.config?.keepsNul ? undefined : nulPath(parsed);
-      done(error ?? (path === undefined ? null : nulRefused(path || 'body')), parsed);
+      // JSON holds U+0000 and a lone surrogate only as escapes: without one, nothing to look for.
+      const found =
+        error || !UNSTORABLE_ESCAPE.test(text) || request.routeOptions.config?.keepsNul
+          ? undefined
+          : unstorablePath(parsed);
+      done(error ?? (found === undefined ? null : unstorableRefused(found, 'body')), parsed);
     });
   });
   app.setErrorHandler(handleError);
@@ -144,8 +146,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     for (const part of ['params', 'query', 'body'] as const) {
       const value = request[part];
       if (part === 'body' && typeof value !== 'string') continue;
-      const path = nulPath(value);
-      if (path !== undefined) throw nulRefused(path || part);
+      const found = unstorablePath(value);
+      if (found !== undefined) throw unstorableRefused(found, part);
     }
   });
   app.setNotFoundHandler((request, reply) => {
@@ -301,6 +303,10 @@ async function queuesOf(deps: AppDeps, timeoutMs = HEALTH_TIMEOUT_MS) {
   }
 }
 
-function nulRefused(field: string): AppError {
-  return new AppError('invalid_request', `${field}: must not contain the NUL character (U+0000)`, { field });
+/** `\u0000`, or a `\uD800`–`\uDFFF` escape (half of a pair, or a whole pair: the walk tells). */
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+
+function unstorableRefused({ path, what }: { path: string; what: string }, part: string): AppError {
+  const field = path || part;
+  return new AppError('invalid_request', `${field}: must not contain ${what}`, { field });
 }

@@ -78,14 +78,20 @@ describe.each([
       await s.request('POST', '/conversation/participants', { phone_number: '+14165550111', name: 'A\u0000' }),
       await s.request('GET', '/conversation/participants/%00'),
       await s.request('GET', '/conversation/participants?cohort=%00'),
+      // Half of a surrogate pair: UTF-8 cannot encode it, so neither store could keep it as sent.
+      await s.request('POST', '/conversation/participants', { phone_number: '+14165550112', name: 'A\ud800' }),
     ];
     expect(refused.map((response) => [response.status, response.body.code, response.body.field])).toEqual([
       [400, 'invalid_request', 'text'],
       [400, 'invalid_request', 'name'],
       [400, 'invalid_request', 'id'],
       [400, 'invalid_request', 'cohort'],
+      [400, 'invalid_request', 'name'],
     ]);
     expect(refused[0]!.body.message).toContain('NUL');
+    expect(refused[4]!.body.message).toBe('name: must not contain an unpaired surrogate (U+D800 to U+DFFF)');
+    const paired = await s.request('POST', '/conversation/participants', { phone_number: '+14165550113', name: 'A😀' });
+    expect(paired).toMatchObject({ status: 201, body: { result: { name: 'A😀' } } });
     expect(await userTexts(s, participantId)).toEqual([]);
   });
 
