@@ -16,7 +16,7 @@ import { registerAuth } from './auth.ts';
 import { FailureLimiter } from './failure-limiter.ts';
 import { TokenSigner } from './signed-token.ts';
 import { tokenRoutes } from './token-routes.ts';
-import { errorBody, handleError } from './http-errors.ts';
+import { errorBody, forbiddenKey, handleError } from './http-errors.ts';
 import { checkStore, HEALTH_TIMEOUT_MS } from './store-health.ts';
 import { overallHealth } from './health.ts';
 import type { TimerWorker } from '../timers/timer-worker.ts';
@@ -131,12 +131,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const text = body as string;
     if (text === '' && (request.method === 'DELETE' || request.method === 'GET')) return done(null, undefined);
     json(request, text, (error, parsed) => {
+      if (error) return done(parsesPlainly(text) ? forbiddenKey() : error, undefined);
       // JSON holds U+0000 and a lone surrogate only as escapes: without one, nothing to look for.
       const found =
-        error || !UNSTORABLE_ESCAPE.test(text) || request.routeOptions.config?.keepsNul
-          ? undefined
-          : unstorablePath(parsed);
-      done(error ?? (found === undefined ? null : unstorableRefused(found, 'body')), parsed);
+        !UNSTORABLE_ESCAPE.test(text) || request.routeOptions.config?.keepsNul ? undefined : unstorablePath(parsed);
+      done(found === undefined ? null : unstorableRefused(found, 'body'), parsed);
     });
   });
   app.setErrorHandler(handleError);
@@ -300,6 +299,16 @@ async function queuesOf(deps: AppDeps, timeoutMs = HEALTH_TIMEOUT_MS) {
     };
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** Whether JSON.parse takes it: the default parser refused it for a poisoning key, not its syntax. */
+function parsesPlainly(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 

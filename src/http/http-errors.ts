@@ -113,6 +113,13 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   void reply.status(status).send(errorBody(appError));
 }
 
+/** Valid JSON refused for a key that could change every object's prototype (Fastify says only "not valid JSON"). */
+export function forbiddenKey(): AppError {
+  return new AppError('invalid_json', 'the body contains a forbidden key (__proto__ or constructor.prototype)', {
+    field: 'body',
+  });
+}
+
 function toAppError(error: FastifyError | Error): AppError {
   if (isAppError(error)) return error;
   const fastifyError = error as FastifyError;
@@ -125,11 +132,6 @@ function toAppError(error: FastifyError | Error): AppError {
       return new AppError('invalid_json', 'the body is empty; send a JSON object', { field: 'body' });
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('invalid_json', `the body is not valid JSON: ${fastifyError.message}`, { field: 'body' });
-  }
-  if (fastifyError.statusCode === 400 && /prototype/i.test(fastifyError.message)) {
-    return new AppError('invalid_json', 'the body contains a forbidden key (__proto__ or constructor.prototype)', {
-      field: 'body',
-    });
   }
   if (fastifyError.statusCode === 400 && error instanceof SyntaxError) {
     return new AppError('invalid_json', `the body is not valid JSON: ${error.message}`, { field: 'body' });

@@ -108,13 +108,16 @@ describe('enrollment', () => {
       '/conversation/participants',
       '{"phone_number":"+14165550126","__proto__":{"admin":true}}',
     );
-    expect(polluted).toMatchObject({ status: 400, body: { code: 'invalid_json' } });
+    expect(polluted).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_json', message: 'the body contains a forbidden key (__proto__ or constructor.prototype)' },
+    });
     const constructor = await server.request(
       'POST',
       '/conversation/participants',
       '{"phone_number":"+14165550126","constructor":{"prototype":{"admin":true}}}',
     );
-    expect(constructor).toMatchObject({ status: 400, body: { code: 'invalid_json' } });
+    expect(constructor).toMatchObject({ status: 400, body: { code: 'invalid_json', message: /forbidden key/ } });
 
     const text = await server.request('POST', '/conversation/participants', 'phone_number=+14165550126', {
       'content-type': 'text/plain',
