@@ -395,9 +395,10 @@ export class ParticipantService {
 
   /**
    * Removes the participant and all their data, then sends a goodbye (best effort). Runs in the
-   * conversation's queue, so it never cuts a turn in half. Their replies still queued go with
-   * their data, so none of those follows the goodbye (one already being sent can). Of removals
-   * that race, the one that deletes says goodbye; the others find no participant.
+   * conversation's queue, so it never cuts a turn in half. Their replies waiting in the outbox go
+   * with their data; one already handed to a dispatcher (a turn's reply is, at its commit) is
+   * still sent, and may arrive after the goodbye. Of removals that race, the one that deletes
+   * says goodbye; the others find no participant.
    */
   async remove(id: string): Promise<void> {
     const participant = await this.get(id);
