@@ -44,11 +44,33 @@ export const participantUpdateBody = z
 
 export const participantParams = z.strictObject({ id: z.string().min(1).max(100) });
 
+/** Offsets beyond this are refused: no list is that long. */
+const MAX_OFFSET = 1_000_000_000;
+
+/**
+ * A whole number in a query string, in decimal digits, `fallback` when absent. `0x10`, `1e2`, an
+ * empty value or the parameter given twice is refused with the range (a plain coercion read them
+ * as 16, 100, 0 and "not a number"). Documented as the integer it is.
+ */
+export function queryInteger(min: number, max: number, fallback: number) {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return z
+    .string({ error: message })
+    .refine((text) => /^\d{1,16}$/.test(text), message)
+    .transform(Number)
+    .pipe(z.number().min(min, message).max(max, message))
+    .meta({ type: 'integer', minimum: min, maximum: max, description: `default ${fallback}` } as Record<
+      string,
+      unknown
+    >)
+    .default(fallback);
+}
+
 export const listQuery = z.strictObject({
   status: z.enum(PARTICIPANT_STATUSES).optional(),
   cohort: z.string().min(1).max(100).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: queryInteger(1, 1000, 100),
+  offset: queryInteger(0, MAX_OFFSET, 0),
 });
 
 export const historyQuery = z.strictObject({
@@ -63,7 +85,7 @@ export const forceStateBody = z.strictObject({
   reason: z.string().max(500).optional(),
 });
 
-export const turnsQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+export const turnsQuery = z.strictObject({ limit: queryInteger(1, 500, 50) });
 
 export const inboundBody = z.strictObject({
   from: z.string().min(1).max(40),

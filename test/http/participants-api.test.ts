@@ -272,6 +272,19 @@ describe('participant resource', () => {
       status: 400,
       body: { field: 'limit' },
     });
+    // Only decimal digits: a coercion read these as 16, 100 and 0.
+    for (const query of ['limit=0x10', 'limit=1e2', 'limit=', 'offset=-1'])
+      expect(await server.request('GET', `/conversation/participants?${query}`)).toMatchObject({
+        status: 400,
+        body: {
+          code: 'invalid_request',
+          message: expect.stringMatching(/must be a whole number from (1 to 1000|0 to)/),
+        },
+      });
+    expect(await server.request('GET', '/conversation/participants?limit=1&limit=2')).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request', field: 'limit', message: 'limit: must be of type string (got an array)' },
+    });
     const active = await server.request('GET', '/conversation/participants?status=active&limit=2');
     expect(active.status).toBe(200);
     expect(active.body.result.length).toBeLessThanOrEqual(2);
