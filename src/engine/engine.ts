@@ -121,6 +121,11 @@ export class Engine {
     this.#readAhead.start(conversationId, lease, () => this.#deps.runner.readContext(conversationId));
   }
 
+  /** Its rows were deleted: what this process still holds to send of it is dropped or waited for. */
+  forgetDeliveries(conversationId: string): Promise<void> {
+    return this.#deps.dispatcher.forget(conversationId);
+  }
+
   /** The lease this process holds on the conversation now, if any (`InboxOrder.heldSince`). */
   leaseHeldSince(conversationId: string): number | undefined {
     return this.#deps.leases.heldSince(conversationId);

@@ -77,7 +77,9 @@ export class OutboxDispatcher {
   #timer: NodeJS.Timeout | null = null;
   #stopped = false;
   /** Deliveries in flight, by outbox id. */
-  readonly #inFlight = new Map<string, Promise<void>>();
+  readonly #inFlight = new Map<string, { done: Promise<void>; conversationId: string }>();
+  /** Conversations whose rows were deleted (`forget`): nothing more of theirs is sent from here. */
+  readonly #forgotten = new Set<string>();
   /**
    * Sent, not yet marked sent, by outbox id: written in groups (decision 020) by the next turn's
    * commit (`takeMarks`), before anything is claimed, or after `MARK_DELAY_MS`, and never sent again
@@ -178,13 +180,13 @@ export class OutboxDispatcher {
             this.#kickedWhileBusy || claimed,
           ),
         );
-      for (const item of items) this.#inFlight.set(item.id, chain);
+      for (const item of items) this.#inFlight.set(item.id, { done: chain, conversationId: item.conversationId });
     }
   }
 
   async #deliverInOrder(items: OutboxItem[]): Promise<void> {
     for (const [index, item] of items.entries()) {
-      if (this.#stopped || !(await this.#deliver(item))) {
+      if (this.#stopped || this.#forgotten.has(item.conversationId) || !(await this.#deliver(item))) {
         const rest = items.slice(index + (this.#stopped ? 0 : 1)).map((later) => later.id);
         await this.#options.store.releaseOutbox(rest, this.#options.clock.now());
         return;
@@ -202,13 +204,30 @@ export class OutboxDispatcher {
     this.#startHandedOff();
   }
 
+  /**
+   * The conversation's rows were deleted with its participant: its hand-overs not yet begun are
+   * dropped, and this waits for its delivery under way, so that nothing of it arrives after what
+   * the caller sends next. A delivery another process holds is not reached.
+   */
+  async forget(conversationId: string): Promise<void> {
+    this.#forgotten.add(conversationId);
+    try {
+      for (let index = this.#handedOff.length - 1; index >= 0; index--)
+        if (this.#handedOff[index]!.items[0]?.conversationId === conversationId) this.#handedOff.splice(index, 1);
+      const underWay = [...this.#inFlight.values()].filter((delivery) => delivery.conversationId === conversationId);
+      await Promise.allSettled(underWay.map(({ done }) => done));
+    } finally {
+      this.#forgotten.delete(conversationId);
+    }
+  }
+
   /** Stops polling and claiming, waits for the deliveries in flight and writes their marks. */
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#wakeUp();
     await this.#running;
-    await Promise.allSettled(this.#inFlight.values());
+    await Promise.allSettled([...this.#inFlight.values()].map(({ done }) => done));
     await this.#writeMarks().catch((error: unknown) =>
       this.#options.logger.error({ err: error }, 'sent marks not written at shutdown'),
     );
@@ -344,7 +363,7 @@ export class OutboxDispatcher {
         this.#options.logger.error({ outboxId: item.id, err: error }, 'outbox delivery not recorded'),
       )
       .finally(() => this.#settled([item.id], true)); // the conversation's next row may be claimable now
-    this.#inFlight.set(item.id, delivery);
+    this.#inFlight.set(item.id, { done: delivery, conversationId: item.conversationId });
   }
 
   /**

@@ -395,16 +395,17 @@ export class ParticipantService {
 
   /**
    * Removes the participant and all their data, then sends a goodbye (best effort). Runs in the
-   * conversation's queue, so it never cuts a turn in half. Their replies waiting in the outbox go
-   * with their data; one already handed to a dispatcher (a turn's reply is, at its commit) is
-   * still sent, and may arrive after the goodbye. Of removals that race, the one that deletes
-   * says goodbye; the others find no participant.
+   * conversation's queue, so it never cuts a turn in half. Their replies go with their data: this
+   * process drops those it was about to send and waits for the one it is sending, so none arrives
+   * after the goodbye (one another process is sending can). Of removals that race, the one that
+   * deletes says goodbye; the others find no participant.
    */
   async remove(id: string): Promise<void> {
     const participant = await this.get(id);
     const conversation = await this.#deps.store.findConversationByParticipant(id);
     const work = async () => {
       if (!(await this.#deps.store.deleteParticipant(id))) throw notFound(id);
+      if (conversation) await this.#deps.engine.forgetDeliveries(conversation.id);
       await this.#sendGoodbye(participant, conversation);
     };
     await (conversation ? this.#deps.engine.exclusive(conversation.id, work) : work());
