@@ -66,11 +66,13 @@ export function queryInteger(min: number, max: number, fallback: number) {
     .default(fallback);
 }
 
+/** A page of a list: `limit` and `offset`. */
+export const pageFields = { limit: queryInteger(1, 1000, 100), offset: queryInteger(0, MAX_OFFSET, 0) };
+
 export const listQuery = z.strictObject({
   status: z.enum(PARTICIPANT_STATUSES).optional(),
   cohort: z.string().min(1).max(100).optional(),
-  limit: queryInteger(1, 1000, 100),
-  offset: queryInteger(0, MAX_OFFSET, 0),
+  ...pageFields,
 });
 
 export const historyQuery = z.strictObject({

@@ -15,7 +15,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Store } from '../store/store.ts';
 import { principalOf, type Principal } from './auth.ts';
 import { parseRequest } from './http-errors.ts';
-import { jsonSchema, queryInteger, turnsQuery } from './participant-schemas.ts';
+import { jsonSchema, pageFields, turnsQuery } from './participant-schemas.ts';
 import { ok, requirePhone, turnsJson } from './participant-routes.ts';
 import type { PhoneRegion } from '../core/phone.ts';
 import { spokenDigits } from '../core/spoken-digits.ts';
@@ -82,8 +82,7 @@ const startBody = z.strictObject({
 });
 const sessionListQuery = z.strictObject({
   flow: z.string().min(1).max(40).optional(),
-  limit: queryInteger(1, 1000, 100),
-  offset: queryInteger(0, 1_000_000_000, 0),
+  ...pageFields,
 });
 /** Spec 004's API surface: the authoritative WebSocket, an SSE adapter, input, resync, summary. */
 /**
