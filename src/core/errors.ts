@@ -8,6 +8,8 @@ export const ERROR_CODES = [
   'invalid_json',
   'invalid_request',
   'payload_too_large',
+  'headers_too_large',
+  'request_timeout',
   'unsupported_media_type',
   'unauthorized',
   'token_expired',

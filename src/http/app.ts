@@ -16,7 +16,7 @@ import { registerAuth } from './auth.ts';
 import { FailureLimiter } from './failure-limiter.ts';
 import { TokenSigner } from './signed-token.ts';
 import { tokenRoutes } from './token-routes.ts';
-import { errorBody, forbiddenKey, handleError } from './http-errors.ts';
+import { clientErrorHandler, errorBody, forbiddenKey, handleError } from './http-errors.ts';
 import { checkStore, HEALTH_TIMEOUT_MS } from './store-health.ts';
 import { overallHealth } from './health.ts';
 import type { TimerWorker } from '../timers/timer-worker.ts';
@@ -103,6 +103,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     // A client that stops sending half-way through a request does not hold a connection for ever.
     requestTimeout: 30_000,
+    // What the HTTP parser refuses (headers over 16 KiB, a request that never completes, not HTTP).
+    clientErrorHandler,
     // Errors the router raises before any route runs leave in the error envelope too.
     frameworkErrors: (error, request, reply) => {
       const detail =

@@ -1,3 +1,5 @@
+import type { Socket } from 'node:net';
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { AppError, type ErrorCode, isAppError } from '../core/errors.ts';
@@ -31,10 +33,14 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'clock_not_virtual':
     case 'interrupted':
       return 409;
+    case 'request_timeout':
+      return 408;
     case 'payload_too_large':
       return 413;
     case 'unsupported_media_type':
       return 415;
+    case 'headers_too_large':
+      return 431;
     case 'rate_limited':
     case 'slow_consumer':
       return 429;
@@ -61,7 +67,9 @@ export function requestError(part: 'body' | 'query' | 'params', error: z.ZodErro
   const segments = issue ? [...issue.path, ...(keys.length === 1 ? keys : [])] : [];
   const path = segments.length > 0 ? segments.join('.') : undefined;
   const where = path ?? part;
-  const detail = issue ? describeIssue(issue) : 'is invalid';
+  // A query string names a parameter twice (`?limit=1&limit=2`) as an array.
+  const repeated = part === 'query' && issue !== undefined && Array.isArray(issue.input);
+  const detail = repeated ? 'is given more than once' : issue ? describeIssue(issue) : 'is invalid';
   return new AppError('invalid_request', `${where}: ${detail}`, { field: path ?? part });
 }
 
@@ -142,4 +150,29 @@ function toAppError(error: FastifyError | Error): AppError {
     return new AppError('invalid_request', fastifyError.message);
   }
   return new AppError('internal', 'internal error', { fault: 'system', cause: error });
+}
+
+/**
+ * What Node's HTTP parser refuses before any route or hook runs (Fastify's `clientErrorHandler`):
+ * answered in the error envelope too, on a connection that then closes. A reset connection has no
+ * one left to answer.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const appError =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new AppError('headers_too_large', 'the request headers are larger than the server accepts (16 KiB)', {
+          field: 'headers',
+        })
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new AppError('request_timeout', 'the request did not arrive in full within 30 s', { field: 'request' })
+        : new AppError('invalid_request', 'request: is not valid HTTP/1.1', { field: 'request' });
+  const status = httpStatusOf(appError.code);
+  const body = JSON.stringify(errorBody(appError));
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  socket.destroy(error);
 }

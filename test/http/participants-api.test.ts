@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
+import { connect } from 'node:net';
 
 let server: TestServer;
 
@@ -97,6 +98,20 @@ describe('enrollment', () => {
         body: { status: 'error', code: 'invalid_request', field: 'url' },
       });
     }
+  });
+
+  it('answers what the HTTP parser refuses (oversized headers, not HTTP) in the error envelope', async () => {
+    const oversized = await rawExchange(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(oversized.head).toMatch(/^HTTP\/1.1 431 /);
+    expect(JSON.parse(oversized.body)).toEqual({
+      status: 'error',
+      code: 'headers_too_large',
+      message: 'the request headers are larger than the server accepts (16 KiB)',
+      field: 'headers',
+    });
+    const garbage = await rawExchange('HELLO THERE\r\n\r\n');
+    expect(garbage.head).toMatch(/^HTTP\/1.1 400 /);
+    expect(JSON.parse(garbage.body)).toMatchObject({ code: 'invalid_request', field: 'request' });
   });
 
   it('rejects malformed JSON, prototype pollution, the wrong media type and oversized bodies', async () => {
@@ -281,10 +296,11 @@ describe('participant resource', () => {
           message: expect.stringMatching(/must be a whole number from (1 to 1000|0 to)/),
         },
       });
-    expect(await server.request('GET', '/conversation/participants?limit=1&limit=2')).toMatchObject({
-      status: 400,
-      body: { code: 'invalid_request', field: 'limit', message: 'limit: must be of type string (got an array)' },
-    });
+    for (const name of ['limit', 'status'])
+      expect(await server.request('GET', `/conversation/participants?${name}=1&${name}=2`)).toMatchObject({
+        status: 400,
+        body: { code: 'invalid_request', field: name, message: `${name}: is given more than once` },
+      });
     const active = await server.request('GET', '/conversation/participants?status=active&limit=2');
     expect(active.status).toBe(200);
     expect(active.body.result.length).toBeLessThanOrEqual(2);
@@ -361,3 +377,19 @@ describe('participant resource', () => {
     );
   });
 });
+
+/** Writes raw bytes on a new connection and reads until the server closes it. */
+function rawExchange(request: string): Promise<{ head: string; body: string }> {
+  const { port, hostname } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(request));
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head = '', body = ''] = received.split('\r\n\r\n');
+      resolve({ head, body });
+    });
+  });
+}
