@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalPhone, phoneFromWhatsAppId, phoneRegion } from './phone.ts';
+import { canonicalPhone, phoneExtension, phoneFromWhatsAppId, phoneRegion } from './phone.ts';
 
 describe('canonicalPhone', () => {
   it('reads international numbers with separators, and refuses invalid ones', () => {
@@ -7,6 +7,14 @@ describe('canonicalPhone', () => {
     expect(canonicalPhone('0044 20 7946 0958')).toBe('+442079460958');
     expect(canonicalPhone('+1 555')).toBeNull();
     expect(canonicalPhone('call me')).toBeNull();
+  });
+
+  it('refuses a number with an extension, which no message can reach, and says what the extension is', () => {
+    for (const written of ['+1 416 555 0123 ext. 5', '+14165550123x5', '+1 416 555 0123;ext=5']) {
+      expect(canonicalPhone(written), written).toBeNull();
+      expect(phoneExtension(written), written).toBe('5');
+    }
+    expect(phoneExtension('+1 416 555 0123')).toBeUndefined();
   });
 
   it('reads digits that are a valid number with a + in front (the Go server stores numbers so)', () => {

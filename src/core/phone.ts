@@ -30,6 +30,11 @@ export function canonicalPhone(raw: string, region?: PhoneRegion): string | null
   return (region && validE164(digits, region)) || validE164(`+${digits}`);
 }
 
+/** The extension written after a number (`ext. 5`, `x5`, `#5`), if any: the reason such a number is refused. */
+export function phoneExtension(raw: string): string | undefined {
+  return parsePhoneNumberFromString(raw.trim())?.ext;
+}
+
 /**
  * Parsing with the full metadata costs tens of microseconds, and the same senders write again and
  * again: the last results are kept (a pure function of its input; bounded, oldest out first).
@@ -42,7 +47,8 @@ function validE164(text: string, region?: PhoneRegion): string | null {
   const known = parsedNumbers.get(key);
   if (known !== undefined) return known;
   const parsed = parsePhoneNumberFromString(text, region);
-  const number = parsed?.isValid() ? parsed.number : null;
+  // Messages reach a number, not an extension: `+1 416 555 0123 ext. 5` is not the number alone.
+  const number = parsed?.isValid() && parsed.ext === undefined ? parsed.number : null;
   if (parsedNumbers.size >= PARSED_KEPT) parsedNumbers.delete(parsedNumbers.keys().next().value!);
   parsedNumbers.set(key, number);
   return number;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../core/errors.ts';
-import { canonicalPhone, type PhoneRegion } from '../core/phone.ts';
+import { canonicalPhone, phoneExtension, type PhoneRegion } from '../core/phone.ts';
 import { canonicalTimeZone } from '../core/time-zone.ts';
 import type { ParticipantService } from '../engine/participant-service.ts';
 import { participantTimerQueries } from '../store/participant-timers-queries.ts';
@@ -318,6 +318,13 @@ function idOf(params: unknown): string {
 export function requirePhone(raw: string, field: string, region: PhoneRegion | undefined): string {
   const phone = canonicalPhone(raw, region);
   if (!phone) {
+    const extension = phoneExtension(raw);
+    if (extension !== undefined)
+      throw new AppError(
+        'invalid_phone_number',
+        `${field}: "${raw}" has an extension (${extension}): messages reach a number, not an extension`,
+        { field },
+      );
     const expected = region
       ? `an international (+14165550123) or ${region} national number`
       : 'a number in international format (E.164, e.g. +14165550123; set DEFAULT_PHONE_REGION to accept ' +

@@ -33,4 +33,16 @@ describe('phone numbers with DEFAULT_PHONE_REGION=US', () => {
       body: { code: 'invalid_phone_number', field: 'from', message: expect.stringContaining('US national number') },
     });
   });
+
+  it('refuses a number with an extension, naming it, where it used to drop the extension silently', async () => {
+    const refused = await server.request('POST', '/conversation/participants', { phone_number: '+1 415 555 0199 x12' });
+    expect(refused).toMatchObject({
+      status: 400,
+      body: {
+        code: 'invalid_phone_number',
+        field: 'phone_number',
+        message: 'phone_number: "+1 415 555 0199 x12" has an extension (12): messages reach a number, not an extension',
+      },
+    });
+  });
 });
