@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ChannelGate } from './channel-gate.ts';
 import type { ChannelDirectory } from '../channels/channel.ts';
+import { WEB_CHANNEL } from '../channels/web-channel.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, Participant, ParticipantStatus } from '../core/domain.ts';
 import { AppError } from '../core/errors.ts';
@@ -139,10 +140,14 @@ export class ParticipantService {
   #draft(input: EnrollmentInput, now: Date): { participant: Participant; conversation: Conversation; flow: Flow } {
     const { ids, channels } = this.#deps;
     const flow = this.requireFlow(input.flow ?? this.#deps.defaultFlow);
-    if (input.channel !== undefined && !channels.get(input.channel)) {
+    // The web channel hands a reply to whoever watches the session, and counts it delivered even
+    // when no one does: a participant's prompts would be "sent" to no one.
+    const reachable = channels.names.filter((name) => name !== WEB_CHANNEL);
+    if (input.channel !== undefined && !reachable.includes(input.channel)) {
+      const web = input.channel === WEB_CHANNEL ? ' (web is for web sessions: POST /api/conversations)' : '';
       throw new AppError(
         'invalid_request',
-        `channel: must be one of ${channels.names.join(', ')} (the channels this server runs)`,
+        `channel: must be one of ${reachable.join(', ')} (the channels this server reaches participants on)${web}`,
         { field: 'channel' },
       );
     }

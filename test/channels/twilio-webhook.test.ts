@@ -178,7 +178,11 @@ describe('which channel replies use', () => {
       const s = await start();
       const bad = await s.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'whatsapp' });
       expect(bad).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'channel' } });
-      expect(bad.body.message).toContain('twilio, webhook');
+      expect(bad.body.message).toContain('must be one of twilio, webhook (');
+      // The web channel counts a reply delivered whoever watches: no participant is reached on it.
+      const web = await s.request('POST', '/conversation/participants', { phone_number: PHONE, channel: 'web' });
+      expect(web).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'channel' } });
+      expect(web.body.message).toContain('web is for web sessions');
       // Default: the first provider channel.
       const created = await s.request('POST', '/conversation/participants', { phone_number: PHONE });
       const channelOf = async (id: string) =>
