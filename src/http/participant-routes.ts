@@ -356,10 +356,9 @@ export async function turnsJson(
   conversationId: string,
   limit: number,
 ) {
-  const [turns, calls] = await Promise.all([
-    store.listTurns(conversationId, { limit }),
-    store.listToolCalls(conversationId),
-  ]);
+  const turns = await store.listTurns(conversationId, { limit });
+  // Only the listed turns' calls: a long conversation's whole audit is not read for its last few.
+  const calls = await store.listToolCalls(conversationId, { turnIds: turns.map((turn) => turn.id) });
   return turns.map((turn) =>
     turnJson(
       turn,

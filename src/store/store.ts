@@ -370,8 +370,8 @@ export interface StoreOperations {
   listTurns(conversationId: string, options?: { limit?: number }): Promise<TurnRecord[]>;
   /** Tool calls committed before their turn's record is (the service desk's confirmed changes). */
   insertToolCalls(calls: ToolCallRecord[]): Promise<void>;
-  /** In execution order: both kinds above. */
-  listToolCalls(conversationId: string, options?: { turnId?: string }): Promise<ToolCallRecord[]>;
+  /** In execution order: both kinds above; with `turnIds`, only those turns' calls. */
+  listToolCalls(conversationId: string, options?: { turnIds?: readonly string[] }): Promise<ToolCallRecord[]>;
 
   // The session event log (the caller assigns gapless seqs; a seq taken twice is an error)
   /**

@@ -60,18 +60,22 @@ export function turnQueries(ctx: QueryContext): TurnOperations {
     },
 
     async listToolCalls(conversationId, options = {}) {
+      const { turnIds } = options;
+      if (turnIds?.length === 0) return [];
       let rows = db.selectFrom('tool_calls').selectAll().where('conversation_id', '=', conversationId);
-      let turns = db
-        .selectFrom('turns')
-        .select(['id', 'started_at', 'tool_calls'])
-        .where('conversation_id', '=', conversationId);
-      if (options.turnId !== undefined) {
-        rows = rows.where('turn_id', '=', options.turnId);
-        turns = turns.where('id', '=', options.turnId);
-      }
+      if (turnIds) rows = rows.where('turn_id', 'in', turnIds);
+      const turns = db.selectFrom('turns').select(['id', 'conversation_id', 'started_at', 'tool_calls']);
+      // Listed turns by id alone, so that the unique index finds them: with the conversation in the
+      // filter SQLite reads its every turn instead. Another conversation's turn is dropped below.
       const own = await rows.orderBy('created_at').orderBy('round').orderBy('ordinal').execute();
-      const recorded = await turns.orderBy('started_at').orderBy('ordinal').execute();
-      return inExecutionOrder(conversationId, own.map(toToolCall), recorded);
+      const recorded = await (
+        turnIds ? turns.where('id', 'in', turnIds) : turns.where('conversation_id', '=', conversationId)
+      )
+        .orderBy('started_at')
+        .orderBy('ordinal')
+        .execute();
+      const ownTurns = recorded.filter((turn) => turn.conversation_id === conversationId);
+      return inExecutionOrder(conversationId, own.map(toToolCall), ownTurns);
     },
   };
 }

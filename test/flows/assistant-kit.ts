@@ -38,6 +38,6 @@ export async function startAssistant(script: AssistantScript, env: Record<string
   const requests = (role: Role) =>
     provider.requests.filter((request) => roleOf(request) === role && !isGreeting(request));
   const lastTurn = async () => (await server.store.listTurns(id)).at(-1)!;
-  const auditOf = async (turnId: string) => server.store.listToolCalls(id, { turnId });
+  const auditOf = async (turnId: string) => server.store.listToolCalls(id, { turnIds: [turnId] });
   return { server, id, client, say, advance, requests, lastTurn, auditOf, provider };
 }

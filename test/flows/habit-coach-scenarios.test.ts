@@ -101,7 +101,7 @@ describe('habit coaching scenarios (spec 002 §9)', () => {
 
     const turns = await server!.store.listTurns(result.conversation_id);
     expect(turns.at(-1)).toMatchObject({ module: 'INTAKE', toolRounds: 1, modelCalls: 1 });
-    const calls = await server!.store.listToolCalls(result.conversation_id, { turnId: turns.at(-1)!.id });
+    const calls = await server!.store.listToolCalls(result.conversation_id, { turnIds: [turns.at(-1)!.id] });
     expect(calls.map((call) => [call.name, call.status])).toEqual([
       ['generate_habit_prompt', 'ok'],
       ['scheduler', 'ok'],

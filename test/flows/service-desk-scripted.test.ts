@@ -82,7 +82,7 @@ describe('service desk against a misbehaving model', () => {
       expect((await server!.store.getConversation(id))!.state).toBe('PresentingAppointments');
       await say('garbage');
       const [lastTurn] = (await server!.store.listTurns(id, { limit: 1 })).slice(-1);
-      const calls = await server!.store.listToolCalls(id, { turnId: lastTurn!.id });
+      const calls = await server!.store.listToolCalls(id, { turnIds: [lastTurn!.id] });
       expect(calls.map((call) => [call.name, JSON.parse(call.arguments).code])).toEqual([
         ['gate', 'invalid_arguments'],
       ]);
@@ -103,7 +103,7 @@ describe('service desk against a misbehaving model', () => {
       await say('verify me');
       await say('list them all, fifty times');
       const [lastTurn] = (await server!.store.listTurns(id, { limit: 1 })).slice(-1);
-      const calls = await server!.store.listToolCalls(id, { turnId: lastTurn!.id });
+      const calls = await server!.store.listToolCalls(id, { turnIds: [lastTurn!.id] });
       expect(calls.filter((call) => call.name === 'list_appointments')).toHaveLength(1);
       expect(JSON.parse(calls.find((call) => call.name === 'gate')!.arguments)).toMatchObject({
         decision: 'run',

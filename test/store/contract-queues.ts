@@ -450,7 +450,7 @@ export function queuesContract(store: () => Store): void {
       await store().insertTurn(t1);
       await store().insertTurn(t2);
       expect(await store().listToolCalls(c.id)).toEqual([...calls, other]);
-      expect((await store().listToolCalls(c.id, { turnId: t2.id })).map((x) => x.id)).toEqual(['bb']);
+      expect((await store().listToolCalls(c.id, { turnIds: [t2.id] })).map((x) => x.id)).toEqual(['bb']);
       expect(await store().listToolCalls('nobody')).toEqual([]);
     });
 
@@ -463,7 +463,7 @@ export function queuesContract(store: () => Store): void {
       ];
       await store().transaction((tx) => tx.insertTurn(t, calls));
       expect(await store().listTurns(c.id)).toEqual([t]);
-      expect(await store().listToolCalls(c.id, { turnId: t.id })).toEqual(calls);
+      expect(await store().listToolCalls(c.id, { turnIds: [t.id] })).toEqual(calls);
 
       const undone = turn(c.id);
       await expect(
@@ -473,7 +473,12 @@ export function queuesContract(store: () => Store): void {
         }),
       ).rejects.toThrow('undo');
       expect((await store().listTurns(c.id)).map((x) => x.id)).toEqual([t.id]);
-      expect(await store().listToolCalls(c.id, { turnId: undone.id })).toEqual([]);
+      expect(await store().listToolCalls(c.id, { turnIds: [undone.id] })).toEqual([]);
+      // Turns are found by id alone: one of another conversation is not this one's.
+      const { c: elsewhere } = await setup();
+      const foreign = turn(elsewhere.id);
+      await store().insertTurn(foreign, [toolCall(elsewhere.id, foreign.id, { id: 'c4' })]);
+      expect(await store().listToolCalls(c.id, { turnIds: [foreign.id, t.id] })).toEqual(calls);
     });
 
     it("lists a turn's calls with calls committed before its record, in execution order", async () => {
@@ -493,8 +498,14 @@ export function queuesContract(store: () => Store): void {
       await store().insertTurn(turn(c.id, { startedAt: at(6000) }));
 
       expect(await store().listToolCalls(c.id)).toEqual([committedFirst, ...earlyCalls, ...lateCalls]);
-      expect(await store().listToolCalls(c.id, { turnId: early.id })).toEqual([committedFirst, ...earlyCalls]);
-      expect(await store().listToolCalls(c.id, { turnId: late.id })).toEqual(lateCalls);
+      expect(await store().listToolCalls(c.id, { turnIds: [early.id] })).toEqual([committedFirst, ...earlyCalls]);
+      expect(await store().listToolCalls(c.id, { turnIds: [late.id] })).toEqual(lateCalls);
+      expect(await store().listToolCalls(c.id, { turnIds: [late.id, early.id] })).toEqual([
+        committedFirst,
+        ...earlyCalls,
+        ...lateCalls,
+      ]);
+      expect(await store().listToolCalls(c.id, { turnIds: [] })).toEqual([]);
       expect((await store().listTurns(c.id)).map((t) => t.id)).toHaveLength(3);
     });
 
