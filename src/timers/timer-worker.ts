@@ -8,6 +8,7 @@ import type { TurnRecord, TurnStatus } from '../core/domain.ts';
 import type { Store } from '../store/store.ts';
 import type { TimerContext, TimerKind, TimerKindRegistry, TimerUsage } from './timer-kinds.ts';
 import { failpoint } from '../core/failpoint.ts';
+import { TimerCompletions } from './timer-completions.ts';
 
 export interface TimerWorkerOptions {
   store: Pick<
@@ -58,6 +59,11 @@ function byConversation(timers: readonly Timer[]): Map<string, Timer[]> {
   return groups;
 }
 
+const COMMITTED: Promise<void> = Promise.resolve();
+
+/** Makes the turn record of a firing once its outcome is known. */
+type Recorder = (status: TurnStatus, error: string | null, usage?: TimerUsage) => TurnRecord;
+
 /** Delay before retrying a failed timer: 5 s, 10 s, 20 s … capped at 10 minutes. */
 export function timerRetryDelayMs(attempts: number): number {
   return Math.min(5000 * 2 ** Math.max(0, attempts - 1), 600_000);
@@ -70,6 +76,7 @@ export function timerRetryDelayMs(attempts: number): number {
  */
 export class TimerWorker {
   readonly #options: TimerWorkerOptions;
+  readonly #completions: TimerCompletions;
   readonly #abort = new AbortController();
   #wake: (() => void) | null = null;
   #loop: Promise<void> | null = null;
@@ -78,6 +85,7 @@ export class TimerWorker {
 
   constructor(options: TimerWorkerOptions) {
     this.#options = options;
+    this.#completions = new TimerCompletions(options.store);
   }
 
   start(): void {
@@ -122,38 +130,55 @@ export class TimerWorker {
   /**
    * A claimed batch: each conversation's timers in due order, up to `concurrency` conversations'
    * side by side, so a study's prompts due at the same minute do not wait for one another's model
-   * calls and commits. How many fired; the first failure is thrown once all have settled.
+   * calls and commits. A lane moves on to its next conversation while the last firing's outcome
+   * commits (firings with nothing to do share commits: `TimerCompletions`); the batch ends when
+   * every outcome is committed. How many fired; the first failure is thrown once all have settled.
    */
   async #fireBatch(claimed: readonly Timer[], now: Date, claimedAt: number): Promise<number> {
     const groups = [...byConversation(claimed).values()];
+    const committing: Promise<void>[] = [];
     let next = 0;
     const lane = async () => {
       let fired = 0;
-      while (next < groups.length) fired += await this.#fireInOrder(groups[next++]!, now, claimedAt);
+      while (next < groups.length) {
+        const run = await this.#fireInOrder(groups[next++]!, now, claimedAt);
+        committing.push(run.committed);
+        fired += run.fired;
+      }
       return fired;
     };
     const lanes = Math.min(groups.length, this.#options.concurrency ?? 8);
     const settled = await Promise.allSettled(Array.from({ length: lanes }, lane));
+    const outcomes = await Promise.allSettled(committing);
     let fired = 0;
     const failures: unknown[] = [];
-    for (const outcome of settled)
-      if (outcome.status === 'fulfilled') fired += outcome.value;
-      else failures.push(outcome.reason);
+    for (const outcome of [...settled, ...outcomes])
+      if (outcome.status === 'rejected') failures.push(outcome.reason);
+      else if (typeof outcome.value === 'number') fired += outcome.value;
     for (const error of failures.slice(1)) this.#options.logger.error({ err: error }, 'timer firing failed');
     if (failures.length > 0) throw failures[0];
     return fired;
   }
 
-  /** One conversation's claimed timers, one after another; how many fired before a stop. */
-  async #fireInOrder(timers: readonly Timer[], now: Date, claimedAt: number): Promise<number> {
+  /**
+   * One conversation's claimed timers, one after another: each fires once the one before it is
+   * committed. How many fired before a stop, and the commit of the last one's outcome.
+   */
+  async #fireInOrder(
+    timers: readonly Timer[],
+    now: Date,
+    claimedAt: number,
+  ): Promise<{ fired: number; committed: Promise<void> }> {
     let fired = 0;
+    let committed = COMMITTED;
     for (const timer of timers) {
       if (this.#abort.signal.aborted) break;
-      await this.#fire(timer, now, claimedAt);
+      await committed;
+      ({ committed } = await this.#fire(timer, now, claimedAt));
       this.#lastProgressAt = Date.now();
       fired += 1;
     }
-    return fired;
+    return { fired, committed };
   }
 
   async #run(): Promise<void> {
@@ -194,14 +219,15 @@ export class TimerWorker {
     return this.#options.leaseMs ?? 15_000;
   }
 
-  async #fire(timer: Timer, now: Date, claimedAt: number): Promise<void> {
-    const { store, kinds, logger, clock } = this.#options;
+  /** Runs one timer's handler; resolves once it ran, with the commit of its outcome (a promise kept apart). */
+  async #fire(timer: Timer, now: Date, claimedAt: number): Promise<{ committed: Promise<void> }> {
+    const { store, kinds, clock } = this.#options;
     const kind = kinds.get(timer.kind);
     // A claim that waited long in the batch may have expired and gone to another process: then
     // it is theirs. A fresh one is still well within its lease and needs no round trip.
     const until = () => new Date(clock.now().getTime() + this.#leaseMs);
     const aged = clock.now().getTime() - claimedAt > this.#leaseMs / 3;
-    if (aged && !(await store.extendTimerLease(timer.id, timer.attempts, until()))) return;
+    if (aged && !(await store.extendTimerLease(timer.id, timer.attempts, until()))) return { committed: COMMITTED };
     const renewal = setInterval(() => {
       void store.extendTimerLease(timer.id, timer.attempts, until()).catch(() => undefined);
     }, this.#leaseMs / 3);
@@ -222,27 +248,38 @@ export class TimerWorker {
         },
       };
       await this.#options.serialize(timer.conversationId, () => kind.handle(timer, payload, context));
-      // Nothing was left to do (the participant paused, the reminder was answered): done all the same.
-      if (!completed)
-        await store.transaction(async (tx) => {
-          if (await tx.completeTimer(timer.id, clock.now())) await tx.insertTurn(record('completed', null));
-        });
+      if (completed) return { committed: COMMITTED };
+      // Nothing was left to do (the participant paused, the reminder was answered): done all the
+      // same, in a commit shared with other lanes' such firings.
+      const committed = this.#completions
+        .complete({ timerId: timer.id, at: clock.now(), record: () => record('completed', null) })
+        .catch((error: unknown) => this.#failed(timer, kind, now, record, error));
+      return { committed };
     } catch (error) {
-      const final = !kind || (this.#isLastAttempt(kind, timer) && (await this.#giveUp(kind, timer, now)));
-      const retryAt = final ? null : this.#retryAt(timer);
-      await store.transaction(async (tx) => {
-        await tx.failTimer(timer.id, describeError(error), retryAt);
-        // Gone with its conversation (a participant deleted meanwhile): nothing to record it against.
-        if (await tx.getTimer(timer.id)) await tx.insertTurn(record('failed', describeError(error)));
-      });
-      logger.warn({ timerId: timer.id, kind: timer.kind, attempts: timer.attempts, final, err: error }, 'timer failed');
+      await this.#failed(timer, kind, now, record, error);
+      return { committed: COMMITTED };
     } finally {
       clearInterval(renewal);
     }
   }
 
+  /** A firing that failed: retried later, or failed for good after its kind's last word. */
+  async #failed(timer: Timer, kind: TimerKind | undefined, now: Date, record: Recorder, error: unknown): Promise<void> {
+    const final = !kind || (this.#isLastAttempt(kind, timer) && (await this.#giveUp(kind, timer, now)));
+    const retryAt = final ? null : this.#retryAt(timer);
+    await this.#options.store.transaction(async (tx) => {
+      await tx.failTimer(timer.id, describeError(error), retryAt);
+      // Gone with its conversation (a participant deleted meanwhile): nothing to record it against.
+      if (await tx.getTimer(timer.id)) await tx.insertTurn(record('failed', describeError(error)));
+    });
+    this.#options.logger.warn(
+      { timerId: timer.id, kind: timer.kind, attempts: timer.attempts, final, err: error },
+      'timer failed',
+    );
+  }
+
   /** The turn record of one firing: started now, finished when it is written. */
-  #recorder(timer: Timer): (status: TurnStatus, error: string | null, usage?: TimerUsage) => TurnRecord {
+  #recorder(timer: Timer): Recorder {
     const { clock, ids } = this.#options;
     const startedAt = clock.now();
     const started = performance.now();

@@ -114,3 +114,78 @@ it('fires no more conversations side by side than its concurrency', async () => 
   expect(await firing).toBe(3);
   expect(logged.log).toEqual(['start a1', 'start b1', 'end b1', 'start c1', 'end c1', 'end a1']);
 });
+
+/** The worker's store with its transactions held until `open()` (claims and reads go straight through). */
+function heldTransactions(inner: Store) {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let waiting = 0;
+  const store: Store = Object.create(inner, {
+    transaction: {
+      value: async (...args: Parameters<Store['transaction']>) => {
+        waiting += 1;
+        await gate;
+        return inner.transaction(...args);
+      },
+    },
+  });
+  return { store, open, waiting: () => waiting };
+}
+
+it("moves a lane on while a firing's outcome commits; the batch ends once every outcome is committed", async () => {
+  const { logged, store: inner } = await timersDue([
+    ['a1', 'c_a', 0],
+    ['b1', 'c_b', 1],
+    ['a2', 'c_a', 2],
+  ]);
+  const held = heldTransactions(inner);
+  const worker = new TimerWorker({
+    store: held.store,
+    kinds: new TimerKindRegistry().register(logged.kind as unknown as TimerKind<never>),
+    clock: systemClock,
+    ids: randomIds,
+    logger: pino({ level: 'silent' }),
+    serialize: (_conversationId, work) => work(),
+    // One lane, batches of two: a1 and b1 first, then a2.
+    concurrency: 1,
+    batchSize: 2,
+  });
+  const firing = worker.fireDue();
+  // a1's completion is held, yet the one lane fires b1, of another conversation.
+  await waitFor(() => logged.log.includes('end b1'), { what: 'b1 fired while a1 commits' });
+  for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+  expect(logged.log).toEqual(['start a1', 'end a1', 'start b1', 'end b1']);
+  // One transaction asked for: b1's completion waits to join the next one.
+  expect(held.waiting()).toBe(1);
+  expect((await inner.getTimer('a1'))?.status).toBe('running');
+  held.open();
+  expect(await firing).toBe(3);
+  expect(logged.log).toEqual(['start a1', 'end a1', 'start b1', 'end b1', 'start a2', 'end a2']);
+  for (const id of ['a1', 'b1', 'a2']) expect((await inner.getTimer(id))?.status).toBe('done');
+  expect((await inner.listTurns('c_a')).map((turn) => turn.module)).toEqual(['logged', 'logged']);
+  // a1's, then b1's (queued behind it), then a2's.
+  expect(held.waiting()).toBe(3);
+});
+
+it("fires a conversation's next timer only once the one before it is committed", async () => {
+  const { logged, store: inner } = await timersDue([
+    ['a1', 'c_a', 0],
+    ['a2', 'c_a', 1],
+  ]);
+  const held = heldTransactions(inner);
+  const worker = new TimerWorker({
+    store: held.store,
+    kinds: new TimerKindRegistry().register(logged.kind as unknown as TimerKind<never>),
+    clock: systemClock,
+    ids: randomIds,
+    logger: pino({ level: 'silent' }),
+    serialize: (_conversationId, work) => work(),
+  });
+  const firing = worker.fireDue();
+  await waitFor(() => held.waiting() === 1, { what: "a1's completion asked for" });
+  for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+  expect(logged.log).toEqual(['start a1', 'end a1']);
+  held.open();
+  expect(await firing).toBe(2);
+  expect(logged.log).toEqual(['start a1', 'end a1', 'start a2', 'end a2']);
+});
