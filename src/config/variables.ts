@@ -42,7 +42,8 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
     'Server',
     'MAX_BODY_BYTES',
     '262144',
-    'Largest accepted request body, in bytes (the default fits the 32,000-character message limit in any script).',
+    'Largest accepted request body or WebSocket frame, in bytes (the default fits the 32,000-character message ' +
+      'limit in any script); a larger frame closes the socket with 1009.',
   ),
   v(
     'Server',

@@ -1,7 +1,8 @@
 import swagger from '@fastify/swagger';
 import websocket from '@fastify/websocket';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { WebSocket } from '@fastify/websocket';
 import { AppError } from '../core/errors.ts';
 import { unstorablePath } from '../core/nul.ts';
 import type { ChangeFeed } from '../engine/change-feed.ts';
@@ -42,9 +43,6 @@ import type { Tracing } from '../observability/tracing.ts';
 import type { ChannelHealth } from '../observability/observed-gate.ts';
 import { traceRequests } from '../observability/traced-requests.ts';
 import { completeDescription, recordRoutes } from './api-description.ts';
-
-/** Largest WebSocket frame a client may send (frames are small JSON commands). */
-const MAX_FRAME_BYTES = 16 * 1024;
 
 export interface AppDeps {
   store: Store;
@@ -189,7 +187,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       }),
   });
   // Before the auth hook: the plugin's own hook must see every upgrade, so that a refused one is closed.
-  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  // A socket's `message` frame carries what `POST …/message` does: the same size limit as a body.
+  await app.register(websocket, { options: { maxPayload: deps.maxBodyBytes }, errorHandler: socketError });
   await registerCors(app, deps.corsOrigins ?? []);
   // Wall time, not the conversation clock: every process must agree on when a token expires.
   const signer = new TokenSigner(deps.tokenSecret ?? deps.apiToken);
@@ -320,4 +319,18 @@ const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
 function unstorableRefused({ path, what }: { path: string; what: string }, part: string): AppError {
   const field = path || part;
   return new AppError('invalid_request', `${field}: must not contain ${what}`, { field });
+}
+
+/**
+ * A frame the WebSocket protocol refuses (too large, not UTF-8, a bad opcode) is the client's
+ * error: `ws` has already closed the socket with the code that says why (1009, 1007, 1002), so it
+ * is a warning, not a server error with its stack. Anything else ends the socket.
+ */
+function socketError(error: Error & { code?: string }, socket: WebSocket, request: FastifyRequest): void {
+  if (error.code?.startsWith('WS_ERR_')) {
+    request.log.warn({ code: error.code, reason: error.message }, 'websocket frame refused');
+    return;
+  }
+  request.log.error({ err: error }, 'websocket failed');
+  socket.terminate();
 }

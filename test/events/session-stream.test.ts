@@ -232,7 +232,8 @@ describe('session event stream over a real WebSocket', () => {
     ]);
     client.send({ type: 'ping' });
     await client.waitFor((event) => event.type === 'pong', 'pong');
-    client.send('x'.repeat(20_000));
+    // Larger than any request body may be (MAX_BODY_BYTES): the protocol's own close.
+    client.send('x'.repeat(300_000));
     expect(await client.closed()).toBe(1009);
 
     expect((await message(id, { type: 'shout', text: 'x' })).body).toMatchObject({

@@ -40,6 +40,20 @@ describe('input over the WebSocket', () => {
     expect(client.of('error')[0]).toMatchObject({ data: { code: 'invalid_frame' } });
   });
 
+  it('takes a message as long as POST …/message does, in any script; refuses a longer one by name', async () => {
+    const id = (await open.request('POST', '/api/conversations', { flow: 'echo' })).body.result.id as string;
+    const client = await EventClient.connect(open.url, id, '?lastEventId=0');
+    await waitFor(() => client.of('final').length === 1, { what: 'the greeting' });
+    // 32,000 characters of three UTF-8 bytes each: a 96 KB frame (16 KiB closed the socket with 1009).
+    client.send({ type: 'message', text: '漢'.repeat(32_000), ref: 'long' });
+    await waitFor(() => client.of('final').length === 2, { what: 'the answer to the long message' });
+    expect(client.of('ack')[0]).toMatchObject({ data: { ref: 'long', duplicate: false } });
+    client.send({ type: 'message', text: '漢'.repeat(32_001), ref: 'longer' });
+    await waitFor(() => client.of('error').length === 1, { what: 'the refusal' });
+    expect(client.of('error')[0]).toMatchObject({ data: { code: 'invalid_frame', field: 'text' } });
+    client.close();
+  });
+
   it("refuses input on a socket opened with a ticket (a browser's way to read a stream)", async () => {
     const id = (await guarded.request('POST', '/api/conversations', { flow: 'echo' }, auth)).body.result.id as string;
     const ticket = (await guarded.request('POST', '/api/tickets', undefined, auth)).body.result.ticket as string;
