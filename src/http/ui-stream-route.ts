@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isBlank } from '../core/blank.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
@@ -11,13 +12,13 @@ import { MAX_SESSION_TEXT, resolveConversation, submitText } from './session-rou
 
 /** The request `useChat` (Vercel AI SDK UI) sends: the whole message list; we answer its last user message. */
 const uiChatBody = z.looseObject({
-  id: z.string().optional(),
+  id: z.string().min(1).max(200).optional(),
   trigger: z.enum(['submit-message', 'regenerate-message']).optional(),
   messageId: z.string().optional(),
   messages: z
     .array(
       z.looseObject({
-        id: z.string(),
+        id: z.string().min(1).max(200),
         role: z.enum(['system', 'user', 'assistant']),
         parts: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
       }),
@@ -69,9 +70,10 @@ export function uiStreamRoute(app: FastifyInstance, deps: SessionRouteDeps): voi
             `messages: the last message is longer than ${MAX_SESSION_TEXT} characters`,
             { field: 'messages' },
           );
-        await streamTurn(reply, deps, conversation.id, () =>
-          submitText(deps, conversation, text, `ui:${body.id ?? conversation.id}:${last.id}`),
-        );
+        // The message id with its text: a retried request (same id, same text) is answered once, and
+        // a message edited in the chat (the SDK resends it under its id) is a new message to answer.
+        const messageId = `ui:${body.id ?? conversation.id}:${last.id}:${digest(text)}`;
+        await streamTurn(reply, deps, conversation.id, () => submitText(deps, conversation, text, messageId));
       },
     },
   });
@@ -239,3 +241,8 @@ class UiChunkWriter {
 
 const pollText = (question: string, options: string[]) =>
   `${question}\n${options.map((option, index) => `${index + 1}. ${option}`).join('\n')}`;
+
+/** A short fingerprint of a message's text (64 bits of its SHA-256). */
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}

@@ -102,6 +102,14 @@ describe('AI SDK UI message stream (useChat)', () => {
         .join(''),
     ).toBe('Six times seven is 42.');
     expect((await server.store.listMessages(id)).filter((m) => m.role === 'user')).toHaveLength(1);
+
+    // The message edited in the chat: the SDK resends it under its id, with the new text, which is
+    // answered (it was answered with the old text's reply, and never recorded).
+    const edited = await chat(id, [userMessage('u1', 'what is 3 * 3?')]);
+    expect(edited.message!.parts.some((part) => part.type === 'text')).toBe(true);
+    await chat(id, [userMessage('u1', 'what is 3 * 3?')]);
+    const users = (await server.store.listMessages(id)).filter((m) => m.role === 'user').map((m) => m.text);
+    expect(users).toEqual(['what is 6 * 7? mail me at [email]', 'what is 3 * 3?']);
   });
 
   it('a retry sent while the first request is still being answered gets the same answer', async () => {
