@@ -96,4 +96,22 @@ describe('Engine with a turn throttle', () => {
     expect(await turn).toEqual({ status: 'not-run', reason: 'shutting-down' });
     expect([inputs.length, pending.length]).toEqual([0, 2]);
   });
+
+  it('does not hold a shutdown for a turn that waits for the throttle: its messages stay pending', async () => {
+    const { engine, inputs, pending, items } = engineWith(
+      {
+        take: (_id, signal, onWait) =>
+          new Promise((_resolve, reject) => {
+            onWait?.();
+            signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+          }),
+      },
+      2,
+    );
+    const turn = engine.processInbox(items[1]!);
+    // A whole minute allowed for turns in progress: none is, the one queued waits for the throttle.
+    await engine.shutdown(60_000);
+    expect(await turn).toEqual({ status: 'not-run', reason: 'shutting-down' });
+    expect([inputs.length, pending.length]).toEqual([0, 2]);
+  });
 });

@@ -66,6 +66,8 @@ export interface InboxOrder {
 export class Engine {
   readonly #deps: EngineDeps;
   readonly #queue = new KeyedQueue();
+  /** Conversations whose turn waits for the throttle (wall time: moving a virtual clock does not free it). */
+  readonly #throttled = new Set<string>();
   /** Conversations told about the current model outage (once each, until one of their turns succeeds). */
   readonly #noticed = new Set<string>();
   readonly #shutdown = new AbortController();
@@ -231,11 +233,15 @@ export class Engine {
     return this.#queue.size + this.#starting;
   }
 
-  /** Resolves when no turn runs, is queued, or is about to be queued (`processInboxSoon`). */
-  async idle(): Promise<void> {
+  /**
+   * Resolves when no turn runs, is queued, or is about to be queued (`processInboxSoon`); with
+   * `exceptThrottled`, but for the conversations whose turn waits for the turn throttle.
+   */
+  async idle(options: { exceptThrottled?: boolean } = {}): Promise<void> {
+    const ignore = options.exceptThrottled ? (key: string) => this.#throttled.has(key) : undefined;
     do {
       while (this.#starting > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      await this.#queue.idle();
+      await this.#queue.idle(ignore);
     } while (this.#starting > 0);
   }
 
@@ -243,25 +249,30 @@ export class Engine {
     return this.#accepting;
   }
 
-  /** Stops accepting, waits up to `timeoutMs` for queued turns, then aborts the rest. */
+  /**
+   * Stops accepting, waits up to `timeoutMs` for queued turns, then aborts the rest. Turns that
+   * wait for the turn throttle are not waited for: their messages stay pending, answered after a
+   * restart.
+   */
   async shutdown(timeoutMs: number): Promise<void> {
     this.#accepting = false;
     if (this.#sweeper) clearInterval(this.#sweeper);
     const timedOut = await Promise.race([
-      this.#queue.idle().then(() => false),
+      this.#queue.idle((key) => this.#throttled.has(key)).then(() => false),
       new Promise<boolean>((resolve) => setTimeout(() => resolve(true), timeoutMs).unref()),
     ]);
+    const reason = new AppError('shutting_down', 'the server is shutting down', { fault: 'system', retryable: true });
     if (timedOut) {
       this.#deps.logger.warn(
         { backlog: this.#queue.size },
         'shutdown timeout: aborting turns in progress; they re-run after restart',
       );
-      const reason = new AppError('shutting_down', 'the server is shutting down', { fault: 'system', retryable: true });
-      this.#shutdown.abort(reason);
       // A running turn listens to its interrupt switch alone (`TurnSignals.interrupt`).
       for (const running of this.#running.values()) running.abort(reason);
-      await this.#queue.idle();
     }
+    // Ends the waits for the throttle too.
+    this.#shutdown.abort(reason);
+    await this.#queue.idle();
     await this.#deps.leases.releaseKept();
     await this.#deps.dispatcher.stop();
   }
@@ -317,10 +328,17 @@ export class Engine {
   async #takeTurn(conversationId: string): Promise<'free' | 'waited' | 'stopped'> {
     if (this.#shutdown.signal.aborted) return 'stopped';
     if (!this.#deps.throttle) return 'free';
-    return this.#deps.throttle.take(conversationId, this.#shutdown.signal).catch((error: unknown) => {
-      if (this.#shutdown.signal.aborted) return 'stopped' as const; // left pending: answered after the restart
-      throw error;
-    });
+    const waiting = () => {
+      this.#throttled.add(conversationId);
+      this.#queue.recheck();
+    };
+    return this.#deps.throttle
+      .take(conversationId, this.#shutdown.signal, waiting)
+      .catch((error: unknown) => {
+        if (this.#shutdown.signal.aborted) return 'stopped' as const; // left pending: answered after the restart
+        throw error;
+      })
+      .finally(() => this.#throttled.delete(conversationId));
   }
 
   /** One turn for the conversation's pending messages (at most `MAX_TOGETHER`), oldest first. */

@@ -59,4 +59,29 @@ describe('KeyedQueue', () => {
     await queue.idle();
     expect(queue.size).toBe(0);
   });
+
+  it('reports idle but for the keys it is told to ignore, and looks again when told their answer changed', async () => {
+    const queue = new KeyedQueue();
+    const gates = new Map<string, () => void>();
+    const held = (key: string) => queue.run(key, () => new Promise<void>((resolve) => gates.set(key, resolve)));
+    const runs = [held('a'), held('a'), held('b')];
+    const ignored = new Set<string>();
+    let idle = false;
+    void queue.idle((key) => ignored.has(key)).then(() => (idle = true));
+    await tick(0);
+    expect(idle).toBe(false);
+    ignored.add('a');
+    queue.recheck();
+    await tick(0);
+    expect(idle).toBe(false); // b still runs
+    gates.get('b')!();
+    await tick(0);
+    expect(idle).toBe(true); // a's two tasks are left, both under an ignored key
+    expect(queue.size).toBe(2);
+    gates.get('a')!();
+    await tick(0);
+    gates.get('a')!();
+    await Promise.all(runs);
+    await queue.idle();
+  });
 });

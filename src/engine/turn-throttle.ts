@@ -7,9 +7,10 @@ import type { Clock } from '../core/clock.ts';
 export interface TurnThrottle {
   /**
    * Takes a turn for the conversation: `free` when one was available at once, `waited` when it had
-   * to wait for one. Rejects with the signal's reason if it aborts while waiting.
+   * to wait for one (`onWait` is told when the wait begins). Rejects with the signal's reason if it
+   * aborts while waiting.
    */
-  take(conversationId: string, signal: AbortSignal): Promise<'free' | 'waited'>;
+  take(conversationId: string, signal: AbortSignal, onWait?: () => void): Promise<'free' | 'waited'>;
 }
 
 export interface SlidingWindowThrottleOptions {
@@ -34,7 +35,7 @@ export class SlidingWindowThrottle implements TurnThrottle {
     this.#options = options;
   }
 
-  async take(conversationId: string, signal: AbortSignal): Promise<'free' | 'waited'> {
+  async take(conversationId: string, signal: AbortSignal, onWait?: () => void): Promise<'free' | 'waited'> {
     const { limit, windowMs, clock } = this.#options;
     if (++this.#takes % SWEEP_EVERY === 0) this.#sweep(clock.now().getTime());
     for (let waited = false; ; waited = true) {
@@ -45,6 +46,7 @@ export class SlidingWindowThrottle implements TurnThrottle {
         recent.push(now);
         return waited ? 'waited' : 'free';
       }
+      if (!waited) onWait?.();
       await clock.sleep(recent[0]! + windowMs - now, signal);
     }
   }

@@ -129,3 +129,21 @@ describe('the per-sender turn limit', () => {
     expect(model.asked).toEqual(['m0', 'm1', 'm2', 'm3']);
   });
 });
+
+describe('the turn limit and the virtual clock', () => {
+  it('lets the clock move while a conversation waits for the limit (wall time): the wait is not settled', async () => {
+    const model = heldEchoModel();
+    model.release();
+    server = await startTestServer(
+      { CLOCK: 'virtual', RATE_LIMITS: 'on', TURN_RATE_LIMIT: '1', TURN_RATE_WINDOW: '10m' },
+      { provider: model.provider },
+    );
+    const inboxIds = await burst(2);
+    await waitFor(() => model.asked.length === 1, { what: 'the first turn' });
+    // The second message waits ten minutes of wall time for its turn; a move of the clock waited with it.
+    const moved = await server.request('POST', '/admin/clock', { advance: '5m' });
+    expect(moved.status).toBe(200);
+    expect((await server.store.getInbox(inboxIds[1]!))?.status).toBe('pending');
+    expect(model.asked).toEqual(['m0']);
+  });
+});

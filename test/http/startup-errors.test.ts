@@ -29,7 +29,8 @@ async function refusedStart(env: Record<string, string>): Promise<{ code: number
   }
 }
 
-describe('start-up problems a newcomer causes', () => {
+// Each case starts a process (about 3 s on a quiet 2-core machine, several times that beside other work).
+describe('start-up problems a newcomer causes', { timeout: 90_000 }, () => {
   it('say in one line which variable is wrong: a port in use, a database unreachable or nonexistent', async () => {
     const taken = http.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
