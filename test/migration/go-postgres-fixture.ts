@@ -1,8 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
+import { randomIds } from '../../src/core/clock.ts';
 
 const FIXTURES = new URL('../fixtures/go-promptpipe/', import.meta.url);
+/** The import's options in every importer test: the fixture's region, its "now", no randomness. */
+export const IMPORT_OPTIONS = {
+  region: 'US' as const,
+  ids: randomIds,
+  now: new Date('2026-03-20T12:00:00Z'),
+  prepMinutes: 10,
+  random: () => 0.5,
+  channel: 'webhook',
+};
+
 export const GO_SQLITE_FIXTURE = new URL('state.db', FIXTURES).pathname;
 const GO_POSTGRES_SCHEMA = new URL('schema-postgres.sql', FIXTURES).pathname;
 

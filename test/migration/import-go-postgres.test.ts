@@ -4,7 +4,6 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomIds } from '../../src/core/clock.ts';
 import { importGoStudy } from '../../src/migration/go/import-go-study.ts';
 import type { GoSource } from '../../src/migration/go/read-go-study.ts';
 import { GoDatabaseError } from '../../src/store/go-database-check.ts';
@@ -13,18 +12,11 @@ import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { PG_URL } from '../kit/requirements.ts';
 import { tempSqliteUrl } from '../kit/test-server.ts';
-import { dropSchema, GO_SQLITE_FIXTURE, loadGoFixtureIntoPostgres } from './go-postgres-fixture.ts';
+import { dropSchema, GO_SQLITE_FIXTURE, loadGoFixtureIntoPostgres, IMPORT_OPTIONS } from './go-postgres-fixture.ts';
 
 const run = promisify(execFile);
 const SCHEMA = `go_source_${randomUUID().slice(0, 8)}`;
-const options = {
-  region: 'US' as const,
-  ids: randomIds,
-  now: new Date('2026-03-20T12:00:00Z'),
-  prepMinutes: 10,
-  random: () => 0.5,
-  channel: 'webhook',
-};
+const options = IMPORT_OPTIONS;
 
 beforeAll(() => loadGoFixtureIntoPostgres(PG_URL, SCHEMA));
 afterAll(() => dropSchema(PG_URL, SCHEMA));

@@ -1,7 +1,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomIds } from '../../src/core/clock.ts';
+import { IMPORT_OPTIONS } from './go-postgres-fixture.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { importGoStudy } from '../../src/migration/go/import-go-study.ts';
 import { goIdQueries } from '../../src/store/go-ids-queries.ts';
@@ -11,16 +11,9 @@ import { unzipText } from '../kit/unzip.ts';
 
 // A copy of ../shared/fixtures/go-promptpipe/state.db (its README documents every format).
 const FIXTURE = new URL('../fixtures/go-promptpipe/state.db', import.meta.url).pathname;
-const NOW = new Date('2026-03-20T12:00:00Z');
+const NOW = IMPORT_OPTIONS.now;
 const url = tempSqliteUrl();
-const options = {
-  region: 'US' as const,
-  ids: randomIds,
-  now: NOW,
-  prepMinutes: 10,
-  random: () => 0.5,
-  channel: 'webhook',
-};
+const options = IMPORT_OPTIONS;
 let server: TestServer;
 
 beforeAll(async () => {

@@ -7,7 +7,7 @@ import { canonicalPhone, type PhoneRegion } from '../../core/phone.ts';
  */
 export function goTime(value: unknown): Date | null {
   if (typeof value === 'number') return value > 0 ? new Date(value * 1000) : null;
-  if (typeof value !== 'string' || value.trim() === '' || value.startsWith('0001-01-01')) return null;
+  if (typeof value !== 'string' || isNoTime(value)) return null;
   const iso = value
     .trim()
     .replace(' ', 'T')
@@ -16,19 +16,9 @@ export function goTime(value: unknown): Date | null {
   return Number.isNaN(date.getTime()) ? null : date;
 }
 
-/** `state_data`: a JSON map of strings, some of which hold JSON again (encoded twice, §1.2). */
-export function stateData(text: string | null): Record<string, string> {
-  if (!text) return {};
-  const parsed = JSON.parse(text) as unknown;
-  return parsed && typeof parsed === 'object' ? (parsed as Record<string, string>) : {};
-}
-
-/** A value of `state_data` that holds JSON text, decoded; undefined when absent, empty or `null`. */
-export function nested<T>(data: Record<string, string>, key: string): T | undefined {
-  const text = data[key];
-  if (!text) return undefined;
-  const value = JSON.parse(text) as T | null;
-  return value ?? undefined;
+/** Empty text, or Go's zero `time.Time` (a time never set): no time, not a wrong one. */
+export function isNoTime(value: string): boolean {
+  return value.trim() === '' || value.startsWith('0001-01-01');
 }
 
 /** Go stores digits only (`14165550101`); E.164, with `region` for numbers without a country code. */

@@ -7,6 +7,7 @@ import {
   type ImportProblem,
   type MapOptions,
 } from './map-go-participant.ts';
+import { remindersByParticipant, unownedReminderProblems } from './go-reminders.ts';
 import type { ImportedDelivery } from './map-go-history.ts';
 import { readGoStudy, type GoSource, type GoStudy } from './read-go-study.ts';
 
@@ -14,6 +15,10 @@ export interface ImportReport {
   imported: ImportedParticipant[];
   /** Already here (imported before, by its Go id; or enrolled with the same phone): a second run changes nothing. */
   skipped: Array<{ goId: string; phoneNumber: string; reason: string }>;
+  /**
+   * What kept a Go participant out (none of theirs written; a later run brings them in once it is
+   * fixed), every bad value of theirs named; a dry run finds each one the real run would.
+   */
   problems: ImportProblem[];
   /** Go receipts and responses of numbers no participant has (an operator's test, a stranger, a WhatsApp LID). */
   unattributed: { receipts: number; responses: number };
@@ -32,16 +37,20 @@ export async function importGoStudy(
   const study = await readGoStudy(source);
   const goIds = store.extend(goIdQueries);
   const records = recordsByNumber(study);
+  const reminders = remindersByParticipant(study.queuedJobs);
   const report: ImportReport = {
     imported: [],
     skipped: [],
-    problems: [],
+    problems: reminders.unowned.flatMap((job) =>
+      unownedReminderProblems(job).map((problem) => ({ goId: job.id, ...problem })),
+    ),
     unattributed: unattributed(study, new Set(study.participants.map((row) => row.phone_number))),
   };
   for (const row of study.participants) {
-    const mapped = mapGoParticipant(row, { jobs: study.queuedJobs, ...records(row.phone_number) }, options);
-    if ('message' in mapped) {
-      report.problems.push(mapped);
+    const jobs = reminders.byParticipant.get(row.id) ?? [];
+    const mapped = mapGoParticipant(row, { jobs, ...records(row.phone_number) }, options);
+    if ('problems' in mapped) {
+      report.problems.push(...mapped.problems);
       continue;
     }
     const here = await alreadyHere(store, goIds.ops, mapped, options.dryRun);

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { IdGenerator } from '../../core/clock.ts';
 import {
   DELIVERY_STATUSES,
@@ -6,22 +7,62 @@ import {
   type NewMessage,
   type NewOutboxItem,
 } from '../../core/domain.ts';
+import { problemsIn, readAll, readGo, type GoRead } from './go-json.ts';
 
-/** A row of Go's `receipts`: one `sent` per send call, then `delivered` / `read` from WhatsApp. */
+/**
+ * A row of Go's `receipts` as read: one `sent` per send call, then `delivered` / `read` from
+ * WhatsApp. `time` is Unix seconds as Go wrote it, or whatever a hand edit left in SQLite.
+ */
 export interface GoReceiptRow {
   id: number;
   recipient: string;
   status: string;
-  /** Unix seconds. */
-  time: number;
+  time: unknown;
 }
 
-/** A row of Go's `responses`: every message a number sent in. */
+/** A row of Go's `responses` as read: every message a number sent in. */
 export interface GoResponseRow {
   id: number;
   sender: string;
   body: string;
-  time: number;
+  time: unknown;
+}
+
+/** A receipt checked: `time` Unix seconds. */
+export type GoReceipt = Omit<GoReceiptRow, 'time'> & { time: number };
+export type GoResponse = Omit<GoResponseRow, 'time'> & { time: number };
+
+/** Go's `models.MessageStatus` values; `cancelled` (never written by its code) is read and left out. */
+const GO_RECEIPT_STATUSES = ['sent', 'delivered', 'read', 'failed', 'cancelled'] as const;
+
+/** Go's `.Unix()`: whole seconds after 1970. */
+const unixSeconds = z.unknown().transform((value, ctx) => {
+  if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
+  const got = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  ctx.addIssue({ code: 'custom', message: `must be Unix seconds, a whole number (got ${got})` });
+  return z.NEVER;
+});
+const goReceipt = z.object({
+  id: z.number(),
+  recipient: z.string(),
+  status: z.enum(GO_RECEIPT_STATUSES),
+  time: unixSeconds,
+});
+const goResponse = z.object({ id: z.number(), sender: z.string(), body: z.string(), time: unixSeconds });
+
+/**
+ * A participant's receipts and responses, every row checked: a time that is no time would fail
+ * their write (a dry run says so first), a status Go does not write would be lost unseen.
+ */
+export function readGoRecords(
+  receipts: readonly GoReceiptRow[],
+  responses: readonly GoResponseRow[],
+): GoRead<{ receipts: GoReceipt[]; responses: GoResponse[] }> {
+  const checkedReceipts = readAll(receipts.map((row) => readGo(goReceipt, row, 'receipts', `receipt ${row.id}`)));
+  const checkedResponses = readAll(responses.map((row) => readGo(goResponse, row, 'responses', `response ${row.id}`)));
+  if ('problems' in checkedReceipts || 'problems' in checkedResponses)
+    return { problems: problemsIn(checkedReceipts, checkedResponses) };
+  return { value: { receipts: checkedReceipts.value, responses: checkedResponses.value } };
 }
 
 /** A Go send as a delivery here: sent at its time, and what WhatsApp reported of it. */
@@ -33,7 +74,7 @@ export interface ImportedDelivery {
 
 /** Go sent over WhatsApp (a linked device); these rows are history, never sent again. */
 const GO_CHANNEL = 'whatsapp';
-const at = (seconds: number) => new Date(Number(seconds) * 1000);
+const at = (seconds: number) => new Date(seconds * 1000);
 
 /**
  * What a participant said that Go's history does not hold: everything before it was trimmed to
@@ -43,7 +84,7 @@ const at = (seconds: number) => new Date(Number(seconds) * 1000);
  */
 export function withResponses(
   history: readonly NewMessage[],
-  responses: readonly GoResponseRow[],
+  responses: readonly GoResponse[],
   conversationId: string,
   ids: IdGenerator,
 ): NewMessage[] {
@@ -68,7 +109,7 @@ export function withResponses(
 }
 
 /** Responses not matched, from the end, to the kept history's user messages. */
-function unmatched(responses: readonly GoResponseRow[], kept: readonly string[]): GoResponseRow[] {
+function unmatched(responses: readonly GoResponse[], kept: readonly string[]): GoResponse[] {
   const matched = new Set<number>();
   let next = responses.length - 1;
   for (let index = kept.length - 1; index >= 0; index -= 1) {
@@ -89,7 +130,7 @@ function unmatched(responses: readonly GoResponseRow[], kept: readonly string[])
  * messages in the order they went out). Rows are read in Go's order (`id`).
  */
 export function goDeliveries(
-  receipts: readonly GoReceiptRow[],
+  receipts: readonly GoReceipt[],
   target: { conversationId: string; participantId: string; phoneNumber: string },
   ids: IdGenerator,
 ): ImportedDelivery[] {
@@ -116,7 +157,7 @@ function isReport(status: string): status is DeliveryStatus {
 }
 
 function delivery(
-  receipt: GoReceiptRow,
+  receipt: GoReceipt,
   target: { conversationId: string; participantId: string; phoneNumber: string },
   ids: IdGenerator,
 ): ImportedDelivery {

@@ -2,16 +2,26 @@ import type { IdGenerator } from '../../core/clock.ts';
 import type { Conversation, NewMessage, Participant, ParticipantStatus } from '../../core/domain.ts';
 import { PARTICIPANT_STATUSES } from '../../core/domain.ts';
 import type { PhoneRegion } from '../../core/phone.ts';
-import { emptyProfile, INTENSITIES, PROFILE_TEXT_FIELDS, type Profile } from '../../core/profile.ts';
+import { emptyProfile, PROFILE_TEXT_FIELDS, type Profile } from '../../core/profile.ts';
 import type { Schedule } from '../../core/schedule.ts';
 import type { NewTimer } from '../../core/timer.ts';
-import { canonicalTimeZone } from '../../core/time-zone.ts';
 import { dailyPromptTimer } from '../../flows/habit-coach/timers/daily-prompt-timer.ts';
-import { timerKeys } from '../../flows/habit-coach/timers/habit-timer-deps.ts';
-import { goPhone, goTime, nested, stateData, text } from './go-values.ts';
+import { problemsIn, type GoRead, type GoValueProblem } from './go-json.ts';
+import { readReminders, reminderTimers, type GoReminder } from './go-reminders.ts';
+import {
+  readStateData,
+  type GoHistoryMessage,
+  type GoProfile,
+  type GoSchedule,
+  type GoState,
+} from './go-state-data.ts';
+import { goPhone, goTime, text } from './go-values.ts';
 import {
   goDeliveries,
+  readGoRecords,
+  type GoReceipt,
   type GoReceiptRow,
+  type GoResponse,
   type GoResponseRow,
   type ImportedDelivery,
   withResponses,
@@ -32,30 +42,34 @@ export interface ImportedParticipant {
   timers: NewTimer[];
 }
 
+/** A Go value that keeps its participant out of this run: the Go id, where the value is, what is wrong. */
 export interface ImportProblem {
   goId: string;
   field: string;
   message: string;
 }
 
-interface GoHistory {
-  messages?: Array<{ role: string; content: string; timestamp: string }> | null;
+/** A Go participant as ours, or every problem that keeps them out. */
+export type MappedParticipant = ImportedParticipant | { problems: ImportProblem[] };
+
+/** A Go participant's rows (their own; their flow state; their receipts, responses and queued reminders). */
+export interface GoParticipantRecords {
+  /** Their queued `daily_prompt_reminder` jobs. */
+  jobs: readonly GoJobRow[];
+  receipts: readonly GoReceiptRow[];
+  responses: readonly GoResponseRow[];
 }
-interface GoSchedule {
-  type: string;
-  fixed_time?: string;
-  random_start_time?: string;
-  random_end_time?: string;
-  timezone?: string;
-  created_at?: string;
-}
-interface GoProfile extends Partial<Record<(typeof PROFILE_TEXT_FIELDS)[number], string>> {
-  intensity?: string;
-  success_count?: number;
-  total_prompts?: number;
-  created_at?: string;
-  updated_at?: string;
-  tone?: { tone_tags?: string[]; tone_scores?: Record<string, number>; tone_last_updated_at?: string };
+
+/** Every Go value of one participant that the import uses, checked. */
+interface GoParticipant {
+  row: GoParticipantRow;
+  phone: string;
+  status: ParticipantStatus;
+  enrolledAt: Date;
+  state: GoState;
+  receipts: GoReceipt[];
+  responses: GoResponse[];
+  reminders: GoReminder[];
 }
 
 export interface MapOptions {
@@ -75,42 +89,70 @@ const NOT_SAID = /^<Hint: |^I've executed the following tools: /;
  * One Go participant as ours: the facts, not the Go server's bugs (the fixture README names
  * them): no timezone is invented (the schedule's zone is the only one Go kept), schedules become
  * durable daily-prompt timers (Go's were in memory only), a paused or finished participant gets
- * no prompts, and reminders are re-armed only when still in the future.
+ * no prompts, and reminders are re-armed only when still in the future. A value the import uses
+ * that Go could not have written keeps the whole participant out, each such value named: nothing
+ * of theirs is guessed at or left out unseen, and once it is fixed a second run brings them in whole.
  */
 export function mapGoParticipant(
   row: GoParticipantRow,
-  records: { jobs: readonly GoJobRow[]; receipts: readonly GoReceiptRow[]; responses: readonly GoResponseRow[] },
+  records: GoParticipantRecords,
   options: MapOptions,
-): ImportedParticipant | ImportProblem {
-  const problem = (field: string, message: string): ImportProblem => ({ goId: row.id, field, message });
-  const phone = goPhone(row.phone_number, options.region);
-  if (!phone)
-    return problem(
-      'phone_number',
-      `"${row.phone_number}" is not a valid number (set DEFAULT_PHONE_REGION for numbers without a country code)`,
-    );
-  if (!(PARTICIPANT_STATUSES as readonly string[]).includes(row.status))
-    return problem('status', `unknown status "${row.status}"`);
+): MappedParticipant {
+  const read = readGoParticipant(row, records, options.region);
+  if ('problems' in read) return { problems: read.problems.map((problem) => ({ goId: row.id, ...problem })) };
+  return toImported(read.value, options);
+}
+
+/** Every value the import uses, checked; one problem for each that is wrong, so a dry run names them all. */
+function readGoParticipant(
+  row: GoParticipantRow,
+  records: GoParticipantRecords,
+  region: PhoneRegion | undefined,
+): GoRead<GoParticipant> {
+  const columns = readColumns(row, region);
+  const state = readStateData(row.state_data);
+  const history = readGoRecords(records.receipts, records.responses);
+  const reminders = readReminders(records.jobs);
+  if ('problems' in columns || 'problems' in state || 'problems' in history || 'problems' in reminders)
+    return { problems: problemsIn(columns, state, history, reminders) };
+  return { value: { row, ...columns.value, state: state.value, ...history.value, reminders: reminders.value } };
+}
+
+/** Their own row (`conversation_participants`): phone, status, enrolment time. */
+function readColumns(
+  row: GoParticipantRow,
+  region: PhoneRegion | undefined,
+): GoRead<Pick<GoParticipant, 'phone' | 'status' | 'enrolledAt'>> {
+  const phone = goPhone(row.phone_number, region);
+  const status = PARTICIPANT_STATUSES.find((known) => known === row.status);
   const enrolledAt = goTime(row.enrolled_at);
-  if (!enrolledAt) return problem('enrolled_at', `unreadable time "${row.enrolled_at}"`);
-  const data = stateData(row.state_data);
-  const goSchedules = nested<GoSchedule[]>(data, 'scheduleRegistry') ?? [];
-  const timezone =
-    goSchedules.map((schedule) => (schedule.timezone ? canonicalTimeZone(schedule.timezone) : null)).find(Boolean) ??
-    null;
+  if (phone && status && enrolledAt) return { value: { phone, status, enrolledAt } };
+  const problems: GoValueProblem[] = [];
+  if (!phone) {
+    const message =
+      `"${row.phone_number}" is not a valid number ` + '(set DEFAULT_PHONE_REGION for numbers without a country code)';
+    problems.push({ field: 'phone_number', message });
+  }
+  if (!status) problems.push({ field: 'status', message: `unknown status "${row.status}"` });
+  if (!enrolledAt) problems.push({ field: 'enrolled_at', message: `unreadable time "${row.enrolled_at}"` });
+  return { problems };
+}
+
+function toImported(go: GoParticipant, options: MapOptions): ImportedParticipant {
+  const goSchedules = go.state.scheduleRegistry ?? [];
   const participant: Participant = {
     id: options.ids.next('part'),
-    phoneNumber: phone,
-    name: text(row.name),
-    gender: text(row.gender),
-    ethnicity: text(row.ethnicity),
-    background: text(row.background),
-    timezone,
-    status: row.status as ParticipantStatus,
+    phoneNumber: go.phone,
+    name: text(go.row.name),
+    gender: text(go.row.gender),
+    ethnicity: text(go.row.ethnicity),
+    background: text(go.row.background),
+    timezone: goSchedules.map((schedule) => schedule.timezone).find(Boolean) ?? null,
+    status: go.status,
     cohort: null,
     debug: false,
-    enrolledAt,
-    createdAt: enrolledAt,
+    enrolledAt: go.enrolledAt,
+    createdAt: go.enrolledAt,
     updatedAt: options.now,
   };
   const conversation: Conversation = {
@@ -119,40 +161,37 @@ export function mapGoParticipant(
     channel: options.channel,
     flow: 'habit-coach',
     state: 'CONVERSATION_ACTIVE',
-    subState: data.conversationState === 'FEEDBACK' ? 'FEEDBACK' : 'INTAKE',
+    // Go read any other sub-state, or none, as INTAKE.
+    subState: go.state.conversationState === 'FEEDBACK' ? 'FEEDBACK' : 'INTAKE',
     version: 1,
-    createdAt: enrolledAt,
+    createdAt: go.enrolledAt,
     updatedAt: options.now,
   };
-  const schedules = goSchedules.flatMap((schedule) => toSchedule(schedule, participant, options));
-  const kept = nested<GoHistory>(data, 'conversationHistory')?.messages ?? [];
-  const target = { conversationId: conversation.id, participantId: participant.id, phoneNumber: phone };
+  const schedules = goSchedules.map((schedule) => toSchedule(schedule, participant, options));
+  const kept = go.state.conversationHistory?.messages ?? [];
+  const target = { conversationId: conversation.id, participantId: participant.id, phoneNumber: go.phone };
   return {
-    goId: row.id,
+    goId: go.row.id,
     participant,
     conversation,
-    messages: withResponses(
-      history(kept, conversation.id, options.ids),
-      records.responses,
-      conversation.id,
-      options.ids,
-    ),
-    deliveries: goDeliveries(records.receipts, target, options.ids),
-    profile: toProfile(nested<GoProfile>(data, 'userProfile'), data, participant.id, options.now),
+    messages: withResponses(history(kept, conversation.id, options.ids), go.responses, conversation.id, options.ids),
+    deliveries: goDeliveries(go.receipts, target, options.ids),
+    profile: toProfile(go.state, participant.id, options.now),
     schedules,
     timers:
       participant.status === 'active'
         ? [
             ...schedules.map((schedule) => dailyPromptTimer(schedule, conversation.id, options.now, options)),
-            ...reminders(row.id, records.jobs, conversation.id, participant.id, options),
+            ...reminderTimers(go.reminders, target, options),
           ]
         : [],
   };
 }
 
-function history(messages: NonNullable<GoHistory['messages']>, conversationId: string, ids: IdGenerator): NewMessage[] {
+/** Go's kept history; a `system` message (Go's code could keep one; none are written) no person saw either. */
+function history(messages: readonly GoHistoryMessage[], conversationId: string, ids: IdGenerator): NewMessage[] {
   return messages
-    .filter((message) => (message.role === 'user' || message.role === 'assistant') && !NOT_SAID.test(message.content))
+    .filter((message) => message.role !== 'system' && !NOT_SAID.test(message.content))
     .map((message) => ({
       id: ids.next('msg'),
       conversationId,
@@ -162,17 +201,17 @@ function history(messages: NonNullable<GoHistory['messages']>, conversationId: s
       poll: null,
       source: message.role === 'user' ? ('participant' as const) : ('model' as const),
       turnId: null,
-      createdAt: goTime(message.timestamp) ?? new Date(0),
+      createdAt: message.timestamp,
     }));
 }
 
-function toProfile(
-  goProfile: GoProfile | undefined,
-  data: Record<string, string>,
-  participantId: string,
-  now: Date,
-): Profile {
-  const profile = emptyProfile(participantId, goTime(goProfile?.created_at) ?? now);
+function toProfile(state: GoState, participantId: string, now: Date): Profile {
+  const goProfile: GoProfile | null | undefined = state.userProfile;
+  const profile = {
+    ...emptyProfile(participantId, goProfile?.created_at ?? now),
+    lastHabitPrompt: text(state.lastHabitPrompt),
+    lastPromptSentAt: state.lastPromptSentAt ?? null,
+  };
   if (!goProfile) return profile;
   const fields: Profile['fields'] = {};
   for (const field of PROFILE_TEXT_FIELDS) if (goProfile[field]) fields[field] = goProfile[field];
@@ -180,72 +219,28 @@ function toProfile(
   return {
     ...profile,
     fields,
-    intensity: (INTENSITIES as readonly string[]).includes(goProfile.intensity ?? '')
-      ? (goProfile.intensity as Profile['intensity'])
-      : 'normal',
+    intensity: goProfile.intensity || 'normal',
     successCount: goProfile.success_count ?? 0,
     totalPrompts: goProfile.total_prompts ?? 0,
     tone: {
       scores: tone.tone_scores ?? {},
       active: tone.tone_tags ?? [],
-      lastUpdatedAt: goTime(tone.tone_last_updated_at),
+      lastUpdatedAt: tone.tone_last_updated_at ?? null,
     },
-    lastHabitPrompt: text(data.lastHabitPrompt),
-    lastPromptSentAt: goTime(data.lastPromptSentAt),
-    updatedAt: goTime(goProfile.updated_at) ?? now,
+    updatedAt: goProfile.updated_at ?? now,
   };
 }
 
-function toSchedule(schedule: GoSchedule, participant: Participant, options: MapOptions): Schedule[] {
-  const timezone = (schedule.timezone && canonicalTimeZone(schedule.timezone)) || participant.timezone || 'UTC';
-  const base = {
+function toSchedule(schedule: GoSchedule, participant: Participant, options: MapOptions): Schedule {
+  return {
     id: options.ids.next('sched'),
     participantId: participant.id,
-    timezone,
+    kind: schedule.kind,
+    fixedTime: schedule.fixedTime,
+    windowStart: schedule.windowStart,
+    windowEnd: schedule.windowEnd,
+    timezone: schedule.timezone ?? participant.timezone ?? 'UTC',
     prepMinutes: options.prepMinutes,
-    createdAt: goTime(schedule.created_at) ?? options.now,
+    createdAt: schedule.createdAt ?? options.now,
   };
-  if (schedule.type === 'fixed' && schedule.fixed_time)
-    return [{ ...base, kind: 'fixed', fixedTime: schedule.fixed_time, windowStart: null, windowEnd: null }];
-  if (schedule.type === 'random' && schedule.random_start_time && schedule.random_end_time) {
-    return [
-      {
-        ...base,
-        kind: 'random',
-        fixedTime: null,
-        windowStart: schedule.random_start_time,
-        windowEnd: schedule.random_end_time,
-      },
-    ];
-  }
-  return [];
-}
-
-/** A queued Go reminder still to come becomes ours; one already due was Go's to send. */
-function reminders(
-  goId: string,
-  jobs: readonly GoJobRow[],
-  conversationId: string,
-  participantId: string,
-  options: MapOptions,
-): NewTimer[] {
-  return jobs.flatMap((job) => {
-    if (job.kind !== 'daily_prompt_reminder') return [];
-    const payload = JSON.parse(job.payload_json) as { participant_id?: string; expected_sent_at?: string };
-    const dueAt = goTime(job.run_at);
-    const sentAt = goTime(payload.expected_sent_at);
-    if (payload.participant_id !== goId || !dueAt || !sentAt || dueAt <= options.now) return [];
-    return [
-      {
-        id: options.ids.next('tmr'),
-        kind: 'reminder',
-        conversationId,
-        participantId,
-        dedupKey: timerKeys.reminder(participantId),
-        dueAt,
-        payload: { promptSentAt: sentAt.toISOString() },
-        createdAt: options.now,
-      },
-    ];
-  });
 }

@@ -29,7 +29,8 @@ export async function readGoPostgres(source: GoSource): Promise<GoStudy> {
       [zone],
     );
     const jobs = await client.query<GoJobRow>(
-      `select kind, ${iso('run_at')} as run_at, payload_json::text as payload_json from jobs where status = 'queued'`,
+      `select id, kind, ${iso('run_at')} as run_at, payload_json::text as payload_json, dedupe_key
+       from jobs where status = 'queued'`,
       [zone],
     );
     // BIGINT comes back as text: the times as numbers, as SQLite gives them.

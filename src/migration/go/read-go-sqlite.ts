@@ -15,7 +15,7 @@ export function readGoSqlite(path: string): GoStudy {
       )
       .all() as unknown as GoParticipantRow[];
     const queuedJobs = database
-      .prepare(`select kind, run_at, payload_json from jobs where status = 'queued'`)
+      .prepare(`select id, kind, run_at, payload_json, dedupe_key from jobs where status = 'queued'`)
       .all() as unknown as GoJobRow[];
     const receipts = database.prepare(`select id, recipient, status, time from receipts order by id`).all();
     const responses = database.prepare(`select id, sender, body, time from responses order by id`).all();

@@ -19,9 +19,13 @@ export interface GoParticipantRow {
 
 /** A queued Go job (a pending reminder, an auto-feedback or state transition). */
 export interface GoJobRow {
+  id: string;
   kind: string;
   run_at: string;
-  payload_json: string;
+  /** JSON text; null when Go stored none. */
+  payload_json: string | null;
+  /** `<kind>:<participant id>` as Go keyed its jobs; null when not keyed. */
+  dedupe_key: string | null;
 }
 
 export interface GoStudy {
