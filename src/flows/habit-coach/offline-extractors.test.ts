@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findAnchor, findClockTime, findDomain, impliedClockTime } from './offline-extractors.ts';
+import { findAnchor, findClockTime, findDomain, impliedClockTime, requestedTime } from './offline-extractors.ts';
 
 describe('offline model recognisers', () => {
   it.each([
@@ -16,6 +16,17 @@ describe('offline model recognisers', () => {
     ['7am', '07:00'],
     ['whenever', null],
   ])('implies a time from %j', (text, expected) => expect(impliedClockTime(text)).toBe(expected));
+  it.each([
+    ['6pm', '18:00'],
+    ['at 7', '07:00'],
+    ['can we move it to after dinner?', '19:00'],
+    ['please change it from 7am to 8:30am', '08:30'],
+    ["no, I'd rather have it at 6pm", '18:00'],
+    ['I did it at 7am today', null],
+    ['missed it, I was busy at 6pm', null],
+    ['I have 2 kids', null],
+    ['can you tell me more?', null],
+  ])('reads a request for a new time in %j', (text, expected) => expect(requestedTime(text)).toBe(expected));
   it.each([
     ['I want to walk more', 'walking'],
     ['drink more water', 'hydration'],

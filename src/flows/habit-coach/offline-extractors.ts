@@ -44,6 +44,29 @@ export function impliedClockTime(text: string): string | null {
   return findClockTime(text) ?? PARTS_OF_DAY.find(([pattern]) => pattern.test(text))?.[1] ?? null;
 }
 
+const CHANGE_REQUEST =
+  /\b(move|change|switch|shift|reschedul\w*|make it|rather|prefer|instead of|(?:can|could) (?:we|you|i))\b/i;
+
+/** Whether the text asks to change something: "move it to 6pm", "can we do after dinner". */
+export function asksForChange(text: string): boolean {
+  return CHANGE_REQUEST.test(text);
+}
+
+/**
+ * The new time of day for the daily prompt a message asks for, as HH:MM: a bare time ("6pm",
+ * "at 7"), or a change request naming one ("move it to after dinner" is 19:00; in "from 7am to
+ * 8am" the time after "to" counts). Null when it asks for none: a report such as "I did it at
+ * 7am" or "missed it, too busy at 6pm" names a time without asking for it.
+ */
+export function requestedTime(text: string): string | null {
+  if (asksForChange(text)) {
+    const target = /\bto\s+(.+)$/i.exec(text)?.[1];
+    return (target ? impliedClockTime(target) : null) ?? impliedClockTime(text);
+  }
+  if (isAffirmative(text) || isNegative(text)) return null;
+  return findClockTime(text);
+}
+
 /** An anchor routine: "after breakfast", "before bed", "when I get home". */
 export function findAnchor(text: string): string | null {
   const match = /\b((?:right )?(?:after|before|when|once|while)\b[^.,!?;]{2,60})/i.exec(text);

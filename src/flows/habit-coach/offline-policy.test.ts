@@ -102,6 +102,27 @@ describe('the offline habit coach on a poll answer', () => {
     ]);
   });
 
+  it('reads a new time as a change of the daily prompt: saves it and lists the schedules to move them', () => {
+    expect(replyTo(polls(), '6pm').step).toEqual({
+      text: '',
+      toolCalls: [
+        { name: 'save_user_profile', arguments: { preferred_time: '18:00' } },
+        { name: 'scheduler', arguments: { action: 'list' } },
+      ],
+    });
+  });
+
+  it('takes a time in the answer to "What got in the way?" as part of the barrier, not a new time', () => {
+    const asked = [
+      ...polls(),
+      message('user', '2'),
+      message('assistant', "That's okay, it happens. What got in the way?"),
+    ];
+    expect(replyTo(asked, 'busy at 6pm').step.toolCalls).toEqual([
+      { name: 'save_user_profile', arguments: expect.objectContaining({ last_barrier: 'busy at 6pm' }) },
+    ]);
+  });
+
   it('in intake, acknowledges the answer and asks the next question instead of saving "1" as a field', () => {
     expect(replyTo(polls(), '1', true).step).toEqual({
       text: expect.stringMatching(/^Wonderful, well done!.* What small daily habit would you like to build\?/),

@@ -7,13 +7,22 @@ import {
   type OfflineStep,
 } from '../../llm/offline/offline-demo-provider.ts';
 import {
+  asksForChange,
   findAnchor,
   findClockTime,
   findDomain,
   impliedClockTime,
   isAffirmative,
   isNegative,
+  requestedTime,
 } from './offline-extractors.ts';
+import {
+  createdScheduleIn,
+  deletedScheduleIdsIn,
+  deliveryText,
+  listedSchedulesIn,
+  timeOf,
+} from './offline-schedule-replies.ts';
 import { DONE_POLL_QUESTION, INTENSITY_POLL_QUESTION, pickOption, stillOpen, type PollStep } from './polls.ts';
 
 const QUESTIONS: Record<string, (known: Record<string, string>) => string> = {
@@ -132,8 +141,11 @@ function greet(context: Context): OfflineStep {
 const GREETING = /^(hi|hello|hey|yo|hiya|good (morning|afternoon|evening))\b[\s!.,]*$/i;
 
 function intakeStep(text: string, context: Context): OfflineStep {
-  if (context.missing.length === 0)
+  if (context.missing.length === 0) {
+    const time = requestedTime(text);
+    if (time) return context.hasSchedule ? timeChangeStep(time) : saveTimeStep(time);
     return context.hasSchedule ? say('You are all set. Tell me how your habit goes anytime!') : planStep();
+  }
   if (GREETING.test(text.trim())) return say(`Hello! ${QUESTIONS[context.missing[0]!]?.(context.known) ?? ''}`.trim());
   const asking = context.missing[0]!;
   const found: Record<string, string> = {};
@@ -148,11 +160,20 @@ function intakeStep(text: string, context: Context): OfflineStep {
   return { text: '', toolCalls: [{ name: 'save_user_profile', arguments: found }] };
 }
 
+/** A new preferred time before any schedule exists: saved, then the plan follows from the complete profile. */
+function saveTimeStep(time: string): OfflineStep {
+  return { text: '', toolCalls: [{ name: 'save_user_profile', arguments: { preferred_time: time } }] };
+}
+
 function planStep(): OfflineStep {
   return { text: '', toolCalls: [{ name: 'generate_habit_prompt', arguments: { delivery_mode: 'immediate' } }] };
 }
 
 function feedbackStep(text: string, transcript: readonly LlmMessage[]): OfflineStep {
+  // The answer to "What got in the way?" is the barrier, in whatever words, unless it asks for a change.
+  const askedBarrier = transcript.at(-1)?.role === 'assistant' && transcript.at(-1)!.content === ASK_BARRIER;
+  const time = askedBarrier && !asksForChange(text) ? null : requestedTime(text);
+  if (time) return timeChangeStep(time);
   if (isAffirmative(text) && !isNegative(text)) {
     // "Done" (a poll answer) says nothing about what helped; a sentence might.
     const saysWhy = text.trim().split(/\s+/).length >= 4;
@@ -161,8 +182,6 @@ function feedbackStep(text: string, transcript: readonly LlmMessage[]): OfflineS
       toolCalls: saysWhy ? [{ name: 'save_user_profile', arguments: { last_motivator: text.trim() } }] : [],
     };
   }
-  // The answer to "What got in the way?" is the barrier, in whatever words.
-  const askedBarrier = transcript.at(-1)?.role === 'assistant' && transcript.at(-1)!.content === ASK_BARRIER;
   if (isNegative(text) || askedBarrier) {
     if (!askedBarrier && text.trim().split(/\s+/).length < 4) return say(ASK_BARRIER);
     const tweak = 'try an even smaller version of the habit right after your anchor';
@@ -180,37 +199,148 @@ function feedbackStep(text: string, transcript: readonly LlmMessage[]): OfflineS
   );
 }
 
+/**
+ * This turn's tool calls so far: `calls`, the last round's (name and action), `latest`, that round's
+ * results (what to do next), and `all`, the results of every round since the participant's message
+ * (what earlier rounds saved, generated or listed).
+ */
+function toolRounds(messages: LlmMessage[]): { calls: string[]; latest: string; all: string } {
+  const lastRound = messages.findLastIndex((message) => message.role === 'assistant');
+  const round = messages[lastRound];
+  const calls = (round?.role === 'assistant' ? (round.toolCalls ?? []) : []).map((call) => {
+    const action = /"action"\s*:\s*"([a-z]+)"/.exec(call.arguments)?.[1];
+    return action ? `${call.name}:${action}` : call.name;
+  });
+  const results = (from: number) =>
+    messages
+      .slice(from)
+      .filter((message) => message.role === 'tool')
+      .map((message) => message.content)
+      .join('\n');
+  const turnStart = messages.findLastIndex((message) => message.role === 'user') + 1;
+  return { calls, latest: results(lastRound + 1), all: results(turnStart) };
+}
+
 function afterTools(messages: LlmMessage[], context: Context): OfflineStep {
-  const results = messages
-    .slice(messages.findLastIndex((message) => message.role === 'assistant') + 1)
-    .map((message) => message.content);
-  const joined = results.join('\n');
-  for (const saved of joined.matchAll(/([a-z_]+) = "([^"]*)"/g)) context.known[saved[1]!] = saved[2]!;
-  if (/cannot generate a prompt yet/.test(joined))
+  const { calls, latest, all } = toolRounds(messages);
+  const stored = context.known.preferred_time;
+  for (const saved of all.matchAll(/([a-z_]+) = "([^"]*)"/g)) context.known[saved[1]!] = saved[2]!;
+  if (/cannot generate a prompt yet/.test(latest))
     return say(QUESTIONS[context.missing[0] ?? 'prompt_anchor']!(context.known));
-  const generated = /Generated prompt[^"]*"([^"]+)"/.exec(joined)?.[1];
-  if (generated) return scheduleStep(generated, context);
-  if (/Created schedule|Moved from/.test(joined)) return say('All set! Reply anytime to tell me how it went.');
-  const stillMissing = /Still missing: ([^.]+)\./.exec(joined)?.[1]?.split(', ')[0];
+  if (/Generated prompt/.test(latest)) return scheduleStep(context);
+  if (calls.includes('scheduler:list')) return rescheduleStep(latest, context, stored);
+  if (calls.includes('scheduler:create') || calls.includes('scheduler:delete')) {
+    const generated = /Generated prompt[^"]*"([^"]+)"/.exec(all)?.[1];
+    return generated ? firstScheduleReply(generated, latest, context) : timeChangedReply(latest, all, stored);
+  }
+  if (/Moved from/.test(latest)) return say('All set! Reply anytime to tell me how it went.');
+  const stillMissing = /Still missing: ([^.]+)\./.exec(latest)?.[1]?.split(', ')[0];
   if (stillMissing) return say(`Got it. ${QUESTIONS[stillMissing]?.(context.known) ?? 'Tell me more.'}`);
-  if (/intake profile is complete/.test(joined)) return context.hasSchedule ? say('Updated. Thanks!') : planStep();
+  if (/intake profile is complete/.test(latest)) return context.hasSchedule ? say('Updated. Thanks!') : planStep();
   return say('Thanks! Anything else you would like to change?');
 }
 
-function scheduleStep(prompt: string, context: Context): OfflineStep {
-  const time =
-    impliedClockTime(context.known.preferred_time ?? '') ??
-    impliedClockTime(context.known.prompt_anchor ?? '') ??
-    '09:00';
+/**
+ * The daily prompt's time: the preferred time the profile holds (a part of the day read as a clock
+ * time), else the anchor's part of the day, else 09:00, which the reply then says was a pick.
+ */
+function scheduleTime(known: Record<string, string>): { time: string; picked: boolean } {
+  const time = impliedClockTime(known.preferred_time ?? '') ?? impliedClockTime(known.prompt_anchor ?? '');
+  return time ? { time, picked: false } : { time: '09:00', picked: true };
+}
+
+/** Schedules the first daily prompt; the reply waits for the scheduler's result, which says when. */
+function scheduleStep(context: Context): OfflineStep {
   return {
-    text:
-      `Here is your first habit prompt: "${prompt}" I'll send you one every day at ${time}. ` +
-      'Reply anytime to tell me how it went!',
+    text: '',
     toolCalls: [
-      { name: 'scheduler', arguments: { action: 'create', type: 'fixed', fixed_time: time } },
+      {
+        name: 'scheduler',
+        arguments: { action: 'create', type: 'fixed', fixed_time: scheduleTime(context.known).time },
+      },
       { name: 'transition_state', arguments: { target_state: 'FEEDBACK' } },
     ],
   };
+}
+
+/** The first habit prompt, and when the daily ones come: as the scheduler reported it, or why not. */
+function firstScheduleReply(prompt: string, results: string, context: Context): OfflineStep {
+  const created = createdScheduleIn(results);
+  const first = `Here is your first habit prompt: "${prompt}"`;
+  if (!created) return say(`${first} I could not set up your daily prompts: ${toolErrorIn(results)}`);
+  const { time, picked } = scheduleTime(context.known);
+  const pick = picked ? ` You did not name a time of day, so I picked ${time}; tell me another time anytime.` : '';
+  return say(
+    `${first} Your daily prompts are set for ${deliveryText(created, 'first')}.${pick} ` +
+      'Reply anytime to tell me how it went!',
+  );
+}
+
+/**
+ * A new time for the daily prompt: save it as the preferred time, then see the schedules (the
+ * feedback module's context does not list them) to move them.
+ */
+function timeChangeStep(time: string): OfflineStep {
+  return {
+    text: '',
+    toolCalls: [
+      { name: 'save_user_profile', arguments: { preferred_time: time } },
+      { name: 'scheduler', arguments: { action: 'list' } },
+    ],
+  };
+}
+
+/**
+ * Moves the daily prompt to the preferred time: keeps a schedule already at it, deletes the others,
+ * creates one when none is.
+ */
+function rescheduleStep(listing: string, context: Context, stored: string | undefined): OfflineStep {
+  const time = impliedClockTime(context.known.preferred_time ?? '');
+  if (!time) return say('Sorry, I could not read that as a time of day. Could you give me one, like 6pm?');
+  const schedules = listedSchedulesIn(listing);
+  const kept = schedules.find((schedule) => schedule.fixedTime === time);
+  const toDelete = schedules.filter((schedule) => schedule !== kept);
+  if (kept && toDelete.length === 0) {
+    const saved =
+      stored === context.known.preferred_time ? ' Nothing changed.' : ` I saved ${time} as your preferred time.`;
+    return say(`Your daily prompt is already set for every day ${kept.when} (${kept.timezone}).${saved}`);
+  }
+  return {
+    text: '',
+    toolCalls: [
+      ...toDelete.map((schedule) => ({ name: 'scheduler', arguments: { action: 'delete', schedule_id: schedule.id } })),
+      ...(kept ? [] : [{ name: 'scheduler', arguments: { action: 'create', type: 'fixed', fixed_time: time } }]),
+    ],
+  };
+}
+
+/** What a change of time did, as the tools reported it: the schedule moved, the preferred time saved. */
+function timeChangedReply(results: string, all: string, stored: string | undefined): OfflineStep {
+  const listed = listedSchedulesIn(all);
+  const deletedIds = new Set(deletedScheduleIdsIn(results));
+  const deleted = listed.filter((schedule) => deletedIds.has(schedule.id));
+  const created = createdScheduleIn(results);
+  const error = /Error: /.test(results) ? ` Something went wrong on the way: ${toolErrorIn(results)}` : '';
+  const savedTime = /preferred_time = "([^"]*)"/.exec(all)?.[1];
+  const profile = savedTime ? ` Your preferred time is now ${savedTime}${stored ? ` (it was ${stored})` : ''}.` : '';
+  if (!created) {
+    const kept = listed.find((schedule) => !deletedIds.has(schedule.id));
+    const removed = deleted.map(timeOf).join(' and ');
+    const now = kept ? ` Your daily prompt is set for every day ${kept.when} (${kept.timezone}).` : '';
+    return say(
+      `${removed ? `I removed your daily prompt at ${removed}.` : 'I changed no schedule.'}${now}${profile}${error}`,
+    );
+  }
+  const change =
+    deleted.length > 0
+      ? `Okay, I moved your daily prompt from ${deleted.map(timeOf).join(' and ')} to ${timeOf(created)}.`
+      : `Okay, your daily prompt is now at ${timeOf(created)}.`;
+  return say(`${change} It is set for ${deliveryText(created, 'next')}.${profile}${error}`);
+}
+
+/** The first tool error of a round's results, without its "Error: " prefix. */
+function toolErrorIn(results: string): string {
+  return /Error: (.+)/.exec(results)?.[1] ?? 'the scheduler did not say why.';
 }
 
 /** The prompt generator's call (no tools): "After <anchor>, <tiny action> for <why>." */
