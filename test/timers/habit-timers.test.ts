@@ -5,6 +5,7 @@ import type { LlmRequest } from '../../src/llm/llm-provider.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
 import { waitFor } from '../kit/wait-for.ts';
+import type { VirtualClock } from '../../src/timers/virtual-clock.ts';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -18,6 +19,7 @@ const isGenerator = (request: LlmRequest) =>
   request.messages[0]?.content.startsWith('You write one short daily habit prompt');
 /** The prompt generator's model is down (503) while this is set. */
 const generator = { down: false };
+const PROMPT = 'After coffee, walk around the block.';
 const OUTAGE = new AppError('llm_unavailable', 'the model server answered 503', { fault: 'system', retryable: true });
 
 /** A model that saves a complete profile and creates the schedule the test asks for, then chats. */
@@ -231,8 +233,23 @@ describe('habit timers on the virtual clock', () => {
     expect(texts().filter((text) => text === 'After coffee, walk around the block.')).toHaveLength(2);
   });
 
+  it('skips a daily prompt found more than 2 h late (the server was down) and arms the next; 1 h 40 late goes out', async () => {
+    const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
+    await say('set me up');
+    const clock = server!.clock as VirtualClock;
+    // The server was down from before 07:50 local until 10:00: the clock moves on without firing.
+    clock.set(new Date('2026-06-02T14:00:00Z'));
+    await advance({ advance: '1m' });
+    expect(texts()).not.toContain(PROMPT);
+    const timers = (await server!.request('GET', `/conversation/participants/${id}/timers`)).body.result;
+    expect(timers).toEqual([expect.objectContaining({ kind: 'daily-prompt', due_at: '2026-06-03T11:50:00.000Z' })]);
+    // Down again until 09:30 the next day: late, but within the two hours, it goes out.
+    clock.set(new Date('2026-06-03T13:30:00Z'));
+    await advance({ advance: '1m' });
+    expect(texts().filter((text) => text === PROMPT)).toHaveLength(1);
+  });
+
   it('a prompt due while the model is down goes out when back; after 30 min down, the last good prompt', async () => {
-    const PROMPT = 'After coffee, walk around the block.';
     const prompts = () => server!.sink.to(PHONE).filter((message) => message.text === PROMPT);
     const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
     await say('set me up');

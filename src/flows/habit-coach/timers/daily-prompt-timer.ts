@@ -24,6 +24,12 @@ export const FALLBACK_PROMPT = "It's time for your daily habit. A small step tod
  * then it is retried, and the try that would end later sends the last good prompt instead.
  */
 export const PROMPT_LATEST_MS = 30 * 60_000;
+/**
+ * How late a prompt may still go out at all: one found due later than this (the server was down
+ * for hours) would reach the participant at a time they did not choose, at night perhaps. It is
+ * skipped, said in the log, and the schedule's next prompt is armed.
+ */
+export const PROMPT_STALE_MS = 2 * 60 * 60_000;
 
 /** The timer row that fires a schedule's next prompt after `after` (a new draw for a random window). */
 export function dailyPromptTimer(
@@ -80,8 +86,20 @@ export function dailyPromptTimerKind(deps: HabitTimerDeps) {
           (candidate) => candidate.id === scheduleId,
         );
         if (!schedule) return;
-        const profile = (await deps.store.getProfile(participant.id)) ?? emptyProfile(participant.id, context.now);
         const meantFor = dueAt ? Date.parse(dueAt) : timer.dueAt.getTime(); // rows armed before 2026-11-25 lack it
+        if (deps.clock.now().getTime() > meantFor + PROMPT_STALE_MS) {
+          deps.logger.warn(
+            { timerId: timer.id, participantId: participant.id, meantFor: new Date(meantFor).toISOString() },
+            'daily prompt skipped: found due hours late; the next one is armed',
+          );
+          await whileStillActive(deps, participant.id, async (tx) => {
+            const current = (await tx.listSchedules(participant.id)).find((candidate) => candidate.id === scheduleId);
+            if (current) await tx.scheduleTimer(dailyPromptTimer(current, conversation.id, deps.clock.now(), deps));
+            await context.complete(tx);
+          });
+          return;
+        }
+        const profile = (await deps.store.getProfile(participant.id)) ?? emptyProfile(participant.id, context.now);
         const waitForModel = context.retryAt !== null && context.retryAt.getTime() <= meantFor + PROMPT_LATEST_MS;
         const prompt = await generatePrompt(deps, participant, profile, { signal: context.signal, waitForModel });
         await whileStillActive(deps, participant.id, async (tx) => {
