@@ -405,7 +405,8 @@ export class ParticipantService {
    * after the goodbye (one another process is sending can). Of removals that race, the one that
    * deletes says goodbye; the others find no participant.
    */
-  async remove(id: string): Promise<void> {
+  /** Deletes the participant with their conversation, whose id it returns (null: they had none). */
+  async remove(id: string): Promise<string | null> {
     const participant = await this.get(id);
     const conversation = await this.#deps.store.findConversationByParticipant(id);
     const work = async () => {
@@ -414,6 +415,7 @@ export class ParticipantService {
       await this.#sendGoodbye(participant, conversation);
     };
     await (conversation ? this.#deps.engine.exclusive(conversation.id, work) : work());
+    return conversation?.id ?? null;
   }
 
   async #sendGoodbye(participant: Participant, conversation: Conversation | undefined): Promise<void> {

@@ -22,6 +22,8 @@ export async function attachReplaying(
   let buffered: SessionEvent[] | null = [];
   const unsubscribe = source.subscribe(conversationId, (event) => {
     if (buffered) buffered.push(event);
+    // Outside the log (seq 0: the conversation's end), it has no place to keep in the order.
+    else if (event.seq === 0) send(event);
     else if (event.seq > lastSent) {
       lastSent = event.seq;
       send(event);

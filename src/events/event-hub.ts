@@ -257,6 +257,19 @@ export class EventHub {
    * Replays from `cursor`, then follows live: `send` sees each event once, in seq order.
    * Returns the unsubscribe function.
    */
+  /**
+   * The conversation is gone (deleted with its participant): `last` goes to each of its listeners
+   * here, which are then let go (a socket closes on it). The stream's own state is left to age out.
+   */
+  end(conversationId: string, last: SessionEvent): void {
+    const stream = this.#streams.get(conversationId);
+    if (!stream || stream.listeners.size === 0) return;
+    const listeners = [...stream.listeners];
+    stream.listeners.clear();
+    this.#options.following(conversationId, false);
+    for (const listener of listeners) listener(last);
+  }
+
   async attach(conversationId: string, cursor: number | null, send: EventListener): Promise<() => void> {
     return attachReplaying(this, conversationId, cursor, send);
   }

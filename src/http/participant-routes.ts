@@ -3,6 +3,8 @@ import { AppError } from '../core/errors.ts';
 import { canonicalPhone, phoneExtension, type PhoneRegion } from '../core/phone.ts';
 import { canonicalTimeZone } from '../core/time-zone.ts';
 import type { ParticipantService } from '../engine/participant-service.ts';
+import type { EventHub } from '../events/event-hub.ts';
+import { conversationGone } from './session-stream.ts';
 import { participantTimerQueries } from '../store/participant-timers-queries.ts';
 import type { Store } from '../store/store.ts';
 import { z } from 'zod';
@@ -30,6 +32,8 @@ import { resource } from './resource.ts';
 export interface ParticipantRouteDeps {
   participants: ParticipantService;
   store: Store;
+  /** Told when a participant's conversation is deleted, for its live streams. */
+  events: Pick<EventHub, 'end'>;
   /** National-format numbers are read in this region; undefined = international only. */
   phoneRegion?: PhoneRegion | undefined;
 }
@@ -173,7 +177,9 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
         params: jsonSchema(participantParams),
       },
       handler: async (request) => {
-        await participants.remove(idOf(request.params));
+        const conversationId = await participants.remove(idOf(request.params));
+        // Its live streams here are told, and closed: they would otherwise wait for ever.
+        if (conversationId) deps.events.end(conversationId, conversationGone(conversationId));
         return ok('Participant deleted successfully');
       },
     },

@@ -68,6 +68,16 @@ function clientOnly(conversationId: string) {
   };
 }
 
+/** The last event of a stream whose conversation was deleted: the stream closes after it. */
+export function conversationGone(conversationId: string): SessionEvent {
+  return errorEvent(
+    conversationId,
+    new AppError('not_found', `conversation ${conversationId} was deleted with its participant`, { field: 'id' }),
+  );
+}
+
+const isGone = (event: SessionEvent) => event.type === 'error' && event.seq === 0 && event.data.code === 'not_found';
+
 export function errorEvent(conversationId: string, error: unknown): SessionEvent {
   const appError = error instanceof AppError ? error : new AppError('internal', 'internal error');
   const { code, message, field } = errorBody(appError);
@@ -92,6 +102,10 @@ export function streamToSocket(
       return;
     }
     socket.send(JSON.stringify(event));
+    if (isGone(event)) {
+      closed = true;
+      socket.close(1008, 'not_found');
+    }
   };
   // One replay at a time: resync frames that arrive during one are folded into the latest.
   let wanted: { from: number | null } | null = null;
@@ -251,6 +265,10 @@ export async function streamToSse(
     // A capped replay's resync points the client's resume cursor at where the replay stopped.
     const id = event.type === 'resync' ? (event.data.nextCursor ?? event.seq) : event.seq;
     raw.write(`id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    if (isGone(event)) {
+      stop();
+      raw.end();
+    }
   };
   raw.on('close', stop);
   try {

@@ -312,6 +312,17 @@ describe('session event stream over a real WebSocket', () => {
     expect(refused.body).toMatchObject({ code: 'invalid_request', field: 'conversation' });
   });
 
+  it('tells a socket its participant was deleted, then closes it (it waited for ever)', async () => {
+    const id = await start(() => ({ text: 'ok' }));
+    const client = await connect(id, '?lastEventId=0');
+    await client.waitFor((event) => event.type === 'resync', 'the snapshot');
+    expect((await server!.request('DELETE', `/conversation/participants/${id}`)).status).toBe(200);
+    expect(await client.closed()).toBe(1008);
+    expect(client.of('error').map((event) => (event.type === 'error' ? event.data : null))).toEqual([
+      { code: 'not_found', field: 'id' },
+    ]);
+  });
+
   it('reads an empty ?lastEventId= as no cursor: a snapshot, not a replay of everything', async () => {
     const id = await start(() => ({ text: 'ok' }));
     const client = await connect(id, '?lastEventId=');
