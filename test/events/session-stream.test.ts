@@ -351,6 +351,19 @@ describe('the other transports', () => {
     expect(ids.slice(0, -1)).toEqual(consecutive(3, ids.length - 1));
   });
 
+  it("SSE: a deleted participant's stream ends with a not_found error", async () => {
+    const id = await start(() => ({ text: 'ok' }));
+    const response = await fetch(`${server!.url}/api/conversations/${id}/stream`);
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes('event: resync')) text += (await reader.read()).value ?? '';
+    expect((await server!.request('DELETE', `/conversation/participants/${id}`)).status).toBe(200);
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += chunk.value;
+    expect(text.trimEnd().split('\n\n').at(-1)).toMatch(
+      /^id: 0\nevent: error\ndata: .*"code":"not_found","field":"id"/,
+    );
+  });
+
   it('timer-sent messages reach the stream as finals outside any turn', async () => {
     const id = await start(() => ({ text: 'ok' }), { CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z' });
     const client = await connect(id, '?lastEventId=0');
