@@ -233,7 +233,7 @@ describe('habit timers on the virtual clock', () => {
     expect(texts().filter((text) => text === 'After coffee, walk around the block.')).toHaveLength(2);
   });
 
-  it('skips a daily prompt found more than 2 h late (the server was down) and arms the next; 1 h 40 late goes out', async () => {
+  it('skips a daily prompt found over 2 h late (the server was down), arms the next; 1 h 40 late is sent', async () => {
     const id = await start({ type: 'fixed', fixed_time: '08:00' }, '2026-06-01T12:00:00Z');
     await say('set me up');
     const clock = server!.clock as VirtualClock;
