@@ -43,7 +43,15 @@ export interface Database {
     due_date: string;
     status: string;
   };
-  crm_tickets: { id: string; customer_id: string | null; reason: string; created_at: number };
+  /** `conversation_id` and `phone` (migration 026): where the ticket was opened, the number to call back. */
+  crm_tickets: {
+    id: string;
+    customer_id: string | null;
+    reason: string;
+    created_at: number;
+    conversation_id: string | null;
+    phone: string | null;
+  };
   flow_states: { conversation_id: string; data: string; updated_at: number };
   /** `person`: whose note it is (migration 016); null for a session nobody is known for. */
   assistant_notes: { id: string; conversation_id: string; person: string | null; text: string; created_at: number };

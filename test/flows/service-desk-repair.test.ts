@@ -278,8 +278,9 @@ describe('service desk repair (offline demo model)', () => {
     expect(await text('the second')).toMatch(
       /Shall I move your Quarterly pest control .* to Tuesday, June 2, 1:00–3:00 PM/,
     );
+    // Thursday's morning window is the visit's own time: not offered, so "Thursday" is the afternoon.
     expect(await text('no, Thursday')).toMatch(
-      /Shall I move your Quarterly pest control .* to Thursday, June 4, 9:00–11:00 AM/,
+      /Shall I move your Quarterly pest control .* to Thursday, June 4, 1:00–3:00 PM/,
     );
     expect(await text('cancel that')).toMatch(/left everything as it was/);
   });

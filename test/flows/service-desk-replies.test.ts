@@ -99,6 +99,18 @@ describe('no internal text in any reply', () => {
         '+14155550100 1234',
       ],
       ['4155550100 94107', 'Schedule another appointment', 'no', 'what?', 'no', 'I want a person'],
+      [
+        'I want a refund',
+        "it's an emergency, send someone today",
+        '🐜🐜🐜',
+        '415-555-0100 and 11111',
+        '415-555-0100 and 22222',
+        '415-555-0100 and 33333',
+        'I want a person',
+        '000 000 0000',
+        '415 555 0199',
+        'hello?',
+      ],
     ]);
     expect(all.length).toBeGreaterThan(40);
     expect(leaks(all)).toEqual([]);

@@ -70,7 +70,8 @@ describe('service desk resync view', () => {
           { position: 2, label: 'Tuesday, June 2, 1:00–3:00 PM' },
           { position: 3, label: 'Wednesday, June 3, 9:00–11:00 AM' },
           { position: 4, label: 'Wednesday, June 3, 1:00–3:00 PM' },
-          { position: 5, label: 'Thursday, June 4, 9:00–11:00 AM' },
+          // Not Thursday 9:00–11:00 AM: the caller's own visit is then.
+          { position: 5, label: 'Thursday, June 4, 1:00–3:00 PM' },
         ],
       },
       confirmation: {

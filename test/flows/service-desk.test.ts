@@ -72,14 +72,17 @@ describe('service desk (offline policy, demo CRM)', () => {
     },
   );
 
-  it('offers a person after three wrong ZIP codes', async () => {
+  it('offers a call back after three wrong ZIP codes, asking for the number to call', async () => {
     const { say } = await session();
     await say('I want to see my bill');
     await say('415-555-0100 and 11111');
     await say('415-555-0100 and 22222');
     const third = await say('415-555-0100 and 33333');
-    expect(third).toMatch(/connect you with a person/);
-    expect(await say('yes please, a person')).toMatch(/ticket number is tkt_/);
+    expect(third).toMatch(/A member of our team can call you back: what phone number should they call\?/);
+    const asked = await say('yes please, a person');
+    expect(asked).toMatch(/What phone number should they call\?/);
+    expect(asked).not.toMatch(/ticket|will call/);
+    expect(await say('+1 415 555 0199')).toMatch(/will call you back\. Your ticket number is tkt_/);
   });
 
   it(
@@ -91,8 +94,9 @@ describe('service desk (offline policy, demo CRM)', () => {
       expect(await state()).toBe('PendingEscalationConfirmation');
       const fourth = await say('415-555-0100 and 94107');
       expect(fourth).not.toMatch(/verified|\$129/);
-      expect(fourth).toMatch(/connect you with a person/);
-      expect(await say('yes')).toMatch(/ticket number is tkt_/);
+      expect(fourth).toMatch(/A member of our team can call you back/);
+      expect(await say('yes')).toMatch(/What phone number should they call\?/);
+      expect(await say('415 555 0199')).toMatch(/ticket number is tkt_/);
       expect(await say('415-555-0100 and 94107')).not.toMatch(/verified|\$129/);
     },
   );
@@ -240,7 +244,8 @@ describe('service desk (offline policy, demo CRM)', () => {
       const { id, say, state } = await session();
       await say('4155550100 94107');
       expect(await say('Schedule another appointment')).toMatch(/Is the visit for 123 Market St/);
-      expect(await say('no')).toMatch(/Shall I connect you\?/);
+      // A verified caller: the team calls the number on the account, so no number is asked for.
+      expect(await say('no')).toMatch(/a member of our team can call you back to change it\. Shall I arrange that\?/);
       expect(await state()).toBe('PendingEscalationConfirmation');
       expect(await say('yes')).toMatch(/ticket number is tkt_/);
       expect(await state()).toBe('Completed');

@@ -141,10 +141,49 @@ export function crmContract(store: () => Store): void {
       expect(await store().getFlowState(c.id)).toEqual({ state: 'Cancelled' });
     });
 
-    it('opens escalation tickets', async () => {
+    it('opens escalation tickets with the conversation, the number to call back and the given time', async () => {
       const crm = await seeded();
-      const ticket = await crm.createTicket(null, 'wrong ZIP three times');
+      const createdAt = new Date('2026-06-01T17:00:00Z');
+      const ticket = await crm.createTicket({
+        customerId: null,
+        reason: 'wrong ZIP three times',
+        conversationId: 'conv_1',
+        phone: '+14155550199',
+        createdAt,
+      });
       expect(ticket.id).toMatch(/^tkt_/);
+      const stored = await store()
+        .extend((ctx) => ({ ticket: () => ctx.db.selectFrom('crm_tickets').selectAll().execute() }))
+        .ops.ticket();
+      expect(stored).toEqual([
+        {
+          id: ticket.id,
+          customer_id: null,
+          reason: 'wrong ZIP three times',
+          conversation_id: 'conv_1',
+          phone: '+14155550199',
+          created_at: createdAt.getTime(),
+        },
+      ]);
+    });
+
+    it("leaves out windows overlapping the customer's scheduled appointments, and refuses to book them", async () => {
+      const crm = await seeded();
+      // Alex's quarterly visit is on June 4, 9:00-11:00.
+      const all = await crm.availableSlots('2026-06-04', '2026-06-04', 5);
+      expect(all.map((s) => s.windowStart)).toEqual(['09:00', '13:00']);
+      const free = await crm.availableSlots('2026-06-04', '2026-06-04', 5, { freeFor: 'cus_alex' });
+      expect(free.map((s) => s.windowStart)).toEqual(['13:00']);
+      expect((await crm.availableSlots('2026-06-04', '2026-06-04', 5, { freeFor: 'cus_sam' })).length).toBe(2);
+      await expect(crm.createAppointment('cus_alex', all[0]!.id, null)).rejects.toMatchObject({ code: 'overlaps' });
+      await expect(crm.rescheduleAppointment('cus_alex', 'apt_alex_2', all[0]!.id)).rejects.toMatchObject({
+        code: 'overlaps',
+      });
+      // Refused, the window stays free; moving the visit within its own window's day is no overlap with itself.
+      expect((await crm.availableSlots('2026-06-04', '2026-06-04', 5)).length).toBe(2);
+      expect(await crm.rescheduleAppointment('cus_alex', 'apt_alex_1', all[1]!.id)).toMatchObject({
+        windowStart: '13:00',
+      });
     });
   });
 }

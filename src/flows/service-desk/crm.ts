@@ -49,8 +49,13 @@ export const invoiceSchema = z.object({
 });
 export type Invoice = z.infer<typeof invoiceSchema>;
 
+/**
+ * Why the CRM refused a change (nothing changed): `not_available`, the window was taken;
+ * `overlaps`, the customer already has an appointment in that window; `not_scheduled`, the
+ * appointment was cancelled or done meanwhile.
+ */
 export class CrmError extends Error {
-  readonly code: 'not_found' | 'not_yours' | 'not_available' | 'not_scheduled';
+  readonly code: 'not_found' | 'not_yours' | 'not_available' | 'not_scheduled' | 'overlaps';
   constructor(code: CrmError['code'], message: string) {
     super(message);
     this.name = 'CrmError';
@@ -64,14 +69,33 @@ export interface Crm {
   getCustomer(id: string): Promise<Customer | undefined>;
   /** Scheduled appointments on or after `fromDate` (YYYY-MM-DD), soonest first. */
   upcomingAppointments(customerId: string, fromDate: string, limit: number): Promise<Appointment[]>;
-  /** Free slots from `fromDate` to `toDate` inclusive, soonest first. */
-  availableSlots(fromDate: string, toDate: string, limit: number): Promise<Slot[]>;
+  /**
+   * Free slots from `fromDate` to `toDate` inclusive, soonest first; with `freeFor`, only those
+   * overlapping none of that customer's scheduled appointments.
+   */
+  availableSlots(fromDate: string, toDate: string, limit: number, options?: { freeFor?: string }): Promise<Slot[]>;
   /** Throws `CrmError` unless the appointment is the customer's and scheduled. */
   cancelAppointment(customerId: string, appointmentId: string): Promise<Appointment>;
-  /** Moves the appointment to the slot (which stops being free); the old window becomes free again. */
+  /**
+   * Moves the appointment to the slot (which stops being free); the old window becomes free again.
+   * `CrmError` `overlaps` when the customer has another appointment in that window.
+   */
   rescheduleAppointment(customerId: string, appointmentId: string, slotId: string): Promise<Appointment>;
+  /** `CrmError` `not_available` when the slot was taken, `overlaps` when the customer has an appointment then. */
   createAppointment(customerId: string, slotId: string, notes: string | null): Promise<Appointment>;
   openInvoices(customerId: string): Promise<Invoice[]>;
-  /** A ticket for a human to call back; returns its id. */
-  createTicket(customerId: string | null, reason: string): Promise<{ id: string }>;
+  /** A ticket for a person to call the caller back; returns its id. */
+  createTicket(ticket: NewTicket): Promise<{ id: string }>;
+}
+
+export interface NewTicket {
+  /** The verified customer, or null. */
+  customerId: string | null;
+  reason: string;
+  /** The conversation it was opened in: what the caller said. */
+  conversationId: string;
+  /** E.164: the number a person calls back. */
+  phone: string;
+  /** The server's clock (virtual with `CLOCK=virtual`), never the wall clock. */
+  createdAt: Date;
 }

@@ -33,6 +33,20 @@ export function demoCrmQueries(ctx: QueryContext): DemoCrm {
     if (Number(result.numUpdatedRows) !== 1) throw new CrmError('not_available', `slot ${slotId} is not available`);
     return await q.selectFrom('crm_slots').selectAll().where('id', '=', slotId).executeTakeFirstOrThrow();
   };
+  /** Refuses a window the customer already has an appointment in (but `moving`, the one being moved). */
+  const refuseOverlap = async (q: typeof db, customerId: string, slot: Row<'crm_slots'>, moving?: string) => {
+    let clash = q
+      .selectFrom('crm_appointments')
+      .select('id')
+      .where('customer_id', '=', customerId)
+      .where('status', '=', 'scheduled')
+      .where('date', '=', slot.date)
+      .where('window_start', '<', slot.window_end)
+      .where('window_end', '>', slot.window_start);
+    if (moving) clash = clash.where('id', '!=', moving);
+    const found = await clash.executeTakeFirst();
+    if (found) throw new CrmError('overlaps', `slot ${slot.id} overlaps appointment ${found.id}`);
+  };
 
   return {
     async findCustomersByPhone(phone) {
@@ -57,17 +71,30 @@ export function demoCrmQueries(ctx: QueryContext): DemoCrm {
         .execute();
       return rows.map(toAppointment);
     },
-    async availableSlots(fromDate, toDate, limit) {
-      const rows = await db
+    async availableSlots(fromDate, toDate, limit, options = {}) {
+      const { freeFor } = options;
+      let query = db
         .selectFrom('crm_slots')
-        .selectAll()
+        .selectAll('crm_slots')
         .where('available', '=', 1)
         .where('date', '>=', fromDate)
-        .where('date', '<=', toDate)
-        .orderBy('date')
-        .orderBy('window_start')
-        .limit(limit)
-        .execute();
+        .where('date', '<=', toDate);
+      // Windows (HH:MM, compared as text) overlapping one of the customer's scheduled appointments.
+      if (freeFor)
+        query = query.where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('crm_appointments as a')
+                .select('a.id')
+                .where('a.customer_id', '=', freeFor)
+                .where('a.status', '=', 'scheduled')
+                .whereRef('a.date', '=', 'crm_slots.date')
+                .whereRef('a.window_start', '<', 'crm_slots.window_end')
+                .whereRef('a.window_end', '>', 'crm_slots.window_start'),
+            ),
+          ),
+        );
+      const rows = await query.orderBy('date').orderBy('window_start').limit(limit).execute();
       return rows.map(toSlot);
     },
     cancelAppointment: (customerId, appointmentId) =>
@@ -82,6 +109,7 @@ export function demoCrmQueries(ctx: QueryContext): DemoCrm {
       ctx.atomic(async ({ db: tx }) => {
         const row = await appointmentOf(customerId, appointmentId, tx);
         const slot = await takeSlot(tx, slotId);
+        await refuseOverlap(tx, customerId, slot, row.id);
         if (row.slot_id)
           await tx.updateTable('crm_slots').set({ available: 1 }).where('id', '=', row.slot_id).execute();
         const moved = {
@@ -107,6 +135,7 @@ export function demoCrmQueries(ctx: QueryContext): DemoCrm {
           .executeTakeFirst();
         if (!customer) throw new CrmError('not_found', `customer ${customerId} does not exist`);
         const slot = await takeSlot(tx, slotId);
+        await refuseOverlap(tx, customerId, slot);
         const row = {
           id: newId('apt'),
           customer_id: customerId,
@@ -132,11 +161,18 @@ export function demoCrmQueries(ctx: QueryContext): DemoCrm {
         .execute();
       return rows.map(toInvoice);
     },
-    async createTicket(customerId, reason) {
+    async createTicket({ customerId, reason, conversationId, phone, createdAt }) {
       const id = newId('tkt');
       await db
         .insertInto('crm_tickets')
-        .values({ id, customer_id: customerId, reason, created_at: Date.now() })
+        .values({
+          id,
+          customer_id: customerId,
+          reason,
+          conversation_id: conversationId,
+          phone,
+          created_at: createdAt.getTime(),
+        })
         .execute();
       return { id };
     },

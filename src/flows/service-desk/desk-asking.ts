@@ -1,4 +1,4 @@
-import { transition, verificationLocked, type Dialog, type DialogEvent } from './dialog.ts';
+import { transition, verificationLocked, type Dialog, type DialogEvent, type EscalationReason } from './dialog.ts';
 import type { GateDecision } from './gate.ts';
 import { CONFIRM_QUESTIONS, doneNote, INTENT_PHRASES, OFFER_PERSON, type Facts } from './desk-prompts.ts';
 import type { Ledger } from './desk-ledger.ts';
@@ -18,6 +18,13 @@ const NOT_OFFERED = {
   appointments: (purpose: string) =>
     `What the caller picked is not one of their appointments listed: say so, list them below again and ask ` +
     `which one to ${purpose}.`,
+};
+/** Verification asked for again (a reply that answered nothing): it acknowledges no request, since none was made. */
+const VERIFY_FIRST = {
+  phone: 'Before anything else, ask for the phone number and ZIP code on the account to verify the caller.',
+  zip:
+    'Before anything else, ask for the 5-digit ZIP code on the account to verify the caller (their phone number ' +
+    'is already known).',
 };
 const VERIFY_AGAIN_ZIP =
   'Verification failed. Ask again for the 5-digit ZIP code on the account, or for the phone number on the account ' +
@@ -71,25 +78,38 @@ export class AskingTurn {
         'Ask for the phone number on the account, with the ZIP code: no valid phone number was given.',
       );
     this.apply({ type: 'verification_failed' });
-    if (this.dialog.state === 'PendingEscalationConfirmation') this.facts.notes.push(OFFER_PERSON.verification_failed);
+    if (this.dialog.state === 'PendingEscalationConfirmation') this.offerPerson('verification_failed');
     else if (this.env.callerPhone) this.facts.notes.push(VERIFY_AGAIN_ZIP);
     else this.facts.notes.push('Verification failed. Ask again for the phone number and ZIP code on the account.');
   }
 
   /**
-   * Asks the caller to verify (only for the ZIP when their phone is known), or once they have
+   * Asks the caller to verify (only for the ZIP when their phone is known), acknowledging the
+   * request they just made, or (`acknowledging` false) as the question still open; once they have
    * used up their attempts, offers a person.
    */
-  protected askToVerify(): void {
-    if (!verificationLocked(this.dialog))
+  protected askToVerify(acknowledging = true): void {
+    if (!verificationLocked(this.dialog)) {
+      const zipOnly = this.env.callerPhone !== null;
+      if (!acknowledging) return void this.facts.notes.push(zipOnly ? VERIFY_FIRST.zip : VERIFY_FIRST.phone);
       return void this.facts.notes.push(
-        this.env.callerPhone
+        zipOnly
           ? ASK_ZIP
           : 'Ask for the phone number and ZIP code on the account to verify the caller, acknowledging what they ' +
               'asked.',
       );
+    }
     if (this.apply({ type: 'escalation_offered', reason: 'verification_failed' }))
-      this.facts.notes.push(OFFER_PERSON.verification_failed);
+      this.offerPerson('verification_failed');
+  }
+
+  /**
+   * Offers a person, who calls back: asked for the number to call when none is known (the
+   * channel's, the session's, or the verified account's).
+   */
+  protected offerPerson(reason: EscalationReason): void {
+    const known = this.env.callerPhone !== null || this.dialog.customerId !== null;
+    this.facts.notes.push(OFFER_PERSON[reason][known ? 'known' : 'unknown']);
   }
 
   protected async askAddress(): Promise<void> {
@@ -106,9 +126,9 @@ export class AskingTurn {
     const { presented } = this.env;
     if (CONFIRM_QUESTIONS[state]) this.confirmQuestion();
     else if (state === 'DisambiguatingIntent') this.askWhich();
-    else if (state === 'CollectingVerification' && this.dialog.pendingIntent) this.askToVerify();
-    else if (state === 'PendingEscalationConfirmation')
-      this.facts.notes.push(OFFER_PERSON[this.dialog.escalationReason ?? 'address_change']);
+    // Nothing is done for an unverified caller before verifying (policies aside): that is the open question.
+    else if (state === 'CollectingVerification') this.askToVerify(false);
+    else if (state === 'PendingEscalationConfirmation') this.offerPerson(this.dialog.escalationReason ?? 'requested');
     else if (state === 'PendingScheduleDetails') await this.askAddress();
     else if (state === 'PresentingAppointments' && purpose && presented.appointments.length > 0) {
       this.facts.appointments = presented.appointments;

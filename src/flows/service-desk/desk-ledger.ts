@@ -62,15 +62,16 @@ export class Ledger {
 
   /**
    * Runs a side effect through `commit` (see `CommitChange`): `work` makes the change and says the
-   * dialog past it. Undefined when the CRM refused (nothing changed, nothing saved); any other
-   * failure is thrown, since only the stored dialog can then say whether the change happened.
+   * dialog past it. `refused`, with the CRM's code, when the CRM refused (nothing changed, nothing
+   * saved); any other failure is thrown, since only the stored dialog can then say whether the
+   * change happened.
    */
   async change(
     tool: DeskTool,
     input: unknown,
     commit: CommitChange,
     work: (crm: Crm) => Promise<{ output: unknown; dialog: Dialog }>,
-  ): Promise<{ output: unknown; dialog: Dialog } | undefined> {
+  ): Promise<{ status: 'done'; output: unknown; dialog: Dialog } | { status: 'refused'; code: CrmError['code'] }> {
     const call = this.#start(tool, input);
     const started = this.#context.elapsed();
     try {
@@ -84,10 +85,10 @@ export class Ledger {
         return { value: { output: parsed, dialog, audit }, dialog, audit };
       });
       this.#record(settled.audit);
-      return settled;
+      return { status: 'done', output: settled.output, dialog: settled.dialog };
     } catch (error) {
       this.#record(this.#entry(call, started, failure(error)));
-      if (error instanceof CrmError) return undefined;
+      if (error instanceof CrmError) return { status: 'refused', code: error.code };
       throw error;
     }
   }

@@ -22,11 +22,64 @@ export const CONFIRM_QUESTIONS: Partial<Record<DialogState, string>> = {
   PendingScheduleConfirmation: 'Ask the caller to confirm booking a visit in the selected window (yes or no).',
 };
 
-/** How a person is offered, by why. */
-export const OFFER_PERSON: Record<EscalationReason, string> = {
-  address_change:
-    'We can only book at the address on file; offer to connect the caller with a person to change it (yes or no).',
-  verification_failed: 'The caller could not be verified; offer to connect them with a person (yes or no).',
+/** A person was asked for (or a yes given to one) and there is no number to call back: the caller is asked for it. */
+export const ASK_CALLBACK =
+  'A person from our team can call the caller back, but no phone number is known: ask for the number to call.';
+export const NOT_A_PHONE =
+  'What the caller gave for a call back is not a phone number: ask again for the number our team should call.';
+
+/**
+ * How a person is offered, by why: a person calls back, so without a number known to call
+ * (`unknown`) the caller is asked for one, and nothing is promised until a ticket carries it.
+ */
+export const OFFER_PERSON: Record<EscalationReason, { known: string; unknown: string }> = {
+  address_change: {
+    known:
+      'We can only book at the address on file; offer to have a person from our team call the caller back to ' +
+      'change it (yes or no).',
+    unknown:
+      'We can only book at the address on file; offer to have a person from our team call the caller back to ' +
+      'change it, asking for the phone number to call (none is known), or no.',
+  },
+  verification_failed: {
+    known: 'The caller could not be verified; offer to have a person from our team call them back (yes or no).',
+    unknown:
+      'The caller could not be verified; offer to have a person from our team call them back, asking for the ' +
+      'phone number to call (none is known), or no.',
+  },
+  requested: {
+    known: 'Ask the caller to confirm that a person from our team should call them back (yes or no).',
+    unknown: ASK_CALLBACK,
+  },
+};
+
+/** What the desk can do, for a caller who asked for something else. */
+const CAN_DO =
+  'tell them about their appointments, book a new visit, move or cancel one, go over their bill, answer ' +
+  'questions about our policies, or have a person from our team call them back';
+/** A request no tool carries out (a refund, a same-day visit): said so, never taken for another. */
+export const UNSUPPORTED =
+  'The caller asked for something this desk cannot do: say plainly that it cannot be done here (never that it ' +
+  `will be, nor that you understood more than that), and that you can ${CAN_DO}.`;
+/** A turn in which nothing was proposed, looked up or done, and no question is pending. */
+export const NOTHING_DONE =
+  'Nothing was done or looked up for this message: do not say it was understood or will be done. Answer ' +
+  `small talk briefly; otherwise say you are not sure what they would like, that you can ${CAN_DO}, and ask ` +
+  'what they would like.';
+
+/**
+ * A confirmed change the CRM refused (another conversation got there first): nothing changed, and
+ * the caller hears so.
+ */
+export const REFUSED_CHANGE = {
+  taken: 'The window the caller chose was taken meanwhile, so nothing was booked or moved; nothing was changed.',
+  overlaps:
+    'The caller already has an appointment in the window they chose, so nothing was booked or moved; nothing ' +
+    'was changed.',
+  notScheduled:
+    'The appointment is no longer scheduled (it was cancelled or changed meanwhile), so it could not be changed; ' +
+    'nothing was changed.',
+  other: 'That could not be done; nothing was changed.',
 };
 
 /** Role markers: the offline demo policy reads them to know which role it plays. */
@@ -87,7 +140,8 @@ export function acknowledgePrompt(_env: DeskTurnEnv, history: LlmMessage[]): Llm
       role: 'system',
       content:
         `${ROLE.acknowledge}\n${VOICE}\nAcknowledge the caller's latest message in one short sentence (under 12 ` +
-        'words). Do not answer it, ask anything, or promise an outcome: tools are still running.',
+        'words). Do not answer it, ask anything, promise an outcome or say you understood it: tools are still ' +
+        'running.',
     },
     ...history,
   ];
@@ -139,6 +193,6 @@ export function narratorPrompt(facts: Facts, format: DeskFormat, history: LlmMes
     facts.selected.slot ? `Selected window: ${describeSlot(facts.selected.slot, format)}` : '',
   ].filter(Boolean);
   if (facts.notes.length === 0 && facts.appointments.length === 0 && facts.slots.length === 0)
-    lines.push('Fact: nothing was looked up; answer from the conversation, or ask how you can help.');
+    lines.push(`Fact: ${NOTHING_DONE}`);
   return [{ role: 'system', content: lines.join('\n') }, ...history];
 }

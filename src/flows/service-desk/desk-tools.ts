@@ -22,6 +22,8 @@ export interface DeskToolContext {
   callerPhone?: string | null;
   /** National-format numbers are read in this region (`DEFAULT_PHONE_REGION`). */
   phoneRegion?: PhoneRegion | undefined;
+  /** A ticket's: the conversation it is opened in, the number a person calls back, and the server's time. */
+  ticket?: { conversationId: string; phone: string; now: Date };
 }
 
 export interface DeskTool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
@@ -119,7 +121,9 @@ export const listAppointments = tool({
 
 export const getAvailableSlots = tool({
   name: 'get_available_slots',
-  description: 'Open appointment windows, for scheduling a new visit or moving one.',
+  description:
+    'Open appointment windows, for scheduling a new visit or moving one (never one overlapping an appointment the ' +
+    'caller already has).',
   input: z.object({
     daysAhead: z.number().int().min(1).max(60).default(14),
     limit: z.number().int().min(1).max(10).default(5),
@@ -127,11 +131,13 @@ export const getAvailableSlots = tool({
   output: z.object({ slots: z.array(slotSchema) }),
   customerScoped: true,
   sideEffect: false,
+  // A window the caller already has a visit in is no window for them (nor for moving that visit to).
   run: async (input, context) => ({
     slots: await context.crm.availableSlots(
       addDays(context.today, 1),
       addDays(context.today, input.daysAhead),
       input.limit,
+      { freeFor: customerOf(context) },
     ),
   }),
 });
@@ -202,12 +208,26 @@ export const servicePolicy = tool({
 
 export const escalate = tool({
   name: 'escalate',
-  description: 'Hand the caller to a human: opens a ticket and returns its id.',
+  description:
+    'Hand the caller to a person: opens a ticket for our team to call them back (the caller is asked for a ' +
+    'number when none is known) and returns its id.',
   input: z.object({ reason: z.string().min(1).max(500) }),
   output: z.object({ ticketId: z.string() }),
   customerScoped: false,
   sideEffect: false,
-  run: async (input, context) => ({ ticketId: (await context.crm.createTicket(context.customerId, input.reason)).id }),
+  async run(input, context) {
+    // Only ever with a number to call back: a ticket nobody can act on would be a promise not kept.
+    if (!context.ticket) throw new Error('a ticket needs the conversation and a phone number to call back');
+    const { conversationId, phone, now } = context.ticket;
+    const ticket = await context.crm.createTicket({
+      customerId: context.customerId,
+      reason: input.reason,
+      conversationId,
+      phone,
+      createdAt: now,
+    });
+    return { ticketId: ticket.id };
+  },
 });
 
 export const DESK_TOOLS: ReadonlyArray<DeskTool> = [

@@ -1,8 +1,20 @@
-import type { Appointment, Invoice, Slot } from './crm.ts';
+import type { Appointment, CrmError, Invoice, Slot } from './crm.ts';
 import { pendingAction, pendingTask, transition, type Dialog, type Intent } from './dialog.ts';
 import { deskTool, type DeskTool } from './desk-tools.ts';
 import type { ChoiceName, GateDecision } from './gate.ts';
-import { CONFIRM_QUESTIONS, describeSlot, describeVisit, doneNote, OFFER_PERSON, type Done } from './desk-prompts.ts';
+import {
+  ASK_CALLBACK,
+  CONFIRM_QUESTIONS,
+  describeSlot,
+  describeVisit,
+  doneNote,
+  NOT_A_PHONE,
+  REFUSED_CHANGE,
+  UNSUPPORTED,
+  type Done,
+} from './desk-prompts.ts';
+import { canonicalPhone } from '../../core/phone.ts';
+import { spokenDigits } from '../../core/spoken-digits.ts';
 import type { Ledger } from './desk-ledger.ts';
 import type { DeskTurnEnv } from './desk-turn.ts';
 import type { DeskFormat } from './desk-format.ts';
@@ -18,9 +30,7 @@ export class TurnState extends AskingTurn {
   }
 
   async runTool(tool: DeskTool, input: unknown): Promise<void> {
-    // A ticket is a CRM write too: it commits with the dialog it completes, like a confirmed change.
-    if (tool.name === 'escalate')
-      return void (await this.#change(tool, input, transition(this.dialog, { type: 'escalated' })));
+    if (tool.name === 'escalate') return this.#escalate((input as { reason: string }).reason, null);
     const context = {
       crm: this.env.crm,
       customerId: this.dialog.customerId,
@@ -130,8 +140,7 @@ export class TurnState extends AskingTurn {
       case 'confirm_address':
         // Never a booking at an address the caller said is wrong: a person can change it.
         if (input.confirmed !== true) {
-          if (this.apply({ type: 'escalation_offered', reason: 'address_change' }))
-            this.facts.notes.push(OFFER_PERSON.address_change);
+          if (this.apply({ type: 'escalation_offered', reason: 'address_change' })) this.offerPerson('address_change');
           return;
         }
         this.apply({ type: 'address_confirmed' });
@@ -140,7 +149,43 @@ export class TurnState extends AskingTurn {
         return this.#pursue('schedule');
       case 'decline':
         return this.#decline();
+      case 'callback_number': {
+        const phone = canonicalPhone(spokenDigits(String(input.phone)), this.env.phoneRegion);
+        if (!phone) return void this.facts.notes.push(NOT_A_PHONE);
+        const action = pendingAction(this.dialog);
+        return this.#escalate(action?.tool === 'escalate' ? action.reason : 'the caller asked for a person', phone);
+      }
+      case 'unsupported_request':
+        // Said so plainly, then the open question again (or what the desk can do instead).
+        this.facts.notes.push(UNSUPPORTED);
+        if (!(await this.askAgain())) this.facts.notes.push(ASK_WHAT);
+        return;
     }
+  }
+
+  /**
+   * A ticket for a person to call the caller back, opened only with a number to call (the one the
+   * caller just gave, else the channel's, the session's or the verified account's); without one the
+   * caller is asked for it, and nothing is promised. A ticket is a CRM write too: it commits with the
+   * dialog it completes, like a confirmed change.
+   */
+  async #escalate(reason: string, given: string | null): Promise<void> {
+    const phone = given ?? (await this.#knownPhone());
+    if (!phone) {
+      if (this.dialog.state !== 'PendingEscalationConfirmation')
+        this.apply({ type: 'escalation_offered', reason: 'requested' });
+      return void this.facts.notes.push(ASK_CALLBACK);
+    }
+    // As any change: none starts after a barge-in.
+    this.#signal.throwIfAborted();
+    const tool = deskTool('escalate')!;
+    await this.#change(tool, tool.input.parse({ reason }), transition(this.dialog, { type: 'escalated' }), phone);
+  }
+
+  async #knownPhone(): Promise<string | null> {
+    if (this.env.callerPhone) return this.env.callerPhone;
+    const { customerId } = this.dialog;
+    return customerId ? ((await this.env.crm.getCustomer(customerId))?.phone ?? null) : null;
   }
 
   /**
@@ -152,25 +197,54 @@ export class TurnState extends AskingTurn {
     if (!action) return void this.facts.notes.push(ASK_WHAT);
     // A caller who barged in before the change started may be saying "wait": it does not start.
     this.#signal.throwIfAborted();
+    if (action.tool === 'escalate') return this.#escalate(action.reason, null);
     const { tool: name, ...ids } = action;
     const tool = deskTool(name)!;
-    if (await this.#change(tool, tool.input.parse(ids), transition(this.dialog, { type: 'confirmed' }))) return;
+    const outcome = await this.#change(tool, tool.input.parse(ids), transition(this.dialog, { type: 'confirmed' }));
+    if (outcome.status === 'refused') await this.#refusedChange(outcome.code);
+  }
+
+  /**
+   * The CRM refused a confirmed change (another conversation took the window or changed the
+   * appointment first): the caller is told that nothing changed, and a window that went is
+   * replaced by the windows still open to choose from.
+   */
+  async #refusedChange(code: CrmError['code']): Promise<void> {
+    const { state } = this.dialog;
+    const window = state === 'PendingScheduleConfirmation' || state === 'PendingRescheduleConfirmation';
+    if (window && (code === 'not_available' || code === 'overlaps')) {
+      this.facts.notes.push(code === 'overlaps' ? REFUSED_CHANGE.overlaps : REFUSED_CHANGE.taken);
+      await this.runTool(deskTool('get_available_slots')!, { daysAhead: 14, limit: 5 });
+      if (this.dialog.state === 'PresentingSlots') return;
+    } else this.facts.notes.push(code === 'not_scheduled' ? REFUSED_CHANGE.notScheduled : REFUSED_CHANGE.other);
     this.apply({ type: 'declined' });
-    this.facts.notes.push('That could not be done; nothing was changed.');
+    this.facts.notes.push(ASK_WHAT);
   }
 
   /**
    * Runs a CRM write and moves the dialog to `finished` in one transaction (`commitChange`), the
-   * outcome kept as untold until a reply carried it. False when the CRM refused (nothing changed).
+   * outcome kept as untold until a reply carried it. `refused` when the CRM refused (nothing
+   * changed). A ticket's `phone` is the number a person calls back.
    */
-  async #change(tool: DeskTool, input: unknown, finished: ReturnType<typeof transition>): Promise<boolean> {
+  async #change(
+    tool: DeskTool,
+    input: unknown,
+    finished: ReturnType<typeof transition>,
+    phone?: string,
+  ): Promise<{ status: 'done' } | { status: 'refused'; code: CrmError['code'] }> {
     if (!finished.ok) {
       // Nothing waits for this change: nothing runs, and there is no refusal to report.
       this.facts.notes.push(ASK_WHAT);
-      return true;
+      return { status: 'done' };
     }
+    const { conversationId, now } = this.env;
     const settled = await this.ledger.change(tool, input, this.env.commitChange, async (crm) => {
-      const output = await tool.run(input, { crm, customerId: this.dialog.customerId, today: this.env.today });
+      const output = await tool.run(input, {
+        crm,
+        customerId: this.dialog.customerId,
+        today: this.env.today,
+        ...(phone ? { ticket: { conversationId, phone, now } } : {}),
+      });
       return {
         output,
         dialog: {
@@ -179,10 +253,10 @@ export class TurnState extends AskingTurn {
         },
       };
     });
-    if (!settled) return false;
+    if (settled.status === 'refused') return settled;
     this.dialog = settled.dialog;
     this.facts.notes.push(doneNote(settled.dialog.untold!));
-    return true;
+    return { status: 'done' };
   }
 
   /**

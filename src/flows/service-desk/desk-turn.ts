@@ -30,6 +30,10 @@ const DIGRESSIONS = new Set(['service_policy', 'open_invoices', 'lookup_account'
 export interface DeskTurnEnv {
   crm: Crm;
   dialog: Dialog;
+  /** The conversation the turn is in: a ticket records it, so a person can read what was said. */
+  conversationId: string;
+  /** The server's clock at the turn's start (virtual with `CLOCK=virtual`). */
+  now: Date;
   /** The caller's phone when the channel told us (WhatsApp, SMS); web callers say it. */
   callerPhone: string | null;
   /** National-format numbers are read in this region (`DEFAULT_PHONE_REGION`). */
@@ -215,6 +219,10 @@ function choiceSpec(name: ChoiceName) {
       'The request could mean two or three different things (say, moving an appointment or cancelling it): name ' +
       'them, and the caller is asked which. Do not guess.',
     pick_intent: 'The caller said which of the things they were asked about they meant.',
+    callback_number: 'The phone number the caller gave for our team to call them back on, as they said it.',
+    unsupported_request:
+      'The caller asks for something none of these tools does (a refund, an emergency or same-day visit, a ' +
+      'complaint): it is not done here. Never map it to another request.',
   };
   return toolSpec({ name, description: descriptions[name], input: CHOICES[name], execute: () => '' });
 }

@@ -11,7 +11,10 @@ export const DIALOG_STATES = [
   'PendingRescheduleConfirmation',
   'PendingScheduleDetails',
   'PendingScheduleConfirmation',
-  /** A person was offered (the address on file is not where the visit is): yes opens a ticket. */
+  /**
+   * A person was offered (the address on file is not where the visit is, verification failed), or
+   * asked for with no number known to call back: yes, or the number, opens a ticket.
+   */
   'PendingEscalationConfirmation',
   'Completed',
 ] as const;
@@ -34,12 +37,17 @@ export type Intent = (typeof INTENTS)[number];
 /** After this many failed verifications, verifying stops and a person is offered. */
 export const MAX_ZIP_ATTEMPTS = 3;
 
-/** Why code offers a person, and what the ticket then says. */
-export const ESCALATION_REASONS = ['verification_failed', 'address_change'] as const;
+/**
+ * Why a person is offered, and what the ticket then says: code offers one (`verification_failed`,
+ * `address_change`), or the caller asked for one and is asked for a number to be called back on
+ * (`requested`).
+ */
+export const ESCALATION_REASONS = ['verification_failed', 'address_change', 'requested'] as const;
 export type EscalationReason = (typeof ESCALATION_REASONS)[number];
 const TICKET_REASONS: Record<EscalationReason, string> = {
   verification_failed: 'the caller could not be verified',
   address_change: 'the visit is not at the address on file',
+  requested: 'the caller asked for a person',
 };
 
 export const dialogSchema = z.object({

@@ -115,17 +115,20 @@ describe('policy gate', () => {
           decision: 'run',
         });
       }
-      expect(choicesFor(initialDialog())).toEqual(['note_intent', 'clarify_intent']);
+      expect(choicesFor(initialDialog())).toEqual(['note_intent', 'clarify_intent', 'unsupported_request']);
       expect(choicesFor({ ...initialDialog(), pendingIntent: 'billing' })).toEqual([
         'decline',
         'note_intent',
         'clarify_intent',
+        'unsupported_request',
       ]);
       expect(choicesFor({ ...initialDialog(), state: 'PendingEscalationConfirmation' })).toEqual([
         'confirm',
+        'callback_number',
         'decline',
         'note_intent',
         'clarify_intent',
+        'unsupported_request',
       ]);
     },
   );
@@ -157,6 +160,7 @@ describe('policy gate', () => {
       'decline',
       'schedule_new_visit',
       'clarify_intent',
+      'unsupported_request',
     ]);
     expect(choicesFor({ ...verified, state: 'PendingRescheduleConfirmation' })).toEqual([
       'confirm',
@@ -165,14 +169,25 @@ describe('policy gate', () => {
       'decline',
       'schedule_new_visit',
       'clarify_intent',
+      'unsupported_request',
     ]);
     expect(choicesFor({ ...verified, state: 'DisambiguatingIntent' })).toEqual([
       'pick_intent',
       'decline',
       'schedule_new_visit',
       'clarify_intent',
+      'unsupported_request',
     ]);
-    expect(choicesFor(verified)).toEqual(['schedule_new_visit', 'clarify_intent']);
+    expect(choicesFor(verified)).toEqual(['schedule_new_visit', 'clarify_intent', 'unsupported_request']);
+    // A person offered takes a yes or no, or the number to call back.
+    expect(choicesFor({ ...verified, state: 'PendingEscalationConfirmation' })).toEqual([
+      'confirm',
+      'callback_number',
+      'decline',
+      'schedule_new_visit',
+      'clarify_intent',
+      'unsupported_request',
+    ]);
     expect(gate({ ...verified, state: 'PendingCancellationConfirmation' }, tool('confirm', { answer: 'yes' }))).toEqual(
       { decision: 'choice', choice: 'confirm', input: { answer: 'yes' } },
     );

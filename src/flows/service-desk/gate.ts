@@ -24,6 +24,8 @@ export const CHOICES = {
   schedule_new_visit: z.object({}),
   clarify_intent: z.object({ candidates: z.array(z.enum(INTENTS)).min(2).max(3) }),
   pick_intent: z.object({ intent: z.enum(INTENTS) }),
+  callback_number: z.object({ phone: z.string().min(1).max(120) }),
+  unsupported_request: z.object({}),
 } as const;
 export type ChoiceName = keyof typeof CHOICES;
 
@@ -51,12 +53,13 @@ export type GateDecision =
  * always start something else (a new visit here; cancelling, rescheduling or a person through the
  * tools): what was pending is dropped, so a later yes can only confirm what was last asked. Every
  * state takes the repairs people make (decision 005): a correction picks again among what was
- * offered, "cancel that" declines what is pending, an unclear request is clarified.
+ * offered, "cancel that" declines what is pending, an unclear request is clarified, and a request
+ * no tool carries out (a refund, a same-day visit) is named as such, never taken for another.
  */
 export function choicesFor(dialog: Pick<Dialog, 'state' | 'customerId' | 'purpose' | 'pendingIntent'>): ChoiceName[] {
   // Before verification a request can only be noted: it is acted on once the caller is verified.
   const start: ChoiceName = dialog.customerId === null ? 'note_intent' : 'schedule_new_visit';
-  return [...answersIn(dialog), start, 'clarify_intent'];
+  return [...answersIn(dialog), start, 'clarify_intent', 'unsupported_request'];
 }
 
 /** What the state is waiting for the caller to answer, corrections of an earlier pick included. */
@@ -69,7 +72,7 @@ function answersIn(dialog: Pick<Dialog, 'state' | 'purpose' | 'pendingIntent'>):
     case 'PendingScheduleConfirmation':
       return ['confirm', 'select_slot', 'decline'];
     case 'PendingEscalationConfirmation':
-      return ['confirm', 'decline'];
+      return ['confirm', 'callback_number', 'decline'];
     // "No, never mind" to a list or to the address question is an answer too: nothing changes.
     case 'PresentingAppointments':
       return ['select_appointment', 'decline'];

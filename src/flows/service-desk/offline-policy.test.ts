@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Appointment, Slot } from './crm.ts';
 import { choicesFor } from './gate.ts';
-import { decisionPrompt } from './desk-prompts.ts';
 import type { DeskTurnEnv } from './desk-turn.ts';
 import { deskFormat } from './desk-format.ts';
 import { initialDialog, type Dialog } from './dialog.ts';
 import { offlineDeskStep } from './offline-policy.ts';
+import { ASK_CALLBACK, decisionPrompt, NOT_A_PHONE, REFUSED_CHANGE, UNSUPPORTED } from './desk-prompts.ts';
 
 // The offline interpreter reads what the flow's decision prompt says, as a real model would.
 const appointment: Appointment = {
@@ -74,6 +74,39 @@ describe('offline desk policy: picking and declining', () => {
   });
 });
 
+describe('offline desk policy: what the desk cannot do, and a number to call back', () => {
+  it('names a refund or an emergency as something the desk cannot do, never as another request', () => {
+    for (const said of ['I want a refund', 'refund my last bill', "Please send a technician today, it's an emergency"])
+      expect(decide(verified({ state: 'VerifiedIdle' }), said), said).toMatchObject({ name: 'unsupported_request' });
+    expect(decide(initialDialog(), 'I want a refund')).toMatchObject({ name: 'unsupported_request' });
+    expect(decide(verified({ state: 'VerifiedIdle' }), "cancel my appointment, it's urgent")).toMatchObject({
+      name: 'list_appointments',
+      arguments: { purpose: 'cancel' },
+    });
+    // A yes stays a yes, whatever follows it.
+    const confirming = verified({
+      state: 'PendingCancellationConfirmation',
+      purpose: 'cancel',
+      selectedAppointmentId: 'apt_sam_1',
+      presentedAppointmentIds: ['apt_sam_1'],
+    });
+    expect(decide(confirming, "yes, it's urgent", { appointments: [appointment] })).toMatchObject({
+      name: 'confirm',
+      arguments: { answer: 'yes' },
+    });
+  });
+
+  it('reads a number to call back when a person is offered; a phone with a ZIP is another try at verifying', () => {
+    const offered = { ...initialDialog(), state: 'PendingEscalationConfirmation' as const, zipAttempts: 3 };
+    expect(decide(offered, 'sure, call me on (415) 555-0199')).toMatchObject({
+      name: 'callback_number',
+      arguments: { phone: '+14155550199' },
+    });
+    expect(decide(offered, '415-555-0100 and 94107')).toBeNull();
+    expect(decide(offered, 'yes')).toMatchObject({ name: 'confirm', arguments: { answer: 'yes' } });
+  });
+});
+
 describe('offline desk policy: narration', () => {
   const narrate = (...facts: string[]) =>
     offlineDeskStep({
@@ -88,5 +121,22 @@ describe('offline desk policy: narration', () => {
       'Something new the code says.',
     );
     expect(reply).toBe("Sorry, I didn't quite follow. Could you tell me what you'd like to do?");
+  });
+
+  it('says that a refused change changed nothing, in words of its own, never the generic sentence', () => {
+    const generic = /didn't quite follow/;
+    for (const [fact, said] of [
+      [REFUSED_CHANGE.taken, /that window was taken in the meantime, so nothing was changed/],
+      [REFUSED_CHANGE.overlaps, /You already have an appointment at that time, so nothing was changed/],
+      [REFUSED_CHANGE.notScheduled, /it is no longer scheduled, so nothing was changed/],
+      [REFUSED_CHANGE.other, /I couldn't do that, so nothing was changed/],
+      [UNSUPPORTED, /not something I can do here\. I can tell you about your appointments/],
+      [ASK_CALLBACK, /What phone number should they call\?/],
+      [NOT_A_PHONE, /doesn't look like a phone number/],
+    ] as const) {
+      const reply = narrate(fact);
+      expect(reply, fact).toMatch(said);
+      expect(reply, fact).not.toMatch(generic);
+    }
   });
 });

@@ -13,7 +13,7 @@ export function offlineDeskStep(request: LlmRequest): OfflineStep | null {
   if (!role) return null;
   const said = [...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
   if (role === 'acknowledge') return { text: acknowledge(said), toolCalls: [] };
-  if (role === 'narrate') return { text: narrate(system), toolCalls: [] };
+  if (role === 'narrate') return { text: narrate(system, said), toolCalls: [] };
   const offered = new Set((request.tools ?? []).map((tool) => tool.name));
   const call = decide(system, said, offered);
   return { text: '', toolCalls: call ? [call] : [] };
@@ -23,12 +23,14 @@ const has = (text: string, pattern: RegExp) => pattern.test(text.toLowerCase());
 
 function acknowledge(said: string): string {
   if (has(said, /\b\d{5}\b/)) return 'One moment while I check that.';
+  if (has(said, UNSUPPORTED)) return 'One moment.';
   if (has(said, /cancel/)) return "Okay, let's sort out that cancellation.";
   if (has(said, /reschedul|move|change/)) return "Sure, let's find you a new time.";
   if (has(said, /schedul|book|availab/)) return 'Happy to set up a visit.';
   if (has(said, /appointment/)) return 'Let me look into your appointments.';
   if (has(said, /bill|invoice|owe|pay/)) return 'Let me pull up your billing.';
-  return 'Got it.';
+  // Nothing recognised: no claim to have understood it.
+  return 'One moment.';
 }
 
 function intentOf(said: string): string | null {
@@ -52,6 +54,10 @@ const CORRECTION = new RegExp(
     'first|second|third|last|other))|\\binstead\\b|\\bthe other one\\b',
   'i',
 );
+/** Requests no tool carries out: said so, never taken for another request. */
+const UNSUPPORTED = /\b(refund|reimburs|compensat|emergenc|urgent|asap|right away|right now|same[- ]day|complain)/;
+/** A phone number as typed: digits with spaces, dashes, dots or brackets, an optional +. */
+const PHONE = /(\+?\d[\d\s().-]{8,}\d)/;
 /** Requests that could be more than one thing: the caller is asked which. */
 const UNCLEAR = /\b(sort out|do something (about|with)|deal with|problem with|question about)\b.*\bappointment/;
 /** Dropping the matter altogether, rather than a no to the question asked. */
@@ -95,6 +101,9 @@ function pick(system: string, said: string, kind: 'Appointment' | 'Window'): str
 
 type Call = { name: string; arguments: Record<string, unknown> };
 
+/** The demo's callers are American: a number without a country code is read as one. */
+const asUsPhone = (phone: string) => (phone.startsWith('+') ? phone : `+1${phone.replace(/\D/g, '')}`);
+
 function decide(system: string, said: string, offered: Set<string>): Call | null {
   const text = said.trim().toLowerCase();
   if (/address on file|my address|which address/.test(text) && offered.has('lookup_account'))
@@ -120,9 +129,12 @@ function decide(system: string, said: string, offered: Set<string>): Call | null
   const changedMind = intent !== null && intent !== task && system.includes('Caller verified: yes');
   const answer = changedMind ? null : answerPending(system, text, offered);
   if (answer) return answer;
-  if (offered.has('confirm') && !changedMind) return null;
   // A ZIP code as said: five digits, or what followed the word "zip" (a wrong length is asked for again).
   const zip = /\b(\d{5})\b/.exec(said)?.[1] ?? /\bzip(?: code)?(?: is)?:? (\d{1,9})\b/i.exec(said)?.[1];
+  // "Cancel it, it's urgent" is a cancellation; "a refund on my bill" is no look at the bill.
+  const unsupported = (intent === null || intent === 'billing') && UNSUPPORTED.test(text);
+  if (!zip && unsupported && offered.has('unsupported_request')) return { name: 'unsupported_request', arguments: {} };
+  if (offered.has('confirm') && !changedMind) return null;
   if (zip && offered.has('verify_account')) {
     const phone =
       /(\+?\d[\d\s().-]{8,}\d)/.exec(said.replace(zip, ''))?.[1] ??
@@ -131,7 +143,7 @@ function decide(system: string, said: string, offered: Set<string>): Call | null
       name: 'verify_account',
       arguments: {
         zip,
-        ...(phone ? { phone: phone.startsWith('+') ? phone : `+1${phone.replace(/\D/g, '')}` } : {}),
+        ...(phone ? { phone: asUsPhone(phone) } : {}),
         ...(intent ? { intent } : {}),
       },
     };
@@ -158,8 +170,14 @@ function decide(system: string, said: string, offered: Set<string>): Call | null
   }
 }
 
-/** The answer to what the dialog is waiting for: a yes or no, an address confirmation, a pick from a list. */
+/**
+ * The answer to what the dialog is waiting for: a number to be called back on, a yes or no, an
+ * address confirmation, a pick from a list.
+ */
 function answerPending(system: string, text: string, offered: Set<string>): Call | null {
+  // A phone number with a ZIP code is another try at verifying, not a number to call back.
+  const callback = offered.has('callback_number') && !/\b\d{5}\b/.test(text) ? PHONE.exec(text)?.[1] : undefined;
+  if (callback) return { name: 'callback_number', arguments: { phone: asUsPhone(callback) } };
   // A correction at a confirmation picks again; the question is then asked about the new pick.
   if (offered.has('confirm') && CORRECTION.test(text)) {
     const window = offered.has('select_slot') ? pick(system, text, 'Window') : null;
@@ -213,6 +231,14 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray, selected: Selected) => st
     () => "I can help with that. First, what's the 5-digit ZIP code on your account?",
   ],
   [
+    /^Before anything else, ask for the phone number and ZIP code/,
+    () => "To help you, I first need to verify your account. What's the phone number and 5-digit ZIP code on it?",
+  ],
+  [
+    /^Before anything else, ask for the 5-digit ZIP code/,
+    () => "To help you, I first need to verify your account. What's the 5-digit ZIP code on it?",
+  ],
+  [
     /^Verification failed\. Ask again for the 5-digit ZIP code/,
     () =>
       "Sorry, I couldn't match that ZIP code. Could you check it and try again? If your account is under another " +
@@ -228,11 +254,46 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray, selected: Selected) => st
     () => 'Could you give me the phone number on the account, along with its 5-digit ZIP code?',
   ],
   [
+    /^The caller could not be verified; offer .*, asking for the phone number/,
+    () =>
+      "I'm sorry, I couldn't verify those details. A member of our team can call you back: what phone number " +
+      "should they call? If you'd rather not, just say no.",
+  ],
+  [
     /^The caller could not be verified; offer/,
     () =>
-      "I'm sorry, I couldn't verify those details. I can connect you with a person who can help. Shall I do " +
+      "I'm sorry, I couldn't verify those details. I can have a member of our team call you back. Shall I do " +
       'that? Please answer yes or no.',
   ],
+  [
+    /^Ask the caller to confirm that a person from our team should call/,
+    () => 'Shall I have a member of our team call you back? Please answer yes or no.',
+  ],
+  [
+    /^A person from our team can call the caller back, but no phone number is known/,
+    () => 'A member of our team can call you back. What phone number should they call?',
+  ],
+  [
+    /^What the caller gave for a call back is not a phone number/,
+    () => "Sorry, that doesn't look like a phone number. What number should our team call you back on?",
+  ],
+  [
+    /^The caller asked for something this desk cannot do/,
+    () => `I'm sorry, that's not something I can do here. ${CAN_DO}`,
+  ],
+  [
+    /^The window the caller chose was taken meanwhile/,
+    () => "I'm sorry, that window was taken in the meantime, so nothing was changed.",
+  ],
+  [
+    /^The caller already has an appointment in the window they chose/,
+    () => 'You already have an appointment at that time, so nothing was changed.',
+  ],
+  [
+    /^The appointment is no longer scheduled/,
+    () => "I couldn't change that appointment: it is no longer scheduled, so nothing was changed.",
+  ],
+  [/^That could not be done; nothing was changed\.$/, () => "I'm sorry, I couldn't do that, so nothing was changed."],
   [/^Ask which appointment to (\w+)\.$/, (m) => `Which appointment would you like to ${m[1]}?`],
   [/^Ask which window suits/, () => 'Which of these windows works for you?'],
   [
@@ -307,10 +368,16 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray, selected: Selected) => st
   ],
   [/^That was done\.$/, () => 'Done.'],
   [
+    /^We can only book at the address on file; .*, asking for the phone number/,
+    () =>
+      'I can only book at the address on file; a member of our team can call you back to change it. What phone ' +
+      "number should they call? If you'd rather not, just say no.",
+  ],
+  [
     /^We can only book at the address on file/,
     () =>
-      'I can only book at the address on file; a person can help change it. Shall I connect you? Please answer ' +
-      'yes or no.',
+      'I can only book at the address on file; a member of our team can call you back to change it. Shall I ' +
+      'arrange that? Please answer yes or no.',
   ],
   [/^Ask what the caller would like to do/, () => 'What would you like to do next?'],
   [/^Ask the caller to clarify/, () => GENERIC],
@@ -318,8 +385,19 @@ const PHRASES: Array<[RegExp, (match: RegExpExecArray, selected: Selected) => st
     /^The account is (.+), service address (.+)\.$/,
     (m) => `The account is in the name of ${m[1]}, and the service address on file is ${m[2]}.`,
   ],
-  [/^nothing was looked up/, () => 'Is there anything else I can help you with?'],
 ];
+
+/** What the desk can do, said to a caller who asked for something else (never that it was understood). */
+const CAN_DO =
+  'I can tell you about your appointments, book a new visit, move or cancel one, go over your bill, answer ' +
+  'questions about our policies, or have a member of our team call you back.';
+
+/** Nothing was done for the message: small talk is answered, anything else is not claimed as understood. */
+function nothingDone(said: string): string {
+  if (has(said.trim(), /^(hi|hello|hey|good (morning|afternoon|evening))\b/)) return 'Hello! How can I help you today?';
+  if (has(said, /\b(thanks|thank you)\b/)) return "You're welcome. Is there anything else I can help you with?";
+  return `I'm not sure what you'd like me to do. ${CAN_DO} What would you like to do?`;
+}
 
 function changed(change: string, what: string, already = ''): string {
   if (change === 'cancelled') return `I've ${already}cancelled your ${what}`;
@@ -333,7 +411,7 @@ function changed(change: string, what: string, already = ''): string {
  */
 const GENERIC = "Sorry, I didn't quite follow. Could you tell me what you'd like to do?";
 
-function narrate(system: string): string {
+function narrate(system: string, said: string): string {
   const sentences: string[] = [];
   const selected = {
     appointment: /^Selected appointment: (.+)$/m.exec(system)?.[1] ?? null,
@@ -342,7 +420,11 @@ function narrate(system: string): string {
   for (const [, fact] of system.matchAll(/^Fact: (.+)$/gm)) {
     const phrase = PHRASES.find(([pattern]) => pattern.test(fact!));
     const match = phrase && phrase[0].exec(fact!);
-    const sentence = phrase && match ? phrase[1](match, selected) : GENERIC;
+    const sentence = /^Nothing was done or looked up/.test(fact!)
+      ? nothingDone(said)
+      : phrase && match
+        ? phrase[1](match, selected)
+        : GENERIC;
     if (!sentences.includes(sentence)) sentences.push(sentence);
   }
   const appointments = [...system.matchAll(/^Appointment (\d+): (.+)$/gm)].map(([, n, text]) => `${n}. ${text}`);

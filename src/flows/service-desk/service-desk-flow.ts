@@ -95,6 +95,8 @@ async function prepareDeskTurn(
     const turn = await runDeskTurn(context, {
       crm: options.crm,
       dialog,
+      conversationId: conversation.id,
+      now: request.now,
       callerPhone,
       phoneRegion: options.phoneRegion,
       today,

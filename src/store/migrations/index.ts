@@ -25,6 +25,7 @@ import { eventPagesMigration } from './022-event-pages.ts';
 import { eventPagesV2Migration } from './023-event-pages-v2.ts';
 import { turnToolCallsMigration } from './024-turn-tool-calls.ts';
 import { cascadeByConversationMigration } from './025-cascade-by-conversation.ts';
+import { ticketContactMigration } from './026-ticket-contact.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -57,5 +58,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '023_event_pages_v2': eventPagesV2Migration(),
     '024_turn_tool_calls': turnToolCallsMigration(),
     '025_cascade_by_conversation': cascadeByConversationMigration(dialect),
+    '026_ticket_contact': ticketContactMigration(),
   };
 }
