@@ -34,10 +34,16 @@ function loggingKind() {
   return { log, kind, holding, release: (id: string) => held.get(id)?.() };
 }
 
-/** Timers `[id, conversation, ms after the first is due]`, each conversation a participant's; a worker over them. */
+/**
+ * Timers `[id, conversation, ms after the first is due]`, each conversation a participant's; a
+ * worker over them, on the store as `through` hands it over (default: as it is).
+ */
 async function timersDue(
   timers: ReadonlyArray<readonly [string, string, number]>,
-  options: { concurrency?: number } = {},
+  {
+    through = (inner: Store) => inner,
+    ...options
+  }: { concurrency?: number; batchSize?: number; through?: (inner: Store) => Store } = {},
 ) {
   store = await openStore(tempSqliteUrl());
   const due = new Date(systemClock.now().getTime() - 60_000);
@@ -61,7 +67,7 @@ async function timersDue(
   }
   const logged = loggingKind();
   const worker = new TimerWorker({
-    store,
+    store: through(store),
     kinds: new TimerKindRegistry().register(logged.kind as unknown as TimerKind<never>),
     clock: systemClock,
     ids: randomIds,
@@ -133,23 +139,20 @@ function heldTransactions(inner: Store) {
 }
 
 it("moves a lane on while a firing's outcome commits; the batch ends once every outcome is committed", async () => {
-  const { logged, store: inner } = await timersDue([
-    ['a1', 'c_a', 0],
-    ['b1', 'c_b', 1],
-    ['a2', 'c_a', 2],
-  ]);
-  const held = heldTransactions(inner);
-  const worker = new TimerWorker({
-    store: held.store,
-    kinds: new TimerKindRegistry().register(logged.kind as unknown as TimerKind<never>),
-    clock: systemClock,
-    ids: randomIds,
-    logger: pino({ level: 'silent' }),
-    serialize: (_conversationId, work) => work(),
-    // One lane, batches of two: a1 and b1 first, then a2.
-    concurrency: 1,
-    batchSize: 2,
-  });
+  let held!: ReturnType<typeof heldTransactions>;
+  // One lane, batches of two: a1 and b1 first, then a2.
+  const {
+    logged,
+    worker,
+    store: inner,
+  } = await timersDue(
+    [
+      ['a1', 'c_a', 0],
+      ['b1', 'c_b', 1],
+      ['a2', 'c_a', 2],
+    ],
+    { concurrency: 1, batchSize: 2, through: (store) => (held = heldTransactions(store)).store },
+  );
   const firing = worker.fireDue();
   // a1's completion is held, yet the one lane fires b1, of another conversation.
   await waitFor(() => logged.log.includes('end b1'), { what: 'b1 fired while a1 commits' });
@@ -168,19 +171,14 @@ it("moves a lane on while a firing's outcome commits; the batch ends once every 
 });
 
 it("fires a conversation's next timer only once the one before it is committed", async () => {
-  const { logged, store: inner } = await timersDue([
-    ['a1', 'c_a', 0],
-    ['a2', 'c_a', 1],
-  ]);
-  const held = heldTransactions(inner);
-  const worker = new TimerWorker({
-    store: held.store,
-    kinds: new TimerKindRegistry().register(logged.kind as unknown as TimerKind<never>),
-    clock: systemClock,
-    ids: randomIds,
-    logger: pino({ level: 'silent' }),
-    serialize: (_conversationId, work) => work(),
-  });
+  let held!: ReturnType<typeof heldTransactions>;
+  const { logged, worker } = await timersDue(
+    [
+      ['a1', 'c_a', 0],
+      ['a2', 'c_a', 1],
+    ],
+    { through: (store) => (held = heldTransactions(store)).store },
+  );
   const firing = worker.fireDue();
   await waitFor(() => held.waiting() === 1, { what: "a1's completion asked for" });
   for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
