@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
 import { canonicalPhone, phoneExtension, type PhoneRegion } from '../core/phone.ts';
 import { canonicalTimeZone } from '../core/time-zone.ts';
@@ -34,6 +35,8 @@ export interface ParticipantRouteDeps {
   store: Store;
   /** Told when a participant's conversation is deleted, for its live streams. */
   events: Pick<EventHub, 'end'>;
+  /** The conversations' clock (the virtual one in demos). */
+  clock: Pick<Clock, 'now'>;
   /** National-format numbers are read in this region; undefined = international only. */
   phoneRegion?: PhoneRegion | undefined;
 }
@@ -179,7 +182,7 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
       handler: async (request) => {
         const conversationId = await participants.remove(idOf(request.params));
         // Its live streams here are told, and closed: they would otherwise wait for ever.
-        if (conversationId) deps.events.end(conversationId, conversationGone(conversationId));
+        if (conversationId) deps.events.end(conversationId, conversationGone(conversationId, deps.clock.now()));
         return ok('Participant deleted successfully');
       },
     },

@@ -159,12 +159,13 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
         streamToSocket(
           socket,
           views,
+          deps.clock,
           conversation.id,
           lastEventId ?? null,
           socketInput(deps, conversation, principalOf(request)),
         );
       } catch (error) {
-        socket.send(JSON.stringify(errorEvent('', error)));
+        socket.send(JSON.stringify(errorEvent('', error, deps.clock.now())));
         socket.close(1008, 'bad request');
       }
     },
@@ -179,7 +180,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
         const { lastEventId } = parseRequest(cursorQuery, request.query, 'query');
         const header = request.headers['last-event-id'];
         const cursor = header !== undefined && /^\d+$/.test(String(header)) ? Number(header) : (lastEventId ?? null);
-        await streamToSse(reply, views, conversation.id, cursor);
+        await streamToSse(reply, views, deps.clock, conversation.id, cursor);
       },
     },
   });

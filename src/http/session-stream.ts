@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
+import type { Clock } from '../core/clock.ts';
 import { AppError, describeError } from '../core/errors.ts';
 import type { EventHub } from '../events/event-hub.ts';
 import type { SessionEvent } from '../events/session-event.ts';
@@ -55,8 +56,11 @@ export interface Socket {
   on(event: 'close', listener: () => void): void;
 }
 
-/** The fields of an event for one client only (an error, a pong): outside the log, seq 0. */
-function clientOnly(conversationId: string) {
+/**
+ * The fields of an event for one client only (an error, a pong): outside the log, seq 0; `at` on
+ * the conversation's clock, as its logged events (the virtual one in demos).
+ */
+function clientOnly(conversationId: string, at: Date) {
   return {
     seq: 0,
     conversationId,
@@ -64,29 +68,36 @@ function clientOnly(conversationId: string) {
     messageId: null,
     role: 'system' as const,
     correlationId: null,
-    at: new Date().toISOString(),
+    at: at.toISOString(),
   };
 }
 
 /** The last event of a stream whose conversation was deleted: the stream closes after it. */
-export function conversationGone(conversationId: string): SessionEvent {
+export function conversationGone(conversationId: string, at: Date): SessionEvent {
   return errorEvent(
     conversationId,
     new AppError('not_found', `conversation ${conversationId} was deleted with its participant`, { field: 'id' }),
+    at,
   );
 }
 
 const isGone = (event: SessionEvent) => event.type === 'error' && event.seq === 0 && event.data.code === 'not_found';
 
-export function errorEvent(conversationId: string, error: unknown): SessionEvent {
+export function errorEvent(conversationId: string, error: unknown, at: Date): SessionEvent {
   const appError = error instanceof AppError ? error : new AppError('internal', 'internal error');
   const { code, message, field } = errorBody(appError);
-  return { type: 'error', ...clientOnly(conversationId), text: message, data: { code, ...(field ? { field } : {}) } };
+  return {
+    type: 'error',
+    ...clientOnly(conversationId, at),
+    text: message,
+    data: { code, ...(field ? { field } : {}) },
+  };
 }
 
 export function streamToSocket(
   socket: Socket,
   events: Pick<EventHub, 'attach'>,
+  clock: Pick<Clock, 'now'>,
   conversationId: string,
   cursor: number | null,
   input?: SocketInput,
@@ -125,7 +136,7 @@ export function streamToSocket(
           if (closed) unsubscribe();
           else detach = unsubscribe;
         } catch (error) {
-          send(errorEvent(conversationId, error));
+          send(errorEvent(conversationId, error, clock.now()));
         }
       }
       following = false;
@@ -142,14 +153,15 @@ export function streamToSocket(
           new AppError('rate_limited', `more than ${FrameBudget.PER_SECOND} frames a second; this one was dropped`, {
             field: 'frame',
           }),
+          clock.now(),
         ),
       );
     if (verdict === 'drop') return;
     const frame = parseFrame(String(data));
-    if (!frame.success) return send(errorEvent(conversationId, frame.error));
+    if (!frame.success) return send(errorEvent(conversationId, frame.error, clock.now()));
     const parsed = frame.data;
     if (parsed.type === 'resync') return follow(parsed.lastEventId);
-    if (parsed.type === 'ping') return send({ type: 'pong', ...clientOnly(conversationId) });
+    if (parsed.type === 'ping') return send({ type: 'pong', ...clientOnly(conversationId, clock.now()) });
     if (!input)
       return send(
         errorEvent(
@@ -157,11 +169,13 @@ export function streamToSocket(
           new AppError('forbidden', `type: ${parsed.type} needs the "write" scope; this socket may only read`, {
             field: 'type',
           }),
+          clock.now(),
         ),
       );
     void input(parsed).then(
-      (result) => send({ type: 'ack', ...clientOnly(conversationId), data: { ref: parsed.ref ?? null, ...result } }),
-      (error: unknown) => send(errorEvent(conversationId, error)),
+      (result) =>
+        send({ type: 'ack', ...clientOnly(conversationId, clock.now()), data: { ref: parsed.ref ?? null, ...result } }),
+      (error: unknown) => send(errorEvent(conversationId, error, clock.now())),
     );
   });
   socket.on('close', () => {
@@ -245,6 +259,7 @@ export function openEventStream(reply: FastifyReply): FastifyReply['raw'] {
 export async function streamToSse(
   reply: FastifyReply,
   events: Pick<EventHub, 'attach'>,
+  clock: Pick<Clock, 'now'>,
   conversationId: string,
   cursor: number | null,
 ): Promise<void> {
@@ -276,7 +291,7 @@ export async function streamToSse(
     if (closed) unsubscribe();
     else detach = unsubscribe;
   } catch (error) {
-    raw.end(`event: error\ndata: ${JSON.stringify(errorEvent(conversationId, error))}\n\n`);
+    raw.end(`event: error\ndata: ${JSON.stringify(errorEvent(conversationId, error, clock.now()))}\n\n`);
     raw.on('error', (streamError) => describeError(streamError));
   }
 }

@@ -257,7 +257,7 @@ describe('WebSocket slow consumer', () => {
       close: (code) => void (closedWith = code),
       on: () => undefined,
     };
-    streamToSocket(socket, hub, conversationId, null);
+    streamToSocket(socket, hub, systemClock, conversationId, null);
     await hub.emit(conversationId, status('first'));
     await waitFor(() => sent.length === 2, { what: 'the resync and the first status' });
     expect(sent.map((data) => (JSON.parse(data) as SessionEvent).type)).toEqual(['resync', 'status']);

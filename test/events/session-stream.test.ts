@@ -323,6 +323,20 @@ describe('session event stream over a real WebSocket', () => {
     ]);
   });
 
+  it("stamps a client's own events (pong, error) on the conversation's clock, as its logged ones", async () => {
+    const id = await start(() => ({ text: 'ok' }), { CLOCK: 'virtual', CLOCK_START: '2026-06-01T12:00:00Z' });
+    const client = await connect(id, '?lastEventId=0');
+    await client.waitFor((event) => event.type === 'resync', 'the snapshot');
+    client.send({ type: 'ping' });
+    client.send('not json');
+    await waitFor(() => client.of('pong').length === 1 && client.of('error').length === 1, { what: 'pong and error' });
+    // The virtual clock stands still until it is moved: wall time would be today.
+    expect([client.of('pong')[0]!.at, client.of('error')[0]!.at]).toEqual([
+      '2026-06-01T12:00:00.000Z',
+      '2026-06-01T12:00:00.000Z',
+    ]);
+  });
+
   it('reads an empty ?lastEventId= as no cursor: a snapshot, not a replay of everything', async () => {
     const id = await start(() => ({ text: 'ok' }));
     const client = await connect(id, '?lastEventId=');

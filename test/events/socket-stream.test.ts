@@ -1,3 +1,4 @@
+import { systemClock } from '../../src/core/clock.ts';
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { EventHub } from '../../src/events/event-hub.ts';
@@ -31,7 +32,7 @@ describe('streamToSocket', () => {
       },
     } as unknown as EventHub;
     const socket = new FakeSocket();
-    streamToSocket(socket, hub, 'conv_1', null);
+    streamToSocket(socket, hub, systemClock, 'conv_1', null);
     for (let cursor = 1; cursor <= 15; cursor++)
       socket.emit('message', JSON.stringify({ type: 'resync', lastEventId: cursor }));
     release!();
