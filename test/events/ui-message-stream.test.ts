@@ -145,5 +145,15 @@ describe('AI SDK UI message stream (useChat)', () => {
       messages: [userMessage('u9', 'x'.repeat(32_001))],
     });
     expect(long).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'messages' } });
+    // Ids are part of the message's dedup key: bounded like POST …/message's message_id.
+    const longId = await server!.request('POST', `/api/conversations/${id}/chat`, {
+      messages: [userMessage('u'.repeat(201), 'hi')],
+    });
+    expect(longId).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'messages.0.id' } });
+    const longChat = await server!.request('POST', `/api/conversations/${id}/chat`, {
+      id: 'c'.repeat(201),
+      messages: [userMessage('u1', 'hi')],
+    });
+    expect(longChat).toMatchObject({ status: 400, body: { code: 'invalid_request', field: 'id' } });
   });
 });
