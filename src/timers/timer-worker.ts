@@ -151,10 +151,10 @@ export class TimerWorker {
     const settled = await Promise.allSettled(Array.from({ length: lanes }, lane));
     const outcomes = await Promise.allSettled(committing);
     let fired = 0;
-    const failures: unknown[] = [];
-    for (const outcome of [...settled, ...outcomes])
-      if (outcome.status === 'rejected') failures.push(outcome.reason);
-      else if (typeof outcome.value === 'number') fired += outcome.value;
+    for (const outcome of settled) if (outcome.status === 'fulfilled') fired += outcome.value;
+    const failures = [...settled, ...outcomes].flatMap((outcome) =>
+      outcome.status === 'rejected' ? [outcome.reason as unknown] : [],
+    );
     for (const error of failures.slice(1)) this.#options.logger.error({ err: error }, 'timer firing failed');
     if (failures.length > 0) throw failures[0];
     return fired;
