@@ -27,6 +27,7 @@ import { FLOW_MODULES } from './flows/registry.ts';
 import { buildApp } from './http/app.ts';
 import { loadCustomGenerator } from './http/go-platform/custom-generator.ts';
 import { goScheduleTimerKind } from './http/go-platform/schedule-timer.ts';
+import { conversationGone } from './http/session-stream.ts';
 import type { LlmProvider } from './llm/llm-provider.ts';
 import { ModelHealth } from './llm/model-health.ts';
 import { Metrics } from './observability/metrics.ts';
@@ -222,6 +223,7 @@ export async function startServer(
     logger,
     written: (id) => fanout?.notify(id),
     following: (id, on) => followers?.set(id, on),
+    ended: (id) => fanout?.notifyGone(id),
   });
   const leases = new ConversationLeases({
     store,
@@ -379,9 +381,15 @@ export async function startServer(
       connectTimeoutMs: config.database.connectTimeoutMs,
       queryTimeoutMs: config.database.queryTimeoutMs,
       written: (id) => void (events.followed(id) && events.catchUp(id).catch(syncFailed(id))),
+      gone: (id) => events.endHere(id, conversationGone(id, clock.now())),
       released: (id) => leases.wake(id),
       wanted: (id) => leases.wantedElsewhere(id),
-      reconnected: () => void events.catchUpFollowed().catch(syncFailed('*')),
+      // Notifications may have been missed meanwhile: new events, and conversations deleted.
+      reconnected: () =>
+        void events
+          .catchUpFollowed()
+          .then(() => events.endDeleted((id) => conversationGone(id, clock.now())))
+          .catch(syncFailed('*')),
     });
   }
   // Pending messages with no turn queued: their receiver died (PostgreSQL, several processes), or

@@ -29,6 +29,8 @@ export interface EventHubOptions {
   written?: (conversationId: string) => void;
   /** Told when a conversation gets its first subscriber in this process (true) or loses its last. */
   following?: (conversationId: string, following: boolean) => void;
+  /** Told when a conversation was deleted here: other processes end its streams too (`endHere`). */
+  ended?: (conversationId: string) => void;
 }
 
 interface Stream {
@@ -78,6 +80,7 @@ export class EventHub {
       cacheSize: 5000,
       written: () => undefined,
       following: () => undefined,
+      ended: () => undefined,
       ...options,
     };
   }
@@ -254,14 +257,16 @@ export class EventHub {
   }
 
   /**
-   * Replays from `cursor`, then follows live: `send` sees each event once, in seq order.
-   * Returns the unsubscribe function.
-   */
-  /**
    * The conversation is gone (deleted with its participant): `last` goes to each of its listeners
-   * here, which are then let go (a socket closes on it). The stream's own state is left to age out.
+   * in this process and in the others (`ended`), which are then let go (a socket closes on it).
    */
   end(conversationId: string, last: SessionEvent): void {
+    this.endHere(conversationId, last);
+    this.#options.ended(conversationId);
+  }
+
+  /** As `end`, in this process only: another process deleted the conversation and said so. */
+  endHere(conversationId: string, last: SessionEvent): void {
     const stream = this.#streams.get(conversationId);
     if (!stream || stream.listeners.size === 0) return;
     const listeners = [...stream.listeners];
@@ -270,6 +275,21 @@ export class EventHub {
     for (const listener of listeners) listener(last);
   }
 
+  /**
+   * Ends the streams here whose conversation no longer exists: it was deleted while this process
+   * could not be told (its fan-out connection was down). `last` builds each one's last event.
+   */
+  async endDeleted(last: (conversationId: string) => SessionEvent): Promise<void> {
+    const gone = await Promise.all(
+      this.#followedIds().map(async (id) => ((await this.#options.store.getConversation(id)) ? null : id)),
+    );
+    for (const id of gone) if (id) this.endHere(id, last(id));
+  }
+
+  /**
+   * Replays from `cursor`, then follows live: `send` sees each event once, in seq order.
+   * Returns the unsubscribe function.
+   */
   async attach(conversationId: string, cursor: number | null, send: EventListener): Promise<() => void> {
     return attachReplaying(this, conversationId, cursor, send);
   }
@@ -311,8 +331,7 @@ export class EventHub {
 
   /** Catches up every conversation someone in this process follows (missed notifications). */
   async catchUpFollowed(): Promise<void> {
-    const followed = [...this.#streams].filter(([, stream]) => stream.listeners.size > 0).map(([id]) => id);
-    await Promise.all(followed.map((id) => this.catchUp(id)));
+    await Promise.all(this.#followedIds().map((id) => this.catchUp(id)));
   }
 
   /** Writes the conversation's pending events now (before this process lets go of its lease). */
@@ -331,6 +350,11 @@ export class EventHub {
     await Promise.all(
       [...this.#streams.keys()].map((id) => this.#run(id, (stream) => this.#flush(id, stream)).catch(() => undefined)),
     );
+  }
+
+  /** The conversations someone in this process follows. */
+  #followedIds(): string[] {
+    return [...this.#streams].filter(([, stream]) => stream.listeners.size > 0).map(([id]) => id);
   }
 
   #stream(conversationId: string): Stream {

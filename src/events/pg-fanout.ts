@@ -11,6 +11,8 @@ export interface PgFanoutOptions {
   queryTimeoutMs?: number;
   /** Another process (or this one) wrote events of this conversation. */
   written: (conversationId: string) => void;
+  /** Another process deleted this conversation (with its participant). */
+  gone?: (conversationId: string) => void;
   /** Another process (or this one) let go of this conversation's lease. */
   released: (conversationId: string) => void;
   /** Another process waits for this conversation's lease (whoever keeps it idle lets go). */
@@ -22,6 +24,8 @@ export interface PgFanoutOptions {
 export interface PgFanout {
   /** Tells every process that events of the conversation were written (coalesced, asynchronous). */
   notify(conversationId: string): void;
+  /** Tells every process that the conversation was deleted: their streams of it end. */
+  notifyGone(conversationId: string): void;
   /** Tells every process that this one let go of the conversation's lease. */
   notifyReleased(conversationId: string): void;
   /** Tells every process that this one waits for the conversation's lease. */
@@ -31,6 +35,8 @@ export interface PgFanout {
 
 /** On the lease channel, a payload `want:<id>` asks for the lease; a bare id says it was let go. */
 const WANTED = 'want:';
+/** On the events channel, `gone:<id>` says the conversation was deleted; a bare id, that it has new events. */
+const GONE = 'gone:';
 
 /** How long notifications are gathered before they are sent, in ms. */
 const COALESCE_MS = 5;
@@ -54,8 +60,10 @@ export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout>
     const next = new pg.Client({ ...pgClientSettings(options), connectionString: options.url });
     next.on('notification', (message) => {
       if (!message.payload) return;
-      if (message.channel === channel) options.written(message.payload);
-      else if (message.channel !== leaseChannel) return;
+      if (message.channel === channel) {
+        if (message.payload.startsWith(GONE)) options.gone?.(message.payload.slice(GONE.length));
+        else options.written(message.payload);
+      } else if (message.channel !== leaseChannel) return;
       else if (message.payload.startsWith(WANTED)) options.wanted?.(message.payload.slice(WANTED.length));
       else options.released(message.payload);
     });
@@ -104,6 +112,7 @@ export async function startPgFanout(options: PgFanoutOptions): Promise<PgFanout>
   await connect();
   return {
     notify: (conversationId) => enqueue(channel, conversationId),
+    notifyGone: (conversationId) => enqueue(channel, `${GONE}${conversationId}`),
     notifyReleased: (conversationId) => enqueue(leaseChannel, conversationId),
     notifyWanted: (conversationId) => enqueue(leaseChannel, `${WANTED}${conversationId}`),
     async close() {
