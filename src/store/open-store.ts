@@ -1,4 +1,5 @@
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect } from 'kysely';
+import { OneSchemaPostgresDialect } from './one-schema-dialect.ts';
 import pg from 'pg';
 import type { Store } from './store.ts';
 import type { Database } from './schema.ts';
@@ -105,7 +106,7 @@ async function openPostgresStore(url: string, options: OpenStoreOptions): Promis
     throw new Error(`invalid PostgreSQL schema name ${JSON.stringify(schema)}: use letters, digits and underscores`);
   await ensureSchema(url, schema, options);
   const pool = createPgPool(url, schema, options);
-  const dialect = new PostgresDialect({ pool });
+  const dialect = new OneSchemaPostgresDialect({ pool }, schema);
   const plugins = [new PlanLiteralsPlugin()];
   const db = new Kysely<Database>({ dialect, plugins });
   const destroy = () => db.destroy();
