@@ -1,37 +1,20 @@
 import { unmeasuredTurn } from '../core/turn-record.ts';
 import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../core/clock.ts';
-import type { Conversation, Message, NewMessage, OutboxItem, Participant } from '../core/domain.ts';
+import type { Conversation, Message } from '../core/domain.ts';
 import type { OutboxDispatcher } from './outbox-dispatcher.ts';
-import { awaitedLater } from '../core/awaited-later.ts';
 import { AppError, describeError, isAppError, isModelUnavailable } from '../core/errors.ts';
 import type { LlmProvider, LlmToolCall } from '../llm/llm-provider.ts';
-import type {
-  EnginePort,
-  EngineTx,
-  FlowContextRead,
-  FlowReads,
-  FlowWrites,
-  SentMark,
-  TurnContext,
-} from '../store/store.ts';
+import type { EnginePort, EngineTx, FlowContextRead, FlowReads, FlowWrites, TurnContext } from '../store/store.ts';
 import type { EarlyContext } from './read-ahead.ts';
-import { FenceFailed } from '../store/fence.ts';
-import {
-  answeredMessages,
-  type ApprovalRequest,
-  type ExtraMessage,
-  type Flow,
-  type PreparedTurn,
-  type TurnInput,
-  type TurnOutcome,
-} from './flow.ts';
+import { answeredMessages, type ApprovalRequest, type Flow, type PreparedTurn, type TurnInput } from './flow.ts';
 import { buildModelMessages, HISTORY_WINDOW } from './model-context.ts';
 import { HistoryCache } from './history-cache.ts';
-import type { AnnounceEvents, TurnBroadcaster, TurnBroadcast } from './turn-broadcast.ts';
-import type { Outgoing, OutgoingDraft } from './outgoing.ts';
+import type { TurnBroadcaster, TurnBroadcast } from './turn-broadcast.ts';
+import type { Outgoing } from './outgoing.ts';
 import { plainReply } from './plain-text.ts';
 import { toolCallRecords, turnRecord } from './turn-records.ts';
+import { TurnCommit, userMessage } from './turn-commit.ts';
 import { runToolLoop, type ExecutedToolCall } from './tool-loop.ts';
 import type { ToolCallLimits } from './tool-call-limits.ts';
 import type { EngineObserver } from '../observability/metrics.ts';
@@ -139,10 +122,12 @@ export class TurnRunner {
   readonly #contextReads: FlowContextRead[];
   /** Recent histories of conversations this runner served: read again only when their transcript changed. */
   readonly #histories = new HistoryCache({ window: HISTORY_WINDOW });
+  readonly #commit: TurnCommit;
 
   constructor(deps: TurnRunnerDeps) {
     this.#deps = deps;
     this.#elapsed = deps.elapsed ?? (() => performance.now());
+    this.#commit = new TurnCommit(deps);
     this.#contextReads = [...deps.flows].flatMap(([name, flow]) =>
       flow.contextRead ? [{ flow: name, columns: flow.contextRead }] : [],
     );
@@ -208,131 +193,56 @@ export class TurnRunner {
           : MODEL_FAILURE_REPLY;
       const status = interrupted ? 'cancelled' : error ? 'failed' : 'completed';
 
-      let handOff: Promise<OutboxItem[]> = Promise.resolve([]);
-      let appendedMessages: Message[] = [];
-      let announced = false;
-      let marks: SentMark[] = [];
-      let followedElsewhere: boolean | undefined;
-      // The unit of work (decision 020): nothing in it waits for an answer, so on PostgreSQL it
-      // and its COMMIT go out in one flight. Its fences (the participant still active, the
-      // conversation's version, each inbox item still pending, the seqs its messages are numbered
-      // with still free) fail on the server; one that fails undoes the whole unit.
-      const transaction = async (announce: AnnounceEvents | undefined, numberedAfter: number | undefined) => {
-        let followers: Promise<boolean> | undefined;
-        const done = await store.transaction(
-          async (tx) => {
-            const now = clock.now();
-            // Earlier sends' "sent" marks ride along (decision 020): no commit of their own.
-            marks = this.#deps.deliveries?.takeMarks() ?? [];
-            if (marks.length > 0) await tx.markOutboxSentMany(marks);
-            const locked = participant ? awaitedLater(tx.lockActiveParticipant(participant.id)) : undefined;
-            const appending = awaitedLater(
-              this.#appendTranscript(
-                tx,
-                { conversation, participant },
-                input,
-                turnId,
-                { id: replyId, text: reply },
-                outcome.extraMessages ?? [],
-                { now, numberedAfter },
-              ),
-            );
-            await prepared.commit(tx);
-            const patching = awaitedLater(this.#patchConversation(tx, conversation, outcome, now));
-            const latency = broadcast?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
-            await tx.insertTurn(
-              turnRecord({
-                turnId,
-                conversation,
-                input,
-                prepared,
-                result,
-                error,
-                status,
-                latency,
-                startedAt,
-                finishedAt: now,
-                totalMs: this.#elapsed() - started,
-                traceId: this.#deps.traceIdOf?.(conversation.id) ?? null,
-                attempt: signals.attempt ?? 1,
-              }),
-              toolCallRecords(executed, this.#deps.ids, { conversationId: conversation.id, turnId, startedAt }),
-            );
-            const completing =
-              input.kind === 'message'
-                ? answeredMessages(input).map(({ inboxId }) =>
-                    awaitedLater(tx.completeInboxFenced(inboxId, 'processed', now)),
-                  )
-                : [];
-            const [, appended] = await Promise.all([locked, appending, patching, ...completing]);
-            handOff = appended.claimed;
-            appendedMessages = appended.messages;
-            if (announce) {
-              // Asked after the conversation's row lock (which appending messages takes first), so
-              // a process that starts following meanwhile is either seen here or reads these events.
-              if (appended.messages.length > 0) followers = this.#followedElsewhere(tx, conversation.id);
-              await tx.appendEvents(announce(appended.messages));
-              announced = true;
-            }
-            return true;
-          },
-          { gather: this.#deps.othersWorking?.() === true },
-        );
-        // Answered with the commit (no round trip of its own).
-        followedElsewhere = await followers;
-        return done;
-      };
-      // Failed, the unit's marks go with the next commit.
-      const undone = (error: unknown) => {
-        this.#deps.deliveries?.restoreMarks(marks);
-        marks = [];
-        return error;
-      };
-      const commitWork = (announce?: AnnounceEvents) =>
-        transaction(announce, lastSeq)
-          .catch((error: unknown) => {
-            if (!(error instanceof FenceFailed && error.fence === 'transcript')) throw error;
-            // Something else was appended to the conversation meanwhile: the database numbers them.
-            undone(error);
-            return transaction(announce, undefined);
-          })
-          .catch(async (error: unknown) => {
-            if (!(error instanceof FenceFailed && error.fence === 'participant')) throw fenceError(error, conversation);
-            // Paused (or withdrawn) while the model ran: nothing the turn did is kept but the
-            // message, as for a message that arrives while paused.
-            undone(error);
-            await store.transaction((tx) => this.#keepMessageOnly(tx, conversation, input, clock.now()));
-            return false;
-          });
-      // The turn's session events commit with it (decision 020), unless it was interrupted.
-      const committed = await (
-        broadcast && !interrupted ? broadcast.commit(commitWork, () => followedElsewhere) : commitWork()
-      ).catch((error: unknown) => {
-        throw undone(error);
-      });
-      this.#deps.deliveries?.marksWritten(marks);
-      if (committed) this.#histories.extend(conversationId, lastSeq, appendedMessages);
+      const latency = () => broadcast?.metrics() ?? { firstTokenMs: null, timeToStatusMs: null };
+      const done = await this.#commit.commit(
+        {
+          conversation,
+          participant,
+          lastSeq,
+          input,
+          turnId,
+          reply: { id: replyId, text: reply },
+          prepared,
+          outcome,
+          records: (now) => ({
+            turn: turnRecord({
+              turnId,
+              conversation,
+              input,
+              prepared,
+              result,
+              error,
+              status,
+              latency: latency(),
+              startedAt,
+              finishedAt: now,
+              totalMs: this.#elapsed() - started,
+              traceId: this.#deps.traceIdOf?.(conversation.id) ?? null,
+              attempt: signals.attempt ?? 1,
+            }),
+            calls: toolCallRecords(executed, ids, { conversationId: conversation.id, turnId, startedAt }),
+          }),
+        },
+        // The turn's session events commit with it (decision 020), unless it was interrupted.
+        interrupted ? undefined : broadcast,
+      );
+      if (done.committed) this.#histories.extend(conversationId, lastSeq, done.messages);
       else this.#histories.forget(conversationId);
-      if (!committed) {
+      if (!done.committed) {
         await broadcast?.committed(turnId);
         return { turnId, status: 'skipped', reply: null };
       }
-      const claimed = await handOff;
+      const claimed = await done.claimed;
       this.#deps.deliveries?.deliverClaimed(claimed);
       this.#observe(conversation.flow, status, started, executed);
       if (error) this.#deps.logger.warn({ conversationId, turnId, err: error }, 'model failed; apology sent');
       if (interrupted) await broadcast?.cancelled('interrupted');
-      else if (!announced) await broadcast?.committed(turnId);
+      else if (!done.announced) await broadcast?.committed(turnId);
       return { turnId, status, reply, ...(claimed.length > 0 ? { handedOff: true } : {}) };
     } catch (error) {
       await broadcast?.cancelled('failed', isAppError(error) ? error.code : 'internal');
       throw error;
     }
-  }
-
-  #followedElsewhere(tx: TurnTx, conversationId: string): Promise<boolean> | undefined {
-    const followers = this.#deps.eventFollowers;
-    return followers && awaitedLater(tx.followedElsewhere(conversationId, followers.owner, followers.now()));
   }
 
   #observe(flow: string, status: string, started: number, executed: readonly ExecutedToolCall[]): void {
@@ -423,7 +333,7 @@ export class TurnRunner {
         for (const message of answeredMessages(input))
           if (await tx.completeInbox(message.inboxId, 'failed', now, describeError(error))) kept.push(message);
         if (kept.length === 0) return true; // answered meanwhile
-        await tx.appendMessages(kept.map((message) => this.#userMessage(conversationId, message.text, null, now)));
+        await tx.appendMessages(kept.map((message) => userMessage(ids, conversationId, message.text, null, now)));
         await tx.insertTurn(
           unmeasuredTurn({
             id: ids.next('turn'),
@@ -477,81 +387,8 @@ export class TurnRunner {
 
   /** An inactive participant's message is kept in the transcript; no model turn runs. */
   async #recordOnly(conversation: Conversation, input: TurnInput, turnId: string): Promise<TurnSummary> {
-    await this.#deps.store.transaction((tx) => this.#keepMessageOnly(tx, conversation, input, this.#deps.clock.now()));
+    const { store, clock } = this.#deps;
+    await store.transaction((tx) => this.#commit.keepMessageOnly(tx, conversation, input, clock.now()));
     return { turnId, status: 'skipped', reply: null };
-  }
-
-  async #keepMessageOnly(tx: TurnTx, conversation: Conversation, input: TurnInput, now: Date): Promise<void> {
-    if (input.kind !== 'message') return;
-    const messages = answeredMessages(input);
-    await tx.appendMessages(messages.map((message) => this.#userMessage(conversation.id, message.text, null, now)));
-    for (const { inboxId } of messages) await completeOnce(tx, inboxId, 'ignored', now);
-  }
-
-  async #appendTranscript(
-    tx: TurnTx,
-    target: { conversation: Conversation; participant: Participant | null },
-    input: TurnInput,
-    turnId: string,
-    reply: { id: string; text: string | null },
-    extras: ExtraMessage[],
-    { now, numberedAfter }: { now: Date; numberedAfter: number | undefined },
-  ): Promise<{ messages: Message[]; claimed: Promise<OutboxItem[]> }> {
-    // Each message of a batch stays its own message in the transcript.
-    const own =
-      input.kind === 'message'
-        ? answeredMessages(input).map((message) => this.#userMessage(target.conversation.id, message.text, turnId, now))
-        : [];
-    const drafts: OutgoingDraft[] = [
-      ...(reply.text === null ? [] : [{ id: reply.id, text: reply.text, source: 'model' as const }]),
-      ...extras.map((extra): OutgoingDraft => ({
-        ...extra,
-        role: extra.visibleToModel ? 'assistant' : 'system',
-        source: 'system',
-      })),
-    ];
-    const claimUntil = this.#deps.deliveries?.claimUntil(now);
-    return this.#deps.outgoing.issue(tx, target, drafts, { now, turnId, claimUntil, numberedAfter }, own);
-  }
-
-  #userMessage(conversationId: string, text: string, turnId: string | null, now: Date): NewMessage {
-    return {
-      id: this.#deps.ids.next('msg'),
-      conversationId,
-      role: 'user',
-      kind: 'text',
-      text,
-      poll: null,
-      source: 'participant',
-      turnId,
-      createdAt: now,
-    };
-  }
-
-  async #patchConversation(tx: TurnTx, conversation: Conversation, outcome: TurnOutcome, now: Date): Promise<void> {
-    const patch = outcome.conversationPatch;
-    if (!patch || (patch.state === undefined && patch.subState === undefined)) return;
-    await tx.updateConversationFenced(conversation.id, conversation.version, patch, now);
-  }
-}
-
-/** A failed fence of a turn's unit of work as the error the turn ends with (any other error as it is). */
-function fenceError(error: unknown, conversation: Conversation): unknown {
-  if (!(error instanceof FenceFailed)) return error;
-  if (error.fence === 'inbox')
-    // Another process answered the message (its lease outlived ours): this turn must not commit.
-    return new AppError('conflict', `an inbox item of conversation ${conversation.id} was already answered`, {
-      fault: 'system',
-    });
-  return new AppError('version_conflict', `conversation ${conversation.id} changed during the turn`, {
-    fault: 'system',
-    retryable: true,
-  });
-}
-
-/** Another process answered this message (its lease outlived ours): this turn must not commit. */
-async function completeOnce(tx: TurnTx, inboxId: string, status: 'processed' | 'ignored', now: Date): Promise<void> {
-  if (!(await tx.completeInbox(inboxId, status, now))) {
-    throw new AppError('conflict', `inbox item ${inboxId} was already answered`, { fault: 'system' });
   }
 }
