@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { isBlank } from '../core/blank.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
@@ -10,11 +10,16 @@ import { resource } from './resource.ts';
 import type { SessionRouteDeps } from './session-routes.ts';
 import { MAX_SESSION_TEXT, resolveConversation, submitText } from './session-routes.ts';
 
-/** The request `useChat` (Vercel AI SDK UI) sends: the whole message list; we answer its last user message. */
+/**
+ * The request `useChat` (Vercel AI SDK UI, `HttpChatTransport.sendMessages`) sends: the whole message
+ * list; we answer its last user message. `trigger` is `submit-message` (a new or edited message, whose
+ * id `messageId` names when edited) or `regenerate-message` (`regenerate()`: the SDK drops the reply
+ * to redo, which `messageId` names when the caller gave one, so the list ends with the user message).
+ */
 const uiChatBody = z.looseObject({
   id: z.string().min(1).max(200).optional(),
   trigger: z.enum(['submit-message', 'regenerate-message']).optional(),
-  messageId: z.string().optional(),
+  messageId: z.string().min(1).max(200).optional(),
   messages: z
     .array(
       z.looseObject({
@@ -72,8 +77,13 @@ export function uiStreamRoute(app: FastifyInstance, deps: SessionRouteDeps): voi
           );
         // The message id with its text: a retried request (same id, same text) is answered once, and
         // a message edited in the chat (the SDK resends it under its id) is a new message to answer.
-        const messageId = `ui:${body.id ?? conversation.id}:${last.id}:${digest(text)}`;
-        await streamTurn(reply, deps, conversation.id, () => submitText(deps, conversation, text, messageId));
+        const key = `ui:${body.id ?? conversation.id}:${last.id}:${digest(text)}`;
+        // Regenerate asks the message again, recorded as a new message and turn after the earlier
+        // reply, which stays (decision 008). Its key is new every time: the SDK sends the same body at
+        // every click (the reply it replaces is left out), so no key could tell a second click from
+        // a retried request, and a click must be answered.
+        const channelMessageId = body.trigger === 'regenerate-message' ? `${key}:regenerate:${randomUUID()}` : key;
+        await streamTurn(reply, deps, conversation.id, () => submitText(deps, conversation, text, channelMessageId));
       },
     },
   });

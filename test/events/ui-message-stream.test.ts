@@ -1,4 +1,12 @@
-import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
+import {
+  AbstractChat,
+  DefaultChatTransport,
+  readUIMessageStream,
+  type ChatState,
+  type ChatStatus,
+  type UIMessage,
+  type UIMessageChunk,
+} from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import { startTestServer, type TestServer } from '../kit/test-server.ts';
@@ -47,6 +55,28 @@ async function chat(participantId: string, messages: UIMessage[]) {
   await collecting;
   return { message, chunks };
 }
+
+/** `useChat` without React: the SDK's own chat (its `sendMessage` and `regenerate`) over plain state. */
+class MemoryChat extends AbstractChat<UIMessage> {
+  constructor(id: string, transport: DefaultChatTransport<UIMessage>) {
+    const state: ChatState<UIMessage> = {
+      status: 'ready' as ChatStatus,
+      error: undefined,
+      messages: [],
+      pushMessage: (message) => void state.messages.push(message),
+      popMessage: () => void state.messages.pop(),
+      replaceMessage: (index, message) => void (state.messages[index] = message),
+      snapshot: (thing) => structuredClone(thing),
+    };
+    super({ id, transport, state });
+  }
+}
+
+const textOf = (message: UIMessage) =>
+  message.parts
+    .filter((part) => part.type === 'text')
+    .map((part) => part.text)
+    .join('');
 
 describe('AI SDK UI message stream (useChat)', () => {
   it('answers the last user message as a UI message stream the SDK parses', async () => {
@@ -133,6 +163,83 @@ describe('AI SDK UI message stream (useChat)', () => {
     ]);
     expect([text(first), text(retry)]).toEqual(['Slow but sure.', 'Slow but sure.']);
     expect((await server.store.listMessages(id)).filter((m) => m.role === 'user')).toHaveLength(1);
+  });
+
+  it('regenerate runs a new turn that streams a fresh answer; the earlier reply stays in the transcript', async () => {
+    // The n-th answer: a turn's model call sees the question once per time it was asked.
+    const provider = createScriptedProvider((request) =>
+      request.messages.at(-1)!.content.startsWith('[')
+        ? { text: 'Hi!' }
+        : { text: `Answer ${request.messages.filter((m) => m.content === 'tell me a joke').length}.` },
+    );
+    server = await startTestServer({}, { provider });
+    const id = (await server.request('POST', '/api/conversations', { flow: 'assistant' })).body.result.id as string;
+    const sent: Array<Record<string, unknown>> = [];
+    const transport = new DefaultChatTransport<UIMessage>({
+      api: `${server.url}/api/conversations/${id}/chat`,
+      fetch: (url, init) => {
+        sent.push(JSON.parse(String(init?.body)) as Record<string, unknown>);
+        return fetch(url, init);
+      },
+    });
+    const ui = new MemoryChat(id, transport);
+    await ui.sendMessage({ text: 'tell me a joke' });
+    const question = ui.messages[0]!;
+    expect(ui.messages.map(textOf)).toEqual(['tell me a joke', 'Answer 1.']);
+
+    // What the SDK sends (read, not assumed): the list without the reply, ending with the question.
+    await ui.regenerate();
+    expect(sent[1]).toEqual({ id, trigger: 'regenerate-message', messages: [question] });
+    expect(ui.messages.map(textOf)).toEqual(['tell me a joke', 'Answer 2.']);
+    // A second click sends the very same request: it is answered again, not replayed.
+    await ui.regenerate();
+    expect(sent[2]).toEqual(sent[1]);
+    expect(ui.messages.map(textOf)).toEqual(['tell me a joke', 'Answer 3.']);
+    const replaced = ui.messages[1]!.id;
+    await ui.regenerate({ messageId: replaced });
+    expect(sent[3]).toEqual({ id, trigger: 'regenerate-message', messageId: replaced, messages: [question] });
+    expect(ui.messages.map(textOf)).toEqual(['tell me a joke', 'Answer 4.']);
+
+    // A network retry of the first submit: the reply it was given, and no model call.
+    const calls = provider.requests.length;
+    const retry = await chat(id, [question]);
+    expect(textOf(retry.message!)).toBe('Answer 1.');
+    expect(provider.requests).toHaveLength(calls);
+
+    // The transcript as it was said: each regenerate asked the message again and got its own turn.
+    const transcript = (await server.store.listMessages(id)).filter((m) => m.role !== 'system' && m.text !== 'Hi!');
+    expect(transcript.map((m) => [m.role, m.text])).toEqual(
+      [1, 2, 3, 4].flatMap((n) => [
+        ['user', 'tell me a joke'],
+        ['assistant', `Answer ${n}.`],
+      ]),
+    );
+    const turnIds = new Set(transcript.map((m) => m.turnId));
+    expect(turnIds.size).toBe(4);
+    const turns = (await server.store.listTurns(id)).filter((turn) => turnIds.has(turn.id));
+    const keys = await Promise.all(
+      turns.map(async (turn) => (await server!.store.getInbox(turn.inboxId!))?.channelMessageId),
+    );
+    expect(keys.filter((key) => key?.includes(':regenerate:'))).toHaveLength(3);
+  });
+
+  it('refuses a trigger or messageId the AI SDK does not send, naming the field', async () => {
+    const id = await start();
+    const post = (body: object) =>
+      server!.request('POST', `/api/conversations/${id}/chat`, { id, messages: [userMessage('u1', 'hi')], ...body });
+    for (const [body, field] of [
+      [{ trigger: 'regenerate' }, 'trigger'],
+      [{ trigger: 'resume-stream' }, 'trigger'],
+      [{ trigger: 7 }, 'trigger'],
+      [{ messageId: '' }, 'messageId'],
+      [{ messageId: 'a'.repeat(201) }, 'messageId'],
+      [{ messageId: 42 }, 'messageId'],
+    ] as const)
+      expect(await post(body)).toMatchObject({
+        status: 400,
+        body: { status: 'error', code: 'invalid_request', field },
+      });
+    expect((await server!.store.listMessages(id)).filter((m) => m.role === 'user')).toHaveLength(0);
   });
 
   it('rejects a request whose last message is not a user text', async () => {
