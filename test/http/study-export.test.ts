@@ -94,7 +94,7 @@ describe('GET /study/export', () => {
     expect(enums.filter((row) => !row.allowed_values)).toEqual([]);
     expect(codebook.filter((row) => row.type !== 'enum' && row.allowed_values)).toEqual([]);
     expect(codebook.find((row) => row.file === 'prompts.csv' && row.column === 'answer')).toMatchObject({
-      allowed_values: 'Done | Not yet',
+      allowed_values: 'Done | Not yet | Next time', // Next time: a Go study's, imported
     });
   });
 

@@ -10,16 +10,22 @@ import { GoDatabaseError } from '../../src/store/go-database-check.ts';
 import { goIdQueries } from '../../src/store/go-ids-queries.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
+import { pgSchemas } from '../kit/pg-schemas.ts';
 import { PG_URL } from '../kit/requirements.ts';
-import { tempSqliteUrl } from '../kit/test-server.ts';
+import { startTestServer, tempSqliteUrl } from '../kit/test-server.ts';
 import { dropSchema, GO_SQLITE_FIXTURE, loadGoFixtureIntoPostgres, IMPORT_OPTIONS } from './go-postgres-fixture.ts';
+import { expectAdherenceAsGo } from './go-study-adherence.ts';
 
 const run = promisify(execFile);
 const SCHEMA = `go_source_${randomUUID().slice(0, 8)}`;
 const options = IMPORT_OPTIONS;
+const targets = pgSchemas('go_target');
 
 beforeAll(() => loadGoFixtureIntoPostgres(PG_URL, SCHEMA));
-afterAll(() => dropSchema(PG_URL, SCHEMA));
+afterAll(async () => {
+  await dropSchema(PG_URL, SCHEMA);
+  await targets.dropAll();
+});
 
 /** Everything an import wrote, without our generated ids, participant by participant. */
 async function imported(source: GoSource) {
@@ -90,10 +96,30 @@ describe('a Go PromptPipe study on PostgreSQL', () => {
     const fromSqlite = await imported({ from: GO_SQLITE_FIXTURE });
     const fromPostgres = await imported({ from: PG_URL, schema: SCHEMA });
     expect(fromSqlite).toHaveLength(6);
-    expect(fromSqlite.map((p) => p.messages.length)).toEqual([58, 63, 41, 39, 11, 7]);
+    expect(fromSqlite.map((p) => p.messages.length)).toEqual([75, 80, 58, 53, 15, 7]); // with 69 prompts' polls
     expect(fromSqlite.map((p) => p.deliveries.length)).toEqual([71, 76, 62, 55, 15, 4]);
     expect(fromPostgres).toEqual(fromSqlite);
     expect(await digest()).toBe(before);
+  });
+
+  it("into a PostgreSQL store: the overview and prompts.csv count Go's prompts, once if imported twice", async () => {
+    const target = targets.next();
+    const store = await openStore(target.DATABASE_URL!, { schema: target.DATABASE_SCHEMA });
+    try {
+      const dry = await importGoStudy(store, { from: PG_URL, schema: SCHEMA }, { ...options, dryRun: true });
+      expect(dry.imported.map((item) => item.dailyPrompts.imported)).toEqual([17, 17, 17, 14, 4, 0]);
+      expect(await store.countParticipants()).toBe(0);
+      for (let run = 0; run < 2; run += 1)
+        await importGoStudy(store, { from: PG_URL, schema: SCHEMA }, { ...options, dryRun: false });
+    } finally {
+      await store.close();
+    }
+    const server = await startTestServer({ ...target, CLOCK: 'virtual', CLOCK_START: options.now.toISOString() });
+    try {
+      await expectAdherenceAsGo(server);
+    } finally {
+      await server.close();
+    }
   });
 
   it('is refused as our own database, with nothing written to it', async () => {

@@ -130,6 +130,24 @@ describe('a Go database with a damaged value: the participant is reported, the o
     ]);
   });
 
+  it("a past reminder job's unreadable prompt time: the prompt it records would be lost unseen", async () => {
+    let jobId = '';
+    const from = goCopy((go) => {
+      const job = go
+        .prepare(
+          `select id, payload_json from jobs where kind = 'daily_prompt_reminder' and status = 'canceled'
+             and json_extract(payload_json, '$.participant_id') = ? order by id limit 1`,
+        )
+        .get(PRIYA)!;
+      jobId = String(job.id);
+      const payload = { ...JSON.parse(String(job.payload_json)), expected_sent_at: 'yesterday' };
+      go.prepare('update jobs set payload_json = ? where id = ?').run(JSON.stringify(payload), jobId);
+    });
+    await expectKeptOut(from, PRIYA, [
+      { field: 'jobs.payload_json.expected_sent_at', message: `job ${jobId}: unreadable time "yesterday"` },
+    ]);
+  });
+
   it("a schedule at 25:99 in zone Mars/Base: both named, with the Go schedule's id", async () => {
     let goScheduleId = '';
     const from = goCopy((go) =>

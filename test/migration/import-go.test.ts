@@ -65,8 +65,9 @@ describe('a Go PromptPipe study imported', () => {
     });
     const history = (await server.request('GET', `/conversation/participants/${maya.id}/history?all=true`)).body.result
       .messages;
-    // Go kept her last 50 messages; the 8 replies before them come from its responses table.
-    expect(history).toHaveLength(58);
+    // Go kept her last 50 messages; the 8 replies before them come from its responses table, the
+    // polls of her 17 daily prompts from its reminder jobs.
+    expect(history).toHaveLength(75);
     expect(history[0]).toMatchObject({
       role: 'user',
       text: 'personalize first pls',

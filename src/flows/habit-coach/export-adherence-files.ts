@@ -9,7 +9,7 @@ import {
   type ExportFile,
   type OfParticipant,
 } from './export-columns.ts';
-import { DONE_OPTIONS } from './polls.ts';
+import { DONE_OPTIONS, GO_DONE_OPTIONS } from './polls.ts';
 
 type PromptRow = OfParticipant<PromptOutcome & { conversationId: string; zone: string | null; dueAt: Date | null }>;
 type AnswerRow = OfParticipant<PollAnswer & { conversationId: string }>;
@@ -83,8 +83,10 @@ export const adherenceFiles: readonly ExportFile[] = [
       {
         name: 'answer',
         type: 'enum',
-        meaning: 'What they picked in the poll; empty when unanswered',
-        values: DONE_OPTIONS,
+        meaning:
+          "What they picked in the poll; empty when unanswered. Next time: the Go PromptPipe's option for " +
+          'Not yet, in a study imported from it',
+        values: [...new Set([...DONE_OPTIONS, ...GO_DONE_OPTIONS])],
         value: (p) => p.answer?.option ?? null,
       },
       { name: 'answered_at', type: 'datetime', meaning: 'When they picked it (UTC)', value: (p) => iso(answeredAt(p)) },

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../core/domain.ts';
-import { applyPollAnswer, donePoll, intensityPoll, openPolls, parsePollAnswer } from './polls.ts';
+import {
+  applyPollAnswer,
+  DONE_POLL_QUESTION,
+  donePoll,
+  GO_DONE_OPTIONS,
+  intensityPoll,
+  openPolls,
+  parsePollAnswer,
+} from './polls.ts';
 import { testHabitState } from '../../../test/kit/habit-state.ts';
 
 const pollMessage = (poll = donePoll(), createdAt = new Date('2026-06-01T11:00:00Z')): Message => ({
@@ -35,6 +43,21 @@ describe('polls', () => {
     ['constructor', null],
     ['__proto__', null],
   ])('reads %j as %j', (reply, expected) => expect(parsePollAnswer(donePoll(), reply)).toBe(expected));
+
+  // A vote as the Go PromptPipe recorded it (an imported study's transcript, Go's platform clients).
+  const goPoll = { question: DONE_POLL_QUESTION, options: GO_DONE_OPTIONS };
+  it.each([
+    ['Q: Did you do it? A: Done', 'Done'],
+    ['Q: Did you do it? A: Next time', 'Next time'],
+    ['Q: Did you do it? A: [responded]', null], // Go's vote on another poll: it could not name the option
+    ['Q: How should your next prompts feel? A: Done', null], // another question
+  ])("reads Go's vote %j as %j", (reply, expected) => expect(parsePollAnswer(goPoll, reply)).toBe(expected));
+
+  it("counts a Go vote's Done as the coach counts a Done", () => {
+    const state = testHabitState();
+    applyPollAnswer(state, [pollMessage(goPoll)], 'Q: Did you do it? A: Done');
+    expect(state.profile.successCount).toBe(1);
+  });
 
   it('counts Done once per poll', () => {
     const state = testHabitState();

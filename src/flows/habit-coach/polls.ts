@@ -6,6 +6,8 @@ import type { HabitTurnState } from './habit-turn-state.ts';
 export const DONE_POLL_QUESTION = 'Did you do it?';
 export const DONE_OPTIONS = ['Done', 'Not yet'];
 export const INTENSITY_POLL_QUESTION = 'How should your next prompts feel?';
+/** The Go PromptPipe's options for the same poll: its daily prompts' polls in an imported study (decision 014). */
+export const GO_DONE_OPTIONS = ['Done', 'Next time'];
 
 export function donePoll(): Poll {
   return { question: DONE_POLL_QUESTION, options: DONE_OPTIONS };
@@ -32,11 +34,20 @@ const SYNONYMS: Record<string, string> = {
 };
 
 /**
+ * A poll vote as the Go PromptPipe recorded it, in its responses and so in an imported transcript:
+ * `Q: <question> A: <option>`. Go wrote every vote under "Did you do it?", and one it could not
+ * match as `[responded]`, which picks nothing.
+ */
+const GO_VOTE = /^Q: (.+?) A: (.+)$/s;
+
+/**
  * Which option a reply picks among the open polls: by number (the shared numbering of
  * core/poll-numbering; the newest poll wins if two open polls share a number), else by label
- * ("done", "Increase") or a synonym ("more").
+ * ("done", "Increase") or a synonym ("more"); a Go vote by its question and option, as written.
  */
 export function pickOption(options: readonly NumberedOption[], reply: string): NumberedOption | undefined {
+  const vote = GO_VOTE.exec(reply.trim());
+  if (vote) return options.findLast((option) => option.poll.question === vote[1] && option.option === vote[2]);
   const text = normalized(reply);
   if (/^\d+$/.test(text)) return options.findLast((option) => option.number === Number(text));
   const label = (Object.hasOwn(SYNONYMS, text) ? SYNONYMS[text]! : text).toLowerCase();
@@ -103,6 +114,7 @@ export function stillOpen(steps: readonly PollStep[]): NumberedOption[][] {
 
 /** Whether `reply` reads as a pick of some poll's option in `history` (a number, a label, a synonym). */
 function couldPick(history: readonly Message[], reply: string): boolean {
+  if (GO_VOTE.test(reply.trim())) return true;
   const text = normalized(reply);
   if (/^\d+$/.test(text) || Object.hasOwn(SYNONYMS, text)) return true;
   return history.some((message) => message.poll?.options.some((option) => option.toLowerCase() === text));

@@ -5,6 +5,7 @@ import type { GoJobRow } from './read-go-study.ts';
 const job = (id: string, payload: string | null, dedupeKey: string | null): GoJobRow => ({
   id,
   kind: 'daily_prompt_reminder',
+  status: 'queued',
   run_at: '2026-03-19 17:50:05.201990358+00:00',
   payload_json: payload,
   dedupe_key: dedupeKey,
@@ -12,7 +13,7 @@ const job = (id: string, payload: string | null, dedupeKey: string | null): GoJo
 const payload = (participantId: string) =>
   JSON.stringify({ participant_id: participantId, to: '1', expected_sent_at: '2026-03-19T12:50:05Z' });
 
-describe("Go's queued reminders", () => {
+describe("Go's reminder jobs", () => {
   it('go to the participant their payload names, else their dedupe key; one naming no one is unowned', () => {
     const jobs = [
       job('job_a', payload('p_1'), 'daily_prompt_reminder:p_1'),
@@ -34,7 +35,14 @@ describe("Go's queued reminders", () => {
 
   it('are read with their times, each problem naming the job', () => {
     expect(readReminders([job('job_a', payload('p_1'), null)])).toEqual({
-      value: [{ dueAt: new Date('2026-03-19T17:50:05.201Z'), promptSentAt: new Date('2026-03-19T12:50:05Z') }],
+      value: [
+        {
+          jobId: 'job_a',
+          dueAt: new Date('2026-03-19T17:50:05.201Z'),
+          promptSentAt: new Date('2026-03-19T12:50:05Z'),
+          queued: true,
+        },
+      ],
     });
     const late = { ...job('job_b', JSON.stringify({ participant_id: 'p_1', expected_sent_at: 'soon' }), null) };
     expect(readReminders([{ ...late, run_at: 'later' }, job('job_c', null, null)])).toEqual({

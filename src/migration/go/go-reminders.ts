@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { IdGenerator } from '../../core/clock.ts';
+import type { NewMessage } from '../../core/domain.ts';
 import type { NewTimer } from '../../core/timer.ts';
+import { DONE_POLL_QUESTION, GO_DONE_OPTIONS } from '../../flows/habit-coach/polls.ts';
 import { timerKeys } from '../../flows/habit-coach/timers/habit-timer-deps.ts';
 import { goInstant, goJson, problemsIn, readAll, readGo, type GoRead, type GoValueProblem } from './go-json.ts';
 import type { GoJobRow } from './read-go-study.ts';
@@ -10,14 +12,16 @@ const REMINDER = 'daily_prompt_reminder';
 /** A `daily_prompt_reminder` job's payload (fixture README §2.3). */
 const reminderPayload = z.object({ participant_id: z.string(), expected_sent_at: goInstant });
 
-/** A queued Go reminder, checked: when it is due, and when the prompt it follows up went out. */
+/** A Go reminder job, checked: when it is (or was) due, when its prompt went out, whether it still waits. */
 export interface GoReminder {
+  jobId: string;
   dueAt: Date;
   promptSentAt: Date;
+  queued: boolean;
 }
 
 /**
- * Go's queued reminders by the participant they are for: the one their payload names, or, when
+ * Go's reminder jobs by the participant they are for: the one their payload names, or, when
  * the payload cannot be read, the one their dedupe key (`daily_prompt_reminder:<id>`) names, so a
  * damaged payload is that participant's problem. `unowned`: reminders naming no one either way.
  * Other kinds (auto-feedback, state transitions) are not imported.
@@ -53,7 +57,7 @@ export function unownedReminderProblems(job: GoJobRow): GoValueProblem[] {
   ];
 }
 
-/** One participant's queued reminders, each checked (its `run_at`, its payload). */
+/** One participant's reminder jobs, each checked (its `run_at`, its payload). */
 export function readReminders(jobs: readonly GoJobRow[]): GoRead<GoReminder[]> {
   return readAll(jobs.map(readReminder));
 }
@@ -64,7 +68,8 @@ function readReminder(job: GoJobRow): GoRead<GoReminder> {
   const payload = readGo(goJson(reminderPayload), job.payload_json ?? '', 'jobs.payload_json', row);
   if ('problems' in dueAt || 'problems' in payload) return { problems: problemsIn(dueAt, payload) };
   if (!payload.value) return { problems: [{ field: 'jobs.payload_json', message: `${row}: is empty` }] };
-  return { value: { dueAt: dueAt.value, promptSentAt: payload.value.expected_sent_at } };
+  const promptSentAt = payload.value.expected_sent_at;
+  return { value: { jobId: job.id, dueAt: dueAt.value, promptSentAt, queued: job.status === 'queued' } };
 }
 
 /** A queued Go reminder still to come becomes ours; one already due was Go's to send. */
@@ -74,7 +79,7 @@ export function reminderTimers(
   options: { ids: IdGenerator; now: Date },
 ): NewTimer[] {
   return reminders
-    .filter((reminder) => reminder.dueAt > options.now)
+    .filter((reminder) => reminder.queued && reminder.dueAt > options.now)
     .map((reminder) => ({
       id: options.ids.next('tmr'),
       kind: 'reminder',
@@ -84,5 +89,35 @@ export function reminderTimers(
       dueAt: reminder.dueAt,
       payload: { promptSentAt: reminder.promptSentAt.toISOString() },
       createdAt: options.now,
+    }));
+}
+
+/**
+ * Each daily prompt Go sent, as the "Did you do it?" poll that went with it (Go's
+ * `SendPromptWithButtons` sent the prompt and its poll in one call), at the time its reminder job
+ * names: what the study overview and export count as a daily prompt, so an imported study's
+ * prompts, replies and Done answers are counted as Go's own counters counted them. The poll has
+ * Go's options, as Go's record of a vote names them (`Q: Did you do it? A: Next time`). The
+ * prompt's text is not written: Go did not keep it (only the last one, `lastHabitPrompt`), and
+ * its send is already a delivery without text. Oldest first (ties by job id, so both Go dialects
+ * give one order).
+ */
+export function dailyPromptPolls(
+  reminders: readonly GoReminder[],
+  conversationId: string,
+  ids: IdGenerator,
+): NewMessage[] {
+  return [...reminders]
+    .sort((a, b) => a.promptSentAt.getTime() - b.promptSentAt.getTime() || (a.jobId < b.jobId ? -1 : 1))
+    .map((reminder) => ({
+      id: ids.next('msg'),
+      conversationId,
+      role: 'assistant' as const,
+      kind: 'poll' as const,
+      text: DONE_POLL_QUESTION,
+      poll: { question: DONE_POLL_QUESTION, options: [...GO_DONE_OPTIONS] },
+      source: 'timer' as const,
+      turnId: null,
+      createdAt: reminder.promptSentAt,
     }));
 }

@@ -37,7 +37,7 @@ export async function importGoStudy(
   const study = await readGoStudy(source);
   const goIds = store.extend(goIdQueries);
   const records = recordsByNumber(study);
-  const reminders = remindersByParticipant(study.queuedJobs);
+  const reminders = remindersByParticipant(study.reminderJobs);
   const report: ImportReport = {
     imported: [],
     skipped: [],
@@ -167,7 +167,7 @@ export function reportTable(report: ImportReport, dryRun: boolean): string {
       `already here: ${report.skipped.length}; problems: ${report.problems.length}`,
     '',
   ];
-  lines.push('go id | phone | status | sub-state | messages | deliveries | schedules | timers');
+  lines.push('go id | phone | status | sub-state | messages | daily prompts | deliveries | schedules | timers');
   for (const item of report.imported) {
     const { participant, conversation } = item;
     lines.push(
@@ -177,15 +177,19 @@ export function reportTable(report: ImportReport, dryRun: boolean): string {
         participant.status,
         conversation.subState,
         item.messages.length,
+        item.dailyPrompts.imported,
         item.deliveries.length,
         item.schedules.length,
         item.timers.length,
       ].join(' | '),
     );
+    const note = dailyPromptsNote(item.dailyPrompts);
+    if (note) lines.push(`${item.goId} | note: ${note}`);
   }
   for (const skipped of report.skipped)
     lines.push(`${skipped.goId} | ${skipped.phoneNumber} | unchanged: ${skipped.reason}`);
   for (const problem of report.problems) lines.push(`${problem.goId} | problem: ${problem.field}: ${problem.message}`);
+  if (report.imported.some((item) => item.dailyPrompts.imported > 0)) lines.push('', DAILY_PROMPTS_NOTE);
   const { receipts, responses } = report.unattributed;
   if (receipts + responses > 0)
     lines.push(
@@ -194,4 +198,22 @@ export function reportTable(report: ImportReport, dryRun: boolean): string {
         "(an operator's test send, a stranger, receipts WhatsApp sent from a LID number).",
     );
   return lines.join('\n');
+}
+
+/** What the daily prompts of an import are made of, and what Go did not keep of them. */
+const DAILY_PROMPTS_NOTE =
+  'Daily prompts: one per Go daily_prompt_reminder job (Go queued one with each prompt it sent), written as ' +
+  'the prompt\'s "Did you do it?" poll at the time Go sent it, so the study overview and export count them, ' +
+  'their replies and Done answers. Go kept no prompt text (prompts.csv leaves it empty), nor the text of its ' +
+  'intensity polls and reminders: those sends are deliveries without text.';
+
+/** When Go's own count of a participant's prompts differs from the prompts its jobs show: said, never a silent gap. */
+function dailyPromptsNote({ imported, goCounted }: ImportedParticipant['dailyPrompts']): string | undefined {
+  if (imported === goCounted) return undefined;
+  const lost = goCounted - imported;
+  return (
+    `Go counted ${goCounted} daily prompt(s) (userProfile.total_prompts) and its jobs hold ${imported}: ` +
+    `the study overview and export count ${imported}` +
+    (lost > 0 ? `; the other ${lost} cannot be rebuilt (Go kept no time for them)` : '')
+  );
 }

@@ -100,12 +100,21 @@ export function withResponses(
     turnId: null,
     createdAt: at(response.time),
   }));
+  return mergeByTime(history, missing);
+}
+
+/**
+ * `inserts` (oldest first) placed among `messages` by time, the messages' own order untouched:
+ * each goes before the first message later than it, so after one of the same instant.
+ */
+export function mergeByTime(messages: readonly NewMessage[], inserts: readonly NewMessage[]): NewMessage[] {
+  const pending = [...inserts];
   const merged: NewMessage[] = [];
-  for (const message of history) {
-    while (missing.length > 0 && missing[0]!.createdAt < message.createdAt) merged.push(missing.shift()!);
+  for (const message of messages) {
+    while (pending.length > 0 && pending[0]!.createdAt < message.createdAt) merged.push(pending.shift()!);
     merged.push(message);
   }
-  return [...merged, ...missing];
+  return [...merged, ...pending];
 }
 
 /** Responses not matched, from the end, to the kept history's user messages. */

@@ -7,7 +7,7 @@ import type { Schedule } from '../../core/schedule.ts';
 import type { NewTimer } from '../../core/timer.ts';
 import { dailyPromptTimer } from '../../flows/habit-coach/timers/daily-prompt-timer.ts';
 import { problemsIn, type GoRead, type GoValueProblem } from './go-json.ts';
-import { readReminders, reminderTimers, type GoReminder } from './go-reminders.ts';
+import { dailyPromptPolls, readReminders, reminderTimers, type GoReminder } from './go-reminders.ts';
 import {
   readStateData,
   type GoHistoryMessage,
@@ -18,6 +18,7 @@ import {
 import { goPhone, goTime, text } from './go-values.ts';
 import {
   goDeliveries,
+  mergeByTime,
   readGoRecords,
   type GoReceipt,
   type GoReceiptRow,
@@ -33,8 +34,16 @@ export interface ImportedParticipant {
   goId: string;
   participant: Participant;
   conversation: Conversation;
-  /** The transcript: Go's kept history, and the responses it does not hold, in time order. */
+  /**
+   * The transcript: Go's kept history, the responses it does not hold, and each daily prompt's
+   * "Did you do it?" poll, in time order.
+   */
   messages: NewMessage[];
+  /**
+   * Daily prompts: how many are in the transcript (one per Go reminder job), and how many Go's
+   * profile counted (`total_prompts`). A prompt whose job Go did not keep cannot be shown.
+   */
+  dailyPrompts: { imported: number; goCounted: number };
   /** Every send Go recorded (its receipts), with WhatsApp's reports on it. */
   deliveries: ImportedDelivery[];
   profile: Profile;
@@ -52,9 +61,9 @@ export interface ImportProblem {
 /** A Go participant as ours, or every problem that keeps them out. */
 export type MappedParticipant = ImportedParticipant | { problems: ImportProblem[] };
 
-/** A Go participant's rows (their own; their flow state; their receipts, responses and queued reminders). */
+/** A Go participant's rows (their own; their flow state; their receipts, responses and reminder jobs). */
 export interface GoParticipantRecords {
-  /** Their queued `daily_prompt_reminder` jobs. */
+  /** Their `daily_prompt_reminder` jobs, of every status: one per daily prompt Go sent them. */
   jobs: readonly GoJobRow[];
   receipts: readonly GoReceiptRow[];
   responses: readonly GoResponseRow[];
@@ -170,11 +179,14 @@ function toImported(go: GoParticipant, options: MapOptions): ImportedParticipant
   const schedules = goSchedules.map((schedule) => toSchedule(schedule, participant, options));
   const kept = go.state.conversationHistory?.messages ?? [];
   const target = { conversationId: conversation.id, participantId: participant.id, phoneNumber: go.phone };
+  const said = withResponses(history(kept, conversation.id, options.ids), go.responses, conversation.id, options.ids);
+  const prompts = dailyPromptPolls(go.reminders, conversation.id, options.ids);
   return {
     goId: go.row.id,
     participant,
     conversation,
-    messages: withResponses(history(kept, conversation.id, options.ids), go.responses, conversation.id, options.ids),
+    messages: mergeByTime(said, prompts),
+    dailyPrompts: { imported: prompts.length, goCounted: go.state.userProfile?.total_prompts ?? 0 },
     deliveries: goDeliveries(go.receipts, target, options.ids),
     profile: toProfile(go.state, participant.id, options.now),
     schedules,

@@ -29,8 +29,8 @@ export async function readGoPostgres(source: GoSource): Promise<GoStudy> {
       [zone],
     );
     const jobs = await client.query<GoJobRow>(
-      `select id, kind, ${iso('run_at')} as run_at, payload_json::text as payload_json, dedupe_key
-       from jobs where status = 'queued'`,
+      `select id, kind, status, ${iso('run_at')} as run_at, payload_json::text as payload_json, dedupe_key
+       from jobs where kind = 'daily_prompt_reminder' order by id`,
       [zone],
     );
     // BIGINT comes back as text: the times as numbers, as SQLite gives them.
@@ -42,7 +42,7 @@ export async function readGoPostgres(source: GoSource): Promise<GoStudy> {
     );
     return {
       participants: participants.rows,
-      queuedJobs: jobs.rows,
+      reminderJobs: jobs.rows,
       receipts: receipts.rows,
       responses: responses.rows,
     };

@@ -14,14 +14,17 @@ export function readGoSqlite(path: string): GoStudy {
          order by p.enrolled_at`,
       )
       .all() as unknown as GoParticipantRow[];
-    const queuedJobs = database
-      .prepare(`select id, kind, run_at, payload_json, dedupe_key from jobs where status = 'queued'`)
+    const reminderJobs = database
+      .prepare(
+        `select id, kind, status, run_at, payload_json, dedupe_key from jobs
+         where kind = 'daily_prompt_reminder' order by id`,
+      )
       .all() as unknown as GoJobRow[];
     const receipts = database.prepare(`select id, recipient, status, time from receipts order by id`).all();
     const responses = database.prepare(`select id, sender, body, time from responses order by id`).all();
     return {
       participants,
-      queuedJobs,
+      reminderJobs,
       receipts: receipts as unknown as GoReceiptRow[],
       responses: responses as unknown as GoResponseRow[],
     };

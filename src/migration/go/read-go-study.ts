@@ -17,10 +17,16 @@ export interface GoParticipantRow {
   state_data: string | null;
 }
 
-/** A queued Go job (a pending reminder, an auto-feedback or state transition). */
+/**
+ * A Go `daily_prompt_reminder` job, of any status. Go queued one with each daily prompt it sent
+ * (`scheduleDailyPromptReminder`), the prompt's time in its payload: the only rows that tell which
+ * of Go's sends were daily prompts.
+ */
 export interface GoJobRow {
   id: string;
   kind: string;
+  /** `queued` (still to be sent), `running`, `done` (sent), `canceled` (the participant replied), `failed`. */
+  status: string;
   run_at: string;
   /** JSON text; null when Go stored none. */
   payload_json: string | null;
@@ -30,7 +36,8 @@ export interface GoJobRow {
 
 export interface GoStudy {
   participants: GoParticipantRow[];
-  queuedJobs: GoJobRow[];
+  /** Every `daily_prompt_reminder` job, whatever its status. */
+  reminderJobs: GoJobRow[];
   /** In Go's order (`id`). */
   receipts: GoReceiptRow[];
   responses: GoResponseRow[];
