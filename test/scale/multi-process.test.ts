@@ -175,7 +175,9 @@ describe('three processes on one PostgreSQL database', () => {
     // Every reply was accepted once by its idempotency key, and each echo text appears once. Raw
     // resends happen only for what the killed process had handed over but not yet recorded as
     // sent (same idempotency key); before outbox claims, every process sent every item (~700 extra).
-    expect(sink.received.length - sink.accepted.size).toBeLessThan(20);
+    // How many that is depends on how far behind the killed process was: 21 was seen on a host
+    // loaded four times over (its sent marks ride on later commits, decision 020).
+    expect(sink.received.length - sink.accepted.size).toBeLessThan(50);
     const replies = echoes();
     expect(new Set(replies).size).toBe(replies.length);
     expect(replies.length).toBe(PARTICIPANTS * MESSAGES_EACH);
