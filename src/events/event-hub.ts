@@ -5,7 +5,8 @@ import type { Message } from '../core/domain.ts';
 import type { AnnounceEvents } from '../engine/turn-broadcast.ts';
 import type { Store } from '../store/store.ts';
 import { EventTimes } from './event-times.ts';
-import { sessionEventSchema, type EventDraft, type SessionEvent, type SessionSnapshot } from './session-event.ts';
+import { eventOfRow, sessionSnapshot } from './event-rows.ts';
+import type { EventDraft, SessionEvent } from './session-event.ts';
 
 export type EventListener = (event: SessionEvent) => void;
 /** Told which turn number answers which inbox item, as the turn starts (not part of the log). */
@@ -57,7 +58,6 @@ interface Stream {
   stale: boolean;
 }
 
-const SNAPSHOT_MESSAGES = 20;
 /** Pending events that trigger a flush at once, even if the event loop has not come round yet. */
 const FLUSH_BATCH = 256;
 /** How long a running turn's events may wait for its commit before they are written on their own. */
@@ -226,18 +226,12 @@ export class EventHub {
       const stored = usable
         ? await this.#options.store.listEvents(conversationId, { afterSeq: cursor, limit: this.#options.replayLimit })
         : [];
-      const events = stored.map((row) =>
-        sessionEventSchema.parse({
-          ...row.payload,
-          seq: row.seq,
-          conversationId,
-          turnId: row.turnNo,
-          type: row.type,
-          at: row.at.toISOString(),
-        }),
-      );
+      const events = stored.map(eventOfRow);
       const lastReplayed = events.at(-1)?.seq ?? cursor ?? head;
-      const snapshot = await this.#snapshot(conversationId, stream, {
+      const snapshot = await sessionSnapshot(this.#options.store, conversationId, {
+        speaking: stream.speaking,
+        lastSeq: head,
+        lastTurnId: stream.lastTurnNo,
         full: !usable,
         nextCursor: lastReplayed < head ? lastReplayed : null,
       });
@@ -307,14 +301,7 @@ export class EventHub {
       for (;;) {
         const rows = await this.#options.store.listEvents(conversationId, { afterSeq: s.nextSeq - 1, limit: 500 });
         for (const row of rows) {
-          const event = sessionEventSchema.parse({
-            ...row.payload,
-            seq: row.seq,
-            conversationId,
-            turnId: row.turnNo,
-            type: row.type,
-            at: row.at.toISOString(),
-          });
+          const event = eventOfRow(row);
           s.nextSeq = event.seq + 1;
           if (event.turnId !== null) s.lastTurnNo = Math.max(s.lastTurnNo, event.turnId);
           const messageSeq =
@@ -522,37 +509,6 @@ export class EventHub {
       await this.#options.store.pruneEvents(conversationId, keepFrom);
       stream.firstSeq = keepFrom;
     }
-  }
-
-  async #snapshot(
-    conversationId: string,
-    stream: Stream,
-    extra: { full: boolean; nextCursor: number | null },
-  ): Promise<SessionSnapshot> {
-    const { store } = this.#options;
-    const [conversation, messages] = await Promise.all([
-      store.getConversation(conversationId),
-      store.listMessages(conversationId, { limit: SNAPSHOT_MESSAGES }),
-    ]);
-    return {
-      conversationId,
-      participantId: conversation?.participantId ?? null,
-      flow: conversation?.flow ?? 'unknown',
-      state: conversation?.state ?? 'unknown',
-      subState: conversation?.subState ?? null,
-      speaking: stream.speaking,
-      lastSeq: stream.nextSeq - 1,
-      lastTurnId: stream.lastTurnNo,
-      messages: messages.map((m) => ({
-        id: m.id,
-        seq: m.seq,
-        role: m.role,
-        kind: m.kind,
-        text: m.text,
-        at: m.createdAt.toISOString(),
-      })),
-      ...extra,
-    };
   }
 
   /** Forgets idle streams beyond the cache size (they reload from the log when used again). */
