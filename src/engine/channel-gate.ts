@@ -12,6 +12,11 @@ export interface ChannelGateDeps {
   unsubscribed?: (participantId: string) => Promise<void>;
 }
 
+/** A contact read ahead of a send (`ChannelGate.contactFor`); `undefined`: there was none. */
+export interface KnownContact {
+  contact: ChannelContact | undefined;
+}
+
 /**
  * The one place outbound messages pass on their way to a channel, deciding what depends on the
  * person rather than the transport: a contact who opted out is not messaged, whether the
@@ -25,10 +30,21 @@ export class ChannelGate {
     this.#deps = deps;
   }
 
-  async send(channel: Channel, message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt | void> {
+  /**
+   * Sends unless the contact opted out. `known`: the contact as read earlier (`contactFor`), for a
+   * send after it was deleted (the goodbye of a participant whose data is gone).
+   */
+  async send(
+    channel: Channel,
+    message: OutboundMessage,
+    signal?: AbortSignal,
+    known?: KnownContact,
+  ): Promise<SendReceipt | void> {
     const contactIdOf = channel.capabilities.contactIdOf;
     if (!contactIdOf) return channel.send(message, { signal });
-    const contact = await this.#contactOf(channel.name, message, contactIdOf(message.recipient));
+    const contact = known
+      ? known.contact
+      : await this.#contactOf(channel.name, message, contactIdOf(message.recipient));
     if (contact?.optedOutAt)
       throw new ChannelError('the recipient opted out (STOP) and cannot be messaged until they send START', {
         retryable: false,
@@ -42,7 +58,20 @@ export class ChannelGate {
     }
   }
 
-  async #contactOf(channel: string, message: OutboundMessage, contactId: string): Promise<ChannelContact | undefined> {
+  /** The contact `send` would decide `message` on, read now. */
+  async contactFor(
+    channel: Channel,
+    message: Pick<OutboundMessage, 'participantId' | 'recipient'>,
+  ): Promise<KnownContact> {
+    const contactIdOf = channel.capabilities.contactIdOf;
+    return { contact: contactIdOf && (await this.#contactOf(channel.name, message, contactIdOf(message.recipient))) };
+  }
+
+  async #contactOf(
+    channel: string,
+    message: Pick<OutboundMessage, 'participantId'>,
+    contactId: string,
+  ): Promise<ChannelContact | undefined> {
     const { store } = this.#deps;
     return (
       (message.participantId ? await store.findContactOfParticipant(channel, message.participantId) : undefined) ??

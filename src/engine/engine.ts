@@ -123,8 +123,14 @@ export class Engine {
     this.#readAhead.start(conversationId, lease, () => this.#deps.runner.readContext(conversationId));
   }
 
-  /** Its rows were deleted: what this process still holds to send of it is dropped or waited for. */
-  forgetDeliveries(conversationId: string): Promise<void> {
+  /**
+   * Its rows were deleted (its participant removed): what this process keeps of it goes too, its
+   * recent history and a context read ahead; of its replies, those not yet begun are dropped and
+   * the one being sent is waited for.
+   */
+  forgetConversation(conversationId: string): Promise<void> {
+    this.#readAhead.forget(conversationId);
+    this.#deps.runner.forget(conversationId);
     return this.#deps.dispatcher.forget(conversationId);
   }
 

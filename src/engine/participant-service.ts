@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { ChannelGate } from './channel-gate.ts';
-import type { ChannelDirectory } from '../channels/channel.ts';
+import type { ChannelGate, KnownContact } from './channel-gate.ts';
+import type { Channel, ChannelDirectory, OutboundMessage } from '../channels/channel.ts';
 import { WEB_CHANNEL } from '../channels/web-channel.ts';
 import type { Clock, IdGenerator } from '../core/clock.ts';
 import type { Conversation, Participant, ParticipantStatus } from '../core/domain.ts';
@@ -63,7 +63,8 @@ export type ParticipantTx = Pick<
 
 /**
  * The participant service's view of the store. `deleteParticipant` is the engine's, though the
- * adapter removes the person's rows in the flows' tables with it (profile, schedules, notes).
+ * adapter removes the person's rows in the flows' tables with it (profile, schedules, notes, the
+ * personal fields of desk tickets: decision 024).
  */
 export type ParticipantStore = Pick<
   EnginePort<ParticipantTx>,
@@ -75,6 +76,7 @@ export type ParticipantStore = Pick<
   | 'findConversationByParticipant'
   | 'saveSessionCaller'
   | 'deleteParticipant'
+  | 'conversationsOfParticipant'
 >;
 
 export interface ParticipantServiceDeps {
@@ -399,45 +401,71 @@ export class ParticipantService {
   }
 
   /**
-   * Removes the participant and all their data, then sends a goodbye (best effort). Runs in the
-   * conversation's queue, so it never cuts a turn in half. Their replies go with their data: this
-   * process drops those it was about to send and waits for the one it is sending, so none arrives
-   * after the goodbye (one another process is sending can). Of removals that race, the one that
-   * deletes says goodbye; the others find no participant.
+   * Removes the participant and their personal data (decision 024): their conversations and the web
+   * sessions started for them go, with all that is in them. Runs in each of those conversations'
+   * queues, so it never cuts a turn in half (a session started after the removal began is not
+   * waited for). Their replies go with their data: this process drops those it was about to send and
+   * waits for the one it is sending, then says goodbye, so none arrives after it (one another process
+   * is sending can). The goodbye is decided on their channel contact as it was before it was deleted
+   * (a WhatsApp service window still open). Of removals that race, the one that deletes says goodbye;
+   * the others find no participant. Returns the ids of the conversations deleted.
    */
-  /** Deletes the participant with their conversation, whose id it returns (null: they had none). */
-  async remove(id: string): Promise<string | null> {
+  async remove(id: string): Promise<string[]> {
+    const { store, engine } = this.#deps;
     const participant = await this.get(id);
-    const conversation = await this.#deps.store.findConversationByParticipant(id);
+    const conversation = await store.findConversationByParticipant(id);
+    const conversations = await store.conversationsOfParticipant(id);
     const work = async () => {
-      if (!(await this.#deps.store.deleteParticipant(id))) throw notFound(id);
-      if (conversation) await this.#deps.engine.forgetDeliveries(conversation.id);
-      await this.#sendGoodbye(participant, conversation);
+      const goodbye = await this.#goodbye(participant, conversation);
+      if (!(await store.deleteParticipant(id))) throw notFound(id);
+      await Promise.all(conversations.map((conversationId) => engine.forgetConversation(conversationId)));
+      await this.#send(participant, goodbye);
     };
-    await (conversation ? this.#deps.engine.exclusive(conversation.id, work) : work());
-    return conversation?.id ?? null;
+    // In id order, as every removal takes them: two removals of one participant never wait on each other.
+    const inQueues = conversations.reduceRight<() => Promise<void>>(
+      (inner, conversationId) => () => engine.exclusive(conversationId, inner),
+      work,
+    );
+    await inQueues();
+    return conversations;
   }
 
-  async #sendGoodbye(participant: Participant, conversation: Conversation | undefined): Promise<void> {
-    const id = this.#deps.ids.next('out');
+  /** The goodbye, its channel, and the contact it is sent to as it is now (before the deletion). */
+  async #goodbye(participant: Participant, conversation: Conversation | undefined): Promise<Goodbye> {
+    const channel =
+      (conversation && this.#deps.channels.get(conversation.channel)) || this.#deps.channels.defaultChannel;
+    const message = {
+      id: this.#deps.ids.next('out'),
+      participantId: participant.id,
+      conversationId: conversation?.id ?? participant.id,
+      recipient: participant.phoneNumber,
+      kind: 'text' as const,
+      text: GOODBYE_TEXT,
+      poll: null,
+      createdAt: this.#deps.clock.now(),
+      idempotencyKey: `goodbye:${participant.id}`,
+    };
+    // Unread, the gate reads it when sending: a goodbye never stops a removal.
+    const contact = await this.#deps.gate.contactFor(channel, message).catch(() => undefined);
+    return { channel, message, contact };
+  }
+
+  /** Best effort: a goodbye that fails is logged, the removal stands. */
+  async #send(participant: Participant, goodbye: Goodbye): Promise<void> {
     try {
-      const channel =
-        (conversation && this.#deps.channels.get(conversation.channel)) || this.#deps.channels.defaultChannel;
-      await this.#deps.gate.send(channel, {
-        id,
-        participantId: participant.id,
-        conversationId: conversation?.id ?? participant.id,
-        recipient: participant.phoneNumber,
-        kind: 'text',
-        text: GOODBYE_TEXT,
-        poll: null,
-        createdAt: this.#deps.clock.now(),
-        idempotencyKey: `goodbye:${participant.id}`,
-      });
+      await this.#deps.gate.send(goodbye.channel, goodbye.message, undefined, goodbye.contact);
     } catch (error) {
       this.#deps.logger.warn({ participantId: participant.id, err: error }, 'goodbye not delivered');
     }
   }
+}
+
+/** A goodbye to send once the participant's data is gone. */
+interface Goodbye {
+  channel: Channel;
+  message: OutboundMessage;
+  /** Read before the deletion; undefined when it could not be. */
+  contact: KnownContact | undefined;
 }
 
 export function notFound(id: string): AppError {

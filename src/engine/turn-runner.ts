@@ -133,6 +133,11 @@ export class TurnRunner {
     );
   }
 
+  /** The conversation was deleted: its recent history is not kept here any more. */
+  forget(conversationId: string): void {
+    this.#histories.forget(conversationId);
+  }
+
   /** Starts the read a turn of the conversation begins with, for a turn to come (`TurnSignals.context`). */
   readContext(conversationId: string): EarlyContext {
     const knownThrough = this.#histories.get(conversationId)?.through;

@@ -328,7 +328,7 @@ export const OPERATIONS: Record<string, Operation> = {
   },
   'DELETE /conversation/participants/{id}': {
     status: 200,
-    description: 'Unenrolled (a goodbye is sent)',
+    description: 'Unenrolled: their personal data removed, a goodbye sent',
     body: json(envelope()),
   },
   'GET /conversation/participants/{id}/history': {

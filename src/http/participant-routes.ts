@@ -176,13 +176,14 @@ export function participantRoutes(app: FastifyInstance, deps: ParticipantRouteDe
     DELETE: {
       schema: {
         tags,
-        summary: 'Unenrol: send a goodbye, stop everything, remove the data',
+        summary: 'Unenrol: remove their personal data (their conversations and sessions with it), then send a goodbye',
         params: jsonSchema(participantParams),
       },
       handler: async (request) => {
-        const conversationId = await participants.remove(idOf(request.params));
-        // Its live streams here are told, and closed: they would otherwise wait for ever.
-        if (conversationId) deps.events.end(conversationId, conversationGone(conversationId, deps.clock.now()));
+        const conversations = await participants.remove(idOf(request.params));
+        // Their live streams, in every process, are told and closed: they would otherwise wait for ever.
+        for (const conversationId of conversations)
+          deps.events.end(conversationId, conversationGone(conversationId, deps.clock.now()));
         return ok('Participant deleted successfully');
       },
     },

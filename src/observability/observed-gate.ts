@@ -1,7 +1,7 @@
 import { SpanKind } from '@opentelemetry/api';
 import { ChannelError, type Channel, type OutboundMessage, type SendReceipt } from '../channels/channel.ts';
 import { describeError } from '../core/errors.ts';
-import { ChannelGate, type ChannelGateDeps } from '../engine/channel-gate.ts';
+import { ChannelGate, type ChannelGateDeps, type KnownContact } from '../engine/channel-gate.ts';
 import { inSpan, type Tracing } from './tracing.ts';
 
 /** What `/health` says of one channel. */
@@ -94,10 +94,15 @@ export class ObservedChannelGate extends ChannelGate {
     this.#tracing = watch.tracing;
   }
 
-  override async send(channel: Channel, message: OutboundMessage, signal?: AbortSignal): Promise<SendReceipt | void> {
+  override async send(
+    channel: Channel,
+    message: OutboundMessage,
+    signal?: AbortSignal,
+    known?: KnownContact,
+  ): Promise<SendReceipt | void> {
     const send = async () => {
       try {
-        const receipt = await super.send(channel, message, signal);
+        const receipt = await super.send(channel, message, signal, known);
         this.#health.succeeded(channel.name);
         return receipt;
       } catch (error) {

@@ -7,6 +7,7 @@ import type { ParticipantsTable } from './schema.ts';
 import { isUniqueViolation } from './db-errors.ts';
 import { fromBool, fromMs, oneOf, toBool, toMs } from './codec.ts';
 import { prepared } from './prepared.ts';
+import { conversationsOfParticipant, eraseParticipant } from './participant-erasure.ts';
 
 type ParticipantOperations = Pick<
   StoreOperations,
@@ -19,6 +20,7 @@ type ParticipantOperations = Pick<
   | 'countParticipants'
   | 'updateParticipant'
   | 'deleteParticipant'
+  | 'conversationsOfParticipant'
 >;
 
 const byId = prepared((db, a: { id: string }) => db.selectFrom('participants').selectAll().where('id', '=', a.id));
@@ -139,31 +141,9 @@ export function participantQueries(ctx: QueryContext): ParticipantOperations {
       return row && toParticipant(row);
     },
 
-    async deleteParticipant(id) {
-      // Foreign keys cascade to conversations (and their messages, turns, tool calls, timers,
-      // outbox, inbox and events), the profile and schedules. Deleted here: their inbox rows
-      // outside any conversation (migration 025), and what their number sent before they were
-      // enrolled (kept as an unknown sender's). Their memory goes too: notes kept for them in web
-      // sessions, and those sessions' link to them.
-      return ctx.atomic(async ({ db: q }) => {
-        const deleted = await q
-          .deleteFrom('participants')
-          .where('id', '=', id)
-          .returning('phone_number')
-          .executeTakeFirst();
-        if (!deleted) return false;
-        await q.deleteFrom('inbox').where('participant_id', '=', id).where('conversation_id', 'is', null).execute();
-        await q
-          .deleteFrom('inbox')
-          .where('participant_id', 'is', null)
-          .where('conversation_id', 'is', null)
-          .where('sender', '=', deleted.phone_number)
-          .execute();
-        await q.deleteFrom('assistant_notes').where('person', '=', id).execute();
-        await q.updateTable('session_callers').set({ person: null }).where('person', '=', id).execute();
-        return true;
-      });
-    },
+    deleteParticipant: (id) => eraseParticipant(ctx, id),
+
+    conversationsOfParticipant: (id) => conversationsOfParticipant(ctx, id),
   };
 }
 

@@ -86,8 +86,18 @@ export interface StoreOperations {
     >,
     now: Date,
   ): Promise<Participant | undefined>;
-  /** Removes the participant and everything that belongs to them. False when there was none. */
+  /**
+   * Removes the participant and their personal data (decision 024): their conversations and the web
+   * sessions started for them with everything in them, their contacts, notes and pre-enrolment
+   * messages; a desk ticket, another session given their number or an opted-out contact keeps its
+   * row without it. False when there was none.
+   */
   deleteParticipant(id: string): Promise<boolean>;
+  /**
+   * The conversations `deleteParticipant` would delete now, in id order: their own and the web
+   * sessions started for them. Empty when there is no such participant.
+   */
+  conversationsOfParticipant(id: string): Promise<string[]>;
 
   // Conversations
   /** `transcriptSearch` (default true): its messages feed the full-text index (`Flow.searchesTranscript`). */

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UNKNOWN_SENDER_REPLY, UNSUPPORTED_CONTENT_REPLY } from '../../src/engine/inbound-message.ts';
+import { GOODBYE_TEXT } from '../../src/engine/participant-service.ts';
 import { createScriptedProvider } from '../../src/llm/scripted-provider.ts';
 import type { FakeWhatsAppGraph } from '../kit/fake-whatsapp-graph.ts';
 import {
@@ -365,6 +366,16 @@ describe('the 24-hour window', () => {
       expect(graph.sent).toHaveLength(3);
     },
   );
+
+  it('a goodbye inside the window goes as free-form text, decided on their contact before it was deleted', async () => {
+    const { s, participantId } = await enrolled();
+    await postWhatsApp(s, whatsappText('hi', { at: new Date(NOW) }));
+    await graph.waitForSent(2);
+    expect(await s.store.getContact('whatsapp', WA_ID)).toBeDefined();
+    expect((await s.request('DELETE', `/conversation/participants/${participantId}`)).status).toBe(200);
+    expect(graph.sent[2]!.body).toMatchObject({ to: WA_ID, type: 'text', text: { body: GOODBYE_TEXT } });
+    expect(await s.store.getContact('whatsapp', WA_ID)).toBeUndefined();
+  });
 
   it('no template configured: a send outside the window fails with a clear reason and is not retried', async () => {
     const { s, participantId } = await enrolledWithoutTemplate();

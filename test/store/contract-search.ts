@@ -147,13 +147,19 @@ export function searchContract(store: () => Store): void {
       ).toEqual(['Dentist moved to Tuesday']);
     });
 
-    it("forgets a deleted participant's memory: their web-session notes and those sessions' link to them", async () => {
-      const { p, web, scope } = await personWithConversations();
+    it("forgets a deleted participant's memory: the web sessions started for them and their notes", async () => {
+      const { p, c, web, habit, stranger, scope } = await personWithConversations();
       await store().addNote({ id: uid('note'), conversationId: web.id, person: p.id, text: 'x', createdAt: at(0) });
+      expect(await store().conversationsOfParticipant(p.id)).toEqual([c.id, habit.id, web.id].sort());
       expect(await store().deleteParticipant(p.id)).toBe(true);
       expect(await store().listNotes(scope)).toEqual([]);
-      expect(await store().getSessionCaller(web.id)).toEqual({ phone: null, person: null });
+      expect(await store().getConversation(web.id)).toBeUndefined();
+      expect(await store().getSessionCaller(web.id)).toBeUndefined();
+      expect(await store().searchMessages(only(web.id), { keywords: ['dentist'], limit: 10 })).toEqual([]);
+      // Nobody else's session goes.
+      expect((await store().listMessages(stranger.id)).map((m) => m.text)).toEqual(['my dentist is far']);
       expect(await store().deleteParticipant(p.id)).toBe(false);
+      expect(await store().conversationsOfParticipant(p.id)).toEqual([]);
     });
 
     it('finds what a model has yet to embed, keeps embeddings exactly, per model, and lists them by time', async () => {

@@ -8,6 +8,7 @@ import { leasesContract } from './contract-leases.ts';
 import { crmContract } from './contract-crm.ts';
 import { searchContract } from './contract-search.ts';
 import { unitOfWorkContract } from './contract-unit-of-work.ts';
+import { erasureContract } from './contract-erasure.ts';
 import { emptyProfile } from '../../src/core/profile.ts';
 import { conversation, message, participant, T0 } from './store-fixtures.ts';
 
@@ -160,5 +161,6 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
     crmContract(store);
     searchContract(store);
     unitOfWorkContract(store);
+    erasureContract(store);
   });
 }

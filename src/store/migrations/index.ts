@@ -26,6 +26,7 @@ import { eventPagesV2Migration } from './023-event-pages-v2.ts';
 import { turnToolCallsMigration } from './024-turn-tool-calls.ts';
 import { cascadeByConversationMigration } from './025-cascade-by-conversation.ts';
 import { ticketContactMigration } from './026-ticket-contact.ts';
+import { ftsSecureDeleteMigration } from './027-fts-secure-delete.ts';
 
 /**
  * Every migration, in order. Forward-only: never edit or remove one that has shipped; add the
@@ -59,5 +60,6 @@ export function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '024_turn_tool_calls': turnToolCallsMigration(),
     '025_cascade_by_conversation': cascadeByConversationMigration(dialect),
     '026_ticket_contact': ticketContactMigration(),
+    '027_fts_secure_delete': ftsSecureDeleteMigration(dialect),
   };
 }
