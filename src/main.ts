@@ -3,6 +3,7 @@ import { describeError, isStoreUnavailable } from './core/errors.ts';
 import { createLogger } from './core/logger.ts';
 import { startServer } from './server.ts';
 import { GoDatabaseError } from './store/go-database-check.ts';
+import { SqliteOpenError } from './store/open-store.ts';
 
 /** How long after `SHUTDOWN_TIMEOUT_MS` the process exits even if closing has not finished. */
 const SHUTDOWN_GRACE_MS = 5000;
@@ -64,7 +65,7 @@ function startupProblem(error: unknown): string | undefined {
     );
   if (code === 'EACCES') return `PORT ${env.PORT ?? '8080'} needs privileges on this machine: use a PORT above 1023`;
   if (code === 'EADDRNOTAVAIL') return `HOST ${env.HOST ?? ''} is not an address of this machine`;
-  if (error instanceof GoDatabaseError) return error.message;
+  if (error instanceof GoDatabaseError || error instanceof SqliteOpenError) return error.message;
   if (isStoreUnavailable(error)) {
     const message = (error as Error).message.replace(/; retry shortly$/, '');
     return `DATABASE_URL: ${message} (${describeError((error as Error).cause)})`;

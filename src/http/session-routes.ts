@@ -141,17 +141,27 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
     return flow.sessionView(conversation, { store: deps.store, now: deps.clock.now() });
   });
 
-  app.get(
-    '/api/conversations/:id/socket',
-    {
-      websocket: true,
-      config: { clientScopes: ['read'] },
-      schema: {
-        tags,
-        summary: "WebSocket: the conversation's events (?lastEventId= to resume; ?ticket= for browsers)",
-      },
+  app.route({
+    method: 'GET',
+    url: '/api/conversations/:id/socket',
+    config: { clientScopes: ['read'] },
+    // Described by hand in the OpenAPI document (api-description.ts), as the GET a WebSocket starts with.
+    schema: {
+      hide: true,
+      tags,
+      summary: "WebSocket: the conversation's events (?lastEventId= to resume; ?ticket= for browsers)",
     },
-    async (raw, request) => {
+    // A plain GET or HEAD (no Upgrade): the plugin's default is an empty 404, which reads as a
+    // wrong path; say what the path is, in the error envelope every other route answers with.
+    handler: async () => {
+      throw new AppError(
+        'invalid_request',
+        'this path is a WebSocket: open it with Upgrade: websocket, ' +
+          'or read GET /api/conversations/:id/stream (server-sent events)',
+        { field: 'upgrade' },
+      );
+    },
+    wsHandler: async (raw, request) => {
       const socket = raw as unknown as Socket;
       try {
         const conversation = await conversationOf(request);
@@ -169,7 +179,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
         socket.close(1008, 'bad request');
       }
     },
-  );
+  });
 
   resource(app, '/api/conversations/:id/stream', {
     GET: {

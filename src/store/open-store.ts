@@ -4,7 +4,9 @@ import pg from 'pg';
 import type { Store } from './store.ts';
 import type { Database } from './schema.ts';
 import { createKyselyStore } from './kysely-store.ts';
-import { refuseGoPostgresSchema, refuseGoSqliteFile } from './go-database-check.ts';
+import { GoDatabaseError, refuseGoPostgresSchema, refuseGoSqliteFile } from './go-database-check.ts';
+import { resolve } from 'node:path';
+import { describeError } from '../core/errors.ts';
 import { migrateToLatest, type MigrationLogger } from './migrate.ts';
 import { openNodeSqlite } from './sqlite-database.ts';
 import { classifyFaults } from './classify-faults.ts';
@@ -64,12 +66,32 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   );
 }
 
+/**
+ * The SQLite file of `DATABASE_URL` cannot be opened: not a database, a file where a folder of its
+ * path should be, no permission. Said in one line naming the variable, not as a driver's stack.
+ */
+export class SqliteOpenError extends Error {
+  override readonly name = 'SqliteOpenError';
+}
+
+function openSqliteFile(path: string) {
+  try {
+    refuseGoSqliteFile(path);
+    return openNodeSqlite(path);
+  } catch (error) {
+    if (error instanceof GoDatabaseError) throw error;
+    const file = path === ':memory:' ? path : resolve(path);
+    throw new SqliteOpenError(`DATABASE_URL: cannot open ${file} as a SQLite database (${describeError(error)})`, {
+      cause: error,
+    });
+  }
+}
+
 async function openSqliteStore(path: string, options: OpenStoreOptions): Promise<Store> {
   if (path === '' || (path.startsWith(':') && path !== ':memory:')) {
     throw new Error(`invalid SQLite URL "sqlite:${path}": expected sqlite:<path> or sqlite::memory:`);
   }
-  refuseGoSqliteFile(path);
-  const database = openNodeSqlite(path);
+  const database = openSqliteFile(path);
   const faults = new SqliteFaults({ database, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
   const db = new Kysely<Database>({
     dialect: faults.dialect(new SqliteDialect({ database })),

@@ -251,6 +251,18 @@ describe('participant resource', () => {
     expect((await server.request('GET', '/nowhere')).body.code).toBe('not_found');
   });
 
+  it('answers a plain GET or HEAD of the WebSocket path with the error envelope, not an empty 404', async () => {
+    const session = await server.request('POST', '/api/conversations', { flow: 'echo' });
+    const path = `/api/conversations/${session.body.result.id}/socket`;
+    expect(await server.request('GET', path)).toMatchObject({
+      status: 400,
+      body: { status: 'error', code: 'invalid_request', field: 'upgrade' },
+    });
+    const head = await fetch(`${server.url}${path}`, { method: 'HEAD' });
+    expect(head.status).toBe(400);
+    expect(head.headers.get('content-type')).toContain('application/json');
+  });
+
   it('rejects an unknown inbound field like every other route, naming it, and stores nothing', async () => {
     const before = (await server.store.listPendingInbox()).length;
     const response = await server.request('POST', '/conversation/inbound', {

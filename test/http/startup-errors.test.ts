@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -120,6 +120,24 @@ describe('start-up problems a newcomer causes', { timeout: 90_000 }, () => {
         'npm run import:go -- --from <this database>\n',
     });
     expect(digest()).toBe(before);
+  });
+
+  it('on a SQLite path that cannot be a database, says so in one line naming DATABASE_URL, not a stack', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'promptpipe-sqlite-'));
+    const notADatabase = join(folder, 'notes.txt');
+    writeFileSync(notADatabase, 'not a database, but long enough for SQLite to read a header from it\n'.repeat(4));
+    expect(await refusedStart({ DATABASE_URL: `sqlite:${notADatabase}` })).toEqual({
+      code: 1,
+      stderr:
+        `PromptPipe cannot start: DATABASE_URL: cannot open ${notADatabase} ` +
+        'as a SQLite database (file is not a database)\n',
+    });
+    // A file where a folder of the path should be.
+    const underAFile = await refusedStart({ DATABASE_URL: `sqlite:${notADatabase}/promptpipe.sqlite` });
+    expect(underAFile).toMatchObject({ code: 1 });
+    expect(underAFile.stderr).toMatch(
+      /^PromptPipe cannot start: DATABASE_URL: cannot open \S+promptpipe\.sqlite as a SQLite database \(.+\)\n$/,
+    );
   });
 });
 
