@@ -112,11 +112,22 @@ export function errorBody(error: AppError) {
   };
 }
 
+/**
+ * A 401 says how to authenticate (RFC 9110, 11.6.1): a bearer token, and when one was sent and
+ * refused, that it was (RFC 6750). A webhook's refused signature is the provider's scheme, not ours.
+ */
+const BEARER_CHALLENGES: Partial<Record<ErrorCode, string>> = {
+  unauthorized: 'Bearer realm="PromptPipe"',
+  token_expired: 'Bearer realm="PromptPipe", error="invalid_token", error_description="the token expired"',
+};
+
 /** Every error leaves as the error envelope with a stable code; internals are never exposed. */
 export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const appError = toAppError(error);
   const status = httpStatusOf(appError.code);
   if (appError.code === 'store_unavailable') void reply.header('retry-after', '5');
+  const challenge = BEARER_CHALLENGES[appError.code];
+  if (challenge) void reply.header('www-authenticate', challenge);
   if (status >= 500) request.log.error({ err: error }, 'request failed');
   void reply.status(status).send(errorBody(appError));
 }

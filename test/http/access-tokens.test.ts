@@ -236,9 +236,9 @@ describe('client tokens (POST /api/tokens)', () => {
       scopes: ['read', 'write'],
       exp: Date.now() - 1,
     }).token;
-    expect(
-      (await b.request('POST', `/api/conversations/${conversation}/message`, { text: 'hi' }, bearer(expired))).body,
-    ).toMatchObject({ code: 'token_expired' });
+    const late = await b.request('POST', `/api/conversations/${conversation}/message`, { text: 'hi' }, bearer(expired));
+    expect(late.body).toMatchObject({ code: 'token_expired' });
+    expect(late.headers.get('www-authenticate')).toMatch(/^Bearer realm="PromptPipe", error="invalid_token"/);
     const forged = new TokenSigner('someone-elses-secret-0123456789abcdef').sign({
       kind: 'client',
       conversation,
@@ -249,9 +249,14 @@ describe('client tokens (POST /api/tokens)', () => {
     const tampered = real.replace(/\.[^.]+$/, `.${Buffer.alloc(32).toString('base64url')}`);
     const ticketAsToken = await ticketFrom(a, admin, { conversation_id: conversation });
     for (const token of [forged, tampered, ticketAsToken]) {
-      expect(
-        (await b.request('POST', `/api/conversations/${conversation}/resync`, { lastEventId: 0 }, bearer(token))).body,
-      ).toMatchObject({ code: 'unauthorized' });
+      const refused = await b.request(
+        'POST',
+        `/api/conversations/${conversation}/resync`,
+        { lastEventId: 0 },
+        bearer(token),
+      );
+      expect(refused.body).toMatchObject({ code: 'unauthorized' });
+      expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="PromptPipe"');
     }
   });
 
