@@ -64,7 +64,9 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze([
     'SHUTDOWN_TIMEOUT_MS',
     '10000',
     'How long shutdown waits for running turns and deliveries, in ms; 5 s after that the process exits even if ' +
-      'the database does not answer.',
+      'the database does not answer. On SIGTERM the listener closes first, so new requests are refused at the ' +
+      'socket (a load balancer sends them to another process); a message acknowledged but not yet answered is ' +
+      'answered after the restart, or by another process on PostgreSQL.',
   ),
 
   v(
